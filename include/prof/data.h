@@ -1,0 +1,67 @@
+/*
+ * data.h - the prof.data file: writer (used while recording) and reader
+ * (used by report, diff, crosscheck).  The on-disk format is documented at
+ * the top of src/data/format.c.
+ *
+ * The writer serializes a live struct prof_profile incrementally: each
+ * flush first writes every string, module, frame, node and thread that
+ * appeared in the profile since the previous flush, then the samples
+ * buffered since then.  A file cut anywhere (SIGKILL, full disk) therefore
+ * reads back completely up to its last whole flush.
+ */
+#ifndef PROF_DATA_H
+#define PROF_DATA_H
+
+#include "prof/model.h"
+
+#define PROF_DATA_DEFAULT "prof.data"
+
+enum prof_sample_flags {
+	PROF_SAMPLE_TRUNCATED = 1 << 0,	/* unwind stopped before the outermost frame */
+	PROF_SAMPLE_KERNEL = 1 << 1,	/* sample hit in kernel mode */
+};
+
+struct prof_writer;
+
+/*
+ * Creates path for writing.  An existing regular file is renamed to
+ * "<path>.old" first (as perf does); a symlink is never followed.
+ * Returns 0 or a negative errno (error() already printed).
+ */
+int prof_writer_open(struct prof_writer **out, const char *path);
+/* Buffers one sample; p must stay the profile that owns thread and node. */
+int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,
+		       uint32_t node, enum prof_metric metric, uint64_t value,
+		       unsigned flags);
+/* Records n samples the kernel reported lost. */
+int prof_writer_lost(struct prof_writer *w, uint64_t time_ns, uint64_t n);
+/* Writes new definitions from p, then the buffered samples.  0 or -errno (ENOSPC...). */
+int prof_writer_flush(struct prof_writer *w, const struct prof_profile *p);
+/* Final flush, end-of-recording summary record, fsync, close, free.  0 or -errno. */
+int prof_writer_close(struct prof_writer *w, const struct prof_profile *p);
+/* Frees without writing anything more (after a write error). */
+void prof_writer_abort(struct prof_writer *w);
+/* Bytes written so far (for progress and benchmarks). */
+uint64_t prof_writer_bytes(const struct prof_writer *w);
+
+struct prof_read_info {
+	uint32_t version;
+	bool complete;		/* end record present: recording finished cleanly */
+	bool truncated;		/* file ends inside a record */
+	uint64_t bytes;		/* bytes consumed */
+	uint64_t records;
+	uint64_t dropped;	/* samples referring to definitions that never arrived */
+};
+
+/*
+ * Loads a prof.data file into an initialized profile.  Returns 0 (possibly
+ * with info->truncated / !info->complete, which the caller should warn
+ * about), or a negative errno with error() printed: -ENOENT, -EACCES,
+ * -EINVAL (not a prof.data file / unsupported version / corrupt).
+ */
+int prof_data_read(const char *path, struct prof_profile *p, struct prof_read_info *info);
+/* Same, from memory (used by the fuzzer and unit tests). */
+int prof_data_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
+		       struct prof_read_info *info);
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * model.h - the ONE in-memory profile every source feeds and every output
+ * reads.  The recorder (live samples), the prof.data reader, the perf.data
+ * importer and the callgrind converter all build a struct prof_profile;
+ * report, diff, crosscheck and every export format only read it.
+ *
+ * Design notes / invariants:
+ *  - Everything is an integer handle into a flat table (no pointers between
+ *    objects), so a profile can be serialized incrementally and freed in one
+ *    go.  String handles index p->strings; id 0 is "".
+ *  - modules, frames and threads are deduplicated on insert; their ids are
+ *    dense and never change, which is what lets prof.data write each one
+ *    exactly once, the first time it is used (see src/data/).
+ *  - Stacks live in a trie: node 0 is the root (frame PROF_NONE); a node's
+ *    parent is the caller.  A sample points at its innermost node.
+ *  - Inline expansion has already happened: an inlined function is its own
+ *    frame with .inlined = 1, sitting below the frame it was inlined into.
+ *  - Weights are aggregated per (thread, node) in a vector of
+ *    PROF_METRIC_COUNT u64s, so one profile carries CPU samples and
+ *    off-CPU / I/O-wait nanoseconds side by side.
+ *  - Call edges with inclusive costs (callgrind's calls= lines) can be added
+ *    directly for sources that have no stacks.
+ */
+#ifndef PROF_MODEL_H
+#define PROF_MODEL_H
+
+#include "prof/util.h"
+
+enum prof_metric {
+	PROF_M_SAMPLES,		/* on-CPU samples (count) */
+	PROF_M_CPU_NS,		/* on-CPU time, ns (samples x period for clock events) */
+	PROF_M_OFFCPU_NS,	/* all off-CPU time, ns (sum of the four below) */
+	PROF_M_IOWAIT_NS,	/* blocked in D state on I/O */
+	PROF_M_UNINT_NS,	/* other uninterruptible waits */
+	PROF_M_SLEEP_NS,	/* S state: sleep, futex, poll... */
+	PROF_M_PREEMPT_NS,	/* runnable but descheduled */
+	PROF_METRIC_COUNT
+};
+const char *prof_metric_name(enum prof_metric m);	/* "samples", "cpu_ns"... */
+int prof_metric_parse(const char *name, enum prof_metric *m);	/* 0 / -EINVAL */
+
+enum prof_frame_kind {
+	PROF_FRAME_USER,	/* native code in a file-backed mapping */
+	PROF_FRAME_KERNEL,
+	PROF_FRAME_JIT,		/* from /tmp/perf-PID.map */
+	PROF_FRAME_ANON,	/* anonymous executable memory, no map file */
+	PROF_FRAME_UNKNOWN,	/* address outside any known mapping */
+};
+
+enum prof_module_flags {
+	PROF_MOD_KERNEL = 1 << 0,
+	PROF_MOD_VDSO = 1 << 1,
+	PROF_MOD_DELETED = 1 << 2,	/* mapped file was deleted/replaced */
+	PROF_MOD_NO_SYMBOLS = 1 << 3,	/* stripped, no debug file found */
+	PROF_MOD_JIT = 1 << 4,
+};
+
+struct prof_module {
+	uint32_t path;		/* string id: file path, "[kernel]", "[vdso]" */
+	uint32_t build_id;	/* string id: lowercase hex, "" if none */
+	uint32_t flags;		/* enum prof_module_flags */
+};
+
+struct prof_frame {
+	uint32_t func;		/* string id: demangled-as-found function name */
+	uint32_t file;		/* string id: source file, "" if unknown */
+	uint32_t line;		/* 0 if unknown */
+	uint32_t module;	/* module id, PROF_NONE if none */
+	uint64_t addr;		/* module-relative address (file vaddr), 0 if n/a */
+	uint8_t kind;		/* enum prof_frame_kind */
+	uint8_t inlined;	/* 1: inlined into the frame below it (its caller) */
+};
+
+struct prof_node {
+	uint32_t parent;	/* caller node; PROF_NONE for the root */
+	uint32_t frame;		/* PROF_NONE for the root */
+};
+
+struct prof_thread {
+	uint32_t pid, tid;
+	uint32_t comm;		/* string id, latest name seen */
+};
+
+struct prof_agg {		/* aggregated weight of one (thread, stack) */
+	uint32_t thread, node;
+	uint64_t value[PROF_METRIC_COUNT];
+};
+
+struct prof_edge {		/* call edge from sources without stacks */
+	uint32_t caller, callee;	/* frame ids */
+	uint64_t calls;
+	uint64_t value[PROF_METRIC_COUNT];	/* inclusive */
+};
+
+struct prof_meta {		/* string key/value pairs, in insertion order */
+	uint32_t key, value;
+};
+
+struct prof_profile {
+	struct strtab strings;
+	VEC(struct prof_module) modules;
+	VEC(struct prof_frame) frames;
+	VEC(struct prof_node) nodes;
+	VEC(struct prof_thread) threads;
+	VEC(struct prof_agg) aggs;
+	VEC(struct prof_edge) edges;
+	VEC(struct prof_meta) meta;
+
+	/* summary numbers, kept by whoever fills the profile */
+	uint64_t samples;		/* CPU samples taken (incl. filtered later) */
+	uint64_t samples_truncated;	/* samples whose unwind stopped early */
+	uint64_t lost;			/* samples the kernel dropped */
+	uint64_t period_ns;		/* nominal ns per sample, 0 if not a clock */
+	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC of first/last record */
+
+	/* private indexes */
+	struct u64map module_index, frame_index, node_index, thread_index, agg_index;
+};
+
+void prof_profile_init(struct prof_profile *p);
+void prof_profile_free(struct prof_profile *p);
+
+static inline const char *prof_str(const struct prof_profile *p, uint32_t id)
+{
+	return strtab_get(&p->strings, id);
+}
+uint32_t prof_intern(struct prof_profile *p, const char *s);
+
+uint32_t prof_module_intern(struct prof_profile *p, const char *path,
+			    const char *build_id, uint32_t flags);
+uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f);
+/* The trie child of parent for frame (created on first use). */
+uint32_t prof_node_child(struct prof_profile *p, uint32_t parent, uint32_t frame);
+/* Insert a stack given innermost-first (as unwinders produce it); returns the leaf node. */
+uint32_t prof_node_from_stack(struct prof_profile *p, const uint32_t *frames_inner_first, size_t n);
+/* Depth of a node (root = 0). */
+size_t prof_node_depth(const struct prof_profile *p, uint32_t node);
+
+/* Finds or creates the thread; a non-empty comm replaces the stored one. */
+uint32_t prof_thread_intern(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm);
+/* Adds value to metric for (thread, node). */
+void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,
+	      enum prof_metric metric, uint64_t value);
+void prof_edge_add(struct prof_profile *p, uint32_t caller, uint32_t callee,
+		   uint64_t calls, const uint64_t value[PROF_METRIC_COUNT]);
+
+void prof_meta_set(struct prof_profile *p, const char *key, const char *value);
+const char *prof_meta_get(const struct prof_profile *p, const char *key); /* NULL if unset */
+
+/* Sum of one metric over all aggs. */
+uint64_t prof_total(const struct prof_profile *p, enum prof_metric m);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * symbol.h - modules (ELF files), per-process address spaces and turning
+ * addresses into frames: ELF .symtab/.dynsym, DWARF subprogram names,
+ * inline chains, file:line, separate debug files (build-id, debuglink),
+ * the vdso, /tmp/perf-PID.map JIT maps and /proc/kallsyms.
+ *
+ * Ownership: a prof_elf is cached process-wide and shared by every address
+ * space that maps it (libc is opened once, not once per process).  A
+ * prof_addrspace belongs to the recorder; a prof_symbolizer interns frames
+ * into the profile it was created for and caches by (elf, address), so each
+ * unique address is resolved once no matter how many samples hit it.
+ */
+#ifndef PROF_SYMBOL_H
+#define PROF_SYMBOL_H
+
+#include "prof/model.h"
+#include <sys/types.h>
+
+struct prof_elf;		/* one opened binary (Elf + Dwfl + CFI caches) */
+
+/* Opens (or returns the cached) binary at path; NULL with errno set. */
+struct prof_elf *prof_elf_get(const char *path);
+/* The kernel's vdso image, read from prof's own address space. */
+struct prof_elf *prof_elf_vdso(void);
+const char *prof_elf_path(const struct prof_elf *e);
+const char *prof_elf_build_id(const struct prof_elf *e);	/* hex or "" */
+/* Load bias for a mapping of this file at start with file offset pgoff. */
+uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff);
+void prof_elf_cache_free(void);	/* at exit; for leak-checked runs */
+
+enum prof_mapping_flags {
+	PROF_MAP_EXEC = 1 << 0,
+	PROF_MAP_ANON = 1 << 1,
+	PROF_MAP_VDSO = 1 << 2,
+	PROF_MAP_DELETED = 1 << 3,	/* "(deleted)" or build-id mismatch */
+	PROF_MAP_STACK = 1 << 4,
+};
+
+struct prof_mapping {
+	uint64_t start, end, pgoff;
+	uint64_t bias;			/* runtime addr - file vaddr */
+	struct prof_elf *elf;		/* NULL for anon / unreadable files */
+	char *path;
+	uint32_t flags;
+};
+
+struct prof_addrspace {
+	pid_t pid;
+	VEC(struct prof_mapping) maps;	/* sorted by start, non-overlapping */
+	uint64_t generation;		/* bumped on every change (unwinder caches key on it) */
+	void *unwind_state;		/* owned by the unwinder backend */
+	void (*unwind_state_free)(void *);
+};
+
+struct prof_addrspace *prof_addrspace_new(pid_t pid);
+void prof_addrspace_free(struct prof_addrspace *as);
+/* Replace the maps with /proc/PID/maps (attach, or catching up). 0 / -errno. */
+int prof_addrspace_load_proc(struct prof_addrspace *as);
+/* Add one mapping (PERF_RECORD_MMAP2); overlapping older mappings are cut. */
+void prof_addrspace_map(struct prof_addrspace *as, uint64_t start, uint64_t len,
+			uint64_t pgoff, const char *path, uint32_t prot);
+/* Drop all mappings (exec). */
+void prof_addrspace_clear(struct prof_addrspace *as);
+/* Copy the maps of parent into a new space for child (fork). */
+struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child);
+const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, uint64_t addr);
+
+struct prof_symbolizer;
+struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);
+void prof_symbolizer_free(struct prof_symbolizer *s);
+/*
+ * Resolves a user address into frames, innermost first: inlined callees
+ * come before the function they were inlined into.  is_return_addr: pc is a
+ * return address (every frame but the leaf), so pc-1 is looked up.
+ * Returns the number of frame ids written to out (>= 1 when max >= 1):
+ * unresolvable addresses become "[unknown]"/"[anon]"/"module+0xoff" frames.
+ */
+size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
+			   uint64_t pc, bool is_return_addr, uint32_t *out, size_t max);
+/* Kernel address via /proc/kallsyms (loaded once); 1 frame. */
+size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max);
+
+#endif

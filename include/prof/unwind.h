@@ -1,0 +1,63 @@
+/*
+ * unwind.h - turning a sample's captured user registers and stack copy into
+ * a list of return addresses.  Backends: libdw CFI (default), libunwind,
+ * frame pointers.  Unwind information is cached per binary (and per PC
+ * where the backend allows), never rebuilt per sample.
+ *
+ * Registers use the kernel's perf_regs numbering (asm/perf_regs.h); the
+ * recorder asks for PROF_UNWIND_REGS_MASK in perf_event_attr.sample_regs_user.
+ */
+#ifndef PROF_UNWIND_H
+#define PROF_UNWIND_H
+
+#include "prof/symbol.h"
+#include <asm/perf_regs.h>
+
+#define PROF_UNWIND_REGS_MASK                                                         \
+	((1ULL << PERF_REG_X86_AX) | (1ULL << PERF_REG_X86_BX) | (1ULL << PERF_REG_X86_CX) | \
+	 (1ULL << PERF_REG_X86_DX) | (1ULL << PERF_REG_X86_SI) | (1ULL << PERF_REG_X86_DI) | \
+	 (1ULL << PERF_REG_X86_BP) | (1ULL << PERF_REG_X86_SP) | (1ULL << PERF_REG_X86_IP) | \
+	 (1ULL << PERF_REG_X86_R8) | (1ULL << PERF_REG_X86_R9) | (1ULL << PERF_REG_X86_R10) | \
+	 (1ULL << PERF_REG_X86_R11) | (1ULL << PERF_REG_X86_R12) | (1ULL << PERF_REG_X86_R13) | \
+	 (1ULL << PERF_REG_X86_R14) | (1ULL << PERF_REG_X86_R15))
+
+#define PROF_MAX_FRAMES 1024
+
+struct prof_user_regs {
+	uint64_t r[PERF_REG_X86_64_MAX];	/* indexed by PERF_REG_X86_* */
+};
+
+struct prof_ustack {
+	const uint8_t *data;	/* copy of user memory starting at r[PERF_REG_X86_SP] */
+	uint64_t size;		/* bytes valid (the sample's dyn_size) */
+};
+
+enum prof_unwinder_kind {
+	PROF_UNWIND_LIBDW,
+	PROF_UNWIND_LIBUNWIND,
+	PROF_UNWIND_FP,
+	PROF_UNWIND_NONE,
+};
+/* "libdw" / "libunwind" / "fp" / "none" -> kind; 0 or -EINVAL. */
+int prof_unwinder_parse(const char *name, enum prof_unwinder_kind *kind);
+
+struct prof_unwinder;
+struct prof_unwinder *prof_unwinder_new(enum prof_unwinder_kind kind);
+void prof_unwinder_free(struct prof_unwinder *u);
+
+struct prof_unwind_result {
+	size_t n;		/* pcs[0] is the sampled ip, the rest return addresses */
+	bool complete;		/* reached the outermost frame (not out of stack / error) */
+	const char *stop;	/* why it stopped early, static string, NULL if complete */
+};
+
+/*
+ * Unwinds one sample.  The libdw and libunwind backends fall back to frame
+ * pointers for code without CFI.  Never fails: an unwind that cannot start
+ * still returns the sampled ip (n = 1, complete = false).
+ */
+void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
+		 const struct prof_user_regs *regs, const struct prof_ustack *stack,
+		 uint64_t *pcs, size_t max, struct prof_unwind_result *res);
+
+#endif

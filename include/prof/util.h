@@ -1,0 +1,110 @@
+/*
+ * util.h - small building blocks every subsystem uses: checked allocation,
+ * growable vectors, a string buffer, a u64->u64 hash map, a string intern
+ * table, LEB128 varints and the one-line error/warning reporters.
+ *
+ * Conventions (see README "Code conventions"): functions below src/cmd/
+ * return 0 or a negative errno (or NULL) and never exit; they may call
+ * error()/warning() to say *what* failed.  Allocation failure is the one
+ * exception: x*alloc() abort with a message, as git does, because every
+ * caller would otherwise need an unreachable error path.
+ */
+#ifndef PROF_UTIL_H
+#define PROF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PROF_NONE UINT32_MAX
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+
+/* --- messages: "prof: error: ..." on stderr, one line ------------------- */
+extern const char *prof_cmd_name;	/* set by main(): "record", "report"... */
+int error(const char *fmt, ...) PRINTF_LIKE(1, 2);	/* returns -1 */
+void warning(const char *fmt, ...) PRINTF_LIKE(1, 2);
+void info(const char *fmt, ...) PRINTF_LIKE(1, 2);	/* plain "prof: ..." */
+_Noreturn void die(const char *fmt, ...) PRINTF_LIKE(1, 2); /* exit 128-ish */
+extern int prof_quiet;				/* suppress warning()/info() */
+
+/* --- allocation ---------------------------------------------------------- */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+/* --- vectors: VEC(int) v = {0}; VEC_PUSH(&v, 3); free(v.v); --------------- */
+#define VEC(T) struct { T *v; size_t n, cap; }
+#define VEC_GROW(vec, want)                                                  \
+	do {                                                                 \
+		if ((want) > (vec)->cap) {                                   \
+			size_t c_ = (vec)->cap ? (vec)->cap * 2 : 16;        \
+			while (c_ < (want)) c_ *= 2;                         \
+			(vec)->v = xrealloc((vec)->v, c_ * sizeof(*(vec)->v)); \
+			(vec)->cap = c_;                                     \
+		}                                                            \
+	} while (0)
+#define VEC_PUSH(vec, item)                                                  \
+	do {                                                                 \
+		VEC_GROW(vec, (vec)->n + 1);                                 \
+		(vec)->v[(vec)->n++] = (item);                               \
+	} while (0)
+#define VEC_FREE(vec) do { free((vec)->v); (vec)->v = NULL; (vec)->n = (vec)->cap = 0; } while (0)
+
+/* --- strbuf: always NUL-terminated ---------------------------------------- */
+struct strbuf { char *buf; size_t len, cap; };
+#define STRBUF_INIT { NULL, 0, 0 }
+void sb_grow(struct strbuf *sb, size_t extra);
+void sb_add(struct strbuf *sb, const void *data, size_t len);
+void sb_adds(struct strbuf *sb, const char *s);
+void sb_addch(struct strbuf *sb, char c);
+void sb_addf(struct strbuf *sb, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void sb_reset(struct strbuf *sb);
+void sb_release(struct strbuf *sb);
+const char *sb_str(struct strbuf *sb);	/* "" for an empty buffer */
+
+/* --- u64 -> u64 hash map (open addressing, key 0 allowed) ------------------ */
+struct u64map { uint64_t *keys, *vals; uint8_t *used; size_t n, cap; };
+bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
+void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
+uint64_t *u64map_slot(struct u64map *m, uint64_t key, bool *created); /* insert-or-find */
+void u64map_free(struct u64map *m);
+uint64_t hash64(uint64_t x);
+uint64_t hash_bytes(const void *p, size_t n);
+
+/* --- string intern table: equal strings get equal ids; id 0 is "" --------- */
+struct strtab { VEC(char *) strs; struct u64map index; };
+void strtab_init(struct strtab *t);
+uint32_t strtab_intern(struct strtab *t, const char *s);
+uint32_t strtab_intern_n(struct strtab *t, const char *s, size_t n);
+static inline const char *strtab_get(const struct strtab *t, uint32_t id)
+{
+	return id < t->strs.n ? t->strs.v[id] : "";
+}
+void strtab_free(struct strtab *t);
+
+/* --- varints (unsigned LEB128) and zig-zag for signed deltas ------------- */
+size_t varint_put(uint8_t *out, uint64_t v);		/* out needs 10 bytes */
+/* Returns bytes consumed, 0 if the input ends early or is over-long. */
+size_t varint_get(const uint8_t *p, size_t avail, uint64_t *v);
+static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* --- misc ----------------------------------------------------------------- */
+uint64_t now_ns(void);				/* CLOCK_MONOTONIC */
+int parse_u64(const char *s, uint64_t *out);	/* 0 or -EINVAL; accepts k/m/g */
+bool stderr_is_tty(void);
+/* Write all of buf, retrying on EINTR/short writes: 0 or -errno. */
+int write_all(int fd, const void *buf, size_t len);
+/* Read a whole file (small /proc files, sources): NUL-terminated, NULL+errno on failure. */
+char *read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,29 @@
+#!/bin/sh
+# install-deps.sh - install the Debian packages prof needs to build and test,
+# only those missing.  Safe to run repeatedly; quiet when nothing is missing.
+# Needs root (or sudo) only when something has to be installed.
+set -eu
+
+PKGS="gcc make pkg-config libdw-dev libelf-dev libunwind-dev zlib1g-dev libzstd-dev
+libc6-dbg valgrind linux-perf clang binutils procps"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+		echo "install-deps: need root to install:$missing (run: apt-get install$missing)" >&2
+		exit 1
+	fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,216 @@
+/*
+ * profile.c - the profile model's tables: interning of modules, frames,
+ * trie nodes and threads, and the (thread, node) weight aggregation.
+ * See include/prof/model.h for the invariants this file keeps.
+ */
+#include "prof/model.h"
+#include <errno.h>
+#include <string.h>
+
+static const char *const metric_names[PROF_METRIC_COUNT] = {
+	[PROF_M_SAMPLES] = "samples",
+	[PROF_M_CPU_NS] = "cpu_ns",
+	[PROF_M_OFFCPU_NS] = "offcpu_ns",
+	[PROF_M_IOWAIT_NS] = "iowait_ns",
+	[PROF_M_UNINT_NS] = "unint_ns",
+	[PROF_M_SLEEP_NS] = "sleep_ns",
+	[PROF_M_PREEMPT_NS] = "preempt_ns",
+};
+
+const char *prof_metric_name(enum prof_metric m)
+{
+	return (unsigned)m < PROF_METRIC_COUNT ? metric_names[m] : "?";
+}
+
+int prof_metric_parse(const char *name, enum prof_metric *m)
+{
+	for (int i = 0; i < PROF_METRIC_COUNT; i++)
+		if (!strcmp(name, metric_names[i])) {
+			*m = (enum prof_metric)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void prof_profile_init(struct prof_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	strtab_init(&p->strings);
+	VEC_PUSH(&p->nodes, ((struct prof_node){ PROF_NONE, PROF_NONE }));
+}
+
+void prof_profile_free(struct prof_profile *p)
+{
+	strtab_free(&p->strings);
+	VEC_FREE(&p->modules);
+	VEC_FREE(&p->frames);
+	VEC_FREE(&p->nodes);
+	VEC_FREE(&p->threads);
+	VEC_FREE(&p->aggs);
+	VEC_FREE(&p->edges);
+	VEC_FREE(&p->meta);
+	u64map_free(&p->module_index);
+	u64map_free(&p->frame_index);
+	u64map_free(&p->node_index);
+	u64map_free(&p->thread_index);
+	u64map_free(&p->agg_index);
+}
+
+uint32_t prof_intern(struct prof_profile *p, const char *s)
+{
+	return strtab_intern(&p->strings, s);
+}
+
+uint32_t prof_module_intern(struct prof_profile *p, const char *path,
+			    const char *build_id, uint32_t flags)
+{
+	struct prof_module m = {
+		.path = prof_intern(p, path),
+		.build_id = prof_intern(p, build_id ? build_id : ""),
+		.flags = flags,
+	};
+	uint64_t key = hash64(((uint64_t)m.path << 32) | m.build_id);
+
+	/* Probe on (key + k) and compare the real fields: hashes may collide. */
+	for (uint64_t k = 0;; k++) {
+		bool created;
+		uint64_t *slot = u64map_slot(&p->module_index, key + k, &created);
+		if (created) {
+			*slot = p->modules.n;
+			VEC_PUSH(&p->modules, m);
+			return (uint32_t)*slot;
+		}
+		struct prof_module *have = &p->modules.v[*slot];
+		if (have->path == m.path && have->build_id == m.build_id) {
+			have->flags |= flags;
+			return (uint32_t)*slot;
+		}
+	}
+}
+
+static bool frame_equal(const struct prof_frame *a, const struct prof_frame *b)
+{
+	return a->func == b->func && a->file == b->file && a->line == b->line &&
+	       a->module == b->module && a->addr == b->addr &&
+	       a->kind == b->kind && a->inlined == b->inlined;
+}
+
+uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
+{
+	/* The struct has padding, so hash the fields, not the bytes. */
+	uint64_t key = hash64(((uint64_t)f->func << 32) ^ f->file) ^
+		       hash64((((uint64_t)f->line << 32) | f->module) + f->addr * 31 +
+			      (uint64_t)f->kind * 7 + f->inlined);
+
+	for (uint64_t k = 0;; k++) {
+		bool created;
+		uint64_t *slot = u64map_slot(&p->frame_index, key + k, &created);
+		if (created) {
+			*slot = p->frames.n;
+			VEC_PUSH(&p->frames, *f);
+			return (uint32_t)*slot;
+		}
+		if (frame_equal(&p->frames.v[*slot], f))
+			return (uint32_t)*slot;
+	}
+}
+
+uint32_t prof_node_child(struct prof_profile *p, uint32_t parent, uint32_t frame)
+{
+	/* Both ids fit in 32 bits, so the key is exact: no collision check. */
+	bool created;
+	uint64_t *slot = u64map_slot(&p->node_index, ((uint64_t)parent << 32) | frame, &created);
+
+	if (created) {
+		*slot = p->nodes.n;
+		VEC_PUSH(&p->nodes, ((struct prof_node){ parent, frame }));
+	}
+	return (uint32_t)*slot;
+}
+
+uint32_t prof_node_from_stack(struct prof_profile *p, const uint32_t *frames, size_t n)
+{
+	uint32_t node = 0;
+
+	for (size_t i = n; i-- > 0;)
+		node = prof_node_child(p, node, frames[i]);
+	return node;
+}
+
+size_t prof_node_depth(const struct prof_profile *p, uint32_t node)
+{
+	size_t d = 0;
+
+	while (node != 0 && node != PROF_NONE) {
+		node = p->nodes.v[node].parent;
+		d++;
+	}
+	return d;
+}
+
+uint32_t prof_thread_intern(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm)
+{
+	bool created;
+	uint64_t *slot = u64map_slot(&p->thread_index, ((uint64_t)pid << 32) | tid, &created);
+
+	if (created) {
+		*slot = p->threads.n;
+		VEC_PUSH(&p->threads, ((struct prof_thread){ pid, tid, 0 }));
+	}
+	if (comm && *comm)
+		p->threads.v[*slot].comm = prof_intern(p, comm);
+	return (uint32_t)*slot;
+}
+
+void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,
+	      enum prof_metric metric, uint64_t value)
+{
+	bool created;
+	uint64_t *slot = u64map_slot(&p->agg_index, ((uint64_t)thread << 32) | node, &created);
+
+	if (created) {
+		*slot = p->aggs.n;
+		struct prof_agg a = { .thread = thread, .node = node };
+		VEC_PUSH(&p->aggs, a);
+	}
+	p->aggs.v[*slot].value[metric] += value;
+}
+
+void prof_edge_add(struct prof_profile *p, uint32_t caller, uint32_t callee,
+		   uint64_t calls, const uint64_t value[PROF_METRIC_COUNT])
+{
+	struct prof_edge e = { .caller = caller, .callee = callee, .calls = calls };
+
+	if (value)
+		memcpy(e.value, value, sizeof(e.value));
+	VEC_PUSH(&p->edges, e);
+}
+
+void prof_meta_set(struct prof_profile *p, const char *key, const char *value)
+{
+	uint32_t k = prof_intern(p, key), v = prof_intern(p, value ? value : "");
+
+	for (size_t i = 0; i < p->meta.n; i++)
+		if (p->meta.v[i].key == k) {
+			p->meta.v[i].value = v;
+			return;
+		}
+	VEC_PUSH(&p->meta, ((struct prof_meta){ k, v }));
+}
+
+const char *prof_meta_get(const struct prof_profile *p, const char *key)
+{
+	for (size_t i = 0; i < p->meta.n; i++)
+		if (!strcmp(prof_str(p, p->meta.v[i].key), key))
+			return prof_str(p, p->meta.v[i].value);
+	return NULL;
+}
+
+uint64_t prof_total(const struct prof_profile *p, enum prof_metric m)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < p->aggs.n; i++)
+		t += p->aggs.v[i].value[m];
+	return t;
+}

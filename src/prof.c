@@ -1,0 +1,62 @@
+/*
+ * prof.c - main(): dispatches `prof <command>` through the commands[]
+ * table (git.c style).  Adding a command = one file in src/cmd/ and one row
+ * here.
+ */
+#include "prof/cmd.h"
+#include "prof/util.h"
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	/* { "name", cmd_name, "one-line summary" }, in the order users need them */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: prof <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'prof <command> --help' describes each command.\n");
+}
+
+int wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return 0;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("prof %s\n", PROF_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			prof_cmd_name = commands[i].name;
+			return commands[i].fn(argc - 1, argv + 1);
+		}
+	}
+	fprintf(stderr, "prof: '%s' is not a prof command (see 'prof --help')\n", argv[1]);
+	return EXIT_USAGE;
+}

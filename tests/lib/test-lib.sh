@@ -1,0 +1,85 @@
+# test-lib.sh - git-style shell test library producing TAP for prove.
+#
+#   . "$(dirname "$0")/lib/test-lib.sh"
+#   test_expect_success 'title' 'commands'
+#   test_skip 'title' 'reason'
+#   test_done
+#
+# Each test script gets a fresh scratch directory $TRASH (removed on
+# success, kept on failure for inspection) and runs with cwd = $TRASH.
+# $PROF is the absolute path of the built ./prof, $TOP the source tree,
+# $WL the workload binaries directory.  Helpers:
+#   require_perf_events  - skip_all unless perf_event_open works here
+#   skip_all REASON      - plan 0 tests and exit (TAP "1..0 # SKIP")
+
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+PROF="$TOP/prof"
+WL="$TOP/tests/workloads/bin"
+TEST_NAME=$(basename "$0" .sh)
+TRASH="$TOP/tests/trash/$TEST_NAME"
+rm -rf "$TRASH"
+mkdir -p "$TRASH"
+cd "$TRASH" || exit 1
+test_count=0
+test_failed=0
+
+say() { printf '# %s\n' "$*"; }
+
+test_expect_success() {
+	test_count=$((test_count + 1))
+	if (eval "$2") >"$TRASH/.out.$test_count" 2>&1; then
+		echo "ok $test_count - $1"
+	else
+		echo "not ok $test_count - $1"
+		sed 's/^/#   /' "$TRASH/.out.$test_count" | tail -n 40
+		test_failed=$((test_failed + 1))
+	fi
+}
+
+test_expect_failure_exit() {	# title expected-status commands
+	test_count=$((test_count + 1))
+	(eval "$3") >"$TRASH/.out.$test_count" 2>&1
+	st=$?
+	if [ "$st" = "$2" ]; then
+		echo "ok $test_count - $1"
+	else
+		echo "not ok $test_count - $1 (exit $st, want $2)"
+		sed 's/^/#   /' "$TRASH/.out.$test_count" | tail -n 40
+		test_failed=$((test_failed + 1))
+	fi
+}
+
+test_skip() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count # SKIP $1: $2"
+}
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+test_done() {
+	echo "1..$test_count"
+	if [ "$test_failed" = 0 ]; then
+		cd "$TOP" && rm -rf "$TRASH"
+		exit 0
+	fi
+	say "$test_failed of $test_count failed; scratch kept in $TRASH"
+	exit 1
+}
+
+require_perf_events() {
+	"$PROF" record -q -o "$TRASH/.probe.data" -- true >/dev/null 2>&1 ||
+		skip_all "perf_event_open is not usable here (see kernel-notes/permissions.md)"
+	rm -f "$TRASH/.probe.data"
+}
+
+# Assert helpers: print what went wrong, return non-zero.
+check_contains() {	# file pattern
+	grep -q -- "$2" "$1" || { echo "expected '$2' in $1:"; head -n 50 "$1"; return 1; }
+}
+check_not_contains() {
+	! grep -q -- "$2" "$1" || { echo "unexpected '$2' in $1"; grep -- "$2" "$1" | head; return 1; }
+}
