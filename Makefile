@@ -74,6 +74,10 @@ check: deps prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS)
 demo: deps prof $(WORKLOADS)
 	scripts/demo.sh
 
+# Side-by-side benchmarks against perf (ratios; never part of check).
+bench: deps prof
+	scripts/bench/run-all.sh
+
 install: prof
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 prof $(DESTDIR)$(PREFIX)/bin/prof

@@ -1,0 +1,37 @@
+# lib.sh - shared helpers for the side-by-side benchmarks (sourced).
+# Every benchmark runs perf and prof in the same run on the same workload
+# and prints perf's figure, ours and the ratio.  Absolute times on this
+# noisy VM mean little; ratios of medians over REPEAT runs are the result.
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PROF="$TOP/prof"
+BENCH_TMP=${BENCH_TMP:-$(mktemp -d /tmp/prof-bench.XXXXXX)}
+REPEAT=${REPEAT:-5}
+TP="$BENCH_TMP/tp"
+
+bench_build() {
+	[ -x "$TP" ] || gcc -O2 -g -fomit-frame-pointer -pthread "$TOP/scripts/bench/tp.c" -o "$TP"
+}
+
+median() {	# numbers on stdin -> median
+	sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.3g", a / b }'; }
+
+row() {	# goal metric perf prof ratio verdict
+	printf '| %-28s | %-26s | %14s | %14s | %8s | %-4s |\n' "$@"
+}
+header() {
+	row "goal" "metric" "perf" "prof" "ratio" "ok?"
+	row "----" "------" "----" "----" "-----" "---"
+}
+
+# perf's sample count in a perf.data file (from its own header stats)
+perf_samples() { perf report -i "$1" --stdio --header-only 2>/dev/null | awk '/sample_freq/ {next} /^# Samples:/ {print $3}' | head -1; }
+perf_samples_total() {
+	perf script -i "$1" -F period 2>/dev/null | wc -l
+}
+prof_samples() { "$PROF" report -i "$1" --format=json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])'; }
+prof_lost() { "$PROF" report -i "$1" --format=json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["lost"])'; }
+perf_lost() { perf report -i "$1" --stats 2>/dev/null | awk '/LOST/ {s += $NF} END {print s + 0}'; }
