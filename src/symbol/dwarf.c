@@ -24,6 +24,16 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+static bool elf_has_symtab(Elf *elf)
+{
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
+
 static bool elf_open_dwfl(struct prof_elf *e)
 {
 	if (e->dwfl_tried)
@@ -43,8 +53,9 @@ static bool elf_open_dwfl(struct prof_elf *e)
 		return false;
 	}
 	e->mod_bias = bias;
+	/* .dynsym alone does not count: it names exports, not the code. */
 	Dwarf_Addr dbias;
-	e->has_symbols = dwfl_module_getsymtab(e->mod) > 0 || dwfl_module_getdwarf(e->mod, &dbias);
+	e->has_symbols = dwfl_module_getdwarf(e->mod, &dbias) || elf_has_symtab(e->elf);
 	return true;
 }
 

@@ -45,7 +45,7 @@ struct capture {
 			 "movq %%rax, 64(%0)\n\t"                              \
 			 : : "r"((regsp)->r) : "rax", "memory")
 
-static uint64_t capture_stack_end(void)
+static __attribute__((unused)) uint64_t capture_stack_end(void)
 {
 	static uint64_t end;
 	char line[512];
@@ -64,7 +64,7 @@ static uint64_t capture_stack_end(void)
 }
 
 /* Copies [rsp, min(rsp + 32K, stack end)); call right after CAPTURE_REGS. */
-static __attribute__((noinline)) void capture_stack(struct capture *c)
+static __attribute__((noinline, unused)) void capture_stack(struct capture *c)
 {
 	uint64_t sp = c->regs.r[PERF_REG_X86_SP], end = capture_stack_end();
 	uint64_t n = end > sp ? end - sp : 0;
