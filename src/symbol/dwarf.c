@@ -64,8 +64,23 @@ bool prof_elf_has_symbols(struct prof_elf *e)
 	return elf_open_dwfl(e) && e->has_symbols;
 }
 
-/* The source file named by a DW_AT_call_file index in die's CU. */
-static const char *call_file(Dwarf_Die *die)
+/* file made absolute against the CU's compilation directory (malloc'd). */
+static char *abs_source(const char *file, const char *comp_dir)
+{
+	if (!file)
+		return NULL;
+	/* A relative comp_dir (distro -fdebug-prefix-map builds) cannot make
+	 * anything absolute, and libdw has already prefixed it. */
+	if (file[0] == '/' || !comp_dir || comp_dir[0] != '/')
+		return xstrdup(file);
+	while (file[0] == '.' && file[1] == '/')
+		file += 2;
+	size_t n = strlen(comp_dir);
+	return xasprintf("%s%s%s", comp_dir, n && comp_dir[n - 1] == '/' ? "" : "/", file);
+}
+
+/* The source file named by a DW_AT_call_file index in die's CU (malloc'd). */
+static char *call_file(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word idx;
@@ -78,7 +93,9 @@ static const char *call_file(Dwarf_Die *die)
 	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 ||
 	    idx >= nfiles)
 		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
+	Dwarf_Attribute dir;
+	return abs_source(dwarf_filesrc(files, idx, NULL, NULL),
+			  dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &dir)));
 }
 
 static uint32_t call_line(Dwarf_Die *die)
@@ -144,6 +161,7 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	Dwfl_Line *line = dwfl_module_getsrc(e->mod, a);
 	int lineno = 0;
 	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	char *abs_file = abs_source(file, line ? dwfl_line_comp_dir(line) : NULL);
 
 	/* The outermost (real) function: prefer the ELF symbol (full C name,
 	 * matches perf), but DWARF's name over a mangled C++ symbol. */
@@ -151,8 +169,10 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	GElf_Sym sym;
 	const char *symname = dwfl_module_addrinfo(e->mod, a, &off, &sym, NULL, NULL, NULL);
 	if (n == 0) {
-		if (!symname && !file)
+		if (!symname && !file) {
+			free(abs_file);
 			return 0;
+		}
 		n = 1;
 		out[0].inlined = false;
 	}
@@ -161,7 +181,8 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 		outer->func = symname;
 	if (symname)
 		outer->entry = a - off - e->mod_bias;
-	out[0].file = file;
+	free(out[0].file);
+	out[0].file = abs_file;
 	out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);
 	return n;
 }

@@ -132,6 +132,7 @@ static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t 
 			.inlined = chain[i].inlined,
 		};
 		free(fallback);
+		free(chain[i].file);
 		VEC_PUSH(&s->ids, prof_frame_intern(s->p, &f));
 	}
 }
