@@ -179,6 +179,11 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	struct elf_frame *outer = &out[n - 1];
 	if (symname && (!outer->func || strncmp(symname, "_Z", 2)))
 		outer->func = symname;
+	/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name */
+	if (outer->func && strchr(outer->func, '@')) {
+		outer->func_owned = xstrndup(outer->func, strcspn(outer->func, "@"));
+		outer->func = outer->func_owned;
+	}
 	if (symname)
 		outer->entry = a - off - e->mod_bias;
 	free(out[0].file);

@@ -40,6 +40,7 @@ struct prof_elf {
 
 struct elf_frame {		/* one entry of an inline chain */
 	const char *func;	/* NULL if unknown */
+	char *func_owned;	/* set when func was rewritten; caller frees */
 	char *file;		/* absolute source path, malloc'd; NULL if unknown */
 	uint32_t line;
 	uint64_t entry;		/* file vaddr of the containing function, 0 if unknown */

@@ -133,6 +133,7 @@ static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t 
 		};
 		free(fallback);
 		free(chain[i].file);
+		free(chain[i].func_owned);
 		VEC_PUSH(&s->ids, prof_frame_intern(s->p, &f));
 	}
 }

@@ -9,6 +9,7 @@
 #include "tap.h"
 #include "capture.h"
 #include "prof/unwind.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -166,8 +167,15 @@ static NOINL void test_qsort(enum prof_unwinder_kind kind, const char *label)
 	memset(&cap, 0, sizeof(cap));
 	for (int i = 0; i < 16; i++)
 		v[i] = (i * 7919) % 16;
+	/* libc's qsort itself: sanitizers replace the qsort symbol */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void (*libc_qsort)(void *, size_t, size_t, int (*)(const void *, const void *)) =
+		libc ? (void (*)(void *, size_t, size_t, int (*)(const void *, const void *)))dlsym(libc, "qsort")
+		     : qsort;
+	if (libc)
+		dlclose(libc);	/* NOLOAD only took a reference */
 	cmp_calls = 0;
-	qsort(v, 16, sizeof(v[0]), cmp_capture);
+	libc_qsort(v, 16, sizeof(v[0]), cmp_capture);
 	unwind_and_symbolize(kind, &u);
 	long libc_at = -1;
 	bool libc_line = false;
@@ -178,7 +186,7 @@ static NOINL void test_qsort(enum prof_unwinder_kind kind, const char *label)
 			libc_line |= *u.files[i] != '\0';
 		}
 	ok(u.nnames > 1 && !strcmp(u.names[1], "cmp_capture"), "%s: comparator frame under leaf", label);
-	if (!ok(libc_at == 2 && find_name(&u, "test_qsort", 2) > libc_at && find_name(&u, "main", 2) > 0,
+	if (!ok(libc_at >= 2 && find_name(&u, "test_qsort", 2) > libc_at && find_name(&u, "main", 2) > 0,
 		"%s: comparator <- libc (qsort) <- test_qsort <- main", label))
 		dump(&u);
 	ok(find_name(&u, "qsort_r", 0) > 0 || find_name(&u, "__qsort_r", 0) > 0,
