@@ -15,10 +15,12 @@
  *    one prof_unwind() call.
  *  - memory_read serves the stack copy first and file-backed mappings
  *    second; everything else fails, which ends the unwind (incomplete).
+ *  - Samples whose every frame has a simple cached rule take the fast
+ *    path in cfi-cache.c; the others go through dwfl_getthread_frames.
  *  - x86_64 DWARF register order: rax rdx rcx rbx rsi rdi rbp rsp r8-r15,
  *    then the return address column 16 = rip.
  */
-#include "unwind-priv.h"
+#include "cfi-cache.h"
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
@@ -27,6 +29,7 @@ struct dw_state {
 	uint64_t generation;
 	bool usable;
 	const struct unwind_ctx *cur;
+	struct cfi_cache rules;	/* fast path, valid for this Dwfl only */
 };
 
 struct dw_walk {
@@ -93,6 +96,7 @@ static void dw_state_free(void *p)
 
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
+	cfi_cache_free(&st->rules);
 	free(st);
 }
 
@@ -111,6 +115,7 @@ static void dw_rebuild(struct dw_state *st, struct prof_addrspace *as)
 		dwfl_end(st->dwfl);
 	st->usable = false;
 	st->generation = as->generation;
+	cfi_cache_reset(&st->rules);
 	st->dwfl = dwfl_begin(&dw_callbacks);
 	if (!st->dwfl)
 		return;
@@ -177,6 +182,8 @@ void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		res->stop = "no modules to unwind with";
 		return;
 	}
+	if (cfi_fast_unwind(&st->rules, st->dwfl, c, pcs, max, res))
+		return;
 	struct dw_walk w = { .pcs = pcs, .max = max };
 	st->cur = c;
 	int rc = dwfl_getthread_frames(st->dwfl, c->tid, dw_frame, &w);

@@ -13,10 +13,10 @@
  *  - eh_frame_hdr facts are cached per prof_elf in the unwinder (binaries
  *    are shared by every process).
  *  - One unw_addr_space_t per address space, kept in its state slot with
- *    UNW_CACHE_PER_THREAD so libunwind's per-ip register-state cache persists
+ *    UNW_CACHE_GLOBAL so libunwind's per-ip register-state cache persists
  *    across samples; flushed when as->generation changes, because the
- *    cache is keyed by runtime ip.  (UNW_CACHE_GLOBAL would take a lock
- *    costing two sigprocmask syscalls per step.)
+ *    cache is keyed by runtime ip.  (Debian builds libunwind with signal blocking: each cache access costs
+ *    two sigprocmask syscalls; UNW_CACHE_NONE is 7x slower still.)
  *  - access_mem reads only the stack copy and file contents; any other
  *    address fails, which ends the unwind as incomplete.
  */
@@ -212,7 +212,7 @@ static struct lu_as_state *lu_state(struct prof_addrspace *as)
 		slot->libunwind_free = lu_state_free;
 		st->uas = unw_create_addr_space(&lu_accessors, 0);
 		if (st->uas)
-			unw_set_caching_policy(st->uas, UNW_CACHE_PER_THREAD);
+			unw_set_caching_policy(st->uas, UNW_CACHE_GLOBAL);
 		st->generation = as->generation;
 	} else if (st->generation != as->generation && st->uas) {
 		unw_flush_cache(st->uas, 0, 0);

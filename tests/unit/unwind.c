@@ -254,6 +254,33 @@ static void bench(enum prof_unwinder_kind kind, const char *label)
 	prof_unwinder_free(uw);
 }
 
+/* The two CFI backends are independent implementations: same pcs expected. */
+static void test_backends_agree(const char *what)
+{
+	static uint64_t a[PROF_MAX_FRAMES], b[PROF_MAX_FRAMES];
+	struct prof_unwind_result ra, rb;
+	struct prof_unwinder *dw = prof_unwinder_new(PROF_UNWIND_LIBDW);
+	struct prof_unwinder *lu = prof_unwinder_new(PROF_UNWIND_LIBUNWIND);
+	struct prof_ustack st = { cap.stack, cap.size };
+
+	prof_unwind(dw, self_as, getpid(), &cap.regs, &st, a, PROF_MAX_FRAMES, &ra);
+	prof_unwind(lu, self_as, getpid(), &cap.regs, &st, b, PROF_MAX_FRAMES, &rb);
+	ok(ra.n == rb.n && !memcmp(a, b, ra.n * sizeof(a[0])) && ra.complete == rb.complete,
+	   "%s: libdw and libunwind give the same %zu pcs", what, ra.n);
+	/* a truncated copy: both stop early, never read past it */
+	st.size = 200;
+	prof_unwind(dw, self_as, getpid(), &cap.regs, &st, a, PROF_MAX_FRAMES, &ra);
+	prof_unwind(lu, self_as, getpid(), &cap.regs, &st, b, PROF_MAX_FRAMES, &rb);
+	ok(!ra.complete && !rb.complete && ra.n >= 1 && ra.n == rb.n,
+	   "%s: 200-byte copy: both incomplete after %zu/%zu frames (%s)", what, ra.n, rb.n,
+	   ra.stop ? ra.stop : "-");
+	/* max bounds the output */
+	prof_unwind(dw, self_as, getpid(), &cap.regs, &st, a, 3, &ra);
+	ok(ra.n == 3 && !ra.complete, "%s: max=3 gives 3 frames, incomplete", what);
+	prof_unwinder_free(dw);
+	prof_unwinder_free(lu);
+}
+
 static void test_parse(void)
 {
 	enum prof_unwinder_kind k;
@@ -282,7 +309,11 @@ int main(void)
 		test_qsort(backends[b].kind, backends[b].label);
 	}
 	memset(&cap, 0, sizeof(cap));
+	chain_a(&cap, 1);
+	test_backends_agree("chain");
+	memset(&cap, 0, sizeof(cap));
 	recurse(&cap, 20);
+	test_backends_agree("recursion");
 	for (size_t b = 0; b < ARRAY_SIZE(backends); b++)
 		bench(backends[b].kind, backends[b].label);
 	for (size_t b = 0; b < ARRAY_SIZE(backends); b++)
