@@ -4,7 +4,9 @@
  *
  * Design notes / invariants:
  *  - One Dwfl per address space, kept in its unwind_as_state slot and
- *    rebuilt only when as->generation changes (a new mapping, exec...).
+ *    touched only when as->generation changes: extended in place when
+ *    mappings were only added (dlopen), rebuilt when one went away (exec,
+ *    munmap).
  *    A Dwfl per sample would re-read every module's ELF headers and CFI for
  *    every sample, which is what made perf's libdw unwinding slow; reusing
  *    it keeps libdw's per-module CFI/FDE caches warm.
@@ -24,12 +26,18 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
+struct dw_reported {
+	const struct prof_elf *elf;
+	uint64_t bias, start;
+};
+
 struct dw_state {
 	Dwfl *dwfl;
 	uint64_t generation;
 	bool usable;
 	const struct unwind_ctx *cur;
 	struct cfi_cache rules;	/* fast path, valid for this Dwfl only */
+	VEC(struct dw_reported) reported;	/* binaries in the Dwfl */
 };
 
 struct dw_walk {
@@ -97,39 +105,69 @@ static void dw_state_free(void *p)
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
 	cfi_cache_free(&st->rules);
+	VEC_FREE(&st->reported);
 	free(st);
 }
 
-static bool already_reported(const struct prof_addrspace *as, size_t upto, const struct prof_elf *e)
+static bool is_reported(const struct dw_state *st, const struct prof_elf *e)
 {
-	for (size_t i = 0; i < upto; i++)
-		if (as->maps.v[i].elf == e)
+	for (size_t i = 0; i < st->reported.n; i++)
+		if (st->reported.v[i].elf == e)
 			return true;
 	return false;
 }
 
-/* (Re)builds the Dwfl from the address space's mappings. */
-static void dw_rebuild(struct dw_state *st, struct prof_addrspace *as)
+/* Reports the binaries of as not reported yet; returns how many now are. */
+static size_t dw_report_new(struct dw_state *st, struct prof_addrspace *as)
 {
+	for (size_t i = 0; i < as->maps.n; i++) {
+		const struct prof_mapping *m = &as->maps.v[i];
+		if (!m->elf || is_reported(st, m->elf))
+			continue;
+		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
+		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), -1,
+				    m->bias, true)) {
+			struct dw_reported r = { m->elf, m->bias, m->start };
+			VEC_PUSH(&st->reported, r);
+		}
+	}
+	return st->reported.n;
+}
+
+/* Were only mappings added since the Dwfl was built?  Then it can be
+ * extended in place, keeping libdw's CFI caches and our rule cache. */
+static bool only_additions(const struct dw_state *st, const struct prof_addrspace *as)
+{
+	for (size_t i = 0; i < st->reported.n; i++) {
+		const struct prof_mapping *m = prof_addrspace_find(as, st->reported.v[i].start);
+		if (!m || m->elf != st->reported.v[i].elf || m->bias != st->reported.v[i].bias)
+			return false;
+	}
+	return true;
+}
+
+/* (Re)builds or extends the Dwfl from the address space's mappings. */
+static void dw_update(struct dw_state *st, struct prof_addrspace *as)
+{
+	st->generation = as->generation;
+	if (st->dwfl && st->usable && only_additions(st, as)) {
+		dwfl_report_begin_add(st->dwfl);
+		dw_report_new(st, as);
+		dwfl_report_end(st->dwfl, NULL, NULL);
+		/* pcs in the new modules may be cached as "no rule": recompute */
+		cfi_cache_reset(&st->rules);
+		return;
+	}
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
 	st->usable = false;
-	st->generation = as->generation;
+	st->reported.n = 0;
 	cfi_cache_reset(&st->rules);
 	st->dwfl = dwfl_begin(&dw_callbacks);
 	if (!st->dwfl)
 		return;
 	dwfl_report_begin(st->dwfl);
-	size_t reported = 0;
-	for (size_t i = 0; i < as->maps.n; i++) {
-		const struct prof_mapping *m = &as->maps.v[i];
-		if (!m->elf || already_reported(as, i, m->elf))
-			continue;
-		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
-		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), -1,
-				    m->bias, true))
-			reported++;
-	}
+	size_t reported = dw_report_new(st, as);
 	dwfl_report_end(st->dwfl, NULL, NULL);
 	st->usable = reported > 0 &&
 		     dwfl_attach_state(st->dwfl, NULL, as->pid, &dw_thread_callbacks, st);
@@ -177,7 +215,7 @@ void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		st->generation = c->as->generation - 1;
 	}
 	if (st->generation != c->as->generation || !st->dwfl)
-		dw_rebuild(st, c->as);
+		dw_update(st, c->as);
 	if (!st->usable) {
 		res->stop = "no modules to unwind with";
 		return;

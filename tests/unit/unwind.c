@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -281,6 +282,43 @@ static void test_backends_agree(const char *what)
 	prof_unwinder_free(lu);
 }
 
+/* Mappings arriving one by one (as MMAP2 events do): the libdw state is
+ * extended in place, and rebuilt when code is unmapped. */
+static void test_incremental(void)
+{
+	static uint64_t a[PROF_MAX_FRAMES], b[PROF_MAX_FRAMES];
+	struct prof_unwind_result ra, rb;
+	struct prof_unwinder *dw = prof_unwinder_new(PROF_UNWIND_LIBDW);
+	struct prof_ustack st = { cap.stack, cap.size };
+	struct prof_addrspace *as = prof_addrspace_new(getpid());
+	const struct prof_mapping *exe = prof_addrspace_find(self_as, (uintptr_t)&leaf_capture);
+	const struct prof_mapping *libc = prof_addrspace_find(self_as, (uintptr_t)&rand_r);
+
+	prof_addrspace_map(as, exe->start, exe->end - exe->start, exe->pgoff, exe->path, PROT_EXEC);
+	prof_unwind(dw, as, getpid(), &cap.regs, &st, a, PROF_MAX_FRAMES, &ra);
+	ok(!ra.complete && ra.n >= 5, "only the executable mapped: %zu frames, incomplete (%s)", ra.n,
+	   ra.stop ? ra.stop : "-");
+	for (size_t i = 0; i < self_as->maps.n; i++) {
+		const struct prof_mapping *m = &self_as->maps.v[i];
+		if (m->start != exe->start)
+			prof_addrspace_map(as, m->start, m->end - m->start, m->pgoff, m->path, PROT_EXEC);
+	}
+	prof_unwind(dw, as, getpid(), &cap.regs, &st, a, PROF_MAX_FRAMES, &ra);
+	prof_unwind(dw, self_as, getpid(), &cap.regs, &st, b, PROF_MAX_FRAMES, &rb);
+	ok(ra.complete && ra.n == rb.n && !memcmp(a, b, ra.n * sizeof(a[0])),
+	   "libraries added later: extended state unwinds completely (%zu frames)", ra.n);
+	uint64_t gen = as->generation;
+	prof_addrspace_map(as, 0x1000, 0x1000, 0, "//anon", PROT_READ);
+	is_u64(as->generation, gen, "a data mapping touching no code keeps the generation");
+	if (libc) {
+		prof_addrspace_map(as, libc->start, libc->end - libc->start, 0, "//anon", PROT_READ);
+		prof_unwind(dw, as, getpid(), &cap.regs, &st, a, PROF_MAX_FRAMES, &ra);
+		ok(!ra.complete, "libc unmapped: rebuilt state no longer reaches _start (%zu frames)", ra.n);
+	}
+	prof_addrspace_free(as);
+	prof_unwinder_free(dw);
+}
+
 static void test_parse(void)
 {
 	enum prof_unwinder_kind k;
@@ -311,6 +349,7 @@ int main(void)
 	memset(&cap, 0, sizeof(cap));
 	chain_a(&cap, 1);
 	test_backends_agree("chain");
+	test_incremental();
 	memset(&cap, 0, sizeof(cap));
 	recurse(&cap, 20);
 	test_backends_agree("recursion");
