@@ -78,9 +78,12 @@ static uint32_t simple_frame(struct prof_symbolizer *s, const char *func, uint32
 	return prof_frame_intern(s->p, &f);
 }
 
-static uint32_t elf_module(struct prof_symbolizer *s, struct prof_elf *e, uint32_t map_flags)
+/* The module of a mapping: named by the mapped path (a deleted file is
+ * opened via /proc/PID/map_files, but keeps its real name). */
+static uint32_t elf_module(struct prof_symbolizer *s, const struct prof_mapping *m)
 {
-	uint32_t flags = 0;
+	struct prof_elf *e = m->elf;
+	uint32_t map_flags = m->flags, flags = 0;
 
 	if (map_flags & PROF_MAP_VDSO)
 		flags |= PROF_MOD_VDSO;
@@ -92,7 +95,8 @@ static uint32_t elf_module(struct prof_symbolizer *s, struct prof_elf *e, uint32
 	if (created) {
 		if (!prof_elf_has_symbols(e))
 			flags |= PROF_MOD_NO_SYMBOLS;
-		*slot = prof_module_intern(s->p, e->path, e->build_id, flags);
+		const char *path = (map_flags & PROF_MAP_VDSO) || !*m->path ? e->path : m->path;
+		*slot = prof_module_intern(s->p, path, e->build_id, flags);
 	}
 	return (uint32_t)*slot;
 }
@@ -158,7 +162,7 @@ static size_t symbolize_elf(struct prof_symbolizer *s, const struct prof_mapping
 			return copy_ids(s, c, out, max);
 	}
 	struct cache_entry c = { m->elf, vaddr, (uint32_t)s->ids.n, 0 };
-	resolve_elf(s, m->elf, elf_module(s, m->elf, m->flags), vaddr);
+	resolve_elf(s, m->elf, elf_module(s, m), vaddr);
 	c.n = (uint32_t)(s->ids.n - c.first);
 	u64map_put(&s->index, key + k, s->entries.n);
 	VEC_PUSH(&s->entries, c);

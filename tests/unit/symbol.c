@@ -226,6 +226,8 @@ static void test_deleted(void)
 	size_t n = m ? prof_symbolize_user(sym, as, (uintptr_t)fn, false, ids, 4) : 0;
 	ok(n >= 1 && !strcmp(fname(ids[n - 1]), "zlibVersion"), "deleted library still symbolizes");
 	ok(n >= 1 && (prof.modules.v[frame(ids[0])->module].flags & PROF_MOD_DELETED), "module flagged DELETED");
+	is_str(n ? prof_str(&prof, prof.modules.v[frame(ids[0])->module].path) : "", copy,
+	       "deleted module keeps its original path");
 	prof_addrspace_free(as);
 	if (h)
 		dlclose(h);
