@@ -64,6 +64,13 @@ int prof_addrspace_load_proc(struct prof_addrspace *as);
 /* Add one mapping (PERF_RECORD_MMAP2); overlapping older mappings are cut. */
 void prof_addrspace_map(struct prof_addrspace *as, uint64_t start, uint64_t len,
 			uint64_t pgoff, const char *path, uint32_t prot);
+/* The same for MMAP2 events that carry the file's build-id (hex): when the
+ * file on disk has another build-id it was replaced after being mapped, so
+ * the mapping is flagged PROF_MAP_DELETED and not symbolized from the wrong
+ * file (the original is used through /proc/PID/map_files while it lives). */
+void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint64_t len,
+				 uint64_t pgoff, const char *path, uint32_t prot,
+				 const char *build_id);
 /* Drop all mappings (exec). */
 void prof_addrspace_clear(struct prof_addrspace *as);
 /* Copy the maps of parent into a new space for child (fork). */

@@ -160,6 +160,29 @@ void prof_addrspace_map(struct prof_addrspace *as, uint64_t start, uint64_t len,
 	insert_sorted(as, &m);
 }
 
+static struct prof_mapping *find_mutable(struct prof_addrspace *as, uint64_t addr)
+{
+	return (struct prof_mapping *)prof_addrspace_find(as, addr);
+}
+
+void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint64_t len,
+				 uint64_t pgoff, const char *path, uint32_t prot,
+				 const char *build_id)
+{
+	prof_addrspace_map(as, start, len, pgoff, path, prot);
+	struct prof_mapping *m = find_mutable(as, start);
+	if (!m || !m->elf || !build_id || !*build_id || !*m->elf->build_id ||
+	    !strcmp(m->elf->build_id, build_id))
+		return;
+	m->flags |= PROF_MAP_DELETED;
+	char *mf = xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid, m->start, m->end);
+	struct prof_elf *orig = prof_elf_get(mf);
+	free(mf);
+	m->elf = orig && !strcmp(orig->build_id, build_id) ? orig : NULL;
+	if (m->elf)
+		m->bias = prof_elf_bias(m->elf, m->start, m->pgoff);
+}
+
 int prof_addrspace_load_proc(struct prof_addrspace *as)
 {
 	char fn[64];

@@ -215,7 +215,8 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 	}
 	/* a file we could not open or parse */
 	uint64_t off = addr - m->start + m->pgoff;
-	uint32_t mod = prof_module_intern(s->p, m->path, "", PROF_MOD_NO_SYMBOLS);
+	uint32_t mod = prof_module_intern(s->p, m->path, "", PROF_MOD_NO_SYMBOLS |
+					  (m->flags & PROF_MAP_DELETED ? PROF_MOD_DELETED : 0));
 	char *name = xasprintf("%s+0x%" PRIx64, base_name(m->path), off);
 	out[0] = simple_frame(s, name, mod, off, PROF_FRAME_USER);
 	free(name);

@@ -2,7 +2,8 @@
  * symbol.c - unit tests for symbolization on real binaries: inline chains
  * with file:line from this test's own DWARF, the vdso, PIE load bias
  * (checked against dl_iterate_phdr), ET_EXEC bias, libc build-id and its
- * libc6-dbg debug file, a stripped copy giving "module+0xOFF", a deleted
+ * libc6-dbg debug file, a stripped copy giving "module+0xOFF", a stripped
+ * copy with a .gnu_debuglink debug file, a deleted
  * shared object reached through map_files, kallsyms, perf-PID.map JIT
  * symbols, [anon]/[unknown], and the address-space bookkeeping (cut,
  * split, fork, clear, find).
@@ -203,8 +204,52 @@ static void test_stripped(void)
 	is_str(n ? fname(ids[0]) : "", want, "stripped binary: module+0xOFF name");
 	ok(n && (prof.modules.v[frame(ids[0])->module].flags & PROF_MOD_NO_SYMBOLS), "module flagged NO_SYMBOLS");
 	free(want);
+	/* an MMAP2 build-id that does not match the file on disk: replaced binary */
+	prof_addrspace_map_build_id(as, m->start, m->end - m->start, m->pgoff, copy, PROT_EXEC,
+				    "00112233445566778899aabbccddeeff00112233");
+	const struct prof_mapping *rm = prof_addrspace_find(as, m->start);
+	ok(rm && (rm->flags & PROF_MAP_DELETED) && !rm->elf, "build-id mismatch: flagged DELETED, file not used");
+	n = prof_symbolize_user(sym, as, (uintptr_t)&stripped_target, false, ids, 4);
+	ok(n == 1 && (prof.modules.v[frame(ids[0])->module].flags & PROF_MOD_DELETED),
+	   "replaced binary gives a DELETED module frame: %s", n ? fname(ids[0]) : "");
+	prof_addrspace_map_build_id(as, m->start, m->end - m->start, m->pgoff, copy, PROT_EXEC,
+				    prof_elf_build_id(m->elf));
+	rm = prof_addrspace_find(as, m->start);
+	ok(rm && !(rm->flags & PROF_MAP_DELETED) && rm->elf, "matching build-id: normal mapping");
 	prof_addrspace_free(as);
 	unlink(copy);
+}
+
+/* A stripped copy next to its .gnu_debuglink'ed debug file finds its names. */
+static void test_debuglink(void)
+{
+	char *dir = xasprintf("/tmp/prof-symtest-dl-%d", (int)getpid());
+	char *cmd = xasprintf("mkdir -p %s && objcopy --only-keep-debug /proc/%d/exe %s/app.debug && "
+			      "objcopy --strip-all --add-gnu-debuglink=%s/app.debug /proc/%d/exe %s/app",
+			      dir, (int)getpid(), dir, dir, (int)getpid(), dir);
+	int rc = system(cmd);
+	free(cmd);
+	if (rc != 0) {
+		ok(1, "# SKIP objcopy failed");
+		free(dir);
+		return;
+	}
+	char *app = xasprintf("%s/app", dir);
+	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
+	struct prof_addrspace *as = prof_addrspace_new(4243);
+	prof_addrspace_map(as, m->start, m->end - m->start, m->pgoff, app, PROT_EXEC | PROT_READ);
+	uint32_t ids[4];
+	size_t n = prof_symbolize_user(sym, as, (uintptr_t)&stripped_target, false, ids, 4);
+	is_str(n ? fname(ids[n - 1]) : "", "stripped_target", "stripped binary + .gnu_debuglink file: named");
+	ok(n && frame(ids[n - 1])->line > 0, "and has a line from the debug file");
+	ok(n && !(prof.modules.v[frame(ids[0])->module].flags & PROF_MOD_NO_SYMBOLS), "not flagged NO_SYMBOLS");
+	prof_addrspace_free(as);
+	cmd = xasprintf("rm -rf %s", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+	free(cmd);
+	free(app);
+	free(dir);
 }
 
 static void test_deleted(void)
@@ -330,6 +375,7 @@ int main(void)
 	test_libc_build_id();
 	test_vdso();
 	test_stripped();
+	test_debuglink();
 	test_deleted();
 	test_kallsyms();
 	test_perf_map();
