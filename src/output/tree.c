@@ -122,10 +122,12 @@ static void print_row(FILE *f, const struct prof_profile *p, const struct tree *
 		sb_adds(sb, "  ");
 	add_printable(sb, fn_name(p, fn->func), "", '?');
 	const char *mod = module_basename(p, fn->module);
-	if (*mod) {
-		sb_adds(sb, "  [");
+	if (*mod) {	/* "[app]", but "[kernel.kallsyms]" is bracketed already */
+		bool bracketed = mod[0] == '[';
+		sb_adds(sb, bracketed ? "  " : "  [");
 		add_printable(sb, mod, "", '?');
-		sb_addch(sb, ']');
+		if (!bracketed)
+			sb_addch(sb, ']');
 	}
 	fprintf(f, "%6.2f%%  %6.2f%%  ", percent(n->total, grand), percent(n->self, grand));
 	if (view_is_time(v))
