@@ -252,8 +252,10 @@ int prof_writer_flush(struct prof_writer *w, const struct prof_profile *p)
 		return w->err;
 	put_new_definitions(w, p);
 	close_chunk(w);
-	sb_add(&w->out, w->pending.buf, w->pending.len);
-	sb_reset(&w->pending);
+	if (w->pending.len) {
+		sb_add(&w->out, w->pending.buf, w->pending.len);
+		sb_reset(&w->pending);
+	}
 	put_summary(&w->out, PD_REC_SUMMARY, p);
 	return write_out(w);
 }
