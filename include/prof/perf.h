@@ -34,6 +34,7 @@ const char *prof_perf_event_names(void);	/* "cpu-clock, task-clock, ..." for usa
 #define PROF_STACK_SIZE_DEFAULT 32768
 /* The kernel stores a sample's size in a u16 and rounds the stack size to 8. */
 #define PROF_STACK_SIZE_MAX 65000	/* leaves room for header, regs, callchain */
+#define PROF_PERF_SCRATCH 65536	/* one record is at most 64 KiB (u16 size) */
 #define PROF_RING_PAGES_DEFAULT 1024	/* 4 MiB per CPU */
 
 struct prof_perf_config {
@@ -64,7 +65,7 @@ struct prof_perf {
 	int ncpus;
 	struct prof_perf_ring *rings;	/* [ncpus], fd -1 until first event */
 	VEC(int) fds;			/* every event fd, for enable/close */
-	uint8_t *scratch;		/* one wrapped record, 64 KiB */
+	uint8_t *scratch;		/* per CPU: one wrapped record */
 	bool kernel_excluded;
 	uint64_t nr_regs;		/* popcount of sample_regs_user */
 };
@@ -83,7 +84,7 @@ int prof_perf_disable(struct prof_perf *pf);
 /* Waits up to timeout_ms for a ring to pass its watermark; 0 / -errno. */
 int prof_perf_poll(struct prof_perf *pf, int timeout_ms);
 /*
- * Calls fn for every record in every ring, oldest first per ring.  The
+ * Calls fn for every record in every ring, merged by timestamp.  The
  * record points into the ring when it does not wrap, else into a scratch
  * copy; it is valid only during the call.  Stops early when fn returns
  * non-zero and returns that value.

@@ -95,7 +95,7 @@ static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config 
 	a->disabled = 1;
 	a->inherit = 1;
 	a->enable_on_exec = cfg->enable_on_exec;
-	a->mmap = 0;
+	a->mmap = 1;	/* mmap2 changes the record format; mmap turns it on */
 	a->mmap2 = 1;
 	a->comm = 1;
 	a->comm_exec = 1;
@@ -125,7 +125,7 @@ int prof_perf_init(struct prof_perf *pf, const struct prof_perf_config *cfg)
 	pf->rings = xcalloc((size_t)pf->ncpus, sizeof(*pf->rings));
 	for (int i = 0; i < pf->ncpus; i++)
 		pf->rings[i].fd = -1;
-	pf->scratch = xmalloc(65536);
+	pf->scratch = xmalloc((size_t)pf->ncpus * PROF_PERF_SCRATCH);
 	pf->nr_regs = (uint64_t)__builtin_popcountll(pf->attr.sample_regs_user);
 	return 0;
 }

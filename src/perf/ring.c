@@ -8,6 +8,9 @@
  *  - data_head is read with acquire ordering before the records it covers;
  *    data_tail is published with release ordering after we are done with
  *    them, so the kernel never overwrites a record being decoded.
+ *  - prof_perf_drain merges the per-CPU rings by timestamp; each ring has
+ *    its own scratch area because one wrapped record per ring may be
+ *    pending at a time.
  *  - Every record parser checks lengths against header.size: a short or
  *    inconsistent record is -EINVAL, never an out-of-bounds read.
  *  - sample_type is fixed by event.c (IP|TID|TIME|CPU|PERIOD, plus
@@ -38,55 +41,92 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms)
 	return 0;
 }
 
-static int drain_ring(struct prof_perf *pf, struct prof_perf_ring *r,
-		      prof_perf_record_fn fn, void *ctx)
+/* Per-ring read position during one drain pass. */
+struct ring_pos {
+	uint64_t tail, head;
+	const struct perf_event_header *rec;	/* next record, NULL when done */
+	uint64_t time;
+};
+
+static uint64_t record_time(const struct perf_event_header *h)
 {
-	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->meta->data_tail;
-	uint64_t mask = r->size - 1;
-	int ret = 0;
+	uint64_t t = 0;
 
-	while (tail < head && !ret) {
-		uint64_t off = tail & mask;
-		const struct perf_event_header *h;
-		struct perf_event_header hdr;
-
-		if (off + sizeof(hdr) <= r->size) {
-			memcpy(&hdr, r->data + off, sizeof(hdr));
-		} else {
-			size_t first = (size_t)(r->size - off);
-			memcpy(&hdr, r->data + off, first);
-			memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
-		}
-		if (hdr.size < sizeof(hdr) || tail + hdr.size > head)
-			break;	/* corrupt; resync at head */
-		if (off + hdr.size <= r->size) {
-			h = (const void *)(r->data + off);
-		} else {
-			size_t first = (size_t)(r->size - off);
-			memcpy(pf->scratch, r->data + off, first);
-			memcpy(pf->scratch + first, r->data, hdr.size - first);
-			h = (const void *)pf->scratch;
-		}
-		ret = fn(ctx, h);
-		tail += hdr.size;
+	if (h->type == PERF_RECORD_SAMPLE) {	/* header, ip, pid/tid, time */
+		if (h->size >= 32)
+			memcpy(&t, (const uint8_t *)h + 24, 8);
+	} else if (h->size >= sizeof(*h) + SAMPLE_ID_SIZE) {
+		memcpy(&t, (const uint8_t *)h + h->size - 16, 8);
 	}
-	if (tail < head && !ret)
-		tail = head;
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-	return ret;
+	return t;
 }
 
+/* Loads the record at pos->tail (copying it to scratch if it wraps). */
+static void peek(struct prof_perf_ring *r, struct ring_pos *pos, uint8_t *scratch)
+{
+	uint64_t mask = r->size - 1, off = pos->tail & mask;
+	struct perf_event_header hdr;
+
+	pos->rec = NULL;
+	if (pos->tail + sizeof(hdr) > pos->head)
+		return;
+	if (off + sizeof(hdr) <= r->size) {
+		memcpy(&hdr, r->data + off, sizeof(hdr));
+	} else {
+		size_t first = (size_t)(r->size - off);
+		memcpy(&hdr, r->data + off, first);
+		memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
+	}
+	if (hdr.size < sizeof(hdr) || pos->tail + hdr.size > pos->head) {
+		pos->tail = pos->head;	/* corrupt: resync at head */
+		return;
+	}
+	if (off + hdr.size <= r->size) {
+		pos->rec = (const void *)(r->data + off);
+	} else {
+		size_t first = (size_t)(r->size - off);
+		memcpy(scratch, r->data + off, first);
+		memcpy(scratch + first, r->data, hdr.size - first);
+		pos->rec = (const void *)scratch;
+	}
+	pos->time = record_time(pos->rec);
+}
+
+/*
+ * Merges the rings by timestamp so that a FORK, EXEC or EXIT on one CPU is
+ * seen before the samples that depend on it from another CPU.  Records
+ * stay in place until the pass ends (tails are published last).
+ */
 int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx)
 {
-	for (int i = 0; i < pf->ncpus; i++) {
-		if (!pf->rings[i].meta)
+	struct ring_pos pos[256];
+	int n = MIN(pf->ncpus, (int)ARRAY_SIZE(pos)), ret = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct prof_perf_ring *r = &pf->rings[i];
+		pos[i].rec = NULL;
+		if (!r->meta)
 			continue;
-		int ret = drain_ring(pf, &pf->rings[i], fn, ctx);
-		if (ret)
-			return ret;
+		pos[i].head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+		pos[i].tail = r->meta->data_tail;
+		peek(r, &pos[i], pf->scratch + (size_t)i * PROF_PERF_SCRATCH);
 	}
-	return 0;
+	while (!ret) {
+		int best = -1;
+		for (int i = 0; i < n; i++)
+			if (pos[i].rec && (best < 0 || pos[i].time < pos[best].time))
+				best = i;
+		if (best < 0)
+			break;
+		ret = fn(ctx, pos[best].rec);
+		pos[best].tail += pos[best].rec->size;
+		peek(&pf->rings[best], &pos[best], pf->scratch + (size_t)best * PROF_PERF_SCRATCH);
+	}
+	for (int i = 0; i < n; i++)
+		if (pf->rings[i].meta)
+			__atomic_store_n(&pf->rings[i].meta->data_tail, ret ? pos[i].tail : pos[i].head,
+					 __ATOMIC_RELEASE);
+	return ret;
 }
 
 /* A bounds-checked cursor over one record's body. */
