@@ -39,7 +39,6 @@ struct prof_recorder {
 	struct u64map spaces, live, threads, seen_pids;
 	VEC(struct prof_addrspace *) dead;
 	pid_t self;
-	bool is_clock;
 	uint64_t pcs[PROF_MAX_FRAMES];
 	uint32_t frames[MAX_OUT_FRAMES];
 	struct prof_user_regs regs;
@@ -57,7 +56,6 @@ struct prof_recorder *prof_recorder_new(struct prof_profile *p, struct prof_writ
 	if (pf->cfg.callgraph == PROF_CG_DWARF)
 		r->unw = prof_unwinder_new(unwinder);
 	r->self = getpid();
-	r->is_clock = pf->cfg.event->is_clock;
 	return r;
 }
 
@@ -335,9 +333,9 @@ static void on_sample(struct prof_recorder *r, const struct perf_event_header *h
 		n += prof_symbolize_user(r->sym, as, r->pcs[i], i > 0, r->frames + n, MAX_OUT_FRAMES - n);
 	node = prof_node_from_stack(r->p, r->frames, n);
 	flags = (complete ? 0 : PROF_SAMPLE_TRUNCATED) | (s.kernel ? PROF_SAMPLE_KERNEL : 0);
+	/* CPU time is not stored per sample: the reader derives PROF_M_CPU_NS
+	 * as samples x period_ns (meta + summary), which keeps files small. */
 	prof_writer_sample(r->w, s.time, thread, node, PROF_M_SAMPLES, 1, flags);
-	if (r->is_clock)
-		prof_writer_sample(r->w, s.time, thread, node, PROF_M_CPU_NS, s.period, flags);
 	r->p->samples++;
 	r->p->samples_truncated += !complete;
 	if (!r->p->start_ns || s.time < r->p->start_ns)
