@@ -35,7 +35,7 @@ const char *prof_perf_event_names(void);	/* "cpu-clock, task-clock, ..." for usa
 /* The kernel stores a sample's size in a u16 and rounds the stack size to 8. */
 #define PROF_STACK_SIZE_MAX 65000	/* leaves room for header, regs, callchain */
 #define PROF_PERF_SCRATCH 65536	/* one record is at most 64 KiB (u16 size) */
-#define PROF_RING_PAGES_DEFAULT 1024	/* 4 MiB per CPU */
+#define PROF_RING_PAGES_DEFAULT 2048	/* 8 MiB per CPU */
 
 struct prof_perf_config {
 	const struct prof_perf_event_desc *event;
@@ -44,6 +44,7 @@ struct prof_perf_config {
 	uint32_t stack_size;		/* dwarf: bytes of user stack per sample */
 	uint32_t ring_pages;		/* data pages per CPU, power of two */
 	bool enable_on_exec;		/* launch mode: start counting at exec */
+	bool ring_shrink_ok;		/* halve ring_pages on a mlock refusal */
 };
 
 struct prof_perf_ring {
@@ -67,6 +68,7 @@ struct prof_perf {
 	VEC(int) fds;			/* every event fd, for enable/close */
 	uint8_t *scratch;		/* per CPU: one wrapped record */
 	bool kernel_excluded;
+	bool ring_shrunk;		/* cfg.ring_pages was lowered to fit */
 	uint64_t nr_regs;		/* popcount of sample_regs_user */
 };
 

@@ -148,6 +148,7 @@ static int parse_option(struct record_opts *o, int c, const char *arg)
 		if (parse_u64(arg, &v) < 0 || !v || (v & (v - 1)) || v > (1u << 20))
 			return usage_error("ring pages must be a power of two, got", arg);
 		o->perf.ring_pages = (uint32_t)v;
+		o->perf.ring_shrink_ok = false;
 		return 0;
 	case 'p': return parse_pids(o, arg);
 	case 'd':
@@ -502,7 +503,7 @@ int cmd_record(int argc, char **argv)
 	}
 	o.perf = (struct prof_perf_config){ .event = prof_perf_event_find("cpu-clock"), .freq = 999,
 		.callgraph = PROF_CG_DWARF, .stack_size = PROF_STACK_SIZE_DEFAULT,
-		.ring_pages = PROF_RING_PAGES_DEFAULT };
+		.ring_pages = PROF_RING_PAGES_DEFAULT, .ring_shrink_ok = true };
 	if (parse_options(&o, argc, argv) < 0)
 		return EXIT_USAGE;
 	o.perf.enable_on_exec = o.argv != NULL;
@@ -511,6 +512,9 @@ int cmd_record(int argc, char **argv)
 		teardown(&s);
 		return EXIT_USAGE;
 	}
+	if (s.pf.ring_shrunk)
+		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
+			s.pf.cfg.ring_pages * 4);
 	install_signals(&s);
 	if (s.launched && (ret = launch_go(&s.l, o.argv[0])) < 0) {
 		waitpid(s.l.pid, NULL, 0);

@@ -197,12 +197,32 @@ static int map_ring(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
 	return 0;
 }
 
+/* With the default size, a locked-memory refusal (non-root at
+ * perf_event_mlock_kb) halves the ring down to 64 pages before failing. */
+static int map_ring_shrinking(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
+{
+	for (;;) {
+		size_t len = ((size_t)pf->cfg.ring_pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			munmap(m, len);
+			break;
+		}
+		if (errno != EPERM || !pf->cfg.ring_shrink_ok || pf->cfg.ring_pages <= 64)
+			break;
+		pf->cfg.ring_pages /= 2;
+		pf->attr.wakeup_watermark = pf->cfg.ring_pages * 4096 / 4;
+		pf->ring_shrunk = true;
+	}
+	return map_ring(pf, r, fd);
+}
+
 static int attach_to_ring(struct prof_perf *pf, int cpu, int fd)
 {
 	struct prof_perf_ring *r = &pf->rings[cpu];
 
 	if (r->fd < 0)
-		return map_ring(pf, r, fd);
+		return map_ring_shrinking(pf, r, fd);
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0)
 		return error("cannot redirect an event into the CPU %d ring: %s", cpu, strerror(errno)), -errno;
 	return 0;
