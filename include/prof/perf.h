@@ -1,0 +1,145 @@
+/*
+ * perf.h - the kernel side of `prof record`: perf_event_attr setup for one
+ * sampling configuration, per-CPU events for a set of tasks feeding one
+ * ring buffer per CPU, a poll loop helper, and decoding of the records the
+ * kernel writes (SAMPLE, MMAP2, COMM, FORK, EXIT, LOST, LOST_SAMPLES).
+ * It knows nothing about symbols or files: src/cmd/record.c consumes the
+ * decoded records.  Facts about this machine's kernel: kernel-notes/.
+ */
+#ifndef PROF_PERF_H
+#define PROF_PERF_H
+
+#include "prof/util.h"
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+enum prof_callgraph {
+	PROF_CG_DWARF,		/* user regs + stack copy, unwound by us */
+	PROF_CG_FP,		/* the kernel walks frame pointers */
+	PROF_CG_NONE,		/* only the sampled ip */
+};
+int prof_callgraph_parse(const char *name, enum prof_callgraph *cg);	/* 0 / -EINVAL */
+const char *prof_callgraph_name(enum prof_callgraph cg);
+
+struct prof_perf_event_desc {
+	const char *name;	/* "cpu-clock" */
+	uint32_t type;		/* PERF_TYPE_SOFTWARE / PERF_TYPE_HARDWARE */
+	uint64_t config;
+	bool is_clock;		/* period is in nanoseconds */
+};
+/* NULL when the name is unknown. */
+const struct prof_perf_event_desc *prof_perf_event_find(const char *name);
+const char *prof_perf_event_names(void);	/* "cpu-clock, task-clock, ..." for usage */
+
+#define PROF_STACK_SIZE_DEFAULT 32768
+/* The kernel stores a sample's size in a u16 and rounds the stack size to 8. */
+#define PROF_STACK_SIZE_MAX 65000	/* leaves room for header, regs, callchain */
+#define PROF_PERF_SCRATCH 65536	/* one record is at most 64 KiB (u16 size) */
+#define PROF_RING_PAGES_DEFAULT 2048	/* 8 MiB per CPU */
+
+struct prof_perf_config {
+	const struct prof_perf_event_desc *event;
+	uint64_t freq;			/* Hz */
+	enum prof_callgraph callgraph;
+	uint32_t stack_size;		/* dwarf: bytes of user stack per sample */
+	uint32_t ring_pages;		/* data pages per CPU, power of two */
+	bool enable_on_exec;		/* launch mode: start counting at exec */
+	bool ring_shrink_ok;		/* halve ring_pages on a mlock refusal */
+};
+
+struct prof_perf_ring {
+	int fd;				/* the event that owns the mmap */
+	struct perf_event_mmap_page *meta;
+	uint8_t *data;
+	uint64_t size;			/* data area bytes (power of two) */
+	size_t map_len;
+};
+
+/* Design notes: rings[cpu] is created by the first event opened on that
+ * CPU; later events on the same CPU (other threads in attach mode) are
+ * redirected into it with PERF_EVENT_IOC_SET_OUTPUT, so the reader polls
+ * exactly ncpus fds.  exclude_kernel starts at 0 and flips to 1 at the
+ * first EACCES/EPERM (warned once); all later events use the flipped attr. */
+struct prof_perf {
+	struct prof_perf_config cfg;
+	struct perf_event_attr attr;
+	int ncpus;
+	struct prof_perf_ring *rings;	/* [ncpus], fd -1 until first event */
+	VEC(int) fds;			/* every event fd, for enable/close */
+	uint8_t *scratch;		/* per CPU: one wrapped record */
+	bool kernel_excluded;
+	bool ring_shrunk;		/* cfg.ring_pages was lowered to fit */
+	uint64_t nr_regs;		/* popcount of sample_regs_user */
+};
+
+/* Fills attr from cfg; no syscalls.  0 / -EINVAL. */
+int prof_perf_init(struct prof_perf *pf, const struct prof_perf_config *cfg);
+/*
+ * Opens one event per CPU for task tid (inherit=1).  Returns 0; -ESRCH when
+ * the task is gone (silent); otherwise a negative errno after printing one
+ * line that says why and how to fix it (unsupported event, permissions with
+ * the paranoid level, mlock limit).
+ */
+int prof_perf_open_task(struct prof_perf *pf, pid_t tid);
+int prof_perf_enable(struct prof_perf *pf);
+int prof_perf_disable(struct prof_perf *pf);
+/* Waits up to timeout_ms for a ring to pass its watermark; 0 / -errno. */
+int prof_perf_poll(struct prof_perf *pf, int timeout_ms);
+/*
+ * Calls fn for every record in every ring, merged by timestamp.  The
+ * record points into the ring when it does not wrap, else into a scratch
+ * copy; it is valid only during the call.  Stops early when fn returns
+ * non-zero and returns that value.
+ */
+typedef int (*prof_perf_record_fn)(void *ctx, const struct perf_event_header *h);
+int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
+void prof_perf_close(struct prof_perf *pf);
+
+/* A decoded PERF_RECORD_SAMPLE; pointers into the record. */
+struct prof_perf_sample {
+	uint64_t ip, time, period;
+	uint32_t pid, tid, cpu;
+	uint64_t nr_callchain;
+	const uint64_t *callchain;
+	uint64_t regs_abi;		/* 0: no user regs (kernel thread) */
+	const uint64_t *regs;		/* nr_regs values, in mask bit order */
+	uint64_t stack_size;		/* bytes of stack actually valid (dyn_size) */
+	const uint8_t *stack;
+	bool kernel;			/* PERF_RECORD_MISC_KERNEL */
+};
+/* 0, or -EINVAL when the record is shorter than its fields claim. */
+int prof_perf_parse_sample(const struct prof_perf *pf, const struct perf_event_header *h,
+			   struct prof_perf_sample *s);
+
+/* The sample_id_all trailer of a non-sample record: pid, tid, time, cpu. */
+struct prof_perf_sample_id {
+	uint32_t pid, tid, cpu;
+	uint64_t time;
+};
+int prof_perf_parse_id(const struct perf_event_header *h, struct prof_perf_sample_id *id);
+
+/* Decoded side-band records; strings point into the record. */
+struct prof_perf_mmap2 {
+	uint32_t pid, tid, prot, flags;
+	uint64_t addr, len, pgoff;
+	const char *filename;
+};
+int prof_perf_parse_mmap2(const struct perf_event_header *h, struct prof_perf_mmap2 *m);
+struct prof_perf_comm {
+	uint32_t pid, tid;
+	const char *comm;
+	bool exec;			/* PERF_RECORD_MISC_COMM_EXEC */
+};
+int prof_perf_parse_comm(const struct perf_event_header *h, struct prof_perf_comm *c);
+struct prof_perf_task {			/* FORK / EXIT */
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+int prof_perf_parse_task(const struct perf_event_header *h, struct prof_perf_task *t);
+/* Samples dropped according to a LOST or LOST_SAMPLES record, else 0. */
+uint64_t prof_perf_lost_count(const struct perf_event_header *h);
+
+/* /proc/sys/kernel/perf_event_paranoid, or 99 when unreadable. */
+int prof_perf_paranoid(void);
+
+#endif

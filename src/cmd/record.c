@@ -1,0 +1,540 @@
+/*
+ * record.c - `prof record`: sample a command (launch) or running processes
+ * (attach, -p) with perf events and write prof.data.  This file parses
+ * options, starts or finds the targets, runs the poll loop and prints the
+ * summary; src/perf/ talks to the kernel and src/perf/recorder.c turns
+ * records into the profile.
+ *
+ * Design notes:
+ *  - Launch: the child blocks on a pipe until every per-CPU event exists
+ *    (pid=child, inherit=1, enable_on_exec=1), then execvp()s.  An exec
+ *    failure travels back as an errno over a CLOEXEC pipe: EOF means the
+ *    exec succeeded.  prof ignores SIGINT/SIGQUIT (the terminal delivers
+ *    them to the command too) and forwards SIGTERM; it exits with the
+ *    command's status (128+signal when killed).
+ *  - Attach: events are opened disabled for every tid of every pid, the
+ *    processes' maps and thread names are synthesized from /proc, then all
+ *    events are enabled.  SIGINT/SIGTERM or -d stop; the targets are only
+ *    read, never stopped or signalled.
+ *  - The writer is flushed about every second, so a SIGKILLed prof loses
+ *    at most ~1 s.  A write error stops recording (events closed, the file
+ *    kept readable up to the last good flush) and leaves the command alone.
+ */
+#include "prof/cmd.h"
+#include "prof/data.h"
+#include "prof/perf.h"
+#include "prof/proc.h"
+#include "prof/recorder.h"
+#include "prof/symbol.h"
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct record_opts {
+	const char *output;
+	struct prof_perf_config perf;
+	enum prof_unwinder_kind unwinder;
+	const char *unwinder_name;
+	double duration;	/* seconds, 0 = until the command ends / Ctrl-C */
+	VEC(pid_t) pids;
+	char **argv;		/* command, NULL in attach mode */
+};
+
+static volatile sig_atomic_t stop_requested;
+static volatile pid_t forward_to;
+
+static void on_stop_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+	else
+		stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: prof record [options] -- CMD [ARGS...]\n"
+		"   or: prof record [options] -p PID[,PID...] [-d SECONDS]\n"
+		"\n"
+		"Samples a command (or running processes) and writes prof.data; unwinding\n"
+		"happens while recording, so no stack bytes are stored.\n"
+		"\n"
+		"  -o, --output FILE       output file (default prof.data; an existing one becomes FILE.old)\n"
+		"  -F, --freq HZ           samples per second per thread (default 999)\n"
+		"  -e, --event EVENT       %s (default cpu-clock)\n"
+		"  -g, --call-graph MODE   dwarf (default), fp (kernel walks frame pointers), none\n"
+		"      --stack-size BYTES  user stack bytes copied per sample for dwarf (default %d, max %d)\n"
+		"      --unwinder NAME     libdw (default) or libunwind\n"
+		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default %d = %d KiB)\n"
+		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
+		"  -d, --duration SECONDS  stop after this long\n"
+		"  -q, --quiet             no warnings and no summary line\n"
+		"  -h, --help              this help\n",
+		prof_perf_event_names(), PROF_STACK_SIZE_DEFAULT, PROF_STACK_SIZE_MAX,
+		PROF_RING_PAGES_DEFAULT, PROF_RING_PAGES_DEFAULT * 4);
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+	error("%s '%s' (see 'prof record --help')", msg, arg);
+	return -EINVAL;
+}
+
+static int parse_pids(struct record_opts *o, const char *arg)
+{
+	char *copy = xstrdup(arg), *save = NULL;
+	int ret = 0;
+
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (parse_u64(t, &v) < 0 || !v || v > 0x7fffffff) {
+			ret = usage_error("bad pid", t);
+			break;
+		}
+		VEC_PUSH(&o->pids, (pid_t)v);
+	}
+	if (!o->pids.n && !ret)
+		ret = usage_error("no pid in", arg);
+	free(copy);
+	return ret;
+}
+
+static int parse_option(struct record_opts *o, int c, const char *arg)
+{
+	uint64_t v;
+	char *end;
+
+	switch (c) {
+	case 'o': o->output = arg; return 0;
+	case 'F':
+		if (parse_u64(arg, &v) < 0 || !v || v > 100000)
+			return usage_error("bad sampling frequency (1..100000 Hz)", arg);
+		o->perf.freq = v;
+		return 0;
+	case 'e':
+		if (!(o->perf.event = prof_perf_event_find(arg))) {
+			error("unknown event '%s'; known events: %s", arg, prof_perf_event_names());
+			return -EINVAL;
+		}
+		return 0;
+	case 'g':
+		return prof_callgraph_parse(arg, &o->perf.callgraph) < 0
+			       ? usage_error("bad call graph mode (dwarf, fp, none)", arg) : 0;
+	case 'S':
+		if (parse_u64(arg, &v) < 0 || v < 8)
+			return usage_error("bad stack size", arg);
+		if (v > PROF_STACK_SIZE_MAX) {
+			error("stack size %s is too big: a sample record's size is a u16, so at most %d bytes of stack fit; use --stack-size %d or less",
+			      arg, PROF_STACK_SIZE_MAX, PROF_STACK_SIZE_MAX);
+			return -EINVAL;
+		}
+		o->perf.stack_size = (uint32_t)((v + 7) & ~7ULL);
+		return 0;
+	case 'U':
+		o->unwinder_name = arg;
+		return prof_unwinder_parse(arg, &o->unwinder) < 0 || o->unwinder == PROF_UNWIND_FP ||
+			       o->unwinder == PROF_UNWIND_NONE
+			       ? usage_error("bad unwinder (libdw, libunwind)", arg) : 0;
+	case 'm':
+		if (parse_u64(arg, &v) < 0 || !v || (v & (v - 1)) || v > (1u << 20))
+			return usage_error("ring pages must be a power of two, got", arg);
+		o->perf.ring_pages = (uint32_t)v;
+		o->perf.ring_shrink_ok = false;
+		return 0;
+	case 'p': return parse_pids(o, arg);
+	case 'd':
+		o->duration = strtod(arg, &end);
+		if (*end || !(o->duration > 0))
+			return usage_error("bad duration in seconds", arg);
+		return 0;
+	case 'q': prof_quiet = 1; return 0;
+	default: return -EINVAL;
+	}
+}
+
+static int parse_options(struct record_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "stack-size", required_argument, NULL, 'S' },
+		{ "unwinder", required_argument, NULL, 'U' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:F:e:g:m:p:d:q", longopts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return usage_error(optopt ? "bad or incomplete option" : "unknown option",
+					   optopt ? (char[]){ '-', (char)optopt, 0 } : argv[optind - 1]);
+		if (parse_option(o, c, optarg) < 0)
+			return -EINVAL;
+	}
+	if (optind < argc)
+		o->argv = argv + optind;
+	if (!o->argv && !o->pids.n) {
+		error("nothing to record: give a command after '--' or -p PID (see 'prof record --help')");
+		return -EINVAL;
+	}
+	if (o->argv && o->pids.n) {
+		error("give either a command or -p PID, not both");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --- meta data ------------------------------------------------------------------ */
+
+static void set_meta(struct prof_profile *p, const struct record_opts *o)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct utsname u;
+	char host[256] = "", when[64];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	prof_meta_set(p, "event", o->perf.event->name);
+	sb_addf(&sb, "%llu", (unsigned long long)o->perf.freq);
+	prof_meta_set(p, "frequency", sb_str(&sb));
+	sb_reset(&sb);
+	sb_addf(&sb, "%llu", (unsigned long long)p->period_ns);
+	prof_meta_set(p, "period_ns", sb_str(&sb));
+	sb_reset(&sb);
+	if (o->argv) {
+		for (char **a = o->argv; *a; a++)
+			sb_addf(&sb, "%s%s", a == o->argv ? "" : " ", *a);
+	} else {
+		sb_adds(&sb, "-p ");
+		for (size_t i = 0; i < o->pids.n; i++)
+			sb_addf(&sb, "%s%d", i ? "," : "", (int)o->pids.v[i]);
+	}
+	prof_meta_set(p, "command", sb_str(&sb));
+	gethostname(host, sizeof(host) - 1);
+	prof_meta_set(p, "hostname", host);
+	prof_meta_set(p, "kernel", uname(&u) == 0 ? u.release : "");
+	prof_meta_set(p, "prof_version", PROF_VERSION);
+	prof_meta_set(p, "callgraph", prof_callgraph_name(o->perf.callgraph));
+	prof_meta_set(p, "unwinder", o->perf.callgraph == PROF_CG_DWARF ? o->unwinder_name
+				     : o->perf.callgraph == PROF_CG_FP ? "fp" : "none");
+	sb_reset(&sb);
+	sb_addf(&sb, "%u", o->perf.stack_size);
+	prof_meta_set(p, "stack_size", sb_str(&sb));
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	prof_meta_set(p, "start_time", when);
+	sb_release(&sb);
+}
+
+/* --- targets ----------------------------------------------------------------------- */
+
+struct launch {
+	pid_t pid;
+	int go_fd;		/* write a byte: exec now */
+	int err_fd;		/* read: errno of a failed exec, EOF on success */
+};
+
+static int launch_prepare(struct launch *l, char **argv)
+{
+	int go[2], er[2];
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
+		return error("cannot create a pipe: %s", strerror(errno)), -errno;
+	l->pid = fork();
+	if (l->pid < 0)
+		return error("cannot fork: %s", strerror(errno)), -errno;
+	if (l->pid == 0) {
+		char b;
+		close(go[1]);
+		close(er[0]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);	/* prof gave up before exec */
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(er[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	close(er[1]);
+	l->go_fd = go[1];
+	l->err_fd = er[0];
+	return 0;
+}
+
+/* Lets the child exec; 0, or -errno of a failed exec (error printed). */
+static int launch_go(struct launch *l, const char *cmd)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(l->go_fd, "g", 1) != 1)
+		e = errno;
+	close(l->go_fd);
+	do
+		n = read(l->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(l->err_fd);
+	if (n == (ssize_t)sizeof(e) && e) {
+		error("cannot run '%s': %s", cmd, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+static void launch_abort(struct launch *l)
+{
+	close(l->go_fd);	/* the child reads EOF and exits 127 */
+	close(l->err_fd);
+	waitpid(l->pid, NULL, 0);
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o)
+{
+	for (size_t i = 0; i < o->pids.n; i++) {
+		pid_t pid = o->pids.v[i], *tids;
+		size_t n;
+
+		if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0) {
+			error("no process with pid %d", (int)pid);
+			return -ESRCH;
+		}
+		for (size_t t = 0; t < n; t++) {
+			int ret = prof_perf_open_task(pf, tids[t]);
+			if (ret < 0 && ret != -ESRCH) {
+				free(tids);
+				return ret;
+			}
+		}
+		free(tids);
+		if (prof_recorder_add_process(r, pid) < 0) {
+			error("no process with pid %d (it exited while prof attached)", (int)pid);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+static bool any_target_alive(const struct record_opts *o)
+{
+	for (size_t i = 0; i < o->pids.n; i++)
+		if (kill(o->pids.v[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+/* --- the loop ----------------------------------------------------------------------- */
+
+struct session {
+	struct record_opts *o;
+	struct prof_profile p;
+	struct prof_perf pf;
+	struct prof_writer *w;
+	struct prof_recorder *r;
+	struct launch l;
+	bool launched, child_done, write_failed;
+	int child_status;
+	uint64_t bytes_written;
+};
+
+static void stop_recording(struct session *s)
+{
+	prof_perf_disable(&s->pf);
+	prof_recorder_drain(s->r);
+}
+
+static void flush_or_fail(struct session *s)
+{
+	if (s->write_failed || prof_recorder_flush(s->r) == 0)
+		return;
+	error("cannot write '%s' (%s); recording stopped, the file is readable up to the last second, the target keeps running",
+	      s->o->output, strerror(errno ? errno : EIO));
+	s->write_failed = true;
+	prof_perf_close(&s->pf);
+	prof_writer_abort(s->w);
+	s->w = NULL;
+}
+
+static void install_signals(struct session *s)
+{
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: poll returns EINTR */
+	forward_to = s->launched ? s->l.pid : 0;
+	sigaction(SIGTERM, &sa, NULL);
+	if (s->launched) {
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGQUIT, &sa, NULL);
+		sa.sa_handler = SIG_IGN;
+	}
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static bool session_should_stop(struct session *s, uint64_t deadline)
+{
+	if (s->launched && !s->child_done) {
+		int st;
+		if (waitpid(s->l.pid, &st, WNOHANG) == s->l.pid) {
+			s->child_done = true;
+			s->child_status = st;
+		}
+	}
+	if (s->launched && s->child_done)
+		return true;
+	if (stop_requested || (deadline && now_ns() >= deadline))
+		return true;
+	return !s->launched && !any_target_alive(s->o);
+}
+
+static void run_loop(struct session *s)
+{
+	uint64_t deadline = s->o->duration ? now_ns() + (uint64_t)(s->o->duration * 1e9) : 0;
+	uint64_t next_flush = now_ns() + 1000000000ULL;
+
+	while (!s->write_failed && !session_should_stop(s, deadline)) {
+		prof_perf_poll(&s->pf, 100);
+		prof_recorder_drain(s->r);
+		if (now_ns() >= next_flush) {
+			flush_or_fail(s);
+			next_flush = now_ns() + 1000000000ULL;
+		}
+	}
+	if (!s->write_failed)
+		stop_recording(s);
+}
+
+static void print_summary(struct session *s)
+{
+	struct prof_profile *p = &s->p;
+	double full = p->samples ? 100.0 * (double)(p->samples - p->samples_truncated) / (double)p->samples : 100.0;
+
+	info("%llu samples (%llu lost, %.1f%% fully unwound), %zu processes, %zu threads, %llu KiB written to %s",
+	     (unsigned long long)p->samples, (unsigned long long)p->lost, full,
+	     prof_recorder_processes(s->r), p->threads.n,
+	     (unsigned long long)((s->bytes_written + 1023) / 1024), s->o->output);
+}
+
+static int setup_session(struct session *s)
+{
+	struct record_opts *o = s->o;
+	int ret;
+
+	if (prof_perf_init(&s->pf, &o->perf) < 0)
+		return error("bad sampling configuration"), -EINVAL;
+	if (o->perf.event->is_clock)
+		s->p.period_ns = 1000000000ULL / o->perf.freq;
+	set_meta(&s->p, o);
+	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
+		return ret;
+	s->r = prof_recorder_new(&s->p, s->w, &s->pf, o->unwinder);
+	if (!o->argv)
+		return attach_all(&s->pf, s->r, o);
+	if ((ret = launch_prepare(&s->l, o->argv)) < 0)
+		return ret;
+	s->launched = true;
+	if ((ret = prof_perf_open_task(&s->pf, s->l.pid)) < 0) {
+		launch_abort(&s->l);
+		s->launched = false;
+		return ret;
+	}
+	prof_recorder_add_child(s->r, s->l.pid, o->argv[0]);
+	return 0;
+}
+
+static void finish_file(struct session *s)
+{
+	struct stat st;
+
+	if (!s->w)
+		return;
+	if (prof_writer_close(s->w, &s->p) < 0)
+		error("cannot finish '%s': %s", s->o->output, strerror(errno ? errno : EIO));
+	s->w = NULL;
+	if (stat(s->o->output, &st) == 0)
+		s->bytes_written = (uint64_t)st.st_size;
+}
+
+static void teardown(struct session *s)
+{
+	if (s->w)
+		prof_writer_abort(s->w);
+	prof_recorder_free(s->r);
+	if (s->pf.rings)
+		prof_perf_close(&s->pf);
+	prof_profile_free(&s->p);
+	VEC_FREE(&s->o->pids);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { .output = PROF_DATA_DEFAULT, .unwinder = PROF_UNWIND_LIBDW,
+				 .unwinder_name = "libdw" };
+	struct session s = { .o = &o };
+	int ret, status = 0;
+
+	if (wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	o.perf = (struct prof_perf_config){ .event = prof_perf_event_find("cpu-clock"), .freq = 999,
+		.callgraph = PROF_CG_DWARF, .stack_size = PROF_STACK_SIZE_DEFAULT,
+		.ring_pages = PROF_RING_PAGES_DEFAULT, .ring_shrink_ok = true };
+	if (parse_options(&o, argc, argv) < 0)
+		return EXIT_USAGE;
+	o.perf.enable_on_exec = o.argv != NULL;
+	prof_profile_init(&s.p);
+	if (setup_session(&s) < 0) {
+		teardown(&s);
+		return EXIT_USAGE;
+	}
+	if (s.pf.ring_shrunk)
+		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
+			s.pf.cfg.ring_pages * 4);
+	install_signals(&s);
+	if (s.launched && (ret = launch_go(&s.l, o.argv[0])) < 0) {
+		waitpid(s.l.pid, NULL, 0);
+		teardown(&s);
+		return ret == -ENOENT ? 127 : 126;
+	}
+	if (!s.launched)
+		prof_perf_enable(&s.pf);
+	run_loop(&s);
+	finish_file(&s);
+	if (s.launched) {
+		if (!s.child_done)	/* -d ended the recording: the command runs on */
+			while (waitpid(s.l.pid, &s.child_status, 0) < 0 && errno == EINTR)
+				;
+		status = exit_status_of(s.child_status);
+	}
+	if (!s.write_failed)
+		print_summary(&s);
+	else if (!status)
+		status = 1;
+	teardown(&s);
+	return status;
+}

@@ -1,0 +1,273 @@
+/*
+ * event.c - perf_event_open for `prof record`: the supported events, the
+ * perf_event_attr for a sampling configuration, opening per-CPU events for
+ * a task into one ring per CPU, and the error messages that tell the user
+ * what the kernel refused and how to fix it.
+ *
+ * Design notes / invariants:
+ *  - inherit=1 events cannot be mmapped when opened with cpu=-1 (the kernel
+ *    returns EINVAL), so every task gets one event per CPU.
+ *  - The first event on a CPU owns that CPU's ring; every later one is
+ *    redirected into it with PERF_EVENT_IOC_SET_OUTPUT.
+ *  - Kernel sampling is attempted first; the first EACCES/EPERM flips
+ *    attr.exclude_kernel to 1 for all later events (warned once).
+ */
+#include "prof/perf.h"
+#include "prof/unwind.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static const struct prof_perf_event_desc events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, false },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, false },
+};
+
+const struct prof_perf_event_desc *prof_perf_event_find(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(events); i++)
+		if (!strcmp(events[i].name, name))
+			return &events[i];
+	return NULL;
+}
+
+const char *prof_perf_event_names(void)
+{
+	return "cpu-clock, task-clock, page-faults, context-switches, cycles, instructions";
+}
+
+static const char *const cg_names[] = { "dwarf", "fp", "none" };
+
+int prof_callgraph_parse(const char *name, enum prof_callgraph *cg)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cg_names); i++) {
+		if (!strcmp(name, cg_names[i])) {
+			*cg = (enum prof_callgraph)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *prof_callgraph_name(enum prof_callgraph cg)
+{
+	return (size_t)cg < ARRAY_SIZE(cg_names) ? cg_names[cg] : "?";
+}
+
+int prof_perf_paranoid(void)
+{
+	char *s = read_file("/proc/sys/kernel/perf_event_paranoid", NULL);
+	int v = s ? atoi(s) : 99;
+
+	free(s);
+	return v;
+}
+
+static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config *cfg)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = cfg->event->type;
+	a->config = cfg->event->config;
+	a->freq = 1;
+	a->sample_freq = cfg->freq;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (cfg->callgraph != PROF_CG_NONE)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (cfg->callgraph == PROF_CG_DWARF) {
+		/* We unwind user stacks ourselves: the kernel chain only
+		 * needs the kernel part. */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = PROF_UNWIND_REGS_MASK;
+		a->sample_stack_user = cfg->stack_size;
+		a->exclude_callchain_user = 1;
+	}
+	a->disabled = 1;
+	a->inherit = 1;
+	a->enable_on_exec = cfg->enable_on_exec;
+	a->mmap = 1;	/* mmap2 changes the record format; mmap turns it on */
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->exclude_hv = 1;
+	a->exclude_guest = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	/* Wake the reader in batches: a quarter of the ring. */
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)MIN((uint64_t)cfg->ring_pages * 4096 / 4, 1u << 30);
+}
+
+int prof_perf_init(struct prof_perf *pf, const struct prof_perf_config *cfg)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	memset(pf, 0, sizeof(*pf));
+	if (!cfg->event || !cfg->freq || !cfg->ring_pages ||
+	    (cfg->ring_pages & (cfg->ring_pages - 1)) ||
+	    cfg->stack_size > PROF_STACK_SIZE_MAX || (cfg->stack_size & 7))
+		return -EINVAL;
+	pf->cfg = *cfg;
+	setup_attr(&pf->attr, cfg);
+	pf->ncpus = n > 0 ? (int)n : 1;
+	pf->rings = xcalloc((size_t)pf->ncpus, sizeof(*pf->rings));
+	for (int i = 0; i < pf->ncpus; i++)
+		pf->rings[i].fd = -1;
+	pf->scratch = xmalloc((size_t)pf->ncpus * PROF_PERF_SCRATCH);
+	pf->nr_regs = (uint64_t)__builtin_popcountll(pf->attr.sample_regs_user);
+	return 0;
+}
+
+static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int report_open_error(const struct prof_perf *pf, int err)
+{
+	const char *ev = pf->cfg.event->name;
+
+	switch (err) {
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		return error("event '%s' is not supported here (no hardware PMU in this VM?); try -e cpu-clock", ev), -err;
+	case EACCES:
+	case EPERM:
+		return error("no permission to sample (kernel.perf_event_paranoid=%d); run 'sysctl kernel.perf_event_paranoid=1' or give prof CAP_PERFMON",
+			     prof_perf_paranoid()), -err;
+	case EMFILE:
+		return error("too many open files for %d CPUs x threads; raise 'ulimit -n'", pf->ncpus), -err;
+	default:
+		return error("perf_event_open for event '%s' failed: %s", ev, strerror(err)), -err;
+	}
+}
+
+/* Opens one event, falling back to user-only sampling when kernel
+ * sampling is not allowed. */
+static int open_one(struct prof_perf *pf, pid_t tid, int cpu)
+{
+	int fd = sys_perf_event_open(&pf->attr, tid, cpu);
+
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !pf->attr.exclude_kernel) {
+		pf->attr.exclude_kernel = 1;
+		fd = sys_perf_event_open(&pf->attr, tid, cpu);
+		if (fd >= 0) {
+			pf->kernel_excluded = true;
+			warning("kernel.perf_event_paranoid=%d: sampling user space only (no kernel frames); 'sysctl kernel.perf_event_paranoid=1' or CAP_PERFMON allows kernel stacks",
+				prof_perf_paranoid());
+		}
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+static int map_ring(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
+{
+	size_t len = ((size_t)pf->cfg.ring_pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED) {
+		int e = errno;
+		if (e == EPERM || e == ENOMEM) {
+			char *kb = read_file("/proc/sys/kernel/perf_event_mlock_kb", NULL);
+			int v = kb ? atoi(kb) : -1;
+			free(kb);
+			return error("cannot map a %u KiB ring buffer per CPU: over the locked-memory limit (perf_event_mlock_kb=%d, plus 'ulimit -l'); use a smaller -m PAGES or raise 'sysctl kernel.perf_event_mlock_kb' / 'ulimit -l'",
+				     pf->cfg.ring_pages * 4, v), -e;
+		}
+		return error("cannot mmap the ring buffer: %s", strerror(e)), -e;
+	}
+	r->fd = fd;
+	r->meta = m;
+	r->map_len = len;
+	r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)sysconf(_SC_PAGESIZE));
+	r->size = r->meta->data_size ? r->meta->data_size : (uint64_t)pf->cfg.ring_pages * 4096;
+	return 0;
+}
+
+/* With the default size, a locked-memory refusal (non-root at
+ * perf_event_mlock_kb) halves the ring down to 64 pages before failing. */
+static int map_ring_shrinking(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
+{
+	for (;;) {
+		size_t len = ((size_t)pf->cfg.ring_pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			munmap(m, len);
+			break;
+		}
+		if (errno != EPERM || !pf->cfg.ring_shrink_ok || pf->cfg.ring_pages <= 64)
+			break;
+		pf->cfg.ring_pages /= 2;
+		pf->attr.wakeup_watermark = pf->cfg.ring_pages * 4096 / 4;
+		pf->ring_shrunk = true;
+	}
+	return map_ring(pf, r, fd);
+}
+
+static int attach_to_ring(struct prof_perf *pf, int cpu, int fd)
+{
+	struct prof_perf_ring *r = &pf->rings[cpu];
+
+	if (r->fd < 0)
+		return map_ring_shrinking(pf, r, fd);
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0)
+		return error("cannot redirect an event into the CPU %d ring: %s", cpu, strerror(errno)), -errno;
+	return 0;
+}
+
+int prof_perf_open_task(struct prof_perf *pf, pid_t tid)
+{
+	for (int cpu = 0; cpu < pf->ncpus; cpu++) {
+		int fd = open_one(pf, tid, cpu);
+
+		if (fd == -ENODEV && pf->ncpus > 1)
+			continue;	/* offline CPU */
+		if (fd == -ESRCH)
+			return -ESRCH;
+		if (fd < 0)
+			return report_open_error(pf, -fd);
+		VEC_PUSH(&pf->fds, fd);
+		int ret = attach_to_ring(pf, cpu, fd);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int ioctl_all(struct prof_perf *pf, unsigned long req)
+{
+	for (size_t i = 0; i < pf->fds.n; i++)
+		if (ioctl(pf->fds.v[i], req, 0) < 0 && errno != ESRCH)
+			return -errno;
+	return 0;
+}
+
+int prof_perf_enable(struct prof_perf *pf) { return ioctl_all(pf, PERF_EVENT_IOC_ENABLE); }
+int prof_perf_disable(struct prof_perf *pf) { return ioctl_all(pf, PERF_EVENT_IOC_DISABLE); }
+
+void prof_perf_close(struct prof_perf *pf)
+{
+	for (int i = 0; pf->rings && i < pf->ncpus; i++)
+		if (pf->rings[i].meta)
+			munmap(pf->rings[i].meta, pf->rings[i].map_len);
+	for (size_t i = 0; i < pf->fds.n; i++)
+		close(pf->fds.v[i]);
+	VEC_FREE(&pf->fds);
+	free(pf->rings);
+	free(pf->scratch);
+	pf->rings = NULL;
+	pf->scratch = NULL;
+}
