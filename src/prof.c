@@ -16,6 +16,7 @@ struct command {
 
 static const struct command commands[] = {
 	/* { "name", cmd_name, "one-line summary" }, in the order users need them */
+	{ "callgrind", cmd_callgrind, "annotate, run and compare callgrind profiles" },
 };
 
 static void usage(FILE *f)
