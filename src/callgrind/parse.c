@@ -139,7 +139,7 @@ static uint32_t cost_alloc(struct cg_part *part)
 {
 	size_t off = part->costs.n, nev = part->events.n;
 
-	VEC_GROW(&part->costs, off + nev);
+	VEC_GROW(&part->costs, off + nev + 1);	/* +1: never NULL, even with no events */
 	memset(part->costs.v + off, 0, nev * sizeof(uint64_t));
 	part->costs.n += nev;
 	return (uint32_t)off;
