@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	/* { "name", cmd_name, "one-line summary" }, in the order users need them */
 	{ "report", cmd_report, "show a recording: flat, tree, folded, json" },
 	{ "record", cmd_record, "sample a command or running processes into prof.data" },
+	{ "callgrind", cmd_callgrind, "annotate, run and compare callgrind profiles" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,250 @@
+/*
+ * run.c - runs a command under valgrind's callgrind and leaves
+ * profiles/LABEL.callgrind plus its flat and call-tree annotations.
+ * With --codspeed it uses exactly the flags CodSpeed's runner uses
+ * (design.md section 3); on stock valgrind, which rejects some of them,
+ * it probes valgrind once with the flag list and drops what it refuses,
+ * saying which.
+ */
+#include "prof/callgrind.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_FLAGS 32
+
+static const char *const codspeed_flags[] = {
+	"-q", "--trace-children=yes", "--cache-sim=yes", "--I1=32768,8,64",
+	"--D1=32768,8,64", "--LL=8388608,16,64", "--instr-atstart=no",
+	"--collect-systime=nsec", "--read-inline-info=yes", "--tool=callgrind",
+	"--compress-strings=no", "--combine-dumps=yes", "--dump-line=no",
+};
+static const char *const plain_flags[] = {
+	"-q", "--tool=callgrind", "--combine-dumps=yes", "--read-inline-info=yes",
+};
+
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		if (access(buf, X_OK) == 0)
+			return true;
+		path += n + (path[n] == ':');
+	}
+	return false;
+}
+
+/* Runs argv with stdout+stderr captured into *out; returns the exit status or -errno. */
+static int capture(char *const argv[], struct strbuf *out)
+{
+	int fds[2];
+
+	if (pipe(fds) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		close(fds[1]);
+		int devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(fds[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0)
+			sb_add(out, buf, (size_t)n);
+	close(fds[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static bool valgrind_is_codspeed(void)
+{
+	char *argv[] = { "valgrind", "--version", NULL };
+	struct strbuf out = STRBUF_INIT;
+	bool yes = capture(argv, &out) >= 0 && strstr(sb_str(&out), "codspeed");
+
+	sb_release(&out);
+	return yes;
+}
+
+/* Drops the flags valgrind refuses ("Bad option: --x=y"), telling the user. */
+static void drop_rejected(const char **flags, size_t *n)
+{
+	for (int round = 0; round < MAX_FLAGS; round++) {
+		char *argv[MAX_FLAGS + 4];
+		size_t k = 0;
+		argv[k++] = "valgrind";
+		for (size_t i = 0; i < *n; i++)
+			argv[k++] = (char *)flags[i];
+		argv[k++] = "true";
+		argv[k] = NULL;
+		struct strbuf out = STRBUF_INIT;
+		capture(argv, &out);
+		const char *bad = strstr(sb_str(&out), "Bad option: ");
+		if (!bad) {
+			sb_release(&out);
+			return;
+		}
+		bad += strlen("Bad option: ");
+		size_t len = strcspn(bad, "\n ");
+		bool dropped = false;
+		for (size_t i = 0; i < *n && !dropped; i++) {
+			if (strlen(flags[i]) == len && !strncmp(flags[i], bad, len)) {
+				warning("this valgrind rejects %s (a valgrind-codspeed flag); running without it",
+					flags[i]);
+				memmove(&flags[i], &flags[i + 1], (*n - i - 1) * sizeof(*flags));
+				(*n)--;
+				dropped = true;
+			}
+		}
+		sb_release(&out);
+		if (!dropped)
+			return;
+	}
+}
+
+static int run_valgrind(const char **flags, size_t nflags, const char *outfile,
+			bool codspeed, char **cmd, pid_t *child)
+{
+	VEC(char *) argv = { 0 };
+	struct utsname u;
+	char *outopt = xasprintf("--callgrind-out-file=%s", outfile);
+
+	if (codspeed && in_path("setarch") && uname(&u) == 0) {
+		VEC_PUSH(&argv, "setarch");
+		VEC_PUSH(&argv, xstrdup(u.machine));
+		VEC_PUSH(&argv, "--addr-no-randomize");
+	}
+	VEC_PUSH(&argv, "valgrind");
+	for (size_t i = 0; i < nflags; i++)
+		VEC_PUSH(&argv, (char *)flags[i]);
+	VEC_PUSH(&argv, outopt);
+	for (char **c = cmd; *c; c++)
+		VEC_PUSH(&argv, *c);
+	VEC_PUSH(&argv, NULL);
+
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		free(outopt);
+		VEC_FREE(&argv);
+		return error("cannot fork: %s", strerror(e));
+	}
+	if (pid == 0) {
+		execvp(argv.v[0], argv.v);
+		fprintf(stderr, "prof callgrind: error: cannot run %s: %s\n", argv.v[0], strerror(errno));
+		_exit(127);
+	}
+	int st = 0;
+	*child = pid;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (argv.v[0][0] == 's')
+		free(argv.v[1]);
+	free(outopt);
+	VEC_FREE(&argv);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int write_annotation(const char *profile, const char *path, unsigned tree)
+{
+	struct cg_profile p;
+	struct cg_annotate_opts o = { .threshold = 99, .tree = tree };
+	FILE *f;
+	int rc = 0;
+
+	cg_profile_init(&p, 0);
+	if (cg_load_file(&p, profile) < 0) {
+		cg_profile_free(&p);
+		return -EINVAL;
+	}
+	if (!(f = fopen(path, "w"))) {
+		int e = errno;
+		cg_profile_free(&p);
+		return error("cannot create '%s': %s", path, strerror(e));
+	}
+	for (size_t i = 0; i < p.parts.n; i++) {
+		if (cg_part_empty(p.parts.v[i])) {
+			fprintf(f, "Part %u - %s: empty (no costs)\n\n", p.parts.v[i]->number,
+				strtab_get(&p.strs, p.parts.v[i]->trigger));
+			continue;
+		}
+		cg_annotate_text(f, &p, p.parts.v[i], &o);
+	}
+	if (fclose(f) != 0)
+		rc = error("cannot write '%s': %s", path, strerror(errno));
+	cg_profile_free(&p);
+	return rc;
+}
+
+int cg_run(const struct cg_run_opts *o)
+{
+	const char *flags[MAX_FLAGS];
+	size_t n = 0;
+
+	if (!in_path("valgrind"))
+		return error("valgrind is not installed; install it with 'apt-get install valgrind'");
+	if (mkdir("profiles", 0777) < 0 && errno != EEXIST)
+		return error("cannot create 'profiles': %s", strerror(errno));
+
+	bool fork_ok = valgrind_is_codspeed();
+	if (o->codspeed)
+		for (size_t i = 0; i < ARRAY_SIZE(codspeed_flags); i++)
+			flags[n++] = codspeed_flags[i];
+	else
+		for (size_t i = 0; i < ARRAY_SIZE(plain_flags); i++)
+			flags[n++] = plain_flags[i];
+	if (o->codspeed && !fork_ok) {
+		info("valgrind is stock valgrind, not valgrind-codspeed: checking which CodSpeed flags it accepts");
+		drop_rejected(flags, &n);
+	}
+
+	char *out = xasprintf("profiles/%s.callgrind", o->label);
+	char *flat = xasprintf("profiles/%s.callgrind.flat.txt", o->label);
+	char *tree = xasprintf("profiles/%s.callgrind.tree.txt", o->label);
+	/* %p: with --trace-children every process writes its own file; the
+	 * profiled command's is the one of the process we started. */
+	char *pattern = xasprintf("%s.%%p", out);
+	pid_t child = 0;
+	unlink(out);
+	int status = run_valgrind(flags, n, pattern, o->codspeed, o->argv, &child);
+	char *mine = xasprintf("%s.%d", out, (int)child);
+	if (status >= 0 && rename(mine, out) != 0) {
+		status = error("valgrind wrote no profile '%s' (did the command start? exit status %d)",
+			       out, status);
+	} else if (status >= 0) {
+		if (write_annotation(out, flat, CG_TREE_NONE) < 0 ||
+		    write_annotation(out, tree, CG_TREE_BOTH) < 0)
+			status = -EINVAL;
+		else
+			info("wrote %s, %s, %s", out, flat, tree);
+	}
+	free(pattern);
+	free(mine);
+	free(out);
+	free(flat);
+	free(tree);
+	return status;
+}
