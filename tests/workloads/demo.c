@@ -3,7 +3,7 @@
  * multi-threaded "batch pipeline".  Each worker thread ("demo-worker-N")
  * repeatedly generates a batch of records (generate_records), sorts them
  * with qsort (compare_records), hashes them (hash_records, FNV-1a) and
- * compresses them with zlib (compress_batch -> deflate).  Time goes mostly
+ * compresses every third batch with zlib (compress_batch -> deflate).  Time goes mostly
  * to deflate (libz.so), qsort (libc) + compare_records and hashing: a
  * profile anyone can read, with work in the program and two libraries.
  * Usage: demo [SECONDS=3] [THREADS=2]
@@ -94,7 +94,8 @@ static void *worker_main(void *arg)
 		generate_records(recs, BATCH, &state);
 		qsort(recs, BATCH, sizeof(*recs), compare_records);
 		wl_sink += hash_records(recs, BATCH);
-		w->compressed_bytes += compress_batch(recs, BATCH, out, out_size);
+		if (w->batches % 3 == 0)	/* zlib would swamp the rest */
+			w->compressed_bytes += compress_batch(recs, BATCH, out, out_size);
 		w->batches++;
 	}
 done:
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
 		batches += w[i].batches;
 		bytes += w[i].compressed_bytes;
 	}
-	printf("demo: %d threads sorted, hashed and compressed %lu batches of %d records (%lu KiB compressed)\n",
+	printf("demo: %d threads sorted and hashed %lu batches of %d records, compressed a third (%lu KiB)\n",
 	       nthreads, batches, BATCH, (unsigned long)(bytes / 1024));
 	return 0;
 }
