@@ -1,27 +1,28 @@
 #!/bin/bash
 # demo.sh - `make demo`: profile a small, recognisable workload with ./prof
 # and show what came out.  The workload (tests/workloads/demo.c) is a
-# two-thread batch pipeline: generate records, qsort them, hash them, and
+# two-thread batch pipeline: generate records, sort them, hash them, and
 # compress them with zlib, so the profile has the program's own functions,
-# libc (qsort, snprintf) and libz, on two named threads.  Prints the flat
+# libc (snprintf) and libz, on two named threads.  Prints the flat
 # report (top 25 rows), a short caller-first tree, and the next commands.
-# Usage: scripts/demo.sh [SECONDS=3]   (data goes to profiles/demo.data)
+# Usage: scripts/demo.sh [SECONDS=3]
+# The recording goes to profiles/demo.data, or to $PROF_DEMO_DATA if set.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
 secs=${1:-3}
-data=profiles/demo.data
+data=${PROF_DEMO_DATA:-profiles/demo.data}
 workload=tests/workloads/bin/demo
 
 for f in ./prof "$workload"; do
 	[ -x "$f" ] || { echo "demo: $f is missing; run 'make demo' (it builds both)" >&2; exit 2; }
 done
-mkdir -p profiles
+mkdir -p "$(dirname "$data")"
 
 rule() { printf '\n=== %s\n\n' "$*"; }
 
 rule "prof record -o $data -- $workload $secs 2"
-echo "(2 threads for ${secs}s: generate records -> qsort -> FNV hash -> zlib compress)"
+echo "(2 threads for ${secs}s: generate records -> merge sort -> FNV hash -> zlib compress)"
 ./prof record -o "$data" -- "$workload" "$secs" 2
 st=$?
 if [ $st != 0 ]; then
@@ -40,11 +41,16 @@ cat <<MSG
 
 === next
 
-  ./prof report -i $data --tree                 the whole call tree
-  ./prof report -i $data --comm demo-worker-1   one thread only
+  ./prof report -i $data --tree
+        the whole call tree
+  ./prof report -i $data --comm demo-worker-1
+        one thread only
   ./prof report -i $data --format=folded > demo.folded
-                                                 for flamegraph.pl / speedscope
-  ./prof report -i $data --format=json          machine-readable (schema prof-report/1)
-  ./prof record -- YOUR_COMMAND ARGS            profile your own program (writes prof.data)
-  ./prof record -p PID -d 10                    attach to a running process for 10 s
+        folded stacks for flamegraph.pl or speedscope
+  ./prof report -i $data --format=json
+        machine-readable (schema prof-report/1)
+  ./prof record -- YOUR_COMMAND ARGS
+        profile your own program (writes prof.data; then ./prof report)
+  ./prof record -p PID -d 10
+        attach to a running process for 10 seconds
 MSG
