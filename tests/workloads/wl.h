@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* noclone keeps gcc from making .constprop/.isra copies with other names. */
+#if defined(__clang__)
+#define WL_NOINLINE __attribute__((noinline))
+#else
 #define WL_NOINLINE __attribute__((noinline, noclone))
+#endif
 
 /* Sink for every burn loop: a volatile store per iteration keeps the loop. */
 extern volatile unsigned long wl_sink;

@@ -6,7 +6,8 @@
 
 WL_DIR := tests/workloads
 WL_BIN := $(WL_DIR)/bin
-WL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -fomit-frame-pointer -Wall -Wextra -Wno-unused-parameter
+WL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -fomit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
+	$(if $(DEVELOPER),-Werror)
 WL_DEPS := $(WL_DIR)/wl.h $(WL_DIR)/workloads.mk
 
 WL_SIMPLE := split recursion inline forkexec stripped-debug
