@@ -1,0 +1,40 @@
+#!/bin/bash
+# t1100-workload-split: record the split workload (spin_a/b/c burn 6:3:1
+# iteration units per round, see tests/workloads/README.md) and check the
+# self shares in the JSON report are within +-7 points of 60/30/10, the
+# record summary line has the SPEC shape, and folded output agrees.
+. "$(dirname "$0")/lib/test-lib.sh"
+require_perf_events
+CHECK="python3 $TOP/tests/workloads/wlcheck.py"
+
+test_expect_success 'record split for 2 s' '
+	"$PROF" record -o split.data -- "$WL/split" 2 >run.out 2>record.err;
+	st=$?; cat run.out record.err; test $st = 0 &&
+	check_contains run.out "split: [0-9]* rounds"
+'
+
+test_expect_success 'record prints the one-line summary' '
+	grep -E "^prof record: [0-9]+ samples \([0-9]+ lost, [0-9.]+% fully unwound\), [0-9]+ process(es)?, [0-9]+ threads?, .* written to split.data$" record.err ||
+	{ cat record.err; false; }
+'
+
+test_expect_success 'report --format=json' '
+	"$PROF" report -i split.data --format=json >split.json &&
+	$CHECK field split.json samples gt 100
+'
+
+test_expect_success 'spin_a self share is 60% +-7' '$CHECK share split.json spin_a 60 7'
+test_expect_success 'spin_b self share is 30% +-7' '$CHECK share split.json spin_b 30 7'
+test_expect_success 'spin_c self share is 10% +-7' '$CHECK share split.json spin_c 10 7'
+test_expect_success 'spin_a lives in the split executable' '$CHECK module split.json spin_a split'
+
+test_expect_success 'folded: spin_a is called from main' '
+	"$PROF" report -i split.data --format=folded >split.folded &&
+	$CHECK edge split.folded main spin_a 40
+'
+
+test_expect_success 'folded lines are sorted' '
+	LC_ALL=C sort -c split.folded
+'
+
+test_done

@@ -1,0 +1,32 @@
+#!/bin/bash
+# t1110-workload-recursion: 200-deep recursion (201 recurse frames, each a
+# real 64-byte frame, no frame pointers) above a hot leaf.  At least 95% of
+# the hot_leaf samples must carry the whole chain down to main and the libc
+# start frames, and the report must call >= 90% of all stacks complete.
+. "$(dirname "$0")/lib/test-lib.sh"
+require_perf_events
+CHECK="python3 $TOP/tests/workloads/wlcheck.py"
+DEPTH=200
+
+test_expect_success 'record recursion (depth 200) for 2 s' '
+	"$PROF" record -q -o rec.data -- "$WL/recursion" 2 $DEPTH
+'
+
+test_expect_success 'report folded and json' '
+	"$PROF" report -i rec.data --format=folded >rec.folded &&
+	"$PROF" report -i rec.data --format=json >rec.json
+'
+
+test_expect_success 'hot_leaf has most of the self time' '
+	$CHECK min-self rec.json "^hot_leaf\$" 90
+'
+
+test_expect_success '>= 95% of hot_leaf stacks have all 201 recurse frames, main, libc start' '
+	$CHECK depth rec.folded hot_leaf recurse $((DEPTH + 1)) 95
+'
+
+test_expect_success 'complete_pct >= 90' '
+	$CHECK field rec.json complete_pct ge 90
+'
+
+test_done

@@ -1,0 +1,31 @@
+#!/bin/bash
+# t1120-workload-inline: inline_hot is always_inline into outer_caller and
+# does ~90% of the work.  The report must show it as its own inlined frame
+# directly under outer_caller (folded "outer_caller;inline_hot_[i]").
+. "$(dirname "$0")/lib/test-lib.sh"
+require_perf_events
+CHECK="python3 $TOP/tests/workloads/wlcheck.py"
+
+test_expect_success 'record inline for 2 s' '
+	"$PROF" record -q -o inl.data -- "$WL/inline" 2
+'
+
+test_expect_success 'report folded and json' '
+	"$PROF" report -i inl.data --format=folded >inl.folded &&
+	"$PROF" report -i inl.data --format=json >inl.json
+'
+
+test_expect_success 'inline_hot_[i] directly under outer_caller in >= 60% of samples' '
+	$CHECK edge inl.folded outer_caller "inline_hot_[i]" 60
+'
+
+test_expect_success 'outer_caller is called from main' '
+	$CHECK edge inl.folded main outer_caller 80
+'
+
+test_expect_success 'json: inline_hot is a function with self time and a source line' '
+	$CHECK min-self inl.json "^inline_hot\$" 60 &&
+	$CHECK file-line inl.json inline_hot
+'
+
+test_done

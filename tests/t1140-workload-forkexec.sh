@@ -1,0 +1,44 @@
+#!/bin/bash
+# t1140-workload-forkexec: the parent burns in parent_work; its forked
+# child burns in child_work, then execs "split".  All three must be in the
+# profile: two processes, child_work, and the exec'd image's spin_a under
+# comm "split".
+. "$(dirname "$0")/lib/test-lib.sh"
+require_perf_events
+CHECK="python3 $TOP/tests/workloads/wlcheck.py"
+
+test_expect_success 'record forkexec for 2 s (exit status passes through)' '
+	"$PROF" record -q -o fe.data -- "$WL/forkexec" 2 >run.out &&
+	cat run.out && check_contains run.out "split: [0-9]* rounds"
+'
+
+test_expect_success 'report folded and json' '
+	"$PROF" report -i fe.data --format=folded >fe.folded &&
+	"$PROF" report -i fe.data --format=json >fe.json
+'
+
+test_expect_success 'two processes have samples' '$CHECK processes fe.json 2'
+
+test_expect_success 'parent_work and child_work both appear' '
+	$CHECK min-self fe.json "^parent_work\$" 20 &&
+	$CHECK min-self fe.json "^child_work\$" 8
+'
+
+test_expect_success 'the exec'"'"'d split shows spin_a/b/c under comm split' '
+	$CHECK comm-frame fe.folded split spin_a 30 &&
+	$CHECK min-self fe.json "^spin_[abc]\$" 15 &&
+	$CHECK module fe.json spin_a split
+'
+
+test_expect_success 'the child pid is a separate process from the parent' '
+	parent=$(sed -n "s/^forkexec: parent \([0-9]*\), child.*/\1/p" run.out) &&
+	child=$(sed -n "s/^forkexec: parent [0-9]*, child \([0-9]*\)/\1/p" run.out) &&
+	python3 -c "
+import json, sys
+pids = {p[\"pid\"] for p in json.load(open(\"fe.json\"))[\"processes\"]}
+print(pids)
+sys.exit(0 if {$parent, $child} <= pids else 1)
+"
+'
+
+test_done

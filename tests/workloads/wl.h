@@ -1,0 +1,59 @@
+/*
+ * wl.h - tiny helpers shared by the test workloads: a monotonic clock, an
+ * argument parser for "seconds" arguments, and a burn loop that the compiler
+ * cannot delete.  Everything is static inline so each workload stays one
+ * self-contained translation unit; the functions that must show up in
+ * profiles are defined (noinline) in the workloads themselves, never here.
+ */
+#ifndef WL_H
+#define WL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* noclone keeps gcc from making .constprop/.isra copies with other names. */
+#if defined(__clang__)
+#define WL_NOINLINE __attribute__((noinline))
+#else
+#define WL_NOINLINE __attribute__((noinline, noclone))
+#endif
+
+/* Sink for every burn loop: a volatile store per iteration keeps the loop. */
+extern volatile unsigned long wl_sink;
+
+static inline double wl_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* argv[i] as seconds (a double > 0), or the default when absent/bad. */
+static inline double wl_seconds_arg(int argc, char **argv, int i, double dflt)
+{
+	double v;
+
+	if (argc <= i)
+		return dflt;
+	v = strtod(argv[i], NULL);
+	return v > 0 ? v : dflt;
+}
+
+/*
+ * One LCG step per iteration with a volatile store: the same amount of work
+ * per iteration everywhere, so iteration counts translate into CPU time.
+ * `seed` differs per caller so identical-code folding cannot merge callers.
+ */
+#define WL_BURN(iters, seed)                                              \
+	do {                                                              \
+		unsigned long wl_x_ = (seed);                             \
+		for (unsigned long wl_i_ = 0; wl_i_ < (iters); wl_i_++) { \
+			wl_x_ = wl_x_ * 6364136223846793005UL +           \
+				1442695040888963407UL;                    \
+			wl_sink = wl_x_;                                  \
+		}                                                         \
+	} while (0)
+
+#endif
