@@ -16,6 +16,7 @@ struct command {
 
 static const struct command commands[] = {
 	/* { "name", cmd_name, "one-line summary" }, in the order users need them */
+	{ "stat", cmd_stat, "run a command N times: CPU, RSS, I/O wait statistics" },
 };
 
 static void usage(FILE *f)
