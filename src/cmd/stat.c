@@ -629,7 +629,7 @@ int cmd_stat(int argc, char **argv)
 		free_metrics(m, nm);
 		return EXIT_USAGE;
 	}
-	if (emit(&o, m, nm, failed, delayacct, o.baseline && st == 0 ? c : NULL, nc) < 0)
+	if (m[0].runs.n && emit(&o, m, nm, failed, delayacct, o.baseline && st == 0 ? c : NULL, nc) < 0)
 		st = st ? st : EXIT_USAGE;
 	for (size_t i = 0; i < nc; i++)
 		regressions += !strcmp(c[i].verdict, "regression");
