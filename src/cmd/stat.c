@@ -83,7 +83,9 @@ static void usage(FILE *f)
 		"      --ignore-failure  keep going when CMD exits non-zero\n"
 		"\n"
 		"A change is a regression when its q-value < alpha and the whole CI lies above\n"
-		"1 + PCT%% (every metric here is lower-is-better).\n"
+		"1 + PCT%% (every metric here is lower-is-better).  With 5 runs per side the\n"
+		"smallest possible p is 0.008, which Benjamini-Hochberg across a dozen metrics\n"
+		"does not accept: use -r 8 or more on both sides.\n"
 		"\n"
 		"exit status: 0 no significant regression, 1 regression against --baseline,\n"
 		"2 usage or input error, 3 the command failed (without --ignore-failure).\n",
@@ -351,21 +353,36 @@ static void verdicts(struct comparison *c, size_t n, const struct stat_opts *o)
 	}
 }
 
-static int compare_baseline(const struct stat_opts *o, struct metric *m, size_t nm,
+/* Before any run, so a bad path or file costs the user no waiting. */
+static char *load_baseline(const char *path)
+{
+	char *json = read_file(path, NULL);
+	double *v;
+	size_t n;
+
+	if (!json) {
+		error("cannot read baseline '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (res_baseline_runs(json, "wall_s", &v, &n) < 0) {
+		error("'%s' is not a prof stat JSON report (write one with --save-baseline)", path);
+		free(json);
+		return NULL;
+	}
+	free(v);
+	return json;
+}
+
+static int compare_baseline(const struct stat_opts *o, char *json, struct metric *m, size_t nm,
 			    struct comparison *c, size_t *nc)
 {
-	char *json = read_file(o->baseline, NULL);
-
 	*nc = 0;
-	if (!json)
-		return error("cannot read baseline '%s': %s", o->baseline, strerror(errno));
 	for (size_t i = 0; i < nm; i++) {
 		double *base;
 		size_t nb;
 		int r = res_baseline_runs(json, m[i].name, &base, &nb);
 
 		if (r == -EINVAL) {
-			free(json);
 			return error("'%s' is not a prof stat JSON report (write one with --save-baseline)",
 				     o->baseline);
 		}
@@ -376,7 +393,6 @@ static int compare_baseline(const struct stat_opts *o, struct metric *m, size_t 
 		compare_one(&m[i], base, nb, o, &c[(*nc)++]);
 		free(base);
 	}
-	free(json);
 	verdicts(c, *nc, o);
 	return 0;
 }
@@ -525,6 +541,14 @@ static void text_metric(struct strbuf *sb, const struct metric *m)
 	sb_addch(sb, '\n');
 }
 
+static const struct metric *find_metric(const struct metric *m, size_t nm, const char *name)
+{
+	for (size_t i = 0; i < nm; i++)
+		if (!strcmp(m[i].name, name))
+			return &m[i];
+	return &m[0];
+}
+
 static void render_text(struct strbuf *sb, const struct stat_opts *o, const struct metric *m,
 			size_t nm, uint64_t failed, const struct comparison *c, size_t nc)
 {
@@ -545,10 +569,16 @@ static void render_text(struct strbuf *sb, const struct stat_opts *o, const stru
 	sb_addf(sb, "\ncompared with %s (alpha %g, noise threshold %g%%):\n", o->baseline, o->alpha,
 		100 * o->threshold);
 	for (size_t i = 0; i < nc; i++) {
-		sb_addf(sb, "%-26s %11.6g -> %11.6g  %+7.1f%%  CI [%+.1f%%, %+.1f%%]  p=%.3g q=%.3g  %s",
-			c[i].name, c[i].base_median, c[i].median, 100 * c[i].change, 100 * c[i].lo,
-			100 * c[i].hi, c[i].p, c[i].q, c[i].verdict);
-		if (!strcmp(c[i].verdict, "inconclusive") && c[i].runs_needed)
+		const struct metric *mi = find_metric(m, nm, c[i].name);
+
+		sb_addf(sb, "%-26s", c[i].name);
+		text_val(sb, mi->unit, c[i].base_median);
+		sb_adds(sb, " ->");
+		text_val(sb, mi->unit, c[i].median);
+		sb_addf(sb, "  %+7.1f%%  CI [%+.1f%%, %+.1f%%]  p=%.3g q=%.3g  %s", 100 * c[i].change,
+			100 * c[i].lo, 100 * c[i].hi, c[i].p, c[i].q, c[i].verdict);
+		/* Only worth saying when it asks for more than was run. */
+		if (!strcmp(c[i].verdict, "inconclusive") && c[i].runs_needed > c[i].n_new)
 			sb_addf(sb, " (~%" PRIu64 " runs per side needed)", c[i].runs_needed);
 		sb_addch(sb, '\n');
 	}
@@ -607,6 +637,7 @@ int cmd_stat(int argc, char **argv)
 	struct comparison c[MAX_METRICS];
 	size_t nm, nc = 0;
 	uint64_t failed;
+	char *baseline = NULL;
 	bool delayacct;
 	int st, regressions = 0;
 
@@ -616,19 +647,19 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (parse_options(argc, argv, &o) < 0 || probe_counters(&o) < 0)
 		return EXIT_USAGE;
+	if (o.baseline && !(baseline = load_baseline(o.baseline)))
+		return EXIT_USAGE;
 	delayacct = res_delayacct_enabled() == 1;
 	if (!delayacct)
 		info("io_wait_s unavailable: kernel.task_delayacct is 0 (sysctl -w kernel.task_delayacct=1 enables it)");
 	init_metrics(m, &nm, &o, delayacct);
 	st = run_all(&o, m, nm, &failed);
-	if (st < 0) {
+	if (st < 0 || (st == 0 && baseline && compare_baseline(&o, baseline, m, nm, c, &nc) < 0)) {
 		free_metrics(m, nm);
+		free(baseline);
 		return EXIT_USAGE;
 	}
-	if (st == 0 && o.baseline && compare_baseline(&o, m, nm, c, &nc) < 0) {
-		free_metrics(m, nm);
-		return EXIT_USAGE;
-	}
+	free(baseline);
 	if (m[0].runs.n && emit(&o, m, nm, failed, delayacct, o.baseline && st == 0 ? c : NULL, nc) < 0)
 		st = st ? st : EXIT_USAGE;
 	for (size_t i = 0; i < nc; i++)
