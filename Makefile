@@ -61,6 +61,7 @@ $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/libprof.a
 # Workloads (built without frame pointers) and fuzz targets add their rules here.
 -include tests/workloads/workloads.mk
 -include tests/fuzz/fuzz.mk
+-include tests/stat/stat.mk
 
 deps:
 	scripts/install-deps.sh
@@ -68,7 +69,7 @@ deps:
 unit: $(UNIT_BINS)
 
 # prove runs unit binaries directly and the tNNNN-*.sh scripts with bash.
-check: deps prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS)
+check: deps prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS) $(STAT_BINS)
 	prove -e '' $(PROVE_FLAGS) $(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))
 
 demo: deps prof $(WORKLOADS)

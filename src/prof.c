@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "show a recording: flat, tree, folded, json" },
 	{ "record", cmd_record, "sample a command or running processes into prof.data" },
 	{ "callgrind", cmd_callgrind, "annotate, run and compare callgrind profiles" },
+	{ "stat", cmd_stat, "run a command N times: CPU, RSS, I/O wait statistics" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,93 @@
+/*
+ * resource.h - per-process resource accounting for one run of a command:
+ * wall, user and system CPU, peak RSS, I/O wait (delay accounting), off-CPU
+ * time, context switches, page faults, /proc/PID/io bytes, and optional
+ * perf_event_open counters (counting mode, inherit=1, enabled at exec).
+ * Used by `prof stat`; reusable by `prof record` to annotate a profile.
+ *
+ * How one run is measured (res_run): fork; the child waits on a pipe until
+ * the parent has attached the counters, then execs.  The parent waits with
+ * waitid(WEXITED|WNOWAIT) so the zombie's /proc/PID/stat (field 42,
+ * delayacct_blkio_ticks) and /proc/PID/io can still be read, then reaps it
+ * with wait4() for the rusage.  What each number includes:
+ *  - user/sys/faults/context switches: rusage of the child plus its waited-for
+ *    descendants (wait4 semantics).
+ *  - rss_peak_bytes: ru_maxrss of wait4 = the largest peak RSS of the child
+ *    or of any single waited-for descendant (a maximum, never a sum).
+ *  - io_wait_s: /proc/PID/stat field 42 of the direct child, which
+ *    do_task_stat() takes from that one task (the main thread): block I/O
+ *    waits of other threads and of grandchildren are NOT included.  Only
+ *    meaningful when
+ *    /proc/sys/kernel/task_delayacct is 1; see kernel-notes/delayacct.md.
+ *  - off_cpu_s = wall - user - sys, floored at 0: time the command was not
+ *    on a CPU.  Exact for a single-threaded command; with several threads
+ *    or children running in parallel CPU time can exceed wall and this
+ *    underestimates (it is then a lower bound, often 0).
+ */
+#ifndef PROF_RESOURCE_H
+#define PROF_RESOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* --- perf counters ----------------------------------------------------------- */
+#define RES_MAX_COUNTERS 16
+struct res_counter_spec {
+	const char *name;	/* "task-clock" */
+	uint32_t type;		/* PERF_TYPE_* */
+	uint64_t config;
+};
+/* The event names -e accepts; NULL if unknown. */
+const struct res_counter_spec *res_counter_lookup(const char *name);
+/* "task-clock, page-faults, ..." for help text. */
+const char *res_counter_names(void);
+/* Can this event be counted on our own children here?  0 or -errno
+ * (-ENOENT/-EOPNOTSUPP: no such PMU event on this machine, -EACCES: policy). */
+int res_counter_probe(const struct res_counter_spec *spec);
+
+/* --- one run ------------------------------------------------------------------- */
+struct res_usage {
+	double wall_s, user_s, sys_s, off_cpu_s, io_wait_s;
+	uint64_t rss_peak_bytes;
+	uint64_t vol_cs, invol_cs, minflt, majflt;
+	uint64_t read_bytes, write_bytes;	/* /proc/PID/io storage bytes */
+	bool have_io_wait;			/* delayacct was on during the run */
+	bool have_proc_io;
+	uint64_t counters[RES_MAX_COUNTERS];	/* same order as the specs */
+	int wait_status;			/* as from waitpid() */
+};
+
+struct res_run_opts {
+	char **argv;				/* NULL-terminated command */
+	const struct res_counter_spec *const *counters;
+	unsigned n_counters;
+	int stdout_fd, stderr_fd;		/* -1: inherit */
+};
+
+/*
+ * Run argv once and fill *out.  Returns 0 (even when the command itself
+ * failed: see out->wait_status), -errno when it could not be run at all
+ * (fork/exec failure: exec failure is reported as -ENOENT etc. after the
+ * child exits 127).
+ */
+int res_run(const struct res_run_opts *opts, struct res_usage *out);
+
+/* 1 on, 0 off, -errno when /proc/sys/kernel/task_delayacct is unreadable. */
+int res_delayacct_enabled(void);
+
+/* Parsers for the zombie's /proc files (exposed for unit tests). */
+int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks);
+int res_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes);
+
+/*
+ * From JSON written by `prof stat --format=json`, the per-run values of one
+ * metric (malloc'd into *vals).  -ENOENT: metric absent or unavailable in
+ * that file; -EINVAL: not a prof stat JSON file.
+ */
+int res_baseline_runs(const char *json, const char *metric, double **vals, size_t *n);
+
+/* Human-readable wait status: "exit 3", "killed by SIGKILL". */
+const char *res_status_str(int wait_status, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * counters.c - the perf_event_open counters `prof stat -e` can attach to a
+ * command: a name table (perf's spelling), a probe that asks this kernel
+ * whether an event can be counted at all, and the open/read used by
+ * res_run().  Counting mode only (no sampling, no mmap): one u64 per event.
+ */
+#include "prof/resource.h"
+#include "prof/util.h"
+#include "resource-internal.h"
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static const struct res_counter_spec specs[] = {
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+};
+
+const struct res_counter_spec *res_counter_lookup(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++)
+		if (!strcmp(specs[i].name, name))
+			return &specs[i];
+	return NULL;
+}
+
+const char *res_counter_names(void)
+{
+	static char buf[512];
+
+	if (!buf[0]) {
+		for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+			if (i)
+				strcat(buf, ", ");
+			strcat(buf, specs[i].name);
+		}
+	}
+	return buf;
+}
+
+static int open_event(const struct res_counter_spec *spec, pid_t pid, bool on_exec,
+		      bool user_only)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = spec->type;
+	attr.config = spec->config;
+	attr.inherit = 1;
+	attr.exclude_hv = 1;
+	attr.exclude_kernel = user_only;
+	attr.disabled = on_exec;
+	attr.enable_on_exec = on_exec;
+	return (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * Kernel-side counting needs perf_event_paranoid <= 1 or CAP_PERFMON; when
+ * refused with EACCES, fall back to user-only counts rather than nothing.
+ */
+int res_counter_open(const struct res_counter_spec *spec, pid_t pid, bool on_exec)
+{
+	int fd = open_event(spec, pid, on_exec, false);
+
+	if (fd < 0 && (errno == EACCES || errno == EPERM))
+		fd = open_event(spec, pid, on_exec, true);
+	return fd < 0 ? -errno : fd;
+}
+
+int res_counter_probe(const struct res_counter_spec *spec)
+{
+	int fd = res_counter_open(spec, 0, false);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int res_counter_read(int fd, uint64_t *value)
+{
+	ssize_t n = read(fd, value, sizeof(*value));
+
+	if (n != (ssize_t)sizeof(*value))
+		return n < 0 ? -errno : -EIO;
+	return 0;
+}

@@ -1,0 +1,14 @@
+/*
+ * resource-internal.h - helpers shared between the files of src/resource
+ * (counter open/read used by run.c); not part of the public API.
+ */
+#ifndef PROF_RESOURCE_INTERNAL_H
+#define PROF_RESOURCE_INTERNAL_H
+
+#include "prof/resource.h"
+
+/* fd or -errno; pid 0 = this process; on_exec: disabled until the exec. */
+int res_counter_open(const struct res_counter_spec *spec, pid_t pid, bool on_exec);
+int res_counter_read(int fd, uint64_t *value);
+
+#endif

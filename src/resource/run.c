@@ -1,0 +1,226 @@
+/*
+ * run.c - measure one run of a command (see the design notes in
+ * include/prof/resource.h for what each number includes).
+ *
+ * Design notes: the child is held at a "go" pipe until the parent has
+ * attached every counter with enable_on_exec, so counts start exactly at
+ * exec and include every descendant (inherit=1).  Exec failure comes back
+ * through a CLOEXEC pipe as an errno, so "no such command" is an error of
+ * prof, not a run with exit status 127.  Between waitid(WNOWAIT) and wait4()
+ * the child is a zombie whose /proc entries are still readable; it is always
+ * reaped before returning.
+ */
+#include "prof/resource.h"
+#include "prof/util.h"
+#include "resource-internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int res_delayacct_enabled(void)
+{
+	char *s = read_file("/proc/sys/kernel/task_delayacct", NULL);
+	int on;
+
+	if (!s)
+		return -errno;
+	on = atoi(s) != 0;
+	free(s);
+	return on;
+}
+
+/* Fields after the ")" of comm (which may contain spaces and parens). */
+int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks)
+{
+	const char *p = strrchr(stat_text, ')');
+	int field = 2;
+
+	if (!p)
+		return -EINVAL;
+	p++;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (++field == 42) {
+			char *end;
+
+			*ticks = strtoull(p, &end, 10);
+			return end == p ? -EINVAL : 0;
+		}
+		while (*p && *p != ' ')
+			p++;
+	}
+	return -EINVAL;
+}
+
+static int io_field(const char *text, const char *key, uint64_t *v)
+{
+	const char *p = strstr(text, key);
+
+	if (!p)
+		return -EINVAL;
+	*v = strtoull(p + strlen(key), NULL, 10);
+	return 0;
+}
+
+int res_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes)
+{
+	if (io_field(io_text, "\nread_bytes:", read_bytes) < 0 ||
+	    io_field(io_text, "\nwrite_bytes:", write_bytes) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+const char *res_status_str(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exit %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "killed by SIG%s", sigabbrev_np(WTERMSIG(st)) ?: "?");
+	else
+		snprintf(buf, len, "status 0x%x", st);
+	return buf;
+}
+
+static void read_zombie_proc(pid_t pid, struct res_usage *out, bool delayacct)
+{
+	char path[64];
+	char *text;
+	uint64_t ticks;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = read_file(path, NULL);
+	if (text && delayacct && res_parse_stat_blkio(text, &ticks) == 0) {
+		out->io_wait_s = (double)ticks / (double)sysconf(_SC_CLK_TCK);
+		out->have_io_wait = true;
+	}
+	free(text);
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	text = read_file(path, NULL);
+	if (text && res_parse_io(text, &out->read_bytes, &out->write_bytes) == 0)
+		out->have_proc_io = true;
+	free(text);
+}
+
+static void fill_rusage(const struct rusage *ru, struct res_usage *out)
+{
+	out->user_s = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6;
+	out->sys_s = (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+	out->rss_peak_bytes = (uint64_t)ru->ru_maxrss * 1024;	/* Linux: KiB */
+	out->vol_cs = (uint64_t)ru->ru_nvcsw;
+	out->invol_cs = (uint64_t)ru->ru_nivcsw;
+	out->minflt = (uint64_t)ru->ru_minflt;
+	out->majflt = (uint64_t)ru->ru_majflt;
+	out->off_cpu_s = MAX(0.0, out->wall_s - out->user_s - out->sys_s);
+}
+
+static void child_exec(const struct res_run_opts *o, const int go[2], const int errp[2])
+{
+	int go_fd = go[0], err_fd = errp[1], e;
+	char c;
+
+	/* Our copy of the write end would keep the go pipe from ever hitting EOF. */
+	close(go[1]);
+	close(errp[0]);
+
+	if (o->stdout_fd >= 0)
+		dup2(o->stdout_fd, 1);
+	if (o->stderr_fd >= 0)
+		dup2(o->stderr_fd, 2);
+	/* EOF without a byte means the parent gave up: do not run. */
+	if (read(go_fd, &c, 1) != 1)
+		_exit(127);
+	execvp(o->argv[0], o->argv);
+	e = errno;
+	if (write(err_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static void close_all(int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* Reap pid no matter what (used on error paths). */
+static void reap(pid_t pid, int *status, struct rusage *ru)
+{
+	while (wait4(pid, status, 0, ru) < 0 && errno == EINTR)
+		;
+}
+
+int res_run(const struct res_run_opts *o, struct res_usage *out)
+{
+	int go[2], errp[2], fds[RES_MAX_COUNTERS], exec_errno = 0, st = 0;
+	bool delayacct = res_delayacct_enabled() == 1;
+	struct rusage ru;
+	siginfo_t si;
+	uint64_t t0;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	if (o->n_counters > RES_MAX_COUNTERS)
+		return -E2BIG;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+
+		close(go[0]); close(go[1]); close(errp[0]); close(errp[1]);
+		return e;
+	}
+	if (pid == 0)
+		child_exec(o, go, errp);
+	close(go[0]);
+	close(errp[1]);
+	for (unsigned i = 0; i < o->n_counters; i++) {
+		fds[i] = res_counter_open(o->counters[i], pid, true);
+		if (fds[i] < 0) {
+			int e = fds[i];
+
+			error("cannot count '%s' on the command: %s", o->counters[i]->name, strerror(-e));
+			close_all(fds, i);
+			close(go[1]);		/* child sees EOF and exits 127 */
+			close(errp[0]);
+			reap(pid, &st, &ru);
+			return e;
+		}
+	}
+	t0 = now_ns();
+	if (write(go[1], "g", 1) != 1)
+		exec_errno = errno;
+	close(go[1]);
+	if (read(errp[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
+		exec_errno = 0;		/* EOF at exec: it ran */
+	close(errp[0]);
+	while (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	out->wall_s = (double)(now_ns() - t0) / 1e9;
+	read_zombie_proc(pid, out, delayacct && res_delayacct_enabled() == 1);
+	for (unsigned i = 0; i < o->n_counters; i++)
+		if (res_counter_read(fds[i], &out->counters[i]) < 0)
+			out->counters[i] = 0;
+	close_all(fds, o->n_counters);
+	reap(pid, &st, &ru);
+	if (exec_errno)
+		return -exec_errno;
+	out->wait_status = st;
+	fill_rusage(&ru, out);
+	return 0;
+}

@@ -1,0 +1,68 @@
+#!/bin/bash
+# t4000-stat-basic.sh - prof stat's interface: --help, usage errors, the
+# command's output and exit status, -r/--warmup run counts, JSON shape
+# (every metric has min/median/mean/p95/p99/max/stddev and a runs array of
+# length N), -o.  No timing assertions.
+. "$(dirname "$0")/lib/test-lib.sh"
+SB="$TOP/tests/stat/bin"
+[ -x "$SB/sleeper" ] || skip_all "tests/stat/bin not built (run make check)"
+
+# jsonq FILE PYTHON-EXPR: evaluate EXPR with d = the parsed JSON; fail if falsy.
+jsonq() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=eval(sys.argv[2]); print(r); sys.exit(0 if r else 1)' "$1" "$2"
+}
+
+test_expect_success '--help prints usage and the exit codes' '
+	"$PROF" stat --help >out &&
+	check_contains out "usage: prof stat" &&
+	check_contains out "exit status: 0 no significant regression, 1 regression"
+'
+test_expect_failure_exit 'no command is a usage error' 2 '"$PROF" stat -r 3'
+test_expect_failure_exit 'bad -r is a usage error' 2 '"$PROF" stat -r zero -- true'
+test_expect_failure_exit 'unknown option is a usage error' 2 '"$PROF" stat --bogus -- true'
+test_expect_failure_exit 'unknown -e event is a usage error' 2 '"$PROF" stat -e nosuch -- true'
+test_expect_success 'usage errors are one line' '
+	! "$PROF" stat -r 0 -- true 2>err && test $(wc -l <err) = 1 && check_contains err "invalid -r"
+'
+test_expect_failure_exit 'a missing command is an input error' 2 '"$PROF" stat -- ./does-not-exist'
+test_expect_success 'missing command says so' '
+	! "$PROF" stat -- ./does-not-exist 2>err && check_contains err "cannot run .*No such file"
+'
+test_expect_failure_exit 'a failing command makes prof stat fail (3)' 3 '"$PROF" stat -r 3 -- false'
+test_expect_success 'failure is reported with the status' '
+	! "$PROF" stat -r 3 -- sh -c "exit 7" 2>err && check_contains err "run 1: .* failed (exit 7)"
+'
+test_expect_success '--ignore-failure measures failing runs' '
+	"$PROF" stat -r 3 --ignore-failure --format=json -o s.json -- false &&
+	jsonq s.json "d[\"failed_runs\"] == 3 and len(d[\"metrics\"][\"wall_s\"][\"runs\"]) == 3"
+'
+test_expect_success 'stdout and stderr of the command pass through, once per run' '
+	"$PROF" stat -r 3 -- sh -c "echo out; echo err >&2" >out 2>err &&
+	test "$(grep -c ^out$ out)" = 3 && test "$(grep -c ^err$ err)" = 3 &&
+	check_contains err "prof stat: 3 runs of"
+'
+test_expect_success 'JSON: all metrics and statistics, N runs, warm-up excluded' '
+	"$PROF" stat -r 4 --warmup 2 --format=json -o s.json -- "$SB/sleeper" 0.01 &&
+	jsonq s.json "d[\"runs\"] == 4 and d[\"warmup\"] == 2" &&
+	for m in wall_s cpu_user_s cpu_sys_s off_cpu_s rss_peak_bytes ctx_switches_voluntary \
+		 ctx_switches_involuntary page_faults_minor page_faults_major; do
+		jsonq s.json "all(k in d[\"metrics\"][\"$m\"] for k in (\"min\",\"median\",\"mean\",\"p95\",\"p99\",\"max\",\"stddev\",\"cv\",\"outliers\"))" &&
+		jsonq s.json "len(d[\"metrics\"][\"$m\"][\"runs\"]) == 4" || return 1
+	done
+'
+test_expect_success 'JSON statistics agree with Python statistics on the runs' '
+	jsonq s.json "all(abs(m[\"median\"] - __import__(\"statistics\").median(m[\"runs\"])) <= 1e-9 * max(1, abs(m[\"median\"])) and m[\"min\"] <= m[\"median\"] <= m[\"p95\"] <= m[\"p99\"] <= m[\"max\"] for m in d[\"metrics\"].values() if m[\"available\"])" &&
+	jsonq s.json "all(abs(m[\"stddev\"] - __import__(\"statistics\").stdev(m[\"runs\"])) <= 1e-6 * max(1, m[\"stddev\"]) for m in d[\"metrics\"].values() if m[\"available\"])"
+'
+test_expect_success 'io_wait_s is either measured or explicitly unavailable' '
+	if [ "$(cat /proc/sys/kernel/task_delayacct)" = 1 ]; then
+		jsonq s.json "d[\"delayacct\"] and d[\"metrics\"][\"io_wait_s\"][\"available\"]"
+	else
+		jsonq s.json "not d[\"delayacct\"] and not d[\"metrics\"][\"io_wait_s\"][\"available\"] and \"task_delayacct\" in d[\"metrics\"][\"io_wait_s\"][\"reason\"]"
+	fi
+'
+test_expect_success 'text report goes to -o FILE, not stderr' '
+	"$PROF" stat -r 2 -o report.txt -- true 2>err &&
+	check_contains report.txt "^wall_s" && check_not_contains err "^wall_s"
+'
+test_done

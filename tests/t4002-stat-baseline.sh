@@ -1,0 +1,48 @@
+#!/bin/bash
+# t4002-stat-baseline.sh - prof stat --save-baseline / --baseline: a 6x
+# slower sleep is a significant wall_s regression (exit 1, JSON verdict
+# "regression"); a 6x faster one is an improvement (exit 0); the same
+# command is not a regression; bad baselines are input errors (exit 2).
+# 8 runs per side: the smallest exact Mann-Whitney p is then 1.6e-4, enough
+# to survive Benjamini-Hochberg across the dozen metrics.
+. "$(dirname "$0")/lib/test-lib.sh"
+SB="$TOP/tests/stat/bin"
+[ -x "$SB/sleeper" ] || skip_all "tests/stat/bin not built (run make check)"
+
+jsonq() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["comparison"]["metrics"]; r=eval(sys.argv[2]); print(sys.argv[2], "->", r); sys.exit(0 if r else 1)' "$1" "$2"
+}
+
+test_expect_success 'save a baseline (8 runs of a 50 ms sleep)' '
+	"$PROF" stat -r 8 --save-baseline base.json -- "$SB/sleeper" 0.05 2>err &&
+	python3 -c "import json; d=json.load(open(\"base.json\")); assert len(d[\"metrics\"][\"wall_s\"][\"runs\"]) == 8"
+'
+test_expect_failure_exit '300 ms against the 50 ms baseline: regression, exit 1' 1 '
+	"$PROF" stat -r 8 --baseline base.json --format=json -o slow.json -- "$SB/sleeper" 0.3
+'
+test_expect_success 'the regression is wall_s, with p, q and a CI above the threshold' '
+	jsonq slow.json "c[\"wall_s\"][\"verdict\"] == \"regression\" and c[\"wall_s\"][\"p\"] < 0.001 and c[\"wall_s\"][\"ci_lo\"] > 0.02" &&
+	jsonq slow.json "c[\"wall_s\"][\"change\"] > 4"
+'
+test_expect_success 'the text report names the regression' '
+	! "$PROF" stat -r 8 --baseline base.json -- "$SB/sleeper" 0.3 2>err &&
+	check_contains err "^wall_s .* regression" &&
+	check_contains err "regressed against base.json"
+'
+test_expect_success 'a faster command is an improvement, exit 0' '
+	"$PROF" stat -r 8 --baseline base.json --format=json -o fast.json -- "$SB/sleeper" 0.008 &&
+	jsonq fast.json "c[\"wall_s\"][\"verdict\"] == \"improvement\""
+'
+# A generous 25% threshold: the same command must never flake into a
+# "regression" because of scheduler noise on a loaded 2-vCPU machine.
+test_expect_success 'the same command is not a regression' '
+	"$PROF" stat -r 8 --threshold 25 --baseline base.json --format=json -o same.json -- "$SB/sleeper" 0.05 &&
+	jsonq same.json "all(v[\"verdict\"] != \"regression\" for v in c.values())"
+'
+test_expect_failure_exit 'a missing baseline is an input error' 2 '
+	"$PROF" stat --baseline nope.json -- true
+'
+test_expect_failure_exit 'a non-prof JSON baseline is an input error' 2 '
+	echo "[1, 2, 3]" >bad.json && "$PROF" stat --baseline bad.json -- true
+'
+test_done
