@@ -245,7 +245,8 @@ static void area_init(struct fg_area *a, const struct flame_tree *t, const struc
 	};
 }
 
-static void svg_begin(struct strbuf *sb, double height, const char *title, const char *subtitle)
+static void svg_begin(struct strbuf *sb, double height, const char *title, const char *subtitle,
+		      bool colour_toggle)
 {
 	sb_addf(sb, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%.0f\" onload=\"init(evt)\" "
@@ -269,10 +270,12 @@ static void svg_begin(struct strbuf *sb, double height, const char *title, const
 	xml_escape(sb, subtitle);
 	sb_adds(sb, "</text>\n");
 	sb_addf(sb, "<text id=\"unzoom\" class=\"ctl\" x=\"%d\" y=\"58\" onclick=\"resetZoom()\">Reset Zoom</text>\n"
-		"<text id=\"colour\" class=\"ctl\" x=\"%d\" y=\"58\" onclick=\"toggleColour()\">Colour: kind</text>\n"
 		"<text id=\"clear\" class=\"ctl\" x=\"%d\" y=\"58\" onclick=\"clearSearch()\">Clear</text>\n"
 		"<text id=\"search\" class=\"ctl\" x=\"%d\" y=\"58\" onclick=\"askSearch()\">Search</text>\n",
-		FG_XPAD, FG_XPAD + 110, FG_WIDTH - FG_XPAD - 110, FG_WIDTH - FG_XPAD - 50);
+		FG_XPAD, FG_WIDTH - FG_XPAD - 110, FG_WIDTH - FG_XPAD - 50);
+	if (colour_toggle)	/* a diff is coloured by change, not by kind/module */
+		sb_addf(sb, "<text id=\"colour\" class=\"ctl\" x=\"%d\" y=\"58\" "
+			"onclick=\"toggleColour()\">Colour: kind</text>\n", FG_XPAD + 110);
 }
 
 static void svg_end(struct strbuf *sb, double height)
@@ -309,7 +312,7 @@ int prof_render_flamegraph(FILE *f, const struct prof_profile *p, const struct p
 
 	subtitle_of(&sub, p, v, t.nodes.v[0].value[FLAME_HEAD]);
 	svg_begin(&sb, height, v->title ? v->title : v->inverted ? "Icicle Graph" : "Flame Graph",
-		  sb_str(&sub));
+		  sb_str(&sub), true);
 	if (t.nodes.v[0].value[FLAME_HEAD])
 		emit_subtree(&sb, &a, 0, FG_XPAD);
 	else
@@ -359,7 +362,7 @@ int prof_render_flamegraph_diff(FILE *f, const struct prof_profile *base,
 	sb_adds(&sub, ", head ");
 	render_weight(&sub, v, t.nodes.v[0].value[FLAME_HEAD]);
 	sb_adds(&sub, "; shaped by head, red = grew, blue = shrank (share of total)");
-	svg_begin(&sb, height, v->title ? v->title : "Differential Flame Graph", sb_str(&sub));
+	svg_begin(&sb, height, v->title ? v->title : "Differential Flame Graph", sb_str(&sub), false);
 	if (a.head_total)
 		emit_subtree(&sb, &a, 0, FG_XPAD);
 	if (has_gone) {
