@@ -16,6 +16,7 @@ struct command {
 
 static const struct command commands[] = {
 	/* { "name", cmd_name, "one-line summary" }, in the order users need them */
+	{ "report", cmd_report, "show a recording: flat, tree, folded, json" },
 };
 
 static void usage(FILE *f)

@@ -63,5 +63,13 @@ int prof_data_read(const char *path, struct prof_profile *p, struct prof_read_in
 /* Same, from memory (used by the fuzzer and unit tests). */
 int prof_data_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 		       struct prof_read_info *info);
+/*
+ * prof_data_read() with a progress callback, called every few MiB with the
+ * bytes parsed so far and the file size (report draws "loading 45%").
+ */
+typedef void prof_data_progress_fn(void *arg, uint64_t done, uint64_t total);
+int prof_data_read_progress(const char *path, struct prof_profile *p,
+			    struct prof_read_info *info,
+			    prof_data_progress_fn *progress, void *arg);
 
 #endif

@@ -1,0 +1,80 @@
+/*
+ * format.c - the prof.data on-disk format: its documentation (below) and
+ * the framing helpers the writer and reader share.
+ *
+ * FILE LAYOUT (version 1)
+ *   header:  8 bytes magic "PROFDATA", then varint version (1).
+ *   records: until end of file, each
+ *              u8 type | varint payload_length | payload[payload_length]
+ *   All integers are unsigned LEB128 varints ("v" below) unless stated;
+ *   "z" is a zig-zag encoded signed varint.  A reader skips records whose
+ *   type it does not know, and ignores trailing payload bytes of records it
+ *   does know (fields are only ever appended), so newer writers stay
+ *   readable.  A record that runs past end of file marks the file
+ *   truncated; everything before it is used.
+ *
+ * IDS.  Strings, modules, frames, nodes and threads are numbered densely in
+ * the order their definition records appear (exactly the model's ids, which
+ * are append-only).  String 0 is "" and node 0 is the trie root; neither is
+ * written.  Every reference must point to an earlier definition: a string
+ * before the module/frame/thread using it, a node's parent before the node.
+ * The reader rejects a definition with a forward reference as corrupt.
+ *
+ * RECORD TYPES
+ *   1 STRING   bytes                  next string id; raw bytes, no NUL
+ *   2 MODULE   v path, v build_id, v flags          (string ids, PROF_MOD_*)
+ *   3 FRAME    v func, v file, v line, v module+1 (0 = none), v addr,
+ *              v kind (enum prof_frame_kind), v inlined (0/1)
+ *   4 NODE     v (id - parent), v frame   next node id; parent < id, so the
+ *              trie can never contain a cycle
+ *   5 THREAD   v id, v pid, v tid, v comm   id == count defines a new thread;
+ *              id < count re-emits it with a changed comm
+ *   6 META     v key, v value         string ids; a later META for the same
+ *              key replaces the value
+ *   7 SAMPLES  v base_time_ns, then samples until the payload ends.  Each:
+ *                v head   bits 0-2 metric (enum prof_metric), bit 3 same
+ *                         thread as previous sample, bit 4 same node, bit 5
+ *                         same value as the previous sample of this metric,
+ *                         bits 6+ flags (PROF_SAMPLE_*)
+ *                z time delta ns from the previous sample (first: base)
+ *                v thread           unless bit 3
+ *                v node             unless bit 4
+ *                v value            unless bit 5
+ *              Delta state (previous time/thread/node, last value per
+ *              metric = 1) restarts in every SAMPLES record, so each record
+ *              decodes alone.  A typical CPU sample costs 4-6 bytes; the
+ *              PROF_M_CPU_NS companion sample (same time/thread/node,
+ *              repeated period) costs 2.
+ *   8 LOST     v time_ns, v count     samples the kernel dropped
+ *   9 SUMMARY  v samples, v samples_truncated, v lost, v period_ns,
+ *              v start_ns, v end_ns   (struct prof_profile summary fields)
+ *  10 END      same payload as SUMMARY; the recording finished cleanly
+ *
+ * WRITING ORDER.  Each flush appends the definitions added since the last
+ * flush (strings, modules, frames, nodes, threads, then changed threads
+ * and meta), then the buffered SAMPLES records (at most PD_SAMPLES_CHUNK
+ * payload bytes each), then a SUMMARY; close appends END.  Definitions thus
+ * always precede the samples that use them, so a file cut at any byte reads
+ * back every sample of every complete record.
+ */
+#include "format.h"
+
+void pd_put_record(struct strbuf *out, unsigned type, const void *payload, size_t len)
+{
+	sb_addch(out, (char)type);
+	pd_put(out, len);
+	sb_add(out, payload, len);
+}
+
+void pd_put_header(struct strbuf *out)
+{
+	sb_add(out, PD_MAGIC, PD_MAGIC_LEN);
+	pd_put(out, PD_VERSION);
+}
+
+size_t pd_header_size(void)
+{
+	uint8_t tmp[10];
+
+	return PD_MAGIC_LEN + varint_put(tmp, PD_VERSION);
+}

@@ -1,0 +1,295 @@
+/*
+ * writer.c - writes a live struct prof_profile to prof.data incrementally
+ * (format: see format.c).  The recorder calls prof_writer_sample() per
+ * sample and prof_writer_flush() now and then; every flush appends only
+ * what is new, so the file on disk is always a readable prefix.
+ *
+ * Design notes / invariants:
+ *  - *_done counters say how many of the model's dense, append-only ids
+ *    have been written; a flush writes ids [done, n) and advances them.
+ *    String 0 and node 0 are implicit, so those counters start at 1.
+ *  - thread_comm[i] is the comm string id last written for thread i, and
+ *    meta_written mirrors the META records written, index-aligned with
+ *    p->meta (keys are never removed from the model): a changed comm or
+ *    meta value is re-emitted at the next flush.
+ *  - Samples accumulate in `chunk` (the payload of the open SAMPLES
+ *    record, with its own delta state) and closed records in `pending`;
+ *    they reach the file only after the definitions they reference.
+ *  - The file lives at its final path from the start (no temp file), so a
+ *    SIGKILLed recording leaves a readable prof.data.  Once a write fails
+ *    the error is sticky: every later call returns it and writes nothing.
+ */
+#include "format.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct prof_writer {
+	int fd;
+	int err;			/* sticky negative errno */
+	uint64_t bytes;
+	size_t strings_done, modules_done, frames_done, nodes_done, threads_done;
+	VEC(uint32_t) thread_comm;
+	VEC(struct prof_meta) meta_written;
+
+	struct strbuf chunk, pending, out;
+	bool chunk_open;
+	uint64_t prev_time;
+	uint32_t prev_thread, prev_node;
+	uint64_t last_value[PROF_METRIC_COUNT];
+};
+
+/* Moves an existing file (or symlink: rename never follows it) aside. */
+static int keep_old(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	char *old = xasprintf("%s.old", path);
+	int ret = rename(path, old) < 0 ? -errno : 0;
+	free(old);
+	return ret;
+}
+
+int prof_writer_open(struct prof_writer **out, const char *path)
+{
+	int ret = keep_old(path);
+
+	*out = NULL;
+	if (ret < 0) {
+		error("cannot move the existing '%s' aside to '%s.old': %s", path, path,
+		      strerror(-ret));
+		return ret;
+	}
+	/* O_EXCL|O_NOFOLLOW: if someone raced a file or symlink into place
+	 * after the rename, fail instead of writing through it. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		error("cannot create '%s': %s", path, strerror(errno));
+		return ret;
+	}
+	struct prof_writer *w = xcalloc(1, sizeof(*w));
+	w->fd = fd;
+	w->strings_done = 1;
+	w->nodes_done = 1;
+	pd_put_header(&w->out);
+	ret = write_all(fd, w->out.buf, w->out.len);
+	if (ret < 0) {
+		error("cannot write '%s': %s", path, strerror(-ret));
+		prof_writer_abort(w);
+		return ret;
+	}
+	w->bytes = w->out.len;
+	sb_reset(&w->out);
+	*out = w;
+	return 0;
+}
+
+static void close_chunk(struct prof_writer *w)
+{
+	if (!w->chunk_open)
+		return;
+	pd_put_record(&w->pending, PD_REC_SAMPLES, w->chunk.buf, w->chunk.len);
+	sb_reset(&w->chunk);
+	w->chunk_open = false;
+}
+
+static void open_chunk(struct prof_writer *w, uint64_t time_ns)
+{
+	w->chunk_open = true;
+	pd_put(&w->chunk, time_ns);
+	w->prev_time = time_ns;
+	w->prev_thread = w->prev_node = PROF_NONE;
+	for (int m = 0; m < PROF_METRIC_COUNT; m++)
+		w->last_value[m] = 1;
+}
+
+int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,
+		       uint32_t node, enum prof_metric metric, uint64_t value,
+		       unsigned flags)
+{
+	if (w->err)
+		return w->err;
+	if ((unsigned)metric >= PROF_METRIC_COUNT)
+		return -EINVAL;
+	if (!w->chunk_open)
+		open_chunk(w, time_ns);
+
+	uint64_t head = (uint64_t)metric | ((uint64_t)flags << PD_S_FLAGS_SHIFT);
+	if (thread == w->prev_thread)
+		head |= PD_S_SAME_THREAD;
+	if (node == w->prev_node)
+		head |= PD_S_SAME_NODE;
+	if (value == w->last_value[metric])
+		head |= PD_S_SAME_VALUE;
+	pd_put(&w->chunk, head);
+	pd_put(&w->chunk, zigzag((int64_t)(time_ns - w->prev_time)));
+	if (!(head & PD_S_SAME_THREAD))
+		pd_put(&w->chunk, thread);
+	if (!(head & PD_S_SAME_NODE))
+		pd_put(&w->chunk, node);
+	if (!(head & PD_S_SAME_VALUE))
+		pd_put(&w->chunk, value);
+	w->prev_time = time_ns;
+	w->prev_thread = thread;
+	w->prev_node = node;
+	w->last_value[metric] = value;
+	if (w->chunk.len >= PD_SAMPLES_CHUNK)
+		close_chunk(w);
+	return 0;
+}
+
+int prof_writer_lost(struct prof_writer *w, uint64_t time_ns, uint64_t n)
+{
+	struct strbuf rec = STRBUF_INIT;
+
+	if (w->err)
+		return w->err;
+	close_chunk(w);
+	pd_put(&rec, time_ns);
+	pd_put(&rec, n);
+	pd_put_record(&w->pending, PD_REC_LOST, rec.buf, rec.len);
+	sb_release(&rec);
+	return 0;
+}
+
+/* Appends one record whose payload is a list of varints. */
+static void put_fields(struct strbuf *out, unsigned type, const uint64_t *v, size_t n)
+{
+	uint8_t payload[16 * 10];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		len += varint_put(payload + len, v[i]);
+	pd_put_record(out, type, payload, len);
+}
+
+static void put_thread(struct strbuf *out, size_t id, const struct prof_thread *t)
+{
+	uint64_t v[] = { id, t->pid, t->tid, t->comm };
+
+	put_fields(out, PD_REC_THREAD, v, ARRAY_SIZE(v));
+}
+
+static void put_new_definitions(struct prof_writer *w, const struct prof_profile *p)
+{
+	struct strbuf *out = &w->out;
+
+	for (; w->strings_done < p->strings.strs.n; w->strings_done++) {
+		const char *s = p->strings.strs.v[w->strings_done];
+		pd_put_record(out, PD_REC_STRING, s, strlen(s));
+	}
+	for (; w->modules_done < p->modules.n; w->modules_done++) {
+		const struct prof_module *m = &p->modules.v[w->modules_done];
+		uint64_t v[] = { m->path, m->build_id, m->flags };
+		put_fields(out, PD_REC_MODULE, v, ARRAY_SIZE(v));
+	}
+	for (; w->frames_done < p->frames.n; w->frames_done++) {
+		const struct prof_frame *f = &p->frames.v[w->frames_done];
+		uint64_t v[] = { f->func, f->file, f->line, (uint32_t)(f->module + 1),
+				 f->addr, f->kind, f->inlined };
+		put_fields(out, PD_REC_FRAME, v, ARRAY_SIZE(v));
+	}
+	for (; w->nodes_done < p->nodes.n; w->nodes_done++) {
+		const struct prof_node *n = &p->nodes.v[w->nodes_done];
+		uint64_t v[] = { w->nodes_done - n->parent, n->frame };
+		put_fields(out, PD_REC_NODE, v, ARRAY_SIZE(v));
+	}
+	for (size_t i = 0; i < w->threads_done; i++) {
+		if (p->threads.v[i].comm != w->thread_comm.v[i]) {
+			put_thread(out, i, &p->threads.v[i]);
+			w->thread_comm.v[i] = p->threads.v[i].comm;
+		}
+	}
+	for (; w->threads_done < p->threads.n; w->threads_done++) {
+		put_thread(out, w->threads_done, &p->threads.v[w->threads_done]);
+		VEC_PUSH(&w->thread_comm, p->threads.v[w->threads_done].comm);
+	}
+	for (size_t i = 0; i < p->meta.n; i++) {
+		const struct prof_meta *m = &p->meta.v[i];
+		if (i < w->meta_written.n && w->meta_written.v[i].key == m->key &&
+		    w->meta_written.v[i].value == m->value)
+			continue;
+		uint64_t v[] = { m->key, m->value };
+		put_fields(out, PD_REC_META, v, ARRAY_SIZE(v));
+		if (i < w->meta_written.n)
+			w->meta_written.v[i] = *m;
+		else
+			VEC_PUSH(&w->meta_written, *m);
+	}
+}
+
+static void put_summary(struct strbuf *out, unsigned type, const struct prof_profile *p)
+{
+	uint64_t v[] = { p->samples, p->samples_truncated, p->lost,
+			 p->period_ns, p->start_ns, p->end_ns };
+
+	put_fields(out, type, v, ARRAY_SIZE(v));
+}
+
+static int write_out(struct prof_writer *w)
+{
+	int ret = write_all(w->fd, w->out.buf, w->out.len);
+
+	if (ret < 0)
+		w->err = ret;
+	else
+		w->bytes += w->out.len;
+	sb_reset(&w->out);
+	return ret;
+}
+
+int prof_writer_flush(struct prof_writer *w, const struct prof_profile *p)
+{
+	if (w->err)
+		return w->err;
+	put_new_definitions(w, p);
+	close_chunk(w);
+	sb_add(&w->out, w->pending.buf, w->pending.len);
+	sb_reset(&w->pending);
+	put_summary(&w->out, PD_REC_SUMMARY, p);
+	return write_out(w);
+}
+
+int prof_writer_close(struct prof_writer *w, const struct prof_profile *p)
+{
+	int ret = prof_writer_flush(w, p);
+
+	if (!ret) {
+		put_summary(&w->out, PD_REC_END, p);
+		ret = write_out(w);
+	}
+	if (!ret && fsync(w->fd) < 0 && errno != EINVAL)
+		ret = -errno;
+	if (close(w->fd) < 0 && !ret)
+		ret = -errno;
+	w->fd = -1;
+	prof_writer_abort(w);
+	return ret;
+}
+
+void prof_writer_abort(struct prof_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	VEC_FREE(&w->thread_comm);
+	VEC_FREE(&w->meta_written);
+	sb_release(&w->chunk);
+	sb_release(&w->pending);
+	sb_release(&w->out);
+	free(w);
+}
+
+uint64_t prof_writer_bytes(const struct prof_writer *w)
+{
+	return w->bytes;
+}
