@@ -100,7 +100,7 @@ void pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n);
 /* gzip (RFC 1952) of in via zlib deflateInit2(windowBits 31): 0 / -errno. */
 int gzip_buffer(const void *in, size_t len, struct strbuf *out);
 
-/* A JSON string literal, quotes included (json_escape does the inside). */
+/* A JSON string literal, quotes included (json_escape writes them). */
 void json_str(struct strbuf *sb, const char *s);
 /* A weight in the view's unit: "123 samples" or "12.345 ms". */
 void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);

@@ -58,7 +58,8 @@ const char *prof_frame_module_path(const struct prof_profile *p, const struct pr
 static uint32_t flame_child(struct flame_tree *t, uint32_t parent,
 			    const struct prof_profile *p, const struct prof_frame *f)
 {
-	const char *name = prof_str(p, f->func), *module = prof_frame_module_path(p, f);
+	const char *name = *prof_str(p, f->func) ? prof_str(p, f->func) : "[unknown]";
+	const char *module = prof_frame_module_path(p, f);
 	uint64_t key = hash64(parent) ^ hash_bytes(name, strlen(name)) ^
 		       (hash_bytes(module, strlen(module)) * 31) ^ f->inlined;
 

@@ -9,9 +9,7 @@
 
 void json_str(struct strbuf *sb, const char *s)
 {
-	sb_addch(sb, '"');
-	json_escape(sb, s ? s : "");
-	sb_addch(sb, '"');
+	json_escape(sb, s ? s : "");	/* it writes the quotes too */
 }
 
 void json_script_safe(struct strbuf *sb, const char *json)
