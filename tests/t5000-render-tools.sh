@@ -146,6 +146,14 @@ test_expect_success 'svg: URL search runs in chromium, hostile name stays text' 
 	grep -q "fill=\"rgb(230,0,230)\"" svg.dom
 '
 
+test_expect_success 'svg: ?z= zooms: work fills the width, spin rescaled, main dimmed' '
+	chrome --dump-dom "file://$TRASH/flame.svg?z=work" >zoom.dom &&
+	# spin is 8 of work'"'"'s 13 samples: 8/13 of 1180 px after the zoom
+	grep -A3 "data-n=\"spin\"" zoom.dom | grep -q "width=\"726.15\"" &&
+	grep "data-n=\"main\"" zoom.dom | grep -q "opacity: 0.5" &&
+	grep "data-n=\"quote" zoom.dom | grep -q "display: none"
+'
+
 test_expect_success 'svg: icicle and diff load; #search= fragment works' '
 	chrome --dump-dom "file://$TRASH/icicle.svg#search=work" >icicle.dom &&
 	grep -q "72.2% matched" icicle.dom &&

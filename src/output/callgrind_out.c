@@ -196,8 +196,10 @@ static void cg_write(struct strbuf *sb, struct cg_state *s, const struct prof_vi
 	sb_addf(sb, "positions: line\nevents: %s\nsummary: %llu\n\n",
 		cg_event_name(v->metric), (unsigned long long)total);
 
-	qsort(s->selfs.v, s->selfs.n, sizeof(*s->selfs.v), cmp_self);
-	qsort(s->calls.v, s->calls.n, sizeof(*s->calls.v), cmp_call);
+	if (s->selfs.n > 1)	/* qsort(NULL, 0) is undefined */
+		qsort(s->selfs.v, s->selfs.n, sizeof(*s->selfs.v), cmp_self);
+	if (s->calls.n > 1)
+		qsort(s->calls.v, s->calls.n, sizeof(*s->calls.v), cmp_call);
 	size_t si = 0, ci = 0;
 	for (uint32_t fn = 0; fn < s->fns.n; fn++) {
 		bool has_self = si < s->selfs.n && s->selfs.v[si].fn == fn;

@@ -11,7 +11,8 @@
  * Design notes: the whole picture is laid out here in C (so the SVG reads
  * without JS); the embedded script only re-lays out on zoom and recolours
  * on search.  A search term can be given in the URL, `file.svg?s=REGEX`
- * or `file.svg#search=REGEX`, which is how the tests drive it.  Every
+ * or `file.svg#search=REGEX`, and a zoom as `?z=NAME` (first frame of that
+ * name), which is how the tests drive it.  Every
  * name goes through xml_escape (the script reads names back through the
  * DOM, which unescapes, and only ever assigns them to textContent).
  */
@@ -50,9 +51,10 @@ static const char fg_script[] =
 	"  g._x=+r.getAttribute('x');g._w=+r.getAttribute('width');g._d=+g.getAttribute('data-d');\n"
 	"  g._a=g.getAttribute('data-a');g._name=g.getAttribute('data-n');g._fill=r.getAttribute('fill');\n"
 	"  g.onmouseover=over;g.onmouseout=out;g.onclick=click;frames.push(g);}\n"
-	" var s=new URLSearchParams(location.search).get('s');\n"
+	" var q=new URLSearchParams(location.search),s=q.get('s'),z=q.get('z');\n"
 	" if(!s&&location.hash.indexOf('#search=')==0)s=decodeURIComponent(location.hash.slice(8));\n"
-	" if(s)search(s);}\n"
+	" if(s)search(s);\n"
+	" if(z)frames.some(function(e){if(e._name==z){zoom(e);return true;}return false;});}\n"
 	"function over(){details.textContent=this.querySelector('title').textContent.replace(/\\n/g,'  |  ');}\n"
 	"function out(){details.textContent=' ';}\n"
 	"function click(){zoom(this);}\n"

@@ -340,6 +340,30 @@ static void write_outputs(const char *dir, const struct prof_profile *base, cons
 	write_file(dir, "icicle.svg", prof_render_flamegraph, head, &v);
 }
 
+/* No samples at all (or all filtered out): every renderer still succeeds. */
+static void test_empty(void)
+{
+	struct prof_profile p;
+	struct prof_view v;
+	render_fn fns[] = { prof_render_flamegraph, prof_render_html, prof_render_speedscope,
+			    prof_render_pprof, prof_render_callgrind };
+	const char *names[] = { "flamegraph", "html", "speedscope", "pprof", "callgrind" };
+
+	prof_profile_init(&p);
+	prof_view_init(&v);
+	for (size_t i = 0; i < ARRAY_SIZE(fns); i++) {
+		size_t len;
+		char *out = render(fns[i], &p, &v, &len);
+		ok(len > 0, "empty profile: %s output not empty", names[i]);
+		if (i == 0)
+			ok(strstr(out, "no samples match this view") != NULL, "empty flame graph says so");
+		if (i == 2)
+			ok(strstr(out, "\"profiles\":[]") != NULL, "empty speedscope has no profiles");
+		free(out);
+	}
+	prof_profile_free(&p);
+}
+
 int main(void)
 {
 	struct prof_profile head, base;
@@ -355,6 +379,7 @@ int main(void)
 	test_pb();
 	test_pprof(&head);
 	test_callgrind(&head);
+	test_empty();
 	if (getenv("RENDER_OUT_DIR"))
 		write_outputs(getenv("RENDER_OUT_DIR"), &base, &head);
 	prof_profile_free(&head);
