@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="gcc make pkg-config libdw-dev libelf-dev libunwind-dev zlib1g-dev libzstd-dev
-libc6-dbg valgrind linux-perf clang libclang-rt-14-dev binutils procps"
+libc6-dbg valgrind linux-perf clang libclang-rt-14-dev binutils procps protobuf-compiler chromium"
 
 missing=""
 for p in $PKGS; do

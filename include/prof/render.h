@@ -1,0 +1,113 @@
+/*
+ * render.h - the picture and interop renderers of a struct prof_profile
+ * under a struct prof_view: interactive flame graph SVG (plain and
+ * differential), a self-contained HTML report, speedscope JSON, pprof
+ * (gzipped profile.proto) and a callgrind-format export.  Also the "flame
+ * tree" they share: the trie merged by (function, module, inlined) along
+ * each path, as flamegraph.pl merges sibling frames by name.
+ *
+ * Every renderer returns 0 or a negative errno and never writes a raw
+ * symbol name: SVG/HTML go through xml_escape, JSON through json_escape
+ * (and, inside HTML <script>, '<' '>' '&' become \u003c...).
+ */
+#ifndef PROF_RENDER_H
+#define PROF_RENDER_H
+
+#include "prof/output.h"
+#include <stdio.h>
+
+/* --- flame tree (src/output/flametree.c) ----------------------------------
+ * Nodes are keyed by their *strings* (name, module path, inlined), not by
+ * profile ids, so stacks of two different profiles merge into one tree
+ * (the differential flame graph needs that).  Node 0 is the root.
+ * Invariants: value[k] of a node = sum of value[k] of its children + its
+ * own self[k]; children of a node are sorted by name after flame_finish().
+ */
+enum { FLAME_HEAD, FLAME_BASE, FLAME_GONE, FLAME_SLOTS };
+
+struct flame_node {
+	uint32_t parent;
+	const char *name, *module, *file;	/* borrowed from the profile */
+	uint32_t line;
+	uint8_t kind, inlined;
+	uint64_t value[FLAME_SLOTS];		/* inclusive weight per slot */
+	uint64_t self[FLAME_SLOTS];
+	uint32_t first_child, n_children;	/* into tree->child_ids, after flame_finish */
+	uint32_t depth;
+};
+
+struct flame_tree {
+	VEC(struct flame_node) nodes;
+	VEC(uint32_t) child_ids;
+	struct u64map index;	/* hash(parent, strings) + probe -> node id */
+	uint32_t max_depth;
+};
+
+void flame_tree_init(struct flame_tree *t);
+void flame_tree_free(struct flame_tree *t);
+/* Add every agg of p passing the view, with its view weight, to slot. */
+void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
+			    const struct prof_view *v, int slot);
+/* Base stacks for a diff: adds to FLAME_BASE, and to FLAME_GONE along
+ * paths (or path tails) that the head slot never reached. */
+void flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
+			 const struct prof_view *v);
+void flame_tree_finish(struct flame_tree *t);	/* sorts children, sets depths */
+/* The stack of one node as frame ids, outermost first, into out (reset). */
+struct u32vec { uint32_t *v; size_t n, cap; };
+void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
+				  struct u32vec *out);
+/* Module path of a frame, "" if none. */
+const char *prof_frame_module_path(const struct prof_profile *p, const struct prof_frame *f);
+
+/* --- timeline data hook for the HTML report --------------------------------
+ * Nothing records these yet.  A source that samples CPU%, RSS or I/O wait
+ * over time fills a prof_timeline and passes it to prof_render_html_ex();
+ * the HTML "Timeline" section is emitted only when at least one series has
+ * points.
+ */
+struct prof_timeline_point { uint64_t t_ns; double value; };
+struct prof_timeline_series {
+	const char *name;	/* "CPU", "RSS", "I/O wait" */
+	const char *unit;	/* "%", "bytes", "ms/s" */
+	VEC(struct prof_timeline_point) points;	/* time-ordered */
+};
+struct prof_timeline {
+	VEC(struct prof_timeline_series) series;
+};
+
+/* --- renderers -------------------------------------------------------------- */
+int prof_render_flamegraph(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* difffolded.pl convention: shaped by head; red = grew, blue = shrank
+ * (per-frame inclusive share, base normalised to head's total); stacks only
+ * in base are drawn as a separate grey flame graph below, sized by their
+ * base weight, titled "Disappeared". */
+int prof_render_flamegraph_diff(FILE *f, const struct prof_profile *base,
+				const struct prof_profile *head, const struct prof_view *v);
+int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+			const struct prof_timeline *timeline);
+int prof_render_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_render_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_render_callgrind(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+
+/* --- tiny protobuf encoder (src/output/protobuf.c) ------------------------- */
+void pb_varint(struct strbuf *sb, uint64_t v);
+void pb_tag(struct strbuf *sb, uint32_t field, uint32_t wire_type);
+void pb_uint(struct strbuf *sb, uint32_t field, uint64_t v);	/* wire type 0; skips 0 */
+void pb_bytes(struct strbuf *sb, uint32_t field, const void *data, size_t len); /* wire type 2 */
+void pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n);
+/* gzip (RFC 1952) of in via zlib deflateInit2(windowBits 31): 0 / -errno. */
+int gzip_buffer(const void *in, size_t len, struct strbuf *out);
+
+/* A JSON string literal, quotes included (json_escape writes them). */
+void json_str(struct strbuf *sb, const char *s);
+/* A weight in the view's unit: "123 samples" or "12.345 ms". */
+void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);
+/* Writes the whole buffer to f: 0 or -EIO. */
+int render_flush(FILE *f, const struct strbuf *sb);
+
+/* HTML-in-<script> safe JSON: replace '<', '>' and '&' by \u003c \u003e \u0026. */
+void json_script_safe(struct strbuf *sb, const char *json);
+
+#endif

@@ -1,0 +1,192 @@
+/*
+ * flametree.c - the "flame tree" every picture renderer draws: the stack
+ * trie of a profile re-merged by (function name, module path, inlined)
+ * along each path, as flamegraph.pl merges sibling frames by name, with
+ * one weight per slot (head, base, gone) so a differential flame graph can
+ * overlay two profiles.
+ *
+ * Design notes / invariants:
+ *  - Nodes are keyed by strings, not profile ids: two profiles' string
+ *    tables differ, and the diff must match "main;work" in both.  Strings
+ *    are borrowed from the profiles, which must outlive the tree.
+ *  - Node 0 is the root (name ""); value[slot] of a node is the sum over
+ *    the stacks passing through it; self[slot] over the stacks ending there.
+ *  - Lookup: hash(parent, name, module, inlined) probed linearly in a
+ *    u64map (key + k), comparing the real fields, as model/profile.c does.
+ *  - child lists exist only after flame_tree_finish(), sorted by name like
+ *    flamegraph.pl's alphabetical sibling order.
+ */
+#include "prof/render.h"
+#include <string.h>
+
+void flame_tree_init(struct flame_tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	struct flame_node root = { .parent = PROF_NONE, .name = "", .module = "", .file = "" };
+	VEC_PUSH(&t->nodes, root);
+}
+
+void flame_tree_free(struct flame_tree *t)
+{
+	VEC_FREE(&t->nodes);
+	VEC_FREE(&t->child_ids);
+	u64map_free(&t->index);
+}
+
+void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
+				  struct u32vec *out)
+{
+	out->n = 0;
+	while (node != 0 && node != PROF_NONE && node < p->nodes.n) {
+		VEC_PUSH(out, p->nodes.v[node].frame);
+		node = p->nodes.v[node].parent;
+	}
+	for (size_t i = 0, j = out->n; i + 1 < j; i++, j--) {
+		uint32_t tmp = out->v[i];
+		out->v[i] = out->v[j - 1];
+		out->v[j - 1] = tmp;
+	}
+}
+
+const char *prof_frame_module_path(const struct prof_profile *p, const struct prof_frame *f)
+{
+	if (f->module == PROF_NONE || f->module >= p->modules.n)
+		return "";
+	return prof_str(p, p->modules.v[f->module].path);
+}
+
+static uint32_t flame_child(struct flame_tree *t, uint32_t parent,
+			    const struct prof_profile *p, const struct prof_frame *f)
+{
+	const char *name = *prof_str(p, f->func) ? prof_str(p, f->func) : "[unknown]";
+	const char *module = prof_frame_module_path(p, f);
+	uint64_t key = hash64(parent) ^ hash_bytes(name, strlen(name)) ^
+		       (hash_bytes(module, strlen(module)) * 31) ^ f->inlined;
+
+	for (uint64_t k = 0;; k++) {
+		bool created;
+		uint64_t *slot = u64map_slot(&t->index, key + k, &created);
+		if (created) {
+			struct flame_node n = {
+				.parent = parent, .name = name, .module = module,
+				.file = prof_str(p, f->file), .line = f->line,
+				.kind = f->kind, .inlined = f->inlined,
+				.depth = t->nodes.v[parent].depth + 1,
+			};
+			*slot = t->nodes.n;
+			VEC_PUSH(&t->nodes, n);
+			if (n.depth > t->max_depth)
+				t->max_depth = n.depth;
+			return (uint32_t)*slot;
+		}
+		struct flame_node *have = &t->nodes.v[*slot];
+		if (have->parent == parent && have->inlined == f->inlined &&
+		    !strcmp(have->name, name) && !strcmp(have->module, module))
+			return (uint32_t)*slot;
+	}
+}
+
+/* Walks (creating) the tree path of one agg's stack into path (root first). */
+static void flame_path(struct flame_tree *t, const struct prof_profile *p,
+		       uint32_t node, struct u32vec *frames, struct u32vec *path)
+{
+	prof_node_frames_outer_first(p, node, frames);
+	path->n = 0;
+	VEC_PUSH(path, 0);
+	uint32_t cur = 0;
+	for (size_t i = 0; i < frames->n; i++) {
+		if (frames->v[i] >= p->frames.n)
+			continue;	/* corrupt id: skip rather than crash */
+		cur = flame_child(t, cur, p, &p->frames.v[frames->v[i]]);
+		VEC_PUSH(path, cur);
+	}
+}
+
+static void flame_add_path(struct flame_tree *t, const struct u32vec *path, int slot, uint64_t w)
+{
+	for (size_t i = 0; i < path->n; i++)
+		t->nodes.v[path->v[i]].value[slot] += w;
+	t->nodes.v[path->v[path->n - 1]].self[slot] += w;
+}
+
+void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
+			    const struct prof_view *v, int slot)
+{
+	struct u32vec frames = { 0 }, path = { 0 };
+
+	for (size_t i = 0; i < p->aggs.n; i++) {
+		uint64_t w = prof_view_weight(p, v, &p->aggs.v[i]);
+		if (!w)
+			continue;
+		flame_path(t, p, p->aggs.v[i].node, &frames, &path);
+		flame_add_path(t, &path, slot, w);
+	}
+	VEC_FREE(&frames);
+	VEC_FREE(&path);
+}
+
+void flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
+			 const struct prof_view *v)
+{
+	struct u32vec frames = { 0 }, path = { 0 };
+
+	for (size_t i = 0; i < p->aggs.n; i++) {
+		uint64_t w = prof_view_weight(p, v, &p->aggs.v[i]);
+		if (!w)
+			continue;
+		flame_path(t, p, p->aggs.v[i].node, &frames, &path);
+		flame_add_path(t, &path, FLAME_BASE, w);
+		/* Gone: some frame of the path never occurred in head.  The whole
+		 * path (ancestors included) carries it, for context. */
+		bool gone = false;
+		for (size_t k = 0; k < path.n && !gone; k++)
+			gone = t->nodes.v[path.v[k]].value[FLAME_HEAD] == 0;
+		if (gone)
+			flame_add_path(t, &path, FLAME_GONE, w);
+	}
+	VEC_FREE(&frames);
+	VEC_FREE(&path);
+}
+
+static const struct flame_tree *sort_tree;
+
+static int cmp_child(const void *a, const void *b)
+{
+	const struct flame_node *x = &sort_tree->nodes.v[*(const uint32_t *)a];
+	const struct flame_node *y = &sort_tree->nodes.v[*(const uint32_t *)b];
+	int c = strcmp(x->name, y->name);
+
+	if (!c)
+		c = strcmp(x->module, y->module);
+	return c ? c : (int)x->inlined - (int)y->inlined;
+}
+
+void flame_tree_finish(struct flame_tree *t)
+{
+	size_t n = t->nodes.n;
+
+	/* Counting sort of node ids by parent, then sort each sibling run. */
+	for (size_t i = 0; i < n; i++)
+		t->nodes.v[i].n_children = 0;
+	for (size_t i = 1; i < n; i++)
+		t->nodes.v[t->nodes.v[i].parent].n_children++;
+	uint32_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		t->nodes.v[i].first_child = at;
+		at += t->nodes.v[i].n_children;
+		t->nodes.v[i].n_children = 0;
+	}
+	t->child_ids.n = 0;
+	VEC_GROW(&t->child_ids, n);
+	t->child_ids.n = n ? n - 1 : 0;
+	for (size_t i = 1; i < n; i++) {
+		struct flame_node *par = &t->nodes.v[t->nodes.v[i].parent];
+		t->child_ids.v[par->first_child + par->n_children++] = (uint32_t)i;
+	}
+	sort_tree = t;
+	for (size_t i = 0; i < n; i++)
+		if (t->nodes.v[i].n_children > 1)
+			qsort(t->child_ids.v + t->nodes.v[i].first_child,
+			      t->nodes.v[i].n_children, sizeof(uint32_t), cmp_child);
+	sort_tree = NULL;
+}

@@ -1,0 +1,388 @@
+/*
+ * render.c - unit tests for the picture and interop renderers (render.h):
+ * the flame tree merges siblings by name, the SVG/HTML/JSON outputs escape
+ * hostile symbol names, the diff flame graph colours and shows vanished
+ * stacks, speedscope/pprof/callgrind carry the profile's totals.
+ *
+ * With RENDER_OUT_DIR set, it also writes every format of its test profile
+ * there (flame.svg, icicle.svg, diff.svg, report.html, speedscope.json,
+ * profile.pb.gz, callgrind.out), for tests/t5000-render-*.sh to check
+ * with real tools (callgrind_annotate, protoc, python3, chromium).
+ */
+#include "tap.h"
+#include "prof/render.h"
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define EVIL "<img src=x onerror=alert(1)>"
+#define EVIL2 "</script><script>alert(2)</script>"
+#define QUOTEY "quote\"back\\slash"
+
+struct fixture { uint32_t mod, kmod, main, work, work2, helper, spin, ksys, evil, evil2, quotey, gone; };
+
+static uint32_t frame(struct prof_profile *p, const char *fn, const char *file, uint32_t line,
+		      uint32_t mod, uint64_t addr, int kind, int inlined)
+{
+	struct prof_frame f = {
+		.func = prof_intern(p, fn), .file = prof_intern(p, file), .line = line,
+		.module = mod, .addr = addr, .kind = (uint8_t)kind, .inlined = (uint8_t)inlined,
+	};
+	return prof_frame_intern(p, &f);
+}
+
+static void add(struct prof_profile *p, uint32_t thread, uint64_t n, size_t depth, ...)
+{
+	uint32_t st[16];
+	va_list ap;
+
+	va_start(ap, depth);
+	for (size_t i = 0; i < depth; i++)
+		st[i] = va_arg(ap, uint32_t);
+	va_end(ap);
+	uint32_t node = prof_node_from_stack(p, st, depth);
+	prof_add(p, thread, node, PROF_M_SAMPLES, n);
+	prof_add(p, thread, node, PROF_M_CPU_NS, n * 1000000);
+	p->samples += n;
+}
+
+/* 20 samples: spin 8, helper(inlined into work) 3, work (two lines) 2,
+ * kernel under EVIL 2, EVIL2 2, QUOTEY 1, and a "gone_fn" 2 in base only. */
+static void build(struct prof_profile *p, struct fixture *x, bool head)
+{
+	prof_profile_init(p);
+	x->mod = prof_module_intern(p, "/usr/bin/app", "00112233445566778899aabbccddeeff00112233", 0);
+	x->kmod = prof_module_intern(p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
+	x->main = frame(p, "main", "/src/app.c", 10, x->mod, 0x1100, PROF_FRAME_USER, 0);
+	x->work = frame(p, "work", "/src/app.c", 20, x->mod, 0x1200, PROF_FRAME_USER, 0);
+	x->work2 = frame(p, "work", "/src/app.c", 21, x->mod, 0x1208, PROF_FRAME_USER, 0);
+	x->helper = frame(p, "helper", "/src/app.h", 5, x->mod, 0x1200, PROF_FRAME_USER, 1);
+	x->spin = frame(p, "spin", "/src/app.c", 30, x->mod, 0x1300, PROF_FRAME_USER, 0);
+	x->ksys = frame(p, "do_syscall_64", "", 0, x->kmod, 0xffff1000, PROF_FRAME_KERNEL, 0);
+	x->evil = frame(p, EVIL, "/src/evil.c", 1, x->mod, 0x1400, PROF_FRAME_USER, 0);
+	x->evil2 = frame(p, EVIL2, "", 0, x->mod, 0x1500, PROF_FRAME_USER, 0);
+	x->quotey = frame(p, QUOTEY, "", 0, x->mod, 0x1600, PROF_FRAME_USER, 0);
+	x->gone = frame(p, "gone_fn", "/src/old.c", 7, x->mod, 0x1700, PROF_FRAME_USER, 0);
+	uint32_t t1 = prof_thread_intern(p, 100, 100, "app");
+	uint32_t t2 = prof_thread_intern(p, 100, 101, "worker");
+
+	add(p, t1, head ? 8 : 4, 3, x->spin, x->work, x->main);
+	add(p, t1, 3, 3, x->helper, x->work, x->main);
+	add(p, t2, 1, 2, x->work, x->main);
+	add(p, t2, 1, 2, x->work2, x->main);
+	add(p, t1, 2, 3, x->ksys, x->evil, x->main);
+	add(p, t2, 2, 2, x->evil2, x->main);
+	add(p, t2, 1, 2, x->quotey, x->main);
+	if (!head)
+		add(p, t1, 2, 3, x->gone, x->work, x->main);
+	p->samples_truncated = 1;
+	p->period_ns = 1000000;
+	p->start_ns = 1000;
+	p->end_ns = 1000 + 2000000000ULL;
+	prof_meta_set(p, "command", "./app --x");
+	prof_meta_set(p, "event", "cpu-clock");
+}
+
+typedef int (*render_fn)(FILE *, const struct prof_profile *, const struct prof_view *);
+
+static char *render(render_fn fn, const struct prof_profile *p, const struct prof_view *v, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	int rc = fn(f, p, v);
+
+	fclose(f);
+	ok(rc == 0, "renderer returns 0");
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *s = hay; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+static void no_injection(const char *out, const char *what)
+{
+	ok(!strstr(out, "<img"), "%s: no raw <img", what);
+	ok(!strstr(out, "<script>alert"), "%s: no raw injected <script>", what);
+}
+
+static void test_flame_tree(const struct prof_profile *p)
+{
+	struct flame_tree t;
+	struct prof_view v;
+
+	prof_view_init(&v);
+	flame_tree_init(&t);
+	flame_tree_add_profile(&t, p, &v, FLAME_HEAD);
+	flame_tree_finish(&t);
+	is_u64(t.nodes.v[0].value[FLAME_HEAD], 18, "root carries every sample");
+	is_u64(t.nodes.v[0].n_children, 1, "one outermost frame (main)");
+	const struct flame_node *m = &t.nodes.v[t.child_ids.v[t.nodes.v[0].first_child]];
+	is_str(m->name, "main", "root child is main");
+	/* main's children: EVIL, EVIL2, QUOTEY, work (the two work lines merged). */
+	is_u64(m->n_children, 4, "work@20 and work@21 merge by name");
+	const struct flame_node *first = &t.nodes.v[t.child_ids.v[m->first_child]];
+	is_str(first->name, EVIL2, "siblings sorted by name");
+	is_u64(t.max_depth, 3, "max depth");
+	flame_tree_free(&t);
+}
+
+static void test_flamegraph(const struct prof_profile *p)
+{
+	struct prof_view v;
+	char *svg;
+
+	prof_view_init(&v);
+	svg = render(prof_render_flamegraph, p, &v, NULL);
+	ok(strstr(svg, "<svg") && strstr(svg, "</svg>"), "svg document");
+	ok(strstr(svg, "&lt;img src=x onerror=alert(1)&gt;") != NULL, "hostile name kept as text");
+	no_injection(svg, "svg");
+	/* all, main, 4 children of main, spin, helper, do_syscall_64 = 9 frames */
+	is_u64(count(svg, "<g class=\"f\""), 9, "one <g> per merged frame");
+	ok(strstr(svg, "Reset Zoom") && strstr(svg, "Search") && strstr(svg, "% matched"),
+	   "zoom/search controls and script");
+	ok(strstr(svg, "stroke-dasharray") != NULL, "inlined frame drawn dashed");
+	ok(strstr(svg, "[kernel]") && strstr(svg, "[inlined]"), "kernel/inlined marked in details");
+	ok(strstr(svg, "/src/app.c:30") != NULL, "file:line in hover details");
+	ok(strstr(svg, "8 samples (44.44%)") != NULL, "samples and percent in details");
+	ok(strstr(svg, ">Flame Graph<") != NULL, "flame title");
+	free(svg);
+	v.inverted = true;
+	svg = render(prof_render_flamegraph, p, &v, NULL);
+	ok(strstr(svg, ">Icicle Graph<") != NULL, "inverted: icicle title");
+	/* icicle: root frame at the top row */
+	ok(strstr(svg, "y=\"64.0\" width=\"1180.00\"") != NULL, "inverted: root at the top");
+	free(svg);
+	v.inverted = false;
+	v.tid = 101;
+	svg = render(prof_render_flamegraph, p, &v, NULL);
+	ok(strstr(svg, ">spin<") == NULL && strstr(svg, "5 samples (100.00%)"), "view filter applies (tid 101)");
+	free(svg);
+}
+
+static void test_diff(const struct prof_profile *base, const struct prof_profile *head)
+{
+	struct prof_view v;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	prof_view_init(&v);
+	ok(prof_render_flamegraph_diff(f, base, head, &v) == 0, "diff renders");
+	fclose(f);
+	ok(strstr(buf, "Disappeared") != NULL, "vanished stacks get their own section");
+	ok(strstr(buf, "gone_fn") != NULL && strstr(buf, "in base, gone in head"), "gone_fn shown as gone");
+	ok(strstr(buf, "data-a=\"1\"") != NULL, "gone section is its own zoom area");
+	const char *spin = strstr(buf, "data-n=\"spin\"");
+	const char *fill = spin ? strstr(spin, "fill=\"rgb(255,") : NULL;
+	ok(spin && fill && fill - spin < 400, "spin grew: red");
+	const char *helper = strstr(buf, "data-n=\"helper\"");
+	const char *blue = helper ? strstr(helper, ",255)") : NULL;
+	ok(helper && blue && blue - helper < 400, "helper's share shrank: blue");
+	no_injection(buf, "diff svg");
+	free(buf);
+}
+
+static void test_html(const struct prof_profile *p)
+{
+	struct prof_view v;
+	char *html;
+
+	prof_view_init(&v);
+	html = render(prof_render_html, p, &v, NULL);
+	no_injection(html, "html");
+	ok(strstr(html, "\\u003c/script\\u003e") != NULL, "</script> in JSON data escaped");
+	ok(!strstr(html, "src=\"http") && !strstr(html, "href=\"http"), "no network loads");
+	ok(strstr(html, "Top functions") && strstr(html, "id=\"fns\""), "functions table");
+	ok(strstr(html, "Callers") && strstr(html, "Callees"), "sandwich view");
+	ok(strstr(html, "94.4% (1 of 18 stacks truncated)") != NULL, "unwind completeness");
+	ok(strstr(html, "id=\"procs\"") && strstr(html, ">100<"), "per-process table");
+	ok(!strstr(html, "id=\"timeline\""), "no timeline section without data");
+	free(html);
+
+	struct prof_timeline tl = { 0 };
+	struct prof_timeline_series s = { .name = "RSS <b>", .unit = "bytes" };
+	VEC_PUSH(&s.points, ((struct prof_timeline_point){ 0, 100 }));
+	VEC_PUSH(&s.points, ((struct prof_timeline_point){ 1000000000, 300 }));
+	VEC_PUSH(&tl.series, s);
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	ok(prof_render_html_ex(f, p, &v, &tl) == 0, "html with timeline renders");
+	fclose(f);
+	ok(strstr(buf, "id=\"timeline\"") && strstr(buf, "<polyline"), "timeline section when data exists");
+	ok(strstr(buf, "RSS &lt;b&gt;") != NULL, "series name escaped");
+	free(buf);
+	VEC_FREE(&s.points);
+	VEC_FREE(&tl.series);
+}
+
+static void test_speedscope(const struct prof_profile *p)
+{
+	struct prof_view v;
+	char *js;
+
+	prof_view_init(&v);
+	js = render(prof_render_speedscope, p, &v, NULL);
+	ok(strstr(js, "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\"") != NULL, "schema");
+	is_u64(count(js, "\"type\":\"sampled\""), 2, "one sampled profile per thread");
+	ok(strstr(js, "quote\\\"back\\\\slash") != NULL, "JSON string escaped");
+	ok(strstr(js, "\"endValue\":13") && strstr(js, "\"endValue\":5"), "endValue = thread totals");
+	free(js);
+}
+
+static char *gunzip(const char *in, size_t len, size_t *outlen)
+{
+	z_stream zs = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	inflateInit2(&zs, 31);
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	do {
+		sb_grow(&sb, 65536);
+		zs.next_out = (Bytef *)sb.buf + sb.len;
+		zs.avail_out = (uInt)(sb.cap - sb.len - 1);
+		size_t before = zs.avail_out;
+		rc = inflate(&zs, Z_NO_FLUSH);
+		sb.len += before - zs.avail_out;
+	} while (rc == Z_OK);
+	inflateEnd(&zs);
+	*outlen = sb.len;
+	return rc == Z_STREAM_END ? sb.buf : (free(sb.buf), NULL);
+}
+
+static void test_pprof(const struct prof_profile *p)
+{
+	struct prof_view v;
+	size_t len, plen;
+	char *gz, *pb;
+
+	prof_view_init(&v);
+	gz = render(prof_render_pprof, p, &v, &len);
+	ok(len > 2 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b, "gzip magic");
+	pb = gunzip(gz, len, &plen);
+	ok(pb != NULL, "gunzips");
+	if (pb) {
+		ok(memmem(pb, plen, "\x32\x00", 2) != NULL, "string_table has \"\" (field 6, len 0)");
+		ok(memmem(pb, plen, "\x32\x07samples", 9) && memmem(pb, plen, "\x32\x0bnanoseconds", 13),
+		   "sample type strings");
+		ok(memmem(pb, plen, "00112233445566778899aabbccddeeff00112233", 40) != NULL, "build id");
+		ok(memmem(pb, plen, EVIL, strlen(EVIL)) != NULL, "names stored verbatim (binary format)");
+	}
+	free(pb);
+	free(gz);
+}
+
+static void test_pb(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t v[] = { 1, 300 };
+
+	pb_uint(&sb, 1, 150);
+	ok(sb.len == 3 && !memcmp(sb.buf, "\x08\x96\x01", 3), "varint field (protobuf docs' 150)");
+	sb_reset(&sb);
+	pb_packed(&sb, 4, v, 2);
+	ok(sb.len == 5 && !memcmp(sb.buf, "\x22\x03\x01\xac\x02", 5), "packed repeated");
+	sb_reset(&sb);
+	pb_uint(&sb, 1, 0);
+	is_u64(sb.len, 0, "zero is not encoded");
+	sb_release(&sb);
+}
+
+static void test_callgrind(const struct prof_profile *p)
+{
+	struct prof_view v;
+	char *cg;
+
+	prof_view_init(&v);
+	cg = render(prof_render_callgrind, p, &v, NULL);
+	ok(strstr(cg, "events: Samples\n") && strstr(cg, "totals: 18\n"), "header and totals");
+	ok(strstr(cg, "fn=(") && strstr(cg, "cfn=(") && strstr(cg, "calls="), "self and call records");
+	ok(strstr(cg, "ob=(1) /usr/bin/app") != NULL, "module as ob=");
+	free(cg);
+}
+
+static void write_file(const char *dir, const char *name, render_fn fn,
+		       const struct prof_profile *p, const struct prof_view *v)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ok(f && fn(f, p, v) == 0 && fclose(f) == 0, "wrote %s", name);
+}
+
+static void write_outputs(const char *dir, const struct prof_profile *base, const struct prof_profile *head)
+{
+	struct prof_view v;
+	char path[4096];
+
+	prof_view_init(&v);
+	write_file(dir, "flame.svg", prof_render_flamegraph, head, &v);
+	write_file(dir, "report.html", prof_render_html, head, &v);
+	write_file(dir, "speedscope.json", prof_render_speedscope, head, &v);
+	write_file(dir, "profile.pb.gz", prof_render_pprof, head, &v);
+	write_file(dir, "callgrind.out", prof_render_callgrind, head, &v);
+	snprintf(path, sizeof(path), "%s/diff.svg", dir);
+	FILE *f = fopen(path, "w");
+	ok(f && prof_render_flamegraph_diff(f, base, head, &v) == 0 && fclose(f) == 0, "wrote diff.svg");
+	v.inverted = true;
+	write_file(dir, "icicle.svg", prof_render_flamegraph, head, &v);
+}
+
+/* No samples at all (or all filtered out): every renderer still succeeds. */
+static void test_empty(void)
+{
+	struct prof_profile p;
+	struct prof_view v;
+	render_fn fns[] = { prof_render_flamegraph, prof_render_html, prof_render_speedscope,
+			    prof_render_pprof, prof_render_callgrind };
+	const char *names[] = { "flamegraph", "html", "speedscope", "pprof", "callgrind" };
+
+	prof_profile_init(&p);
+	prof_view_init(&v);
+	for (size_t i = 0; i < ARRAY_SIZE(fns); i++) {
+		size_t len;
+		char *out = render(fns[i], &p, &v, &len);
+		ok(len > 0, "empty profile: %s output not empty", names[i]);
+		if (i == 0)
+			ok(strstr(out, "no samples match this view") != NULL, "empty flame graph says so");
+		if (i == 2)
+			ok(strstr(out, "\"profiles\":[]") != NULL, "empty speedscope has no profiles");
+		free(out);
+	}
+	prof_profile_free(&p);
+}
+
+int main(void)
+{
+	struct prof_profile head, base;
+	struct fixture xh, xb;
+
+	build(&head, &xh, true);
+	build(&base, &xb, false);
+	test_flame_tree(&head);
+	test_flamegraph(&head);
+	test_diff(&base, &head);
+	test_html(&head);
+	test_speedscope(&head);
+	test_pb();
+	test_pprof(&head);
+	test_callgrind(&head);
+	test_empty();
+	if (getenv("RENDER_OUT_DIR"))
+		write_outputs(getenv("RENDER_OUT_DIR"), &base, &head);
+	prof_profile_free(&head);
+	prof_profile_free(&base);
+	return done_testing();
+}
