@@ -27,6 +27,11 @@ const char *prof_elf_build_id(const struct prof_elf *e);	/* hex or "" */
 /* Load bias for a mapping of this file at start with file offset pgoff. */
 uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff);
 void prof_elf_cache_free(void);	/* at exit; for leak-checked runs */
+/* For unwinders: the file name libdw should open ("/proc/self/fd/N" for the
+ * vdso), the libelf handle, and file contents read by file vaddr. */
+const char *prof_elf_open_path(const struct prof_elf *e);
+struct Elf *prof_elf_elf(const struct prof_elf *e);
+int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len);
 
 enum prof_mapping_flags {
 	PROF_MAP_EXEC = 1 << 0,

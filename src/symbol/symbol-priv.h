@@ -1,0 +1,53 @@
+/*
+ * symbol-priv.h - what the src/symbol files share but nobody else needs: the
+ * prof_elf structure and the per-binary address lookup that turns a file
+ * virtual address into an inline chain of (function, file, line).
+ */
+#ifndef PROF_SYMBOL_PRIV_H
+#define PROF_SYMBOL_PRIV_H
+
+#include "prof/symbol.h"
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+struct elf_load {		/* one PT_LOAD program header */
+	uint64_t vaddr, offset, filesz, memsz, align;
+	uint32_t flags;
+};
+
+struct prof_elf {
+	char *path;		/* display path ("[vdso]" for the vdso) */
+	char *open_path;	/* what to open(): path or /proc/self/fd/N */
+	char build_id[2 * 64 + 1];
+	dev_t dev;
+	ino_t ino;
+	int64_t mtime_ns;
+	int fd;
+	Elf *elf;
+	const uint8_t *image;	/* raw file bytes (mmap or vdso copy) */
+	size_t image_size;
+	void *image_owned;	/* vdso copy to free */
+	int type;		/* ET_EXEC, ET_DYN... */
+	VEC(struct elf_load) loads;
+
+	/* offline Dwfl for symbols/DWARF, created on first lookup */
+	bool dwfl_tried;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	uint64_t mod_bias;	/* dwfl address = file vaddr + mod_bias */
+	bool has_symbols;	/* symtab or DWARF found */
+};
+
+struct elf_frame {		/* one entry of an inline chain */
+	const char *func;	/* NULL if unknown */
+	const char *file;	/* NULL if unknown */
+	uint32_t line;
+	uint64_t entry;		/* file vaddr of the containing function, 0 if unknown */
+	bool inlined;
+};
+
+/* Inline chain for file vaddr, innermost first; returns entries written (0: nothing known). */
+size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
+bool prof_elf_has_symbols(struct prof_elf *e);
+
+#endif

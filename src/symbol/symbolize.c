@@ -1,0 +1,248 @@
+/*
+ * symbolize.c - the symbolizer: turns user addresses (via the address
+ * space's mappings and the prof_elf lookup) and kernel addresses (via
+ * /proc/kallsyms) into frames interned in one profile.
+ *
+ * Design notes / invariants:
+ *  - Results for file-backed code are cached by (prof_elf, file vaddr,
+ *    is_return_addr adjusted address): the DWARF work for an address is done
+ *    once per symbolizer, every later sample is a hash lookup.
+ *  - A frame's addr is the file vaddr of the containing function's entry
+ *    (or the address itself when no symbol is known), so samples at
+ *    different pcs of one line share a frame while line still tells lines
+ *    apart.
+ *  - JIT maps are loaded the first time an anonymous address of that pid
+ *    is seen (a missing file is remembered as an empty table).
+ *  - kallsyms is process-wide and loaded once.
+ */
+#include "symbol-priv.h"
+#include "tables.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_INLINE 32
+
+struct cache_entry {
+	const struct prof_elf *elf;
+	uint64_t vaddr;
+	uint32_t first, n;	/* range in ids */
+};
+
+struct prof_symbolizer {
+	struct prof_profile *p;
+	struct u64map index;		/* hash(elf, vaddr) + k -> entries index */
+	VEC(struct cache_entry) entries;
+	VEC(uint32_t) ids;
+	struct u64map modules;		/* prof_elf pointer -> module id */
+	struct u64map jit;		/* pid -> struct sym_table * */
+	uint32_t kernel_module;
+};
+
+static struct sym_table kallsyms;
+static int kallsyms_state;		/* 0 unloaded, 1 ok, -1 unusable */
+
+struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p)
+{
+	struct prof_symbolizer *s = xcalloc(1, sizeof(*s));
+
+	s->p = p;
+	s->kernel_module = PROF_NONE;
+	return s;
+}
+
+void prof_symbolizer_free(struct prof_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->jit.cap; i++)
+		if (s->jit.used[i]) {
+			struct sym_table *t = (struct sym_table *)(uintptr_t)s->jit.vals[i];
+			sym_table_free(t);
+			free(t);
+		}
+	u64map_free(&s->jit);
+	u64map_free(&s->index);
+	u64map_free(&s->modules);
+	free(s->entries.v);
+	free(s->ids.v);
+	free(s);
+}
+
+static uint32_t simple_frame(struct prof_symbolizer *s, const char *func, uint32_t module,
+			     uint64_t addr, enum prof_frame_kind kind)
+{
+	struct prof_frame f = { .func = prof_intern(s->p, func), .module = module,
+				.addr = addr, .kind = (uint8_t)kind };
+	return prof_frame_intern(s->p, &f);
+}
+
+static uint32_t elf_module(struct prof_symbolizer *s, struct prof_elf *e, uint32_t map_flags)
+{
+	uint32_t flags = 0;
+
+	if (map_flags & PROF_MAP_VDSO)
+		flags |= PROF_MOD_VDSO;
+	if (map_flags & PROF_MAP_DELETED)
+		flags |= PROF_MOD_DELETED;
+	uint64_t *slot;
+	bool created;
+	slot = u64map_slot(&s->modules, (uintptr_t)e ^ ((uint64_t)flags << 56), &created);
+	if (created) {
+		if (!prof_elf_has_symbols(e))
+			flags |= PROF_MOD_NO_SYMBOLS;
+		*slot = prof_module_intern(s->p, e->path, e->build_id, flags);
+	}
+	return (uint32_t)*slot;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* Resolves a file vaddr of e into frame ids appended to s->ids. */
+static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t module,
+			uint64_t vaddr)
+{
+	struct elf_frame chain[MAX_INLINE];
+	size_t n = prof_elf_lookup(e, vaddr, chain, MAX_INLINE);
+
+	if (n == 0) {
+		char *name = xasprintf("%s+0x%" PRIx64, base_name(e->path), vaddr);
+		VEC_PUSH(&s->ids, simple_frame(s, name, module, vaddr, PROF_FRAME_USER));
+		free(name);
+		return;
+	}
+	uint64_t entry = chain[n - 1].entry ? chain[n - 1].entry : vaddr;
+	for (size_t i = 0; i < n; i++) {
+		char *fallback = NULL;
+		const char *func = chain[i].func;
+		if (!func)
+			func = fallback = xasprintf("%s+0x%" PRIx64, base_name(e->path), vaddr);
+		struct prof_frame f = {
+			.func = prof_intern(s->p, func),
+			.file = prof_intern(s->p, chain[i].file ? chain[i].file : ""),
+			.line = chain[i].line,
+			.module = module,
+			.addr = entry,
+			.kind = PROF_FRAME_USER,
+			.inlined = chain[i].inlined,
+		};
+		free(fallback);
+		VEC_PUSH(&s->ids, prof_frame_intern(s->p, &f));
+	}
+}
+
+static size_t copy_ids(struct prof_symbolizer *s, const struct cache_entry *c, uint32_t *out,
+		       size_t max)
+{
+	size_t n = MIN((size_t)c->n, max);
+	memcpy(out, s->ids.v + c->first, n * sizeof(*out));
+	return n;
+}
+
+static size_t symbolize_elf(struct prof_symbolizer *s, const struct prof_mapping *m,
+			    uint64_t addr, uint32_t *out, size_t max)
+{
+	uint64_t vaddr = addr - m->bias;
+	uint64_t key = hash64((uintptr_t)m->elf ^ hash64(vaddr)), k, idx;
+
+	for (k = 0; u64map_get(&s->index, key + k, &idx); k++) {
+		const struct cache_entry *c = &s->entries.v[idx];
+		if (c->elf == m->elf && c->vaddr == vaddr)
+			return copy_ids(s, c, out, max);
+	}
+	struct cache_entry c = { m->elf, vaddr, (uint32_t)s->ids.n, 0 };
+	resolve_elf(s, m->elf, elf_module(s, m->elf, m->flags), vaddr);
+	c.n = (uint32_t)(s->ids.n - c.first);
+	u64map_put(&s->index, key + k, s->entries.n);
+	VEC_PUSH(&s->entries, c);
+	return copy_ids(s, &c, out, max);
+}
+
+static struct sym_table *jit_table(struct prof_symbolizer *s, pid_t pid)
+{
+	bool created;
+	uint64_t *slot = u64map_slot(&s->jit, (uint64_t)pid, &created);
+
+	if (created) {
+		struct sym_table *t = xcalloc(1, sizeof(*t));
+		char path[64];
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+		sym_table_load_perf_map(t, path);	/* missing file: empty table */
+		*slot = (uintptr_t)t;
+	}
+	return (struct sym_table *)(uintptr_t)*slot;
+}
+
+/* JIT symbol from /tmp/perf-PID.map, else "[anon]" (or "[unknown]" outside any mapping). */
+static uint32_t jit_or_anon_frame(struct prof_symbolizer *s, pid_t pid, uint64_t addr, bool mapped)
+{
+	const struct sym_entry *e = sym_table_find(jit_table(s, pid), addr);
+
+	if (!e)
+		return mapped ? simple_frame(s, "[anon]", PROF_NONE, 0, PROF_FRAME_ANON)
+			      : simple_frame(s, "[unknown]", PROF_NONE, 0, PROF_FRAME_UNKNOWN);
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	uint32_t mod = prof_module_intern(s->p, path, "", PROF_MOD_JIT);
+	return simple_frame(s, e->name, mod, e->start, PROF_FRAME_JIT);
+}
+
+size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
+			   uint64_t pc, bool is_return_addr, uint32_t *out, size_t max)
+{
+	if (max == 0)
+		return 0;
+	/* A return address points after the call; pc-1 is inside it. */
+	uint64_t addr = is_return_addr && pc ? pc - 1 : pc;
+	const struct prof_mapping *m = as ? prof_addrspace_find(as, addr) : NULL;
+
+	if (m && m->elf)
+		return symbolize_elf(s, m, addr, out, max);
+	if (!m || (m->flags & PROF_MAP_ANON)) {
+		out[0] = jit_or_anon_frame(s, as ? as->pid : 0, addr, m != NULL);
+		return 1;
+	}
+	/* a file we could not open or parse */
+	uint64_t off = addr - m->start + m->pgoff;
+	uint32_t mod = prof_module_intern(s->p, m->path, "", PROF_MOD_NO_SYMBOLS);
+	char *name = xasprintf("%s+0x%" PRIx64, base_name(m->path), off);
+	out[0] = simple_frame(s, name, mod, off, PROF_FRAME_USER);
+	free(name);
+	return 1;
+}
+
+static void kallsyms_load(void)
+{
+	bool all_zero;
+
+	if (kallsyms_state)
+		return;
+	kallsyms_state = -1;
+	if (sym_table_load_kallsyms(&kallsyms, "/proc/kallsyms", &all_zero) < 0) {
+		warning("cannot read /proc/kallsyms: %s; kernel frames show as [kernel]",
+			strerror(errno));
+	} else if (all_zero || !kallsyms.syms.n) {
+		warning("/proc/kallsyms addresses are hidden (kernel.kptr_restrict); kernel frames show as [kernel]");
+		sym_table_free(&kallsyms);
+	} else {
+		kallsyms_state = 1;
+	}
+}
+
+size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max)
+{
+	if (max == 0)
+		return 0;
+	kallsyms_load();
+	if (s->kernel_module == PROF_NONE)
+		s->kernel_module = prof_module_intern(s->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
+	const struct sym_entry *e = kallsyms_state > 0 ? sym_table_find(&kallsyms, pc) : NULL;
+	out[0] = simple_frame(s, e ? e->name : "[kernel]", s->kernel_module, e ? e->start : 0,
+			      PROF_FRAME_KERNEL);
+	return 1;
+}

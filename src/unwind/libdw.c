@@ -1,0 +1,187 @@
+/*
+ * libdw.c - the default unwinder: libdwfl's frame unwinder driven by our
+ * own Dwfl_Thread_Callbacks over a sample's (registers, stack copy).
+ *
+ * Design notes / invariants:
+ *  - One Dwfl per address space, kept in its unwind_as_state slot and
+ *    rebuilt only when as->generation changes (a new mapping, exec...).
+ *    A Dwfl per sample would re-read every module's ELF headers and CFI for
+ *    every sample, which is what made perf's libdw unwinding slow; reusing
+ *    it keeps libdw's per-module CFI/FDE caches warm.
+ *  - Modules are reported with dwfl_report_elf at the mapping's load bias
+ *    (base = bias with add_p_vaddr), once per distinct binary.
+ *  - dwfl_attach_state is done once per Dwfl; its dwfl_arg is the state,
+ *    whose `cur` points at the sample being unwound for the duration of
+ *    one prof_unwind() call.
+ *  - memory_read serves the stack copy first and file-backed mappings
+ *    second; everything else fails, which ends the unwind (incomplete).
+ *  - x86_64 DWARF register order: rax rdx rcx rbx rsi rdi rbp rsp r8-r15,
+ *    then the return address column 16 = rip.
+ */
+#include "unwind-priv.h"
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+
+struct dw_state {
+	Dwfl *dwfl;
+	uint64_t generation;
+	bool usable;
+	const struct unwind_ctx *cur;
+};
+
+struct dw_walk {
+	uint64_t *pcs;
+	size_t max, n;
+	uint64_t last_sp;
+	const char *stop;
+};
+
+static pid_t dw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct dw_state *st = arg;
+
+	if (*thread_argp)
+		return 0;
+	*thread_argp = st;
+	return st->cur->tid;
+}
+
+static bool dw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	*thread_argp = arg;
+	return true;
+}
+
+static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct dw_state *st = arg;
+	uint64_t v;
+
+	if (!ctx_read_word(st->cur, addr, &v))
+		return false;
+	*result = v;
+	return true;
+}
+
+static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct dw_state *st = arg;
+	Dwarf_Word regs[UNWIND_DWARF_NREGS];
+
+	for (int i = 0; i < UNWIND_DWARF_NREGS; i++)
+		regs[i] = st->cur->regs->r[unwind_dwarf_to_perf[i]];
+	return dwfl_thread_state_registers(thread, 0, UNWIND_DWARF_NREGS, regs);
+}
+
+static const Dwfl_Thread_Callbacks dw_thread_callbacks = {
+	.next_thread = dw_next_thread,
+	.get_thread = dw_get_thread,
+	.memory_read = dw_memory_read,
+	.set_initial_registers = dw_set_initial_registers,
+};
+
+static char *dw_debuginfo_path;
+static const Dwfl_Callbacks dw_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &dw_debuginfo_path,
+};
+
+static void dw_state_free(void *p)
+{
+	struct dw_state *st = p;
+
+	if (st->dwfl)
+		dwfl_end(st->dwfl);
+	free(st);
+}
+
+static bool already_reported(const struct prof_addrspace *as, size_t upto, const struct prof_elf *e)
+{
+	for (size_t i = 0; i < upto; i++)
+		if (as->maps.v[i].elf == e)
+			return true;
+	return false;
+}
+
+/* (Re)builds the Dwfl from the address space's mappings. */
+static void dw_rebuild(struct dw_state *st, struct prof_addrspace *as)
+{
+	if (st->dwfl)
+		dwfl_end(st->dwfl);
+	st->usable = false;
+	st->generation = as->generation;
+	st->dwfl = dwfl_begin(&dw_callbacks);
+	if (!st->dwfl)
+		return;
+	dwfl_report_begin(st->dwfl);
+	size_t reported = 0;
+	for (size_t i = 0; i < as->maps.n; i++) {
+		const struct prof_mapping *m = &as->maps.v[i];
+		if (!m->elf || already_reported(as, i, m->elf))
+			continue;
+		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
+		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), -1,
+				    m->bias, true))
+			reported++;
+	}
+	dwfl_report_end(st->dwfl, NULL, NULL);
+	st->usable = reported > 0 &&
+		     dwfl_attach_state(st->dwfl, NULL, as->pid, &dw_thread_callbacks, st);
+}
+
+static int dw_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct dw_walk *w = arg;
+	Dwarf_Addr pc;
+	Dwarf_Word sp = 0;
+	bool activation;
+
+	if (!dwfl_frame_pc(frame, &pc, &activation)) {
+		w->stop = "no pc for frame";
+		return DWARF_CB_ABORT;
+	}
+	dwfl_frame_reg(frame, 7, &sp);
+	if (w->n == 0) {	/* the initial frame is the sampled ip, already in pcs[0] */
+		w->n = 1;
+		w->last_sp = sp;
+		return DWARF_CB_OK;
+	}
+	if (sp && w->last_sp && sp < w->last_sp) {
+		w->stop = "stack pointer went down (corrupt stack)";
+		return DWARF_CB_ABORT;
+	}
+	w->last_sp = sp;
+	if (w->n >= w->max) {
+		w->stop = "frame limit reached";
+		return DWARF_CB_ABORT;
+	}
+	w->pcs[w->n++] = pc;
+	return DWARF_CB_OK;
+}
+
+void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+		  struct prof_unwind_result *res)
+{
+	struct unwind_as_state *slot = unwind_as_state(c->as);
+	struct dw_state *st = slot->libdw;
+
+	if (!st) {
+		st = slot->libdw = xcalloc(1, sizeof(*st));
+		slot->libdw_free = dw_state_free;
+		st->generation = c->as->generation - 1;
+	}
+	if (st->generation != c->as->generation || !st->dwfl)
+		dw_rebuild(st, c->as);
+	if (!st->usable) {
+		res->stop = "no modules to unwind with";
+		return;
+	}
+	struct dw_walk w = { .pcs = pcs, .max = max };
+	st->cur = c;
+	int rc = dwfl_getthread_frames(st->dwfl, c->tid, dw_frame, &w);
+	st->cur = NULL;
+	res->n = MAX(w.n, (size_t)1);
+	res->complete = rc == 0;
+	res->stop = rc == 0 ? NULL : w.stop ? w.stop : "no unwind info or stack copy exhausted";
+}

@@ -1,0 +1,57 @@
+/*
+ * unwind-priv.h - what the unwinder backends share: the per-sample context
+ * (registers + stack copy, with bounds-checked reads), the per-address-space
+ * state slot each backend keeps its caches in, and the backend entry points.
+ */
+#ifndef PROF_UNWIND_PRIV_H
+#define PROF_UNWIND_PRIV_H
+
+#include "prof/unwind.h"
+
+struct unwind_ctx {
+	struct prof_addrspace *as;
+	pid_t tid;
+	const struct prof_user_regs *regs;
+	uint64_t sp;		/* address of stack->data[0] */
+	const uint8_t *stack;
+	uint64_t stack_size;
+};
+
+/* Reads one 8-byte word of the captured stack; false outside the copy. */
+static inline bool ctx_read_stack(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
+{
+	if (addr < c->sp || addr - c->sp > c->stack_size || c->stack_size - (addr - c->sp) < 8)
+		return false;
+	__builtin_memcpy(val, c->stack + (addr - c->sp), 8);
+	return true;
+}
+
+/* x86_64 DWARF (and libunwind UNW_X86_64_*) register i is perf register
+ * unwind_dwarf_to_perf[i]: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. */
+#define UNWIND_DWARF_NREGS 17
+extern const int unwind_dwarf_to_perf[UNWIND_DWARF_NREGS];
+
+/* Reads a word from the stack copy, else from a mapped ELF file's contents. */
+bool ctx_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val);
+
+/* as->unwind_state: one slot per backend, so backends can share a space. */
+struct unwind_as_state {
+	void *libdw;
+	void (*libdw_free)(void *);
+	void *libunwind;
+	void (*libunwind_free)(void *);
+};
+struct unwind_as_state *unwind_as_state(struct prof_addrspace *as);
+
+/* Backends fill pcs[0..n) and res; pcs[0] is already the sampled ip. */
+void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+	       struct prof_unwind_result *res);
+void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+		  struct prof_unwind_result *res);
+struct unwind_libunwind;
+struct unwind_libunwind *unwind_libunwind_new(void);
+void unwind_libunwind_free(struct unwind_libunwind *lu);
+void unwind_libunwind(struct unwind_libunwind *lu, const struct unwind_ctx *c, uint64_t *pcs,
+		      size_t max, struct prof_unwind_result *res);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * unwind.c - the unwinder front end: backend selection, the per-sample
+ * context, the per-address-space state slots, and the frame-pointer walker
+ * (a backend of its own and the fallback when a CFI unwind cannot start).
+ *
+ * The stack copy is untrusted: every read goes through ctx_read_stack(),
+ * which refuses anything outside [sp, sp + size).  Every walk is bounded by
+ * max and requires the stack pointer / frame pointer to grow, so a corrupt
+ * or cyclic stack ends the walk instead of looping.
+ */
+#include "unwind-priv.h"
+#include <errno.h>
+#include <string.h>
+
+struct prof_unwinder {
+	enum prof_unwinder_kind kind;
+	struct unwind_libunwind *lu;
+};
+
+const int unwind_dwarf_to_perf[UNWIND_DWARF_NREGS] = {
+	PERF_REG_X86_AX, PERF_REG_X86_DX, PERF_REG_X86_CX, PERF_REG_X86_BX,
+	PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
+	PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11,
+	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+	PERF_REG_X86_IP,
+};
+
+int prof_unwinder_parse(const char *name, enum prof_unwinder_kind *kind)
+{
+	static const char *const names[] = { "libdw", "libunwind", "fp", "none" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (name && !strcmp(name, names[i])) {
+			*kind = (enum prof_unwinder_kind)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+struct prof_unwinder *prof_unwinder_new(enum prof_unwinder_kind kind)
+{
+	struct prof_unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->kind = kind;
+	if (kind == PROF_UNWIND_LIBUNWIND)
+		u->lu = unwind_libunwind_new();
+	return u;
+}
+
+void prof_unwinder_free(struct prof_unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->lu)
+		unwind_libunwind_free(u->lu);
+	free(u);
+}
+
+static void as_state_free(void *p)
+{
+	struct unwind_as_state *st = p;
+
+	if (st->libdw && st->libdw_free)
+		st->libdw_free(st->libdw);
+	if (st->libunwind && st->libunwind_free)
+		st->libunwind_free(st->libunwind);
+	free(st);
+}
+
+struct unwind_as_state *unwind_as_state(struct prof_addrspace *as)
+{
+	if (!as->unwind_state) {
+		as->unwind_state = xcalloc(1, sizeof(struct unwind_as_state));
+		as->unwind_state_free = as_state_free;
+	}
+	return as->unwind_state;
+}
+
+bool ctx_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
+{
+	if (ctx_read_stack(c, addr, val))
+		return true;
+	const struct prof_mapping *m = c->as ? prof_addrspace_find(c->as, addr) : NULL;
+	return m && m->elf && prof_elf_read_vaddr(m->elf, addr - m->bias, val, 8) == 0;
+}
+
+void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+	       struct prof_unwind_result *res)
+{
+	uint64_t bp = c->regs->r[PERF_REG_X86_BP];
+
+	res->n = 1;
+	while (res->n < max) {
+		uint64_t saved_bp, ret;
+		if (bp == 0) {	/* the ABI's end marker: _start zeroes rbp */
+			res->complete = true;
+			res->stop = NULL;
+			return;
+		}
+		if (!ctx_read_stack(c, bp, &saved_bp) || !ctx_read_stack(c, bp + 8, &ret)) {
+			res->stop = "frame pointer outside the stack copy";
+			return;
+		}
+		if (ret == 0) {
+			res->complete = true;
+			res->stop = NULL;
+			return;
+		}
+		pcs[res->n++] = ret;
+		if (saved_bp != 0 && saved_bp <= bp) {
+			res->stop = "frame pointer does not grow (loop or corrupt stack)";
+			return;
+		}
+		bp = saved_bp;
+	}
+	res->stop = "frame limit reached";
+}
+
+void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
+		 const struct prof_user_regs *regs, const struct prof_ustack *stack,
+		 uint64_t *pcs, size_t max, struct prof_unwind_result *res)
+{
+	struct unwind_ctx c = {
+		.as = as, .tid = tid, .regs = regs,
+		.sp = regs->r[PERF_REG_X86_SP],
+		.stack = stack ? stack->data : NULL,
+		.stack_size = stack && stack->data ? stack->size : 0,
+	};
+
+	res->n = 0;
+	res->complete = false;
+	res->stop = "no room for frames";
+	if (max == 0)
+		return;
+	pcs[0] = regs->r[PERF_REG_X86_IP];
+	res->n = 1;
+	res->stop = "no call graph";
+	max = MIN(max, (size_t)PROF_MAX_FRAMES);
+	switch (u->kind) {
+	case PROF_UNWIND_LIBDW:
+		unwind_libdw(&c, pcs, max, res);
+		break;
+	case PROF_UNWIND_LIBUNWIND:
+		unwind_libunwind(u->lu, &c, pcs, max, res);
+		break;
+	case PROF_UNWIND_FP:
+		unwind_fp(&c, pcs, max, res);
+		return;
+	case PROF_UNWIND_NONE:
+		return;
+	}
+	/* A CFI unwind that could not even start: frame pointers may still work. */
+	if (res->n <= 1 && !res->complete) {
+		struct prof_unwind_result fp = { .n = 1 };
+		unwind_fp(&c, pcs, max, &fp);
+		if (fp.n > 1)
+			*res = fp;
+	}
+}
