@@ -6,6 +6,7 @@
  *   perfdata_import.t                    TAP tests on the real seeds
  *   perfdata_import.t --flat FILE        flat self table of a perf.data
  *   perfdata_import.t --time FILE        parse+unwind+aggregate timing
+ *   perfdata_import.t --folded FILE      comm;outer;...;inner COUNT lines
  *
  * The flat table keys each sample on its innermost NON-inlined frame,
  * because that is what `perf report --sort sym` shows (perf attributes an
@@ -103,6 +104,36 @@ static int print_flat(const char *path)
 	return 0;
 }
 
+static void fold_node(const struct prof_profile *p, uint32_t node, struct strbuf *sb)
+{
+	if (node == 0 || node >= p->nodes.n)
+		return;
+	fold_node(p, p->nodes.v[node].parent, sb);
+	uint32_t fr = p->nodes.v[node].frame;
+	sb_addch(sb, ';');
+	sb_adds(sb, fr < p->frames.n ? prof_str(p, p->frames.v[fr].func) : "?");
+}
+
+static int print_folded(const char *path)
+{
+	struct prof_profile p;
+	struct strbuf sb = STRBUF_INIT;
+
+	prof_profile_init(&p);
+	if (perfdata_read(path, &p, NULL))
+		return 2;
+	for (size_t i = 0; i < p.aggs.n; i++) {
+		const struct prof_agg *a = &p.aggs.v[i];
+		sb_reset(&sb);
+		sb_adds(&sb, prof_str(&p, p.threads.v[a->thread].comm));
+		fold_node(&p, a->node, &sb);
+		printf("%s %" PRIu64 "\n", sb_str(&sb), a->value[PROF_M_SAMPLES]);
+	}
+	sb_release(&sb);
+	prof_profile_free(&p);
+	return 0;
+}
+
 static int time_import(const char *path)
 {
 	struct prof_profile p;
@@ -165,10 +196,12 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--flat"))
 		return print_flat(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--folded"))
+		return print_folded(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--time"))
 		return time_import(argv[2]);
 	if (argc != 1) {
-		fprintf(stderr, "usage: %s [--flat|--time PERF.DATA]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--flat|--folded|--time PERF.DATA]\n", argv[0]);
 		return 2;
 	}
 	test_seed("fp.data", 11, "fp");
