@@ -110,9 +110,8 @@ static void on_comm(struct importer *im, const struct perf_event_header *eh, con
 	if (size <= hdr)
 		return;
 	memcpy(v, d + sizeof(*eh), sizeof(v));
-	uint32_t name = prof_intern(im->p, "");
 	char *s = xstrndup((const char *)d + hdr, size - hdr);
-	name = prof_intern(im->p, s);
+	uint32_t name = prof_intern(im->p, s);
 	free(s);
 	u64map_put(&im->comm_of_tid, v[1], name);
 	if (eh->misc & PERF_RECORD_MISC_COMM_EXEC)
@@ -252,8 +251,9 @@ static void on_sample(struct importer *im, const struct pd_record *r)
 	struct prof_addrspace *as = space_get(im, s.pid);
 	bool dwarf = (a->sample_type & PERF_SAMPLE_STACK_USER) && s.regs_abi;
 	bool complete = true;
-	uint16_t cpumode = ((const struct perf_event_header *)r->data)->misc &
-			   PERF_RECORD_MISC_CPUMODE_MASK;
+	struct perf_event_header eh;
+	memcpy(&eh, r->data, sizeof(eh));	/* fuzzed records may be misaligned */
+	uint16_t cpumode = eh.misc & PERF_RECORD_MISC_CPUMODE_MASK;
 
 	im->nframes = 0;
 	if (s.nr_callchain) {
@@ -307,10 +307,9 @@ static void replay(struct importer *im)
 {
 	for (size_t i = 0; i < im->f->records.n; i++) {
 		const struct pd_record *r = &im->f->records.v[i];
-		const struct perf_event_header *eh = (const void *)r->data;
 		struct perf_event_header h;
 
-		memcpy(&h, eh, sizeof(h));
+		memcpy(&h, r->data, sizeof(h));
 		im->info->records++;
 		switch (r->type) {
 		case PERF_RECORD_SAMPLE: on_sample(im, r); break;

@@ -1,7 +1,8 @@
 /*
  * fuzz_perfdata.c - libFuzzer target for the perf.data parser: container,
  * features, pipe mode, zstd records, and the sample / sample_id decoders
- * run over every record.  Seeds: tests/fuzz/corpus/perfdata/ (real files
+ * run over every record, then the importer (address spaces, callchain
+ * walk, dwarf unwind of fuzzed registers and stacks, symbolization).  Seeds: tests/fuzz/corpus/perfdata/ (real files
  * from perf 6.1).
  */
 #include "prof/perfdata.h"
@@ -36,5 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)sink;
 	}
 	pd_close(&f);
+
+	struct prof_profile p;
+	prof_profile_init(&p);
+	perfdata_read_mem(data, size, &p, NULL);
+	prof_profile_free(&p);
 	return 0;
 }
