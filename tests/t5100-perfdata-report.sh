@@ -76,6 +76,11 @@ test_expect_success 'dwarf recording: flat self profile agrees with perf report'
 	compare_flat dwarf.data
 '
 sed 's/^/#   /' cmp-dwarf.data.txt 2>/dev/null
+test_expect_success 'fork + exec (sh running two children): agrees with perf report' '
+	perf record -q -e cpu-clock -F 999 -g -o fork.data -- sh -c "./spin 100 & ./spin 100; wait" >/dev/null 2>&1 &&
+	compare_flat fork.data
+'
+sed 's/^/#   /' cmp-fork.data.txt 2>/dev/null
 test_expect_success 'dwarf stacks reach main through middle' '
 	"$DRIVER" --folded dwarf.data >folded.txt &&
 	check_contains folded.txt ";main;middle;hot " &&
@@ -91,6 +96,11 @@ test_expect_success 'pipe mode (perf record -o -) imports' '
 	want=$(perf script -F event -i pipe.data 2>/dev/null | grep -c cpu-clock) &&
 	"$DRIVER" --flat pipe.data >out.txt && cat out.txt &&
 	check_contains out.txt "# samples $want " && check_contains out.txt " hot "
+'
+test_expect_success 'pipe mode straight into stdin (-)' '
+	perf record -q -e cpu-clock -F 999 -g -o - -- ./spin 10 2>/dev/null |
+		"$DRIVER" --flat - >out.txt && cat out.txt &&
+	check_contains out.txt " hot "
 '
 if perf record -q -z -e cpu-clock -o z.data -- true >/dev/null 2>&1 && pkg-config --exists libzstd; then
 	test_expect_success 'zstd-compressed (perf record -z) imports' '

@@ -30,7 +30,8 @@ struct perfdata_info {
 };
 
 /*
- * Loads path (mmapped, never read whole) into an initialized profile.
+ * Loads path (mmapped, never read whole; "-" reads a pipe-mode stream from
+ * stdin) into an initialized profile.
  * Returns 0, or a negative errno with one error() line printed: -ENOENT,
  * -EACCES, -EINVAL (not a perf.data file, corrupt header, unsupported
  * feature such as zstd without libzstd).
@@ -40,6 +41,8 @@ int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 		      struct perfdata_info *info);
 /* True when buf starts with the "PERFILE2" magic (either byte order). */
 bool perfdata_is_perf_data(const void *buf, size_t len);
+/* 1: path is a perf.data file, 0: it is not, -errno: cannot open (no message). */
+int perfdata_probe(const char *path);
 
 /* ---- parser ---------------------------------------------------------------- */
 

@@ -340,14 +340,23 @@ static const char *fallback_event_name(const struct perf_event_attr *a)
 	return "unknown";
 }
 
+/* "cpu-clock:u" -> "cpu-clock", but "sched:sched_switch" stays whole. */
+static char *event_base_name(const char *name)
+{
+	const char *colon = strrchr(name, ':');
+
+	if (colon && colon[1] && strspn(colon + 1, "ukhGHpPSDIWe") == strlen(colon + 1))
+		return xstrndup(name, (size_t)(colon - name));
+	return xstrdup(name);
+}
+
 static void set_meta(struct importer *im)
 {
 	const struct pd_file *f = im->f;
 	const struct perf_event_attr *a = &f->attrs.v[0].attr;
 	const char *name = *f->attrs.v[0].name ? f->attrs.v[0].name : fallback_event_name(a);
 	char buf[32];
-	size_t nlen = strcspn(name, ":");	/* "cpu-clock:u" -> "cpu-clock" */
-	char *event = xstrndup(name, nlen);
+	char *event = event_base_name(name);
 
 	prof_meta_set(im->p, "event", event);
 	free(event);
@@ -427,9 +436,47 @@ int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 	return 0;
 }
 
+/* "-": a pipe-mode stream on stdin (perf record -o - | prof report -i -). */
+static int read_stdin(struct prof_profile *p, struct perfdata_info *info)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char chunk[65536];
+	ssize_t n;
+
+	while ((n = read(0, chunk, sizeof(chunk))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			sb_release(&sb);
+			error("cannot read perf.data from stdin: %s", strerror(e));
+			return -e;
+		}
+		sb_add(&sb, chunk, (size_t)n);
+	}
+	int ret = perfdata_read_mem((const uint8_t *)sb_str(&sb), sb.len, p, info);
+	sb_release(&sb);
+	return ret;
+}
+
+int perfdata_probe(const char *path)
+{
+	char magic[8];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, magic, sizeof(magic));
+	close(fd);
+	return n == (ssize_t)sizeof(magic) && perfdata_is_perf_data(magic, sizeof(magic));
+}
+
 int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info *info)
 {
 	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return read_stdin(p, info);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {

@@ -190,6 +190,9 @@ static void test_errors(void)
 	       "not a perf.data: -EINVAL");
 	is_u64((uint64_t)-perfdata_read("tests", &p, NULL), EISDIR, "directory: -EISDIR");
 	prof_profile_free(&p);
+	is_u64(perfdata_probe(SEEDS "fp.data"), 1, "probe: a perf.data");
+	is_u64(perfdata_probe("tests/unit/tap.h"), 0, "probe: not a perf.data");
+	is_u64((uint64_t)-perfdata_probe("/nonexistent"), ENOENT, "probe: missing file");
 }
 
 int main(int argc, char **argv)
