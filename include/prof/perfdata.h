@@ -1,0 +1,122 @@
+/*
+ * perfdata.h - reading perf.data files written by `perf record` (Linux
+ * perf 6.x, file and pipe mode) into the shared profile model, and the
+ * lower-level parser the importer, the unit tests and the fuzzer share.
+ *
+ * Layering: the parser (src/perfdata/parse.c, sample.c) only checks and
+ * decodes bytes: header, attrs with their ids, feature sections, and the
+ * records, sorted by time the way perf's ordered-events queue sorts them.
+ * The importer (src/perfdata/import.c) replays those records into per-pid
+ * address spaces, unwinds and symbolizes samples and fills a prof_profile.
+ */
+#ifndef PROF_PERFDATA_H
+#define PROF_PERFDATA_H
+
+#include "prof/model.h"
+#include <linux/perf_event.h>
+
+struct perfdata_info {
+	bool pipe;		/* pipe-mode file (records carry the attrs) */
+	bool compressed;	/* had PERF_RECORD_COMPRESSED records */
+	bool truncated;		/* data section ends inside a record */
+	uint32_t nr_attrs;	/* events in the file */
+	uint64_t records;	/* records decoded (after decompression) */
+	uint64_t samples;	/* sample records of the imported event */
+	uint64_t other_samples;	/* samples of other events (not imported) */
+	uint64_t skipped;	/* records of kinds we do not use */
+	uint64_t bad_samples;	/* sample records that did not decode */
+	uint64_t lost;		/* LOST + LOST_SAMPLES */
+	uint64_t unwound_complete; /* dwarf/fp samples with a complete stack */
+};
+
+/*
+ * Loads path (mmapped, never read whole; "-" reads a pipe-mode stream from
+ * stdin) into an initialized profile.
+ * Returns 0, or a negative errno with one error() line printed: -ENOENT,
+ * -EACCES, -EINVAL (not a perf.data file, corrupt header, unsupported
+ * feature such as zstd without libzstd).
+ */
+int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info *info);
+int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
+		      struct perfdata_info *info);
+/* True when buf starts with the "PERFILE2" magic (either byte order). */
+bool perfdata_is_perf_data(const void *buf, size_t len);
+/* 1: path is a perf.data file, 0: it is not, -errno: cannot open (no message). */
+int perfdata_probe(const char *path);
+
+/* ---- parser ---------------------------------------------------------------- */
+
+struct pd_attr {
+	struct perf_event_attr attr;	/* zero-extended to our sizeof */
+	char *name;			/* from HEADER_EVENT_DESC, "" if unknown */
+	uint64_t *ids;
+	size_t nr_ids;
+	int nr_regs_user;		/* popcount(sample_regs_user) */
+	int nr_regs_intr;
+};
+
+struct pd_record {
+	uint64_t time;			/* from the sample / sample_id, else inherited */
+	const uint8_t *data;		/* starts with struct perf_event_header */
+	uint32_t size;
+	uint32_t type;
+	uint32_t seq;			/* file order: keeps the time sort stable */
+};
+
+struct pd_build_id {
+	int32_t pid;
+	char hex[41];
+	char *filename;
+};
+
+struct pd_file {
+	const uint8_t *buf;
+	size_t len;
+	bool pipe, compressed, truncated;
+	VEC(struct pd_attr) attrs;
+	struct u64map id_to_attr;	/* sample id -> attr index */
+	VEC(struct pd_record) records;	/* sorted by time (stable) */
+	VEC(uint8_t *) owned;		/* decompressed buffers records point into */
+	VEC(struct pd_build_id) build_ids;
+	char *hostname, *osrelease, *arch, *version, *cmdline;
+	uint32_t nr_cpus_online, nr_cpus_avail;
+	uint64_t skipped;
+};
+
+struct pd_sample {
+	const struct pd_attr *attr;
+	uint64_t ip, time, addr, id, stream_id, period;
+	uint32_t pid, tid, cpu;
+	uint64_t nr_callchain;
+	const uint8_t *callchain;	/* nr_callchain u64s, maybe unaligned */
+	uint64_t regs_abi;		/* 0: no user regs captured */
+	uint64_t regs[64];		/* user regs indexed by perf_regs number */
+	const uint8_t *stack;		/* user stack copy */
+	uint64_t stack_size;		/* dyn_size: valid bytes */
+};
+
+struct pd_sample_id {			/* the sample_id_all trailer */
+	const struct pd_attr *attr;
+	uint32_t pid, tid, cpu;
+	uint64_t time, id;
+	bool has_time;
+};
+
+/* Parses buf (which must outlive f).  0 or -EINVAL with error() printed. */
+int pd_open(struct pd_file *f, const uint8_t *buf, size_t len);
+void pd_close(struct pd_file *f);
+/* Decodes a PERF_RECORD_SAMPLE.  0 or -EINVAL (no message: counted by callers). */
+int pd_decode_sample(const struct pd_file *f, const struct pd_record *r, struct pd_sample *s);
+/* Decodes the sample_id trailer of a non-sample record (fields 0 if absent). */
+void pd_decode_sample_id(const struct pd_file *f, const struct pd_record *r, struct pd_sample_id *sid);
+/* Index of the attr owning sample id (0 when there is one attr), -1 if unknown. */
+int pd_attr_of_id(const struct pd_file *f, uint64_t id);
+/* Reads u64 i of an unaligned array. */
+static inline uint64_t pd_u64(const uint8_t *p, size_t i)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p + 8 * i, 8);
+	return v;
+}
+
+#endif

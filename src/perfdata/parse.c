@@ -1,0 +1,628 @@
+/*
+ * parse.c - the perf.data container: file header, attrs with their sample
+ * ids, feature sections (build ids, hostname, osrelease, cmdline, nrcpus,
+ * event names), pipe-mode inline headers, zstd-compressed records, and the
+ * record list sorted by time.  Layout reference: perf's
+ * tools/perf/Documentation/perf.data-file-format.txt and
+ * <linux/perf_event.h>.
+ *
+ * Design notes / invariants:
+ *  - Every read is bounds-checked against the buffer; multi-byte fields
+ *    are read with memcpy because fuzzed (and some real) offsets are not
+ *    8-aligned.  Only native-endian files are accepted.
+ *  - f->records point into f->buf or into f->owned (decompressed bytes);
+ *    both live until pd_close().  Each record's size was checked to be
+ *    >= sizeof(struct perf_event_header) and inside its buffer.
+ *  - Records are sorted by time with file order as tie-break, which is
+ *    what perf's ordered-events queue does with FINISHED_ROUND: a sample
+ *    read from one CPU's buffer can precede in the file the MMAP (from
+ *    another CPU's buffer) that it needs.  Records without a time inherit
+ *    the previous record's.
+ */
+#include "prof/perfdata.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#ifdef HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#define PD_MAGIC 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
+#define PD_MAGIC_SWAPPED 0x50455246494c4532ULL
+
+enum {	/* perf's user-space record types (tools/lib/perf/include/perf/event.h) */
+	PD_HEADER_ATTR = 64,
+	PD_HEADER_EVENT_TYPE = 65,
+	PD_HEADER_TRACING_DATA = 66,
+	PD_HEADER_BUILD_ID = 67,
+	PD_FINISHED_ROUND = 68,
+	PD_AUXTRACE = 71,
+	PD_EVENT_UPDATE = 78,
+	PD_HEADER_FEATURE = 80,
+	PD_COMPRESSED = 81,
+};
+
+enum {	/* feature bits (tools/perf/util/header.h) */
+	PD_FEAT_TRACING_DATA = 1,
+	PD_FEAT_BUILD_ID = 2,
+	PD_FEAT_HOSTNAME = 3,
+	PD_FEAT_OSRELEASE = 4,
+	PD_FEAT_VERSION = 5,
+	PD_FEAT_ARCH = 6,
+	PD_FEAT_NRCPUS = 7,
+	PD_FEAT_CMDLINE = 11,
+	PD_FEAT_EVENT_DESC = 12,
+	PD_FEAT_DIR_FORMAT = 24,
+	PD_FEAT_COMPRESSED = 27,
+	PD_FEAT_MAX = 256,
+};
+
+#define PD_BUILD_ID_SIZE_MISC (1 << 15)	/* PERF_RECORD_MISC_BUILD_ID_SIZE */
+#define PD_EVENT_UPDATE_NAME 2
+
+struct pd_section {
+	uint64_t offset, size;
+};
+
+struct pd_header {		/* struct perf_file_header */
+	uint64_t magic, size, attr_size;
+	struct pd_section attrs, data, event_types;
+	uint64_t features[PD_FEAT_MAX / 64];
+};
+
+struct cursor {			/* a bounds-checked reader over one section */
+	const uint8_t *p;
+	size_t left;
+	bool bad;
+};
+
+static bool cur_take(struct cursor *c, void *out, size_t n)
+{
+	if (c->bad || n > c->left) {
+		c->bad = true;
+		memset(out, 0, n);
+		return false;
+	}
+	memcpy(out, c->p, n);
+	c->p += n;
+	c->left -= n;
+	return true;
+}
+
+static uint32_t cur_u32(struct cursor *c)
+{
+	uint32_t v;
+	cur_take(c, &v, 4);
+	return v;
+}
+
+static uint64_t cur_u64(struct cursor *c)
+{
+	uint64_t v;
+	cur_take(c, &v, 8);
+	return v;
+}
+
+/* struct perf_header_string: u32 len (padded), then len bytes, NUL inside. */
+static char *cur_string(struct cursor *c)
+{
+	uint32_t len = cur_u32(c);
+
+	if (c->bad || len > c->left) {
+		c->bad = true;
+		return NULL;
+	}
+	char *s = xstrndup((const char *)c->p, len);
+	c->p += len;
+	c->left -= len;
+	return s;
+}
+
+static bool section_ok(size_t len, const struct pd_section *s)
+{
+	return s->offset <= len && s->size <= len - s->offset;
+}
+
+/* ---- attrs ------------------------------------------------------------------ */
+
+static void attr_set(struct pd_attr *a, const uint8_t *raw, size_t size)
+{
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->attr, raw, MIN(size, sizeof(a->attr)));
+	a->name = xstrdup("");
+	a->nr_regs_user = __builtin_popcountll(a->attr.sample_regs_user);
+	a->nr_regs_intr = __builtin_popcountll(a->attr.sample_regs_intr);
+}
+
+static void attr_add_ids(struct pd_file *f, size_t idx, struct cursor *ids)
+{
+	struct pd_attr *a = &f->attrs.v[idx];
+	size_t n = ids->left / 8;
+
+	a->ids = xrealloc(a->ids, (a->nr_ids + n + 1) * sizeof(*a->ids));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = cur_u64(ids);
+		a->ids[a->nr_ids++] = id;
+		u64map_put(&f->id_to_attr, id, idx);
+	}
+}
+
+/* An attr blob starts with its own size (attr.size, at offset 4). */
+static int attr_blob_size(const uint8_t *p, size_t avail, uint32_t *size)
+{
+	uint32_t s;
+
+	if (avail < 8)
+		return -EINVAL;
+	memcpy(&s, p + 4, 4);
+	if (s == 0)
+		s = 64;		/* PERF_ATTR_SIZE_VER0: files from old perf */
+	if (s < 64 || s > avail)
+		return -EINVAL;
+	*size = s;
+	return 0;
+}
+
+static int read_attrs(struct pd_file *f, const struct pd_header *h)
+{
+	if (!section_ok(f->len, &h->attrs) || h->attr_size < 64 + 16 ||
+	    h->attr_size > 4096 || h->attrs.size % h->attr_size)
+		return error("perf.data attr section is corrupt (attr_size %llu)",
+			     (unsigned long long)h->attr_size);
+	size_t n = h->attrs.size / h->attr_size;
+	if (n == 0)
+		return error("perf.data has no events (empty attr section)");
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *p = f->buf + h->attrs.offset + i * h->attr_size;
+		size_t attr_bytes = h->attr_size - 16;
+		struct pd_section ids;
+		struct pd_attr a;
+
+		attr_set(&a, p, attr_bytes);
+		VEC_PUSH(&f->attrs, a);
+		memcpy(&ids, p + attr_bytes, sizeof(ids));
+		if (!section_ok(f->len, &ids) || ids.size % 8)
+			return error("perf.data attr %zu has a corrupt id section", i);
+		struct cursor c = { f->buf + ids.offset, ids.size, false };
+		attr_add_ids(f, i, &c);
+	}
+	return 0;
+}
+
+/* ---- features --------------------------------------------------------------- */
+
+static void feat_build_ids(struct pd_file *f, struct cursor *c)
+{
+	while (c->left >= sizeof(struct perf_event_header) && !c->bad) {
+		struct perf_event_header eh;
+		memcpy(&eh, c->p, sizeof(eh));
+		if (eh.size < sizeof(eh) + 4 + 24 || eh.size > c->left)
+			return;
+		const uint8_t *p = c->p + sizeof(eh);
+		struct pd_build_id b = { 0 };
+		size_t idlen = 20;
+
+		memcpy(&b.pid, p, 4);
+		if (eh.misc & PD_BUILD_ID_SIZE_MISC)
+			idlen = MIN(p[4 + 20], 20);
+		for (size_t i = 0; i < idlen; i++)
+			snprintf(b.hex + 2 * i, 3, "%02x", p[4 + i]);
+		size_t name_max = eh.size - sizeof(eh) - 4 - 24;
+		b.filename = xstrndup((const char *)p + 28, name_max);
+		VEC_PUSH(&f->build_ids, b);
+		c->p += eh.size;
+		c->left -= eh.size;
+	}
+}
+
+static void feat_cmdline(struct pd_file *f, struct cursor *c)
+{
+	uint32_t n = cur_u32(c);
+	struct strbuf sb = STRBUF_INIT;
+
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		char *s = cur_string(c);
+		if (!s)
+			break;
+		if (sb.len)
+			sb_addch(&sb, ' ');
+		sb_adds(&sb, s);
+		free(s);
+	}
+	free(f->cmdline);
+	f->cmdline = xstrdup(sb_str(&sb));
+	sb_release(&sb);
+}
+
+/* HEADER_EVENT_DESC: names for the attrs, matched by their first id. */
+static void feat_event_desc(struct pd_file *f, struct cursor *c)
+{
+	uint32_t n = cur_u32(c), attr_size = cur_u32(c);
+
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		if (attr_size > c->left) {
+			c->bad = true;
+			break;
+		}
+		c->p += attr_size;
+		c->left -= attr_size;
+		uint32_t nr_ids = cur_u32(c);
+		char *name = cur_string(c);
+		uint64_t id = nr_ids ? cur_u64(c) : 0;
+		if (c->bad || !name) {
+			free(name);
+			break;
+		}
+		for (uint32_t k = 1; k < nr_ids && !c->bad; k++)
+			cur_u64(c);
+		uint64_t idx = i;
+		if (nr_ids && !u64map_get(&f->id_to_attr, id, &idx))
+			idx = i;
+		if (idx < f->attrs.n) {
+			free(f->attrs.v[idx].name);
+			f->attrs.v[idx].name = name;
+		} else {
+			free(name);
+		}
+	}
+}
+
+static void replace_str(char **dst, char *s)
+{
+	if (!s)
+		return;
+	free(*dst);
+	*dst = s;
+}
+
+static int read_feature(struct pd_file *f, int bit, struct cursor *c)
+{
+	switch (bit) {
+	case PD_FEAT_BUILD_ID: feat_build_ids(f, c); break;
+	case PD_FEAT_HOSTNAME: replace_str(&f->hostname, cur_string(c)); break;
+	case PD_FEAT_OSRELEASE: replace_str(&f->osrelease, cur_string(c)); break;
+	case PD_FEAT_VERSION: replace_str(&f->version, cur_string(c)); break;
+	case PD_FEAT_ARCH: replace_str(&f->arch, cur_string(c)); break;
+	case PD_FEAT_NRCPUS:
+		f->nr_cpus_avail = cur_u32(c);
+		f->nr_cpus_online = cur_u32(c);
+		break;
+	case PD_FEAT_CMDLINE: feat_cmdline(f, c); break;
+	case PD_FEAT_EVENT_DESC: feat_event_desc(f, c); break;
+	case PD_FEAT_DIR_FORMAT:
+		return error("perf.data uses the directory format (perf record --threading); "
+			     "record without --threading");
+	default: break;
+	}
+	return 0;
+}
+
+static int read_features(struct pd_file *f, const struct pd_header *h)
+{
+	uint64_t off = h->data.offset + h->data.size;
+
+	for (int bit = 0; bit < PD_FEAT_MAX; bit++) {
+		if (!(h->features[bit / 64] & (1ULL << (bit % 64))))
+			continue;
+		struct pd_section s;
+		if (off > f->len || f->len - off < sizeof(s))
+			return 0;	/* feature index cut off: keep what we have */
+		memcpy(&s, f->buf + off, sizeof(s));
+		off += sizeof(s);
+		if (!section_ok(f->len, &s))
+			continue;
+		struct cursor c = { f->buf + s.offset, s.size, false };
+		int ret = read_feature(f, bit, &c);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- records ---------------------------------------------------------------- */
+
+int pd_attr_of_id(const struct pd_file *f, uint64_t id)
+{
+	uint64_t idx;
+
+	if (f->attrs.n == 1)
+		return 0;
+	if (u64map_get(&f->id_to_attr, id, &idx) && idx < f->attrs.n)
+		return (int)idx;
+	return -1;
+}
+
+/* The time of a record, for sorting; false if it has none. */
+static bool record_time(const struct pd_file *f, const struct pd_record *r, uint64_t *t)
+{
+	if (r->type == PERF_RECORD_SAMPLE) {
+		struct pd_sample s;
+		if (pd_decode_sample(f, r, &s) || !(s.attr->attr.sample_type & PERF_SAMPLE_TIME))
+			return false;
+		*t = s.time;
+		return true;
+	}
+	if (r->type >= PD_HEADER_ATTR)
+		return false;
+	struct pd_sample_id sid;
+	pd_decode_sample_id(f, r, &sid);
+	*t = sid.time;
+	return sid.has_time;
+}
+
+static void pipe_header_attr(struct pd_file *f, const uint8_t *p, size_t size)
+{
+	uint32_t asz;
+	const uint8_t *body = p + sizeof(struct perf_event_header);
+	size_t avail = size - sizeof(struct perf_event_header);
+
+	if (attr_blob_size(body, avail, &asz))
+		return;
+	struct pd_attr a;
+	attr_set(&a, body, asz);
+	VEC_PUSH(&f->attrs, a);
+	struct cursor c = { body + asz, (avail - asz) & ~(size_t)7, false };
+	attr_add_ids(f, f->attrs.n - 1, &c);
+}
+
+static void pipe_event_update(struct pd_file *f, const uint8_t *p, size_t size)
+{
+	struct cursor c = { p + sizeof(struct perf_event_header),
+			    size - sizeof(struct perf_event_header), false };
+	uint64_t type = cur_u64(&c), id = cur_u64(&c);
+	uint64_t idx;
+
+	if (c.bad || type != PD_EVENT_UPDATE_NAME || !u64map_get(&f->id_to_attr, id, &idx) ||
+	    idx >= f->attrs.n)
+		return;
+	free(f->attrs.v[idx].name);
+	f->attrs.v[idx].name = xstrndup((const char *)c.p, c.left);
+}
+
+static int pipe_feature(struct pd_file *f, const uint8_t *p, size_t size)
+{
+	struct cursor c = { p + sizeof(struct perf_event_header),
+			    size - sizeof(struct perf_event_header), false };
+	uint64_t bit = cur_u64(&c);
+
+	if (c.bad || bit >= PD_FEAT_MAX)
+		return 0;
+	return read_feature(f, (int)bit, &c);
+}
+
+struct decomp {			/* all decompressed bytes, parsed after the scan */
+	VEC(uint8_t) out;
+#ifdef HAVE_ZSTD
+	ZSTD_DStream *z;
+#endif
+};
+
+static int decompress(struct pd_file *f, struct decomp *d, const uint8_t *p, size_t size)
+{
+	f->compressed = true;
+#ifdef HAVE_ZSTD
+	if (!d->z) {
+		d->z = ZSTD_createDStream();
+		if (!d->z)
+			return error("cannot create a zstd decompression stream");
+		ZSTD_initDStream(d->z);
+	}
+	ZSTD_inBuffer in = { p + sizeof(struct perf_event_header),
+			     size - sizeof(struct perf_event_header), 0 };
+	while (in.pos < in.size) {
+		VEC_GROW(&d->out, d->out.n + 65536);
+		if (d->out.n > (1ULL << 36))
+			return error("perf.data decompresses to more than 64 GiB; refusing");
+		ZSTD_outBuffer out = { d->out.v + d->out.n, d->out.cap - d->out.n, 0 };
+		size_t ret = ZSTD_decompressStream(d->z, &out, &in);
+		if (ZSTD_isError(ret))
+			return error("perf.data has a corrupt compressed record: %s",
+				     ZSTD_getErrorName(ret));
+		d->out.n += out.pos;
+	}
+	return 0;
+#else
+	(void)d; (void)p; (void)size;
+	return error("perf.data has zstd-compressed records (perf record -z) but prof was "
+		     "built without libzstd; install libzstd-dev and rebuild, or record without -z");
+#endif
+}
+
+/*
+ * Walks one stream of records [p, p+len).  Pipe-mode headers are consumed
+ * here; everything else is appended to f->records.  Returns 0 or -EINVAL.
+ */
+static int scan_records(struct pd_file *f, struct decomp *d, const uint8_t *p, size_t len,
+			bool *truncated)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct perf_event_header eh;
+		if (len - off < sizeof(eh)) {
+			*truncated = true;
+			break;
+		}
+		memcpy(&eh, p + off, sizeof(eh));
+		if (eh.size < sizeof(eh)) {
+			*truncated = true;	/* garbage: a zero-size record would loop */
+			break;
+		}
+		if (eh.size > len - off) {
+			*truncated = true;
+			break;
+		}
+		const uint8_t *rp = p + off;
+		size_t extra = 0;	/* payload following the record (not in eh.size) */
+		int ret = 0;
+
+		switch (eh.type) {
+		case PD_HEADER_ATTR: pipe_header_attr(f, rp, eh.size); break;
+		case PD_EVENT_UPDATE: pipe_event_update(f, rp, eh.size); break;
+		case PD_HEADER_FEATURE: ret = pipe_feature(f, rp, eh.size); break;
+		case PD_COMPRESSED: ret = decompress(f, d, rp, eh.size); break;
+		case PD_HEADER_TRACING_DATA:
+			if (eh.size >= sizeof(eh) + 4) {
+				uint32_t sz;
+				memcpy(&sz, rp + sizeof(eh), 4);
+				extra = ((size_t)sz + 7) & ~(size_t)7;
+			}
+			f->skipped++;
+			break;
+		case PD_AUXTRACE:
+			if (eh.size >= sizeof(eh) + 8) {
+				uint64_t sz;
+				memcpy(&sz, rp + sizeof(eh), 8);
+				extra = sz > len ? len : (size_t)sz;
+			}
+			f->skipped++;
+			break;
+		default: {
+			struct pd_record r = { 0, rp, eh.size, eh.type, (uint32_t)f->records.n };
+			VEC_PUSH(&f->records, r);
+		}
+		}
+		if (ret)
+			return ret;
+		off += eh.size;
+		if (extra > len - off) {
+			*truncated = true;
+			break;
+		}
+		off += extra;
+	}
+	return 0;
+}
+
+static int cmp_record(const void *a, const void *b)
+{
+	const struct pd_record *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void sort_records(struct pd_file *f)
+{
+	uint64_t last = 0;
+
+	for (size_t i = 0; i < f->records.n; i++) {
+		struct pd_record *r = &f->records.v[i];
+		uint64_t t;
+		r->seq = (uint32_t)i;
+		if (record_time(f, r, &t))
+			last = t;
+		r->time = last;
+	}
+	if (f->records.n > 1)
+		qsort(f->records.v, f->records.n, sizeof(*f->records.v), cmp_record);
+}
+
+static int read_header(struct pd_file *f, struct pd_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	if (f->len < 16)
+		return error("not a perf.data file (only %zu bytes)", f->len);
+	memcpy(h, f->buf, 16);
+	if (h->magic == PD_MAGIC_SWAPPED)
+		return error("perf.data was written on a machine of the other byte order; not supported");
+	if (h->magic != PD_MAGIC)
+		return error("not a perf.data file (no PERFILE2 magic)");
+	if (h->size == 16) {
+		f->pipe = true;
+		return 0;
+	}
+	if (h->size < 72 || f->len < sizeof(*h))
+		return error("perf.data header is cut short (%zu bytes)", f->len);
+	memcpy(h, f->buf, MIN(sizeof(*h), h->size));
+	if (!section_ok(f->len, &h->data)) {
+		/* perf killed before finishing: data size 0 or beyond the end */
+		if (h->data.offset > f->len)
+			return error("perf.data data section starts beyond the end of the file");
+		h->data.size = f->len - h->data.offset;
+		f->truncated = true;
+	}
+	if (h->data.size == 0 && f->len > h->data.offset) {
+		/* perf record was interrupted before writing the header back */
+		h->data.size = f->len - h->data.offset;
+		f->truncated = true;
+		memset(h->features, 0, sizeof(h->features));
+	}
+	return 0;
+}
+
+static int scan_all(struct pd_file *f, const struct pd_header *h)
+{
+	struct decomp d = { 0 };
+	bool trunc = false;
+	int ret;
+
+	if (f->pipe)
+		ret = scan_records(f, &d, f->buf + 16, f->len - 16, &trunc);
+	else
+		ret = scan_records(f, &d, f->buf + h->data.offset, h->data.size, &trunc);
+	if (!ret && d.out.n) {
+		VEC_PUSH(&f->owned, d.out.v);
+		d.out.v = NULL;
+		const uint8_t *buf = f->owned.v[f->owned.n - 1];
+		bool dtrunc = false;
+		ret = scan_records(f, &d, buf, d.out.n, &dtrunc);
+		trunc |= dtrunc;
+	}
+#ifdef HAVE_ZSTD
+	if (d.z)
+		ZSTD_freeDStream(d.z);
+#endif
+	free(d.out.v);
+	f->truncated |= trunc;
+	return ret;
+}
+
+int pd_open(struct pd_file *f, const uint8_t *buf, size_t len)
+{
+	struct pd_header h;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->buf = buf;
+	f->len = len;
+	ret = read_header(f, &h);
+	if (!ret && !f->pipe)
+		ret = read_attrs(f, &h);
+	if (!ret && !f->pipe)
+		ret = read_features(f, &h);
+	if (!ret)
+		ret = scan_all(f, &h);
+	if (!ret && f->attrs.n == 0)
+		ret = error("perf.data describes no events (pipe stream without HEADER_ATTR)");
+	if (ret) {
+		pd_close(f);
+		return -EINVAL;
+	}
+	sort_records(f);
+	return 0;
+}
+
+void pd_close(struct pd_file *f)
+{
+	for (size_t i = 0; i < f->attrs.n; i++) {
+		free(f->attrs.v[i].name);
+		free(f->attrs.v[i].ids);
+	}
+	VEC_FREE(&f->attrs);
+	u64map_free(&f->id_to_attr);
+	VEC_FREE(&f->records);
+	for (size_t i = 0; i < f->owned.n; i++)
+		free(f->owned.v[i]);
+	VEC_FREE(&f->owned);
+	for (size_t i = 0; i < f->build_ids.n; i++)
+		free(f->build_ids.v[i].filename);
+	VEC_FREE(&f->build_ids);
+	free(f->hostname);
+	free(f->osrelease);
+	free(f->arch);
+	free(f->version);
+	free(f->cmdline);
+	memset(f, 0, sizeof(*f));
+}

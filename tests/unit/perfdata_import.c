@@ -1,0 +1,218 @@
+/*
+ * perfdata_import.c - tests of perfdata_read() (src/perfdata/import.c) and,
+ * with arguments, the driver the t5100 shell tests use until `prof report`
+ * reads perf.data itself:
+ *
+ *   perfdata_import.t                    TAP tests on the real seeds
+ *   perfdata_import.t --flat FILE        flat self table of a perf.data
+ *   perfdata_import.t --time FILE        parse+unwind+aggregate timing
+ *   perfdata_import.t --folded FILE      comm;outer;...;inner COUNT lines
+ *
+ * The flat table keys each sample on its innermost NON-inlined frame,
+ * because that is what `perf report --sort sym` shows (perf attributes an
+ * inlined callee's samples to the function it was inlined into):
+ *   # samples N lost L truncated T
+ *   SELF_PCT SELF_SAMPLES FUNCTION MODULE_BASENAME
+ */
+#include "prof/perfdata.h"
+#include "tap.h"
+#include <errno.h>
+#include <inttypes.h>
+
+#define SEEDS "tests/fuzz/corpus/perfdata/"
+
+struct row {
+	uint32_t func, module;
+	uint64_t self;
+};
+
+static uint32_t self_frame(const struct prof_profile *p, uint32_t node)
+{
+	uint32_t first = PROF_NONE;
+
+	for (; node != 0 && node < p->nodes.n; node = p->nodes.v[node].parent) {
+		uint32_t fr = p->nodes.v[node].frame;
+		if (first == PROF_NONE)
+			first = fr;
+		if (fr < p->frames.n && !p->frames.v[fr].inlined)
+			return fr;
+	}
+	return first;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	return x->self != y->self ? (x->self < y->self ? 1 : -1) : (x->func > y->func) - (x->func < y->func);
+}
+
+static size_t flat_table(const struct prof_profile *p, struct row **out)
+{
+	struct u64map index = { 0 };
+	VEC(struct row) rows = { 0 };
+
+	for (size_t i = 0; i < p->aggs.n; i++) {
+		uint32_t fr = self_frame(p, p->aggs.v[i].node);
+		if (fr == PROF_NONE || fr >= p->frames.n)
+			continue;
+		const struct prof_frame *f = &p->frames.v[fr];
+		uint64_t key = ((uint64_t)f->func << 32) | f->module;
+		bool created;
+		uint64_t *slot = u64map_slot(&index, key, &created);
+		if (created) {
+			*slot = rows.n;
+			VEC_PUSH(&rows, ((struct row){ f->func, f->module, 0 }));
+		}
+		rows.v[*slot].self += p->aggs.v[i].value[PROF_M_SAMPLES];
+	}
+	if (rows.n)
+		qsort(rows.v, rows.n, sizeof(*rows.v), cmp_row);
+	u64map_free(&index);
+	*out = rows.v;
+	return rows.n;
+}
+
+static const char *module_base(const struct prof_profile *p, uint32_t mod)
+{
+	if (mod >= p->modules.n)
+		return "[unknown]";
+	const char *path = prof_str(p, p->modules.v[mod].path);
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int print_flat(const char *path)
+{
+	struct prof_profile p;
+	struct perfdata_info info;
+	struct row *rows;
+
+	prof_profile_init(&p);
+	if (perfdata_read(path, &p, &info))
+		return 2;
+	size_t n = flat_table(&p, &rows);
+	uint64_t total = prof_total(&p, PROF_M_SAMPLES);
+	printf("# samples %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64 " event %s callgraph %s\n",
+	       p.samples, p.lost, p.samples_truncated, prof_meta_get(&p, "event"),
+	       prof_meta_get(&p, "callgraph"));
+	for (size_t i = 0; i < n; i++)
+		printf("%6.2f %8" PRIu64 " %s %s\n", total ? 100.0 * rows[i].self / total : 0.0,
+		       rows[i].self, prof_str(&p, rows[i].func), module_base(&p, rows[i].module));
+	free(rows);
+	prof_profile_free(&p);
+	return 0;
+}
+
+static void fold_node(const struct prof_profile *p, uint32_t node, struct strbuf *sb)
+{
+	if (node == 0 || node >= p->nodes.n)
+		return;
+	fold_node(p, p->nodes.v[node].parent, sb);
+	uint32_t fr = p->nodes.v[node].frame;
+	sb_addch(sb, ';');
+	sb_adds(sb, fr < p->frames.n ? prof_str(p, p->frames.v[fr].func) : "?");
+}
+
+static int print_folded(const char *path)
+{
+	struct prof_profile p;
+	struct strbuf sb = STRBUF_INIT;
+
+	prof_profile_init(&p);
+	if (perfdata_read(path, &p, NULL))
+		return 2;
+	for (size_t i = 0; i < p.aggs.n; i++) {
+		const struct prof_agg *a = &p.aggs.v[i];
+		sb_reset(&sb);
+		sb_adds(&sb, prof_str(&p, p.threads.v[a->thread].comm));
+		fold_node(&p, a->node, &sb);
+		printf("%s %" PRIu64 "\n", sb_str(&sb), a->value[PROF_M_SAMPLES]);
+	}
+	sb_release(&sb);
+	prof_profile_free(&p);
+	return 0;
+}
+
+static int time_import(const char *path)
+{
+	struct prof_profile p;
+	struct perfdata_info info;
+
+	prof_profile_init(&p);
+	uint64_t t0 = now_ns();
+	int ret = perfdata_read(path, &p, &info);
+	uint64_t t1 = now_ns();
+	if (ret)
+		return 2;
+	printf("samples %" PRIu64 " records %" PRIu64 " total_ms %.1f per_sample_us %.2f\n",
+	       info.samples, info.records, (t1 - t0) / 1e6,
+	       info.samples ? (t1 - t0) / 1e3 / info.samples : 0.0);
+	prof_profile_free(&p);
+	return 0;
+}
+
+/* ---- TAP tests on the seeds ------------------------------------------------ */
+
+static void test_seed(const char *name, uint64_t want, const char *callgraph)
+{
+	char path[256];
+	struct prof_profile p;
+	struct perfdata_info info;
+
+	snprintf(path, sizeof(path), SEEDS "%s", name);
+	prof_profile_init(&p);
+	if (ok(perfdata_read(path, &p, &info) == 0, "%s: imports", name)) {
+		is_u64(p.samples, want, "%s: p->samples as perf script counts", name);
+		is_u64(prof_total(&p, PROF_M_SAMPLES), want, "%s: sample weights add up", name);
+		ok(prof_total(&p, PROF_M_CPU_NS) >= want * 900000ULL,
+		   "%s: cpu_ns carries the periods (~1 ms each at 999 Hz)", name);
+		is_str(prof_meta_get(&p, "event"), "cpu-clock", "%s: event meta", name);
+		is_str(prof_meta_get(&p, "callgraph"), callgraph, "%s: callgraph meta", name);
+		is_u64(p.period_ns, 1001001, "%s: period_ns from -F 999", name);
+		ok(p.end_ns >= p.start_ns && p.start_ns > 0, "%s: start/end times", name);
+		ok(p.threads.n >= 1 && !strcmp(prof_str(&p, p.threads.v[0].comm), "fp"),
+		   "%s: thread named by COMM", name);
+		ok(prof_meta_get(&p, "kernel") && prof_meta_get(&p, "hostname"),
+		   "%s: kernel and hostname meta", name);
+	}
+	prof_profile_free(&p);
+}
+
+static void test_errors(void)
+{
+	struct prof_profile p;
+
+	prof_profile_init(&p);
+	is_u64((uint64_t)-perfdata_read("/nonexistent/perf.data", &p, NULL), ENOENT,
+	       "missing file: -ENOENT");
+	is_u64((uint64_t)-perfdata_read("tests/unit/tap.h", &p, NULL), EINVAL,
+	       "not a perf.data: -EINVAL");
+	is_u64((uint64_t)-perfdata_read("tests", &p, NULL), EISDIR, "directory: -EISDIR");
+	prof_profile_free(&p);
+	is_u64(perfdata_probe(SEEDS "fp.data"), 1, "probe: a perf.data");
+	is_u64(perfdata_probe("tests/unit/tap.h"), 0, "probe: not a perf.data");
+	is_u64((uint64_t)-perfdata_probe("/nonexistent"), ENOENT, "probe: missing file");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--flat"))
+		return print_flat(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--folded"))
+		return print_folded(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--time"))
+		return time_import(argv[2]);
+	if (argc != 1) {
+		fprintf(stderr, "usage: %s [--flat|--folded|--time PERF.DATA]\n", argv[0]);
+		return 2;
+	}
+	test_seed("fp.data", 11, "fp");
+	test_seed("dwarf.data", 7, "dwarf");
+	test_seed("pipe.data", 7, "fp");
+#ifdef HAVE_ZSTD
+	test_seed("zstd.data", 7, "fp");
+#endif
+	test_errors();
+	return done_testing();
+}
