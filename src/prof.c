@@ -30,17 +30,6 @@ static void usage(FILE *f)
 	fprintf(f, "\n'prof <command> --help' describes each command.\n");
 }
 
-int wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			return 0;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return 1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
