@@ -157,7 +157,8 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	res->n = 1;
 	res->stop = "no call graph";
 	max = MIN(max, (size_t)PROF_MAX_FRAMES);
-	switch (u->kind) {
+	enum prof_unwinder_kind kind = as ? u->kind : PROF_UNWIND_FP;	/* CFI needs the mappings */
+	switch (kind) {
 	case PROF_UNWIND_LIBDW:
 		unwind_libdw(&c, pcs, max, res);
 		break;

@@ -35,9 +35,26 @@ NOINL int chain_c(struct capture *c, int x)
 	return x + 1;
 }
 
+/* CFA from rbp: a frame-pointer function and a dynamically sized frame */
+__attribute__((noinline, noclone, optimize("no-omit-frame-pointer"))) int fp_frame(struct capture *c, int x)
+{
+	int r = chain_c(c, x);
+	sink = r;
+	return r + 2;
+}
+
+NOINL int vla_frame(struct capture *c, int x)
+{
+	volatile char buf[(x & 7) + 16];
+	buf[0] = (char)x;
+	int r = fp_frame(c, x + buf[0]);
+	sink = r;
+	return r;
+}
+
 NOINL int chain_b(struct capture *c, int x)
 {
-	int r = chain_c(c, x * 2);
+	int r = vla_frame(c, x * 2);
 	sink = r;
 	return r * 3;
 }
@@ -131,15 +148,15 @@ static bool in_order(const struct unwound *u, const char *const *want, size_t n)
 static NOINL void test_chain(enum prof_unwinder_kind kind, const char *label)
 {
 	static struct unwound u;
-	static const char *const want[] = { "leaf_capture", "chain_c", "chain_b", "chain_a",
-					    "test_chain", "main" };
+	static const char *const want[] = { "leaf_capture", "chain_c", "fp_frame", "vla_frame",
+					    "chain_b", "chain_a", "test_chain", "main" };
 
 	memset(&cap, 0, sizeof(cap));
 	chain_a(&cap, 1);
 	sink = 0;
 	unwind_and_symbolize(kind, &u);
 	ok(u.nnames > 0 && !strcmp(u.names[0], "leaf_capture"), "%s: leaf frame is leaf_capture", label);
-	if (!ok(in_order(&u, want, ARRAY_SIZE(want)), "%s: leaf_capture..chain_a..main in order", label))
+	if (!ok(in_order(&u, want, ARRAY_SIZE(want)), "%s: leaf_capture..fp_frame..vla_frame..chain_a..main in order", label))
 		dump(&u);
 	ok(u.res.complete, "%s: unwind complete (%s)", label, u.res.stop ? u.res.stop : "ok");
 	ok(find_name(&u, "__libc_start_call_main", 0) > find_name(&u, "main", 0),
@@ -346,6 +363,7 @@ int main(void)
 		test_recursion(backends[b].kind, backends[b].label);
 		test_qsort(backends[b].kind, backends[b].label);
 	}
+	test_backends_agree("qsort");
 	memset(&cap, 0, sizeof(cap));
 	chain_a(&cap, 1);
 	test_backends_agree("chain");
