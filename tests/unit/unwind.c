@@ -73,6 +73,17 @@ NOINL int recurse(struct capture *c, int depth)
 	return r + 1;
 }
 
+/* A libc function's real address (sanitizers interpose many libc names). */
+static void *libc_sym(const char *name)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *p = libc ? dlsym(libc, name) : NULL;
+
+	if (libc)
+		dlclose(libc);	/* NOLOAD only took a reference; libc stays */
+	return p;
+}
+
 static int cmp_calls;
 NOINL int cmp_capture(const void *a, const void *b)
 {
@@ -187,12 +198,10 @@ static NOINL void test_qsort(enum prof_unwinder_kind kind, const char *label)
 	for (int i = 0; i < 16; i++)
 		v[i] = (i * 7919) % 16;
 	/* libc's qsort itself: sanitizers replace the qsort symbol */
-	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	void (*libc_qsort)(void *, size_t, size_t, int (*)(const void *, const void *)) =
-		libc ? (void (*)(void *, size_t, size_t, int (*)(const void *, const void *)))dlsym(libc, "qsort")
-		     : qsort;
-	if (libc)
-		dlclose(libc);	/* NOLOAD only took a reference */
+		(void (*)(void *, size_t, size_t, int (*)(const void *, const void *)))libc_sym("qsort");
+	if (!libc_qsort)
+		libc_qsort = qsort;
 	cmp_calls = 0;
 	libc_qsort(v, 16, sizeof(v[0]), cmp_capture);
 	unwind_and_symbolize(kind, &u);
@@ -309,7 +318,7 @@ static void test_incremental(void)
 	struct prof_ustack st = { cap.stack, cap.size };
 	struct prof_addrspace *as = prof_addrspace_new(getpid());
 	const struct prof_mapping *exe = prof_addrspace_find(self_as, (uintptr_t)&leaf_capture);
-	const struct prof_mapping *libc = prof_addrspace_find(self_as, (uintptr_t)&rand_r);
+	const struct prof_mapping *libc = prof_addrspace_find(self_as, (uintptr_t)libc_sym("qsort"));
 
 	prof_addrspace_map(as, exe->start, exe->end - exe->start, exe->pgoff, exe->path, PROT_EXEC);
 	prof_unwind(dw, as, getpid(), &cap.regs, &st, a, PROF_MAX_FRAMES, &ra);
