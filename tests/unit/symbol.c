@@ -325,6 +325,13 @@ static void test_perf_map(void)
 	is_str(fname(id), "[anon]", "anon exec memory without a map entry");
 	prof_symbolize_user(sym, as, 0x10, false, &id, 1);
 	is_str(fname(id), "[unknown]", "address outside any mapping");
+	f = fopen(path, "a");
+	if (f) {
+		fputs("7000000900 10 jit_gamma_compiled_later\n", f);
+		fclose(f);
+	}
+	prof_symbolize_user(sym, as, 0x7000000904, false, &id, 1);
+	is_str(fname(id), "jit_gamma_compiled_later", "grown perf map is reloaded on a miss");
 	prof_addrspace_free(as);
 	unlink(path);
 }
