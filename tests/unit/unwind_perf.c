@@ -5,7 +5,8 @@
  * noinline functions without frame pointers, then unwinds every sample
  * with libdw and libunwind.  Every sample taken inside spin_leaf must
  * unwind completely through spin_mid, spin_top and main, and the two
- * backends must agree pc for pc.  Skips when the kernel refuses the event.
+ * backends must agree pc for pc.  Samples inside the vdso (clock_gettime
+ * in a loop) must unwind through the vdso's CFI as well.  Skips when the kernel refuses the event.
  */
 #include "tap.h"
 #include "prof/unwind.h"
@@ -38,10 +39,21 @@ NOINL void spin_mid(uint64_t n)
 	sink++;
 }
 
+/* clock_gettime in a loop: samples land in the vdso */
+NOINL void spin_vdso(int n)
+{
+	struct timespec ts;
+	for (int i = 0; i < n; i++)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	sink += (uint64_t)ts.tv_nsec;
+}
+
 NOINL void spin_top(uint64_t deadline_ns)
 {
-	while (now_ns() < deadline_ns)
+	while (now_ns() < deadline_ns) {
 		spin_mid(20000);
+		spin_vdso(300);
+	}
 	sink++;
 }
 
@@ -167,7 +179,7 @@ int main(void)
 	struct prof_unwinder *dw = prof_unwinder_new(PROF_UNWIND_LIBDW);
 	struct prof_unwinder *lu = prof_unwinder_new(PROF_UNWIND_LIBUNWIND);
 	static uint64_t a[PROF_MAX_FRAMES], b[PROF_MAX_FRAMES];
-	size_t in_leaf = 0, good = 0, agree = 0, complete = 0;
+	size_t in_leaf = 0, good = 0, agree = 0, complete = 0, in_vdso = 0, vdso_good = 0;
 
 	ok(samples.n >= 20, "%zu samples while spinning", samples.n);
 	for (size_t i = 0; i < samples.n; i++) {
@@ -178,6 +190,15 @@ int main(void)
 		prof_unwind(lu, as, getpid(), &s->regs, &st, b, PROF_MAX_FRAMES, &rb);
 		complete += ra.complete;
 		agree += ra.n == rb.n && !memcmp(a, b, ra.n * sizeof(a[0])) && ra.complete == rb.complete;
+		const struct prof_mapping *m = prof_addrspace_find(as, a[0]);
+		if (m && (m->flags & PROF_MAP_VDSO)) {
+			in_vdso++;
+			for (size_t j = 1; ra.complete && j < ra.n; j++)
+				if (!strcmp(name_of(&prof, sym, as, a[j], true), "spin_vdso")) {
+					vdso_good++;
+					break;
+				}
+		}
 		if (strcmp(name_of(&prof, sym, as, a[0], false), "spin_leaf"))
 			continue;
 		in_leaf++;
@@ -195,7 +216,9 @@ int main(void)
 	}
 	printf("# %zu samples, %zu in spin_leaf, %zu of those fully unwound to main; %zu complete overall\n",
 	       samples.n, in_leaf, good, complete);
-	ok(in_leaf >= samples.n / 2, "most samples are in spin_leaf (%zu)", in_leaf);
+	ok(in_leaf >= samples.n / 4, "many samples are in spin_leaf (%zu)", in_leaf);
+	printf("# %zu samples in the vdso, %zu unwound completely through spin_vdso\n", in_vdso, vdso_good);
+	is_u64(vdso_good, in_vdso, "samples in the vdso unwind through it to spin_vdso and main");
 	is_u64(good, in_leaf, "every spin_leaf sample unwinds spin_leaf <- spin_mid <- spin_top <- ... main");
 	is_u64(agree, samples.n, "libdw and libunwind agree on every sample");
 
