@@ -278,6 +278,23 @@ static void test_deleted(void)
 		dlclose(h);
 }
 
+static void test_cxx_demangle(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	void *fn = h ? dlsym(h, "_ZNSt6chrono3_V212system_clock3nowEv") : NULL;
+	if (!fn) {
+		ok(1, "# SKIP no libstdc++");
+		return;
+	}
+	struct prof_addrspace *as = prof_addrspace_new(getpid());
+	prof_addrspace_load_proc(as);
+	uint32_t ids[4];
+	size_t n = prof_symbolize_user(sym, as, (uintptr_t)fn, false, ids, 4);
+	is_str(n ? fname(ids[n - 1]) : "", "std::chrono::_V2::system_clock::now()", "C++ symbol demangled");
+	prof_addrspace_free(as);
+	dlclose(h);
+}
+
 static void test_kallsyms(void)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
@@ -384,6 +401,7 @@ int main(void)
 	test_stripped();
 	test_debuglink();
 	test_deleted();
+	test_cxx_demangle();
 	test_kallsyms();
 	test_perf_map();
 	test_addrspace();
