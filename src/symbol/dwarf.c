@@ -18,6 +18,7 @@
 #include "symbol-priv.h"
 #include <elfutils/libdw.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <dwarf.h>
 #include <string.h>
 
@@ -68,7 +69,10 @@ static bool elf_open_dwfl(struct prof_elf *e)
 	if (!e->dwfl)
 		return false;
 	dwfl_report_begin(e->dwfl);
-	e->mod = dwfl_report_offline(e->dwfl, e->path, e->open_path, -1);
+	/* hand libdw a dup of our descriptor: the path may be gone by now
+	 * (deleted file, map_files of an exited process); libdw closes it */
+	int fd = e->fd >= 0 ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	e->mod = dwfl_report_offline(e->dwfl, e->path, e->open_path, fd);
 	dwfl_report_end(e->dwfl, NULL, NULL);
 	if (!e->mod)
 		return false;

@@ -25,6 +25,7 @@
 #include "cfi-cache.h"
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
+#include <fcntl.h>
 
 struct dw_reported {
 	const struct prof_elf *elf;
@@ -125,7 +126,10 @@ static size_t dw_report_new(struct dw_state *st, struct prof_addrspace *as)
 		if (!m->elf || is_reported(st, m->elf))
 			continue;
 		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
-		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), -1,
+		/* a dup of the cached descriptor (libdw closes it): no reopening by
+		 * path, which may be gone (deleted file, exited process) */
+		int fd = prof_elf_fd(m->elf) >= 0 ? fcntl(prof_elf_fd(m->elf), F_DUPFD_CLOEXEC, 0) : -1;
+		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), fd,
 				    m->bias, true)) {
 			struct dw_reported r = { m->elf, m->bias, m->start };
 			VEC_PUSH(&st->reported, r);

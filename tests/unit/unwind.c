@@ -9,10 +9,12 @@
 #include "tap.h"
 #include "capture.h"
 #include "prof/unwind.h"
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -355,8 +357,26 @@ static void test_parse(void)
 	ok(prof_unwinder_parse("gdb", &k) == -EINVAL, "unknown unwinder rejected");
 }
 
+/* Descriptors of regular files (binaries, debug files, the vdso memfd);
+ * libunwind keeps an internal pipe of its own. */
+static int open_file_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	struct stat st;
+
+	while (d && (de = readdir(d)))
+		if (fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
 int main(void)
 {
+	int fds_before = open_file_fds();
 	static const struct { enum prof_unwinder_kind kind; const char *label; } backends[] = {
 		{ PROF_UNWIND_LIBDW, "libdw" }, { PROF_UNWIND_LIBUNWIND, "libunwind" },
 	};
@@ -389,5 +409,6 @@ int main(void)
 	prof_symbolizer_free(sym);
 	prof_profile_free(&prof);
 	prof_elf_cache_free();
+	is_u64(open_file_fds(), fds_before, "every file descriptor closed after freeing everything");
 	return done_testing();
 }
