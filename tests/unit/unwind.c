@@ -280,6 +280,16 @@ static void bench(enum prof_unwinder_kind kind, const char *label)
 	printf("# %s: %.2f us/sample (thread CPU time) for a %zu-frame stack (%d samples, warm caches)\n",
 	       label, us / iters, res.n, iters);
 	ok(res.n >= 20, "%s: benchmark stack has %zu frames", label, res.n);
+	if (kind == PROF_UNWIND_LIBDW) {	/* symbolizing the same stack, warm cache */
+		uint32_t ids[16];
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		for (int i = 0; i < iters; i++)
+			for (size_t j = 0; j < res.n; j++)
+				prof_symbolize_user(sym, self_as, pcs[j], j > 0, ids, 16);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		us = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e3;
+		printf("# symbolize: %.2f us/sample for the %zu pcs (cached)\n", us / iters, res.n);
+	}
 	prof_unwinder_free(uw);
 }
 
