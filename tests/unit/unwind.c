@@ -280,7 +280,7 @@ static void bench(enum prof_unwinder_kind kind, const char *label)
 	printf("# %s: %.2f us/sample (thread CPU time) for a %zu-frame stack (%d samples, warm caches)\n",
 	       label, us / iters, res.n, iters);
 	ok(res.n >= 20, "%s: benchmark stack has %zu frames", label, res.n);
-	if (kind == PROF_UNWIND_LIBDW) {	/* symbolizing the same stack, warm cache */
+	if (!strcmp(label, "libdw")) {	/* symbolizing the same stack, warm cache */
 		uint32_t ids[16];
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 		for (int i = 0; i < iters; i++)
@@ -403,8 +403,14 @@ int main(void)
 		test_qsort(backends[b].kind, backends[b].label);
 	}
 	test_backends_agree("qsort");
+	/* the same cross-checks with libdw's general unwinder instead of the
+	 * cached-rule fast path */
+	setenv("PROF_UNWIND_NO_FAST_PATH", "1", 1);
+	test_backends_agree("qsort, libdw general path");
 	memset(&cap, 0, sizeof(cap));
 	chain_a(&cap, 1);
+	test_backends_agree("chain, libdw general path");
+	unsetenv("PROF_UNWIND_NO_FAST_PATH");
 	test_backends_agree("chain");
 	test_incremental();
 	memset(&cap, 0, sizeof(cap));
@@ -412,6 +418,9 @@ int main(void)
 	test_backends_agree("recursion");
 	for (size_t b = 0; b < ARRAY_SIZE(backends); b++)
 		bench(backends[b].kind, backends[b].label);
+	setenv("PROF_UNWIND_NO_FAST_PATH", "1", 1);
+	bench(PROF_UNWIND_LIBDW, "libdw general path (no rule cache)");
+	unsetenv("PROF_UNWIND_NO_FAST_PATH");
 	for (size_t b = 0; b < ARRAY_SIZE(backends); b++)
 		test_garbage(backends[b].kind, backends[b].label);
 	test_garbage(PROF_UNWIND_FP, "fp");

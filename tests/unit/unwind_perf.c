@@ -178,18 +178,23 @@ int main(void)
 	prof_addrspace_load_proc(as);
 	struct prof_unwinder *dw = prof_unwinder_new(PROF_UNWIND_LIBDW);
 	struct prof_unwinder *lu = prof_unwinder_new(PROF_UNWIND_LIBUNWIND);
-	static uint64_t a[PROF_MAX_FRAMES], b[PROF_MAX_FRAMES];
+	setenv("PROF_UNWIND_NO_FAST_PATH", "1", 1);
+	struct prof_unwinder *slow = prof_unwinder_new(PROF_UNWIND_LIBDW);
+	unsetenv("PROF_UNWIND_NO_FAST_PATH");
+	static uint64_t a[PROF_MAX_FRAMES], b[PROF_MAX_FRAMES], c[PROF_MAX_FRAMES];
 	size_t in_leaf = 0, good = 0, agree = 0, complete = 0, in_vdso = 0, vdso_good = 0;
 
 	ok(samples.n >= 20, "%zu samples while spinning", samples.n);
 	for (size_t i = 0; i < samples.n; i++) {
 		struct sample *s = &samples.v[i];
 		struct prof_ustack st = { s->stack, s->stack_size };
-		struct prof_unwind_result ra, rb;
+		struct prof_unwind_result ra, rb, rg;
 		prof_unwind(dw, as, getpid(), &s->regs, &st, a, PROF_MAX_FRAMES, &ra);
 		prof_unwind(lu, as, getpid(), &s->regs, &st, b, PROF_MAX_FRAMES, &rb);
+		prof_unwind(slow, as, getpid(), &s->regs, &st, c, PROF_MAX_FRAMES, &rg);
 		complete += ra.complete;
-		agree += ra.n == rb.n && !memcmp(a, b, ra.n * sizeof(a[0])) && ra.complete == rb.complete;
+		agree += ra.n == rb.n && !memcmp(a, b, ra.n * sizeof(a[0])) && ra.complete == rb.complete &&
+			 ra.n == rg.n && !memcmp(a, c, ra.n * sizeof(a[0])) && ra.complete == rg.complete;
 		const struct prof_mapping *m = prof_addrspace_find(as, a[0]);
 		if (m && (m->flags & PROF_MAP_VDSO)) {
 			in_vdso++;
@@ -227,13 +232,14 @@ int main(void)
 	printf("# %zu samples in the vdso, %zu unwound completely to main\n", in_vdso, vdso_good);
 	is_u64(vdso_good, in_vdso, "samples in the vdso unwind through it to main");
 	is_u64(good, in_leaf, "every spin_leaf sample unwinds spin_leaf <- spin_mid <- spin_top <- ... main");
-	is_u64(agree, samples.n, "libdw and libunwind agree on every sample");
+	is_u64(agree, samples.n, "libdw (fast and general path) and libunwind agree on every sample");
 
 	for (size_t i = 0; i < samples.n; i++)
 		free(samples.v[i].stack);
 	VEC_FREE(&samples);
 	prof_unwinder_free(dw);
 	prof_unwinder_free(lu);
+	prof_unwinder_free(slow);
 	prof_addrspace_free(as);
 	prof_symbolizer_free(sym);
 	prof_profile_free(&prof);
