@@ -185,15 +185,15 @@ NOINL int stripped_target(int x) { return x * 3 + 1; }
 static void test_stripped(void)
 {
 	const char *copy = "/tmp/prof-symtest-stripped";
-	char *cmd = xasprintf("objcopy --strip-all --remove-section=.gnu_debuglink /proc/%d/exe %s 2>/dev/null",
-			      (int)getpid(), copy);
+	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
+	char *cmd = xasprintf("objcopy --strip-all --remove-section=.gnu_debuglink %s %s 2>/dev/null",
+			      m->path, copy);
 	int rc = system(cmd);
 	free(cmd);
 	if (rc != 0) {
 		ok(1, "# SKIP objcopy failed");
 		return;
 	}
-	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
 	struct prof_addrspace *as = prof_addrspace_new(4242);
 	prof_addrspace_map(as, m->start, m->end - m->start, m->pgoff, copy, PROT_EXEC | PROT_READ);
 	uint32_t ids[4];
@@ -223,10 +223,11 @@ static void test_stripped(void)
 /* A stripped copy next to its .gnu_debuglink'ed debug file finds its names. */
 static void test_debuglink(void)
 {
+	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
 	char *dir = xasprintf("/tmp/prof-symtest-dl-%d", (int)getpid());
-	char *cmd = xasprintf("mkdir -p %s && objcopy --only-keep-debug /proc/%d/exe %s/app.debug && "
-			      "objcopy --strip-all --add-gnu-debuglink=%s/app.debug /proc/%d/exe %s/app",
-			      dir, (int)getpid(), dir, dir, (int)getpid(), dir);
+	char *cmd = xasprintf("mkdir -p %s && objcopy --only-keep-debug %s %s/app.debug && "
+			      "objcopy --strip-all --add-gnu-debuglink=%s/app.debug %s %s/app",
+			      dir, m->path, dir, dir, m->path, dir);
 	int rc = system(cmd);
 	free(cmd);
 	if (rc != 0) {
@@ -235,7 +236,6 @@ static void test_debuglink(void)
 		return;
 	}
 	char *app = xasprintf("%s/app", dir);
-	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
 	struct prof_addrspace *as = prof_addrspace_new(4243);
 	prof_addrspace_map(as, m->start, m->end - m->start, m->pgoff, app, PROT_EXEC | PROT_READ);
 	uint32_t ids[4];
