@@ -30,6 +30,7 @@ void prof_elf_cache_free(void);	/* at exit; for leak-checked runs */
 /* For unwinders: the file name libdw should open ("/proc/self/fd/N" for the
  * vdso), the libelf handle, and file contents read by file vaddr. */
 const char *prof_elf_open_path(const struct prof_elf *e);
+int prof_elf_fd(const struct prof_elf *e);	/* kept open; dup() it to hand it over */
 struct Elf *prof_elf_elf(const struct prof_elf *e);
 int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len);
 

@@ -4,6 +4,10 @@
  * by .gnu_debuglink), ELF .symtab/.dynsym names, DWARF inline chains and
  * file:line.
  *
+ * Names: the ELF symbol for the real function (C names as perf shows
+ * them, "@VERSION" dropped), C++ names demangled with libstdc++'s
+ * __cxa_demangle when it can be loaded, DWARF names otherwise.
+ *
  * Inline chain: the innermost DWARF scope containing the address is found
  * with dwarf_getscopes; dwarf_getscopes_die then walks its concrete parents.
  * Every DW_TAG_inlined_subroutine is one frame; the chain ends at the
@@ -13,8 +17,30 @@
  */
 #include "symbol-priv.h"
 #include <elfutils/libdw.h>
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <dwarf.h>
 #include <string.h>
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+/* C++ names: libstdc++'s demangler, loaded the first time a mangled name
+ * shows up, so prof itself needs no C++ runtime.  NULL if unavailable. */
+static char *demangle(const char *mangled)
+{
+	static bool tried;
+	static cxa_demangle_fn fn;
+	int status;
+
+	if (strncmp(mangled, "_Z", 2))
+		return NULL;
+	if (!tried) {
+		tried = true;
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		fn = h ? (cxa_demangle_fn)dlsym(h, "__cxa_demangle") : NULL;
+	}
+	return fn ? fn(mangled, NULL, NULL, &status) : NULL;
+}
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
@@ -43,7 +69,10 @@ static bool elf_open_dwfl(struct prof_elf *e)
 	if (!e->dwfl)
 		return false;
 	dwfl_report_begin(e->dwfl);
-	e->mod = dwfl_report_offline(e->dwfl, e->path, e->open_path, -1);
+	/* hand libdw a dup of our descriptor: the path may be gone by now
+	 * (deleted file, map_files of an exited process); libdw closes it */
+	int fd = e->fd >= 0 ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	e->mod = dwfl_report_offline(e->dwfl, e->path, e->open_path, fd);
 	dwfl_report_end(e->dwfl, NULL, NULL);
 	if (!e->mod)
 		return false;
@@ -134,7 +163,11 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *ou
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
 		struct elf_frame *f = &out[n++];
-		f->func = die_name(&chain[i]);
+		Dwarf_Attribute attr;
+		const char *linkage = dwarf_formstring(
+			dwarf_attr_integrate(&chain[i], DW_AT_linkage_name, &attr));
+		f->func_owned = linkage ? demangle(linkage) : NULL;
+		f->func = f->func_owned ? f->func_owned : die_name(&chain[i]);
 		f->inlined = tag == DW_TAG_inlined_subroutine;
 		if (prev_inl) {
 			f->file = call_file(prev_inl);
@@ -177,12 +210,18 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 		out[0].inlined = false;
 	}
 	struct elf_frame *outer = &out[n - 1];
-	if (symname && (!outer->func || strncmp(symname, "_Z", 2)))
-		outer->func = symname;
-	/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name */
-	if (outer->func && strchr(outer->func, '@')) {
-		outer->func_owned = xstrndup(outer->func, strcspn(outer->func, "@"));
-		outer->func = outer->func_owned;
+	if (symname && !outer->func_owned) {
+		/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name */
+		char *plain = xstrndup(symname, strcspn(symname, "@"));
+		char *dem = demangle(plain);
+		if (dem || strncmp(plain, "_Z", 2) || !outer->func) {
+			outer->func_owned = dem ? dem : plain;
+			outer->func = outer->func_owned;
+			if (dem)
+				free(plain);
+		} else {
+			free(plain);	/* mangled and no demangler: DWARF's name reads better */
+		}
 	}
 	if (symname)
 		outer->entry = a - off - e->mod_bias;

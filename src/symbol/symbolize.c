@@ -12,7 +12,8 @@
  *    different pcs of one line share a frame while line still tells lines
  *    apart.
  *  - JIT maps are loaded the first time an anonymous address of that pid
- *    is seen (a missing file is remembered as an empty table).
+ *    is seen, and reloaded when a lookup misses and the file has grown
+ *    (JITs append as they compile).
  *  - kallsyms is process-wide and loaded once.
  */
 #include "symbol-priv.h"
@@ -21,6 +22,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_INLINE 32
 
@@ -169,6 +171,11 @@ static size_t symbolize_elf(struct prof_symbolizer *s, const struct prof_mapping
 	return copy_ids(s, &c, out, max);
 }
 
+static void jit_path(char *buf, size_t size, pid_t pid)
+{
+	snprintf(buf, size, "/tmp/perf-%d.map", (int)pid);
+}
+
 static struct sym_table *jit_table(struct prof_symbolizer *s, pid_t pid)
 {
 	bool created;
@@ -177,23 +184,40 @@ static struct sym_table *jit_table(struct prof_symbolizer *s, pid_t pid)
 	if (created) {
 		struct sym_table *t = xcalloc(1, sizeof(*t));
 		char path[64];
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+		jit_path(path, sizeof(path), pid);
 		sym_table_load_perf_map(t, path);	/* missing file: empty table */
 		*slot = (uintptr_t)t;
 	}
 	return (struct sym_table *)(uintptr_t)*slot;
 }
 
+/* JITs append to their map as they compile: reload when it has grown. */
+static bool jit_reload_if_grown(struct sym_table *t, pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	jit_path(path, sizeof(path), pid);
+	if (stat(path, &st) < 0 || st.st_size == t->file_size)
+		return false;
+	sym_table_load_perf_map(t, path);
+	return true;
+}
+
 /* JIT symbol from /tmp/perf-PID.map, else "[anon]" (or "[unknown]" outside any mapping). */
 static uint32_t jit_or_anon_frame(struct prof_symbolizer *s, pid_t pid, uint64_t addr, bool mapped)
 {
-	const struct sym_entry *e = sym_table_find(jit_table(s, pid), addr);
+	struct sym_table *t = jit_table(s, pid);
+	const struct sym_entry *e = sym_table_find(t, addr);
+
+	if (!e && jit_reload_if_grown(t, pid))
+		e = sym_table_find(t, addr);
 
 	if (!e)
 		return mapped ? simple_frame(s, "[anon]", PROF_NONE, 0, PROF_FRAME_ANON)
 			      : simple_frame(s, "[unknown]", PROF_NONE, 0, PROF_FRAME_UNKNOWN);
 	char path[64];
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	jit_path(path, sizeof(path), pid);
 	uint32_t mod = prof_module_intern(s->p, path, "", PROF_MOD_JIT);
 	return simple_frame(s, e->name, mod, e->start, PROF_FRAME_JIT);
 }

@@ -25,6 +25,7 @@
 #include "cfi-cache.h"
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
+#include <fcntl.h>
 
 struct dw_reported {
 	const struct prof_elf *elf;
@@ -36,6 +37,7 @@ struct dw_state {
 	uint64_t generation;
 	bool usable;
 	const struct unwind_ctx *cur;
+	bool read_failed;	/* libdw ends "normally" when a read fails: track it */
 	struct cfi_cache rules;	/* fast path, valid for this Dwfl only */
 	VEC(struct dw_reported) reported;	/* binaries in the Dwfl */
 };
@@ -68,8 +70,10 @@ static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	struct dw_state *st = arg;
 	uint64_t v;
 
-	if (!ctx_read_word(st->cur, addr, &v))
+	if (!ctx_read_word(st->cur, addr, &v)) {
+		st->read_failed = true;
 		return false;
+	}
 	*result = v;
 	return true;
 }
@@ -125,7 +129,10 @@ static size_t dw_report_new(struct dw_state *st, struct prof_addrspace *as)
 		if (!m->elf || is_reported(st, m->elf))
 			continue;
 		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
-		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), -1,
+		/* a dup of the cached descriptor (libdw closes it): no reopening by
+		 * path, which may be gone (deleted file, exited process) */
+		int fd = prof_elf_fd(m->elf) >= 0 ? fcntl(prof_elf_fd(m->elf), F_DUPFD_CLOEXEC, 0) : -1;
+		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), fd,
 				    m->bias, true)) {
 			struct dw_reported r = { m->elf, m->bias, m->start };
 			VEC_PUSH(&st->reported, r);
@@ -220,13 +227,19 @@ void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		res->stop = "no modules to unwind with";
 		return;
 	}
-	if (cfi_fast_unwind(&st->rules, st->dwfl, c, pcs, max, res))
+	if (!c->no_fast_path && cfi_fast_unwind(&st->rules, st->dwfl, c, pcs, max, res))
 		return;
 	struct dw_walk w = { .pcs = pcs, .max = max };
 	st->cur = c;
+	st->read_failed = false;
 	int rc = dwfl_getthread_frames(st->dwfl, c->tid, dw_frame, &w);
 	st->cur = NULL;
 	res->n = MAX(w.n, (size_t)1);
-	res->complete = rc == 0;
-	res->stop = rc == 0 ? NULL : w.stop ? w.stop : "no unwind info or stack copy exhausted";
+	res->complete = rc == 0 && !st->read_failed;
+	if (res->complete)
+		res->stop = NULL;
+	else if (rc == 0)
+		res->stop = "stack copy exhausted";
+	else
+		res->stop = w.stop ? w.stop : "no unwind info or stack copy exhausted";
 }

@@ -14,6 +14,7 @@
 
 struct prof_unwinder {
 	enum prof_unwinder_kind kind;
+	bool no_fast_path;	/* debugging/testing knob, read once */
 	struct unwind_libunwind *lu;
 };
 
@@ -42,6 +43,7 @@ struct prof_unwinder *prof_unwinder_new(enum prof_unwinder_kind kind)
 	struct prof_unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->kind = kind;
+	u->no_fast_path = getenv("PROF_UNWIND_NO_FAST_PATH") != NULL;
 	if (kind == PROF_UNWIND_LIBUNWIND)
 		u->lu = unwind_libunwind_new();
 	return u;
@@ -146,6 +148,7 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 		.sp = regs->r[PERF_REG_X86_SP],
 		.stack = stack ? stack->data : NULL,
 		.stack_size = stack && stack->data ? stack->size : 0,
+		.no_fast_path = u->no_fast_path,
 	};
 
 	res->n = 0;
@@ -157,7 +160,8 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	res->n = 1;
 	res->stop = "no call graph";
 	max = MIN(max, (size_t)PROF_MAX_FRAMES);
-	switch (u->kind) {
+	enum prof_unwinder_kind kind = as ? u->kind : PROF_UNWIND_FP;	/* CFI needs the mappings */
+	switch (kind) {
 	case PROF_UNWIND_LIBDW:
 		unwind_libdw(&c, pcs, max, res);
 		break;

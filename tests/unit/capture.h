@@ -3,8 +3,7 @@
  * registers and a copy of its own stack at a chosen point, in the same
  * shape perf delivers them (perf_regs numbering, stack copy from rsp), so
  * the unwinders and the symbolizer can be tested on real code with no
- * mocks.  Main thread only (the stack end comes from [stack] in
- * /proc/self/maps).
+ * mocks.  The copy ends where the mapping holding rsp ends.
  */
 #ifndef PROF_TEST_CAPTURE_H
 #define PROF_TEST_CAPTURE_H
@@ -45,29 +44,33 @@ struct capture {
 			 "movq %%rax, 64(%0)\n\t"                              \
 			 : : "r"((regsp)->r) : "rax", "memory")
 
-static __attribute__((unused)) uint64_t capture_stack_end(void)
+/* End of the mapping holding sp (the [stack] mapping normally; valgrind
+ * gives the client stack another mapping). */
+static __attribute__((unused)) uint64_t capture_stack_end(uint64_t sp)
 {
-	static uint64_t end;
+	static uint64_t start, end;
 	char line[512];
 
-	if (end)
+	if (sp >= start && sp < end)
 		return end;
 	FILE *f = fopen("/proc/self/maps", "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		uint64_t s, e;
-		if (strstr(line, "[stack]") && sscanf(line, "%" SCNx64 "-%" SCNx64, &s, &e) == 2)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &s, &e) == 2 && sp >= s && sp < e) {
+			start = s;
 			end = e;
+		}
 	}
 	if (f)
 		fclose(f);
-	return end;
+	return sp >= start && sp < end ? end : sp;
 }
 
 /* Copies [rsp, min(rsp + 32K, stack end)); call right after CAPTURE_REGS.
  * Byte loop without ASan checks: the live stack holds redzones. */
 static __attribute__((noinline, unused, no_sanitize_address)) void capture_stack(struct capture *c)
 {
-	uint64_t sp = c->regs.r[PERF_REG_X86_SP], end = capture_stack_end();
+	uint64_t sp = c->regs.r[PERF_REG_X86_SP], end = capture_stack_end(sp);
 	uint64_t n = end > sp ? end - sp : 0;
 	const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)sp;
 

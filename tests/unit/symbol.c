@@ -185,15 +185,15 @@ NOINL int stripped_target(int x) { return x * 3 + 1; }
 static void test_stripped(void)
 {
 	const char *copy = "/tmp/prof-symtest-stripped";
-	char *cmd = xasprintf("objcopy --strip-all --remove-section=.gnu_debuglink /proc/%d/exe %s 2>/dev/null",
-			      (int)getpid(), copy);
+	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
+	char *cmd = xasprintf("objcopy --strip-all --remove-section=.gnu_debuglink %s %s 2>/dev/null",
+			      m->path, copy);
 	int rc = system(cmd);
 	free(cmd);
 	if (rc != 0) {
 		ok(1, "# SKIP objcopy failed");
 		return;
 	}
-	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
 	struct prof_addrspace *as = prof_addrspace_new(4242);
 	prof_addrspace_map(as, m->start, m->end - m->start, m->pgoff, copy, PROT_EXEC | PROT_READ);
 	uint32_t ids[4];
@@ -223,10 +223,11 @@ static void test_stripped(void)
 /* A stripped copy next to its .gnu_debuglink'ed debug file finds its names. */
 static void test_debuglink(void)
 {
+	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
 	char *dir = xasprintf("/tmp/prof-symtest-dl-%d", (int)getpid());
-	char *cmd = xasprintf("mkdir -p %s && objcopy --only-keep-debug /proc/%d/exe %s/app.debug && "
-			      "objcopy --strip-all --add-gnu-debuglink=%s/app.debug /proc/%d/exe %s/app",
-			      dir, (int)getpid(), dir, dir, (int)getpid(), dir);
+	char *cmd = xasprintf("mkdir -p %s && objcopy --only-keep-debug %s %s/app.debug && "
+			      "objcopy --strip-all --add-gnu-debuglink=%s/app.debug %s %s/app",
+			      dir, m->path, dir, dir, m->path, dir);
 	int rc = system(cmd);
 	free(cmd);
 	if (rc != 0) {
@@ -235,7 +236,6 @@ static void test_debuglink(void)
 		return;
 	}
 	char *app = xasprintf("%s/app", dir);
-	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
 	struct prof_addrspace *as = prof_addrspace_new(4243);
 	prof_addrspace_map(as, m->start, m->end - m->start, m->pgoff, app, PROT_EXEC | PROT_READ);
 	uint32_t ids[4];
@@ -276,6 +276,23 @@ static void test_deleted(void)
 	prof_addrspace_free(as);
 	if (h)
 		dlclose(h);
+}
+
+static void test_cxx_demangle(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	void *fn = h ? dlsym(h, "_ZNSt6chrono3_V212system_clock3nowEv") : NULL;
+	if (!fn) {
+		ok(1, "# SKIP no libstdc++");
+		return;
+	}
+	struct prof_addrspace *as = prof_addrspace_new(getpid());
+	prof_addrspace_load_proc(as);
+	uint32_t ids[4];
+	size_t n = prof_symbolize_user(sym, as, (uintptr_t)fn, false, ids, 4);
+	is_str(n ? fname(ids[n - 1]) : "", "std::chrono::_V2::system_clock::now()", "C++ symbol demangled");
+	prof_addrspace_free(as);
+	dlclose(h);
 }
 
 static void test_kallsyms(void)
@@ -325,6 +342,13 @@ static void test_perf_map(void)
 	is_str(fname(id), "[anon]", "anon exec memory without a map entry");
 	prof_symbolize_user(sym, as, 0x10, false, &id, 1);
 	is_str(fname(id), "[unknown]", "address outside any mapping");
+	f = fopen(path, "a");
+	if (f) {
+		fputs("7000000900 10 jit_gamma_compiled_later\n", f);
+		fclose(f);
+	}
+	prof_symbolize_user(sym, as, 0x7000000904, false, &id, 1);
+	is_str(fname(id), "jit_gamma_compiled_later", "grown perf map is reloaded on a miss");
 	prof_addrspace_free(as);
 	unlink(path);
 }
@@ -377,6 +401,7 @@ int main(void)
 	test_stripped();
 	test_debuglink();
 	test_deleted();
+	test_cxx_demangle();
 	test_kallsyms();
 	test_perf_map();
 	test_addrspace();

@@ -9,10 +9,12 @@
 #include "tap.h"
 #include "capture.h"
 #include "prof/unwind.h"
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,9 +37,26 @@ NOINL int chain_c(struct capture *c, int x)
 	return x + 1;
 }
 
+/* CFA from rbp: a frame-pointer function and a dynamically sized frame */
+__attribute__((noinline, noclone, optimize("no-omit-frame-pointer"))) int fp_frame(struct capture *c, int x)
+{
+	int r = chain_c(c, x);
+	sink = r;
+	return r + 2;
+}
+
+NOINL int vla_frame(struct capture *c, int x)
+{
+	volatile char buf[(x & 7) + 16];
+	buf[0] = (char)x;
+	int r = fp_frame(c, x + buf[0]);
+	sink = r;
+	return r;
+}
+
 NOINL int chain_b(struct capture *c, int x)
 {
-	int r = chain_c(c, x * 2);
+	int r = vla_frame(c, x * 2);
 	sink = r;
 	return r * 3;
 }
@@ -54,6 +73,17 @@ NOINL int recurse(struct capture *c, int depth)
 	int r = depth == 0 ? (leaf_capture(c), 0) : recurse(c, depth - 1);
 	sink = depth;
 	return r + 1;
+}
+
+/* A libc function's real address (sanitizers interpose many libc names). */
+static void *libc_sym(const char *name)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *p = libc ? dlsym(libc, name) : NULL;
+
+	if (libc)
+		dlclose(libc);	/* NOLOAD only took a reference; libc stays */
+	return p;
 }
 
 static int cmp_calls;
@@ -131,15 +161,15 @@ static bool in_order(const struct unwound *u, const char *const *want, size_t n)
 static NOINL void test_chain(enum prof_unwinder_kind kind, const char *label)
 {
 	static struct unwound u;
-	static const char *const want[] = { "leaf_capture", "chain_c", "chain_b", "chain_a",
-					    "test_chain", "main" };
+	static const char *const want[] = { "leaf_capture", "chain_c", "fp_frame", "vla_frame",
+					    "chain_b", "chain_a", "test_chain", "main" };
 
 	memset(&cap, 0, sizeof(cap));
 	chain_a(&cap, 1);
 	sink = 0;
 	unwind_and_symbolize(kind, &u);
 	ok(u.nnames > 0 && !strcmp(u.names[0], "leaf_capture"), "%s: leaf frame is leaf_capture", label);
-	if (!ok(in_order(&u, want, ARRAY_SIZE(want)), "%s: leaf_capture..chain_a..main in order", label))
+	if (!ok(in_order(&u, want, ARRAY_SIZE(want)), "%s: leaf_capture..fp_frame..vla_frame..chain_a..main in order", label))
 		dump(&u);
 	ok(u.res.complete, "%s: unwind complete (%s)", label, u.res.stop ? u.res.stop : "ok");
 	ok(find_name(&u, "__libc_start_call_main", 0) > find_name(&u, "main", 0),
@@ -170,12 +200,10 @@ static NOINL void test_qsort(enum prof_unwinder_kind kind, const char *label)
 	for (int i = 0; i < 16; i++)
 		v[i] = (i * 7919) % 16;
 	/* libc's qsort itself: sanitizers replace the qsort symbol */
-	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	void (*libc_qsort)(void *, size_t, size_t, int (*)(const void *, const void *)) =
-		libc ? (void (*)(void *, size_t, size_t, int (*)(const void *, const void *)))dlsym(libc, "qsort")
-		     : qsort;
-	if (libc)
-		dlclose(libc);	/* NOLOAD only took a reference */
+		(void (*)(void *, size_t, size_t, int (*)(const void *, const void *)))libc_sym("qsort");
+	if (!libc_qsort)
+		libc_qsort = qsort;
 	cmp_calls = 0;
 	libc_qsort(v, 16, sizeof(v[0]), cmp_capture);
 	unwind_and_symbolize(kind, &u);
@@ -252,6 +280,16 @@ static void bench(enum prof_unwinder_kind kind, const char *label)
 	printf("# %s: %.2f us/sample (thread CPU time) for a %zu-frame stack (%d samples, warm caches)\n",
 	       label, us / iters, res.n, iters);
 	ok(res.n >= 20, "%s: benchmark stack has %zu frames", label, res.n);
+	if (!strcmp(label, "libdw")) {	/* symbolizing the same stack, warm cache */
+		uint32_t ids[16];
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		for (int i = 0; i < iters; i++)
+			for (size_t j = 0; j < res.n; j++)
+				prof_symbolize_user(sym, self_as, pcs[j], j > 0, ids, 16);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		us = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e3;
+		printf("# symbolize: %.2f us/sample for the %zu pcs (cached)\n", us / iters, res.n);
+	}
 	prof_unwinder_free(uw);
 }
 
@@ -292,7 +330,7 @@ static void test_incremental(void)
 	struct prof_ustack st = { cap.stack, cap.size };
 	struct prof_addrspace *as = prof_addrspace_new(getpid());
 	const struct prof_mapping *exe = prof_addrspace_find(self_as, (uintptr_t)&leaf_capture);
-	const struct prof_mapping *libc = prof_addrspace_find(self_as, (uintptr_t)&rand_r);
+	const struct prof_mapping *libc = prof_addrspace_find(self_as, (uintptr_t)libc_sym("qsort"));
 
 	prof_addrspace_map(as, exe->start, exe->end - exe->start, exe->pgoff, exe->path, PROT_EXEC);
 	prof_unwind(dw, as, getpid(), &cap.regs, &st, a, PROF_MAX_FRAMES, &ra);
@@ -329,8 +367,26 @@ static void test_parse(void)
 	ok(prof_unwinder_parse("gdb", &k) == -EINVAL, "unknown unwinder rejected");
 }
 
+/* Descriptors of regular files (binaries, debug files, the vdso memfd);
+ * libunwind keeps an internal pipe of its own. */
+static int open_file_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	struct stat st;
+
+	while (d && (de = readdir(d)))
+		if (fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
 int main(void)
 {
+	int fds_before = open_file_fds();
 	static const struct { enum prof_unwinder_kind kind; const char *label; } backends[] = {
 		{ PROF_UNWIND_LIBDW, "libdw" }, { PROF_UNWIND_LIBUNWIND, "libunwind" },
 	};
@@ -346,8 +402,15 @@ int main(void)
 		test_recursion(backends[b].kind, backends[b].label);
 		test_qsort(backends[b].kind, backends[b].label);
 	}
+	test_backends_agree("qsort");
+	/* the same cross-checks with libdw's general unwinder instead of the
+	 * cached-rule fast path */
+	setenv("PROF_UNWIND_NO_FAST_PATH", "1", 1);
+	test_backends_agree("qsort, libdw general path");
 	memset(&cap, 0, sizeof(cap));
 	chain_a(&cap, 1);
+	test_backends_agree("chain, libdw general path");
+	unsetenv("PROF_UNWIND_NO_FAST_PATH");
 	test_backends_agree("chain");
 	test_incremental();
 	memset(&cap, 0, sizeof(cap));
@@ -355,6 +418,9 @@ int main(void)
 	test_backends_agree("recursion");
 	for (size_t b = 0; b < ARRAY_SIZE(backends); b++)
 		bench(backends[b].kind, backends[b].label);
+	setenv("PROF_UNWIND_NO_FAST_PATH", "1", 1);
+	bench(PROF_UNWIND_LIBDW, "libdw general path (no rule cache)");
+	unsetenv("PROF_UNWIND_NO_FAST_PATH");
 	for (size_t b = 0; b < ARRAY_SIZE(backends); b++)
 		test_garbage(backends[b].kind, backends[b].label);
 	test_garbage(PROF_UNWIND_FP, "fp");
@@ -362,5 +428,6 @@ int main(void)
 	prof_symbolizer_free(sym);
 	prof_profile_free(&prof);
 	prof_elf_cache_free();
+	is_u64(open_file_fds(), fds_before, "every file descriptor closed after freeing everything");
 	return done_testing();
 }
