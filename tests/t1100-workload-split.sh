@@ -23,6 +23,23 @@ test_expect_success 'report --format=json' '
 	$CHECK field split.json samples gt 100
 '
 
+test_expect_success 'json meta: event, frequency, command' '
+	python3 -c "
+import json, sys
+d = json.load(open(\"split.json\"))
+print(d[\"event\"], d[\"frequency\"], d[\"unit\"], repr(d[\"command\"]))
+sys.exit(0 if d[\"event\"] == \"cpu-clock\" and d[\"frequency\"] == 999 and
+         d[\"unit\"] == \"samples\" and d[\"command\"].endswith(\"split 2\") else 1)
+"
+'
+
+test_expect_success 'text report: SPEC header and spin_a row' '
+	"$PROF" report -i split.data >split.txt &&
+	check_contains split.txt "^# event: cpu-clock, 999 Hz, callgraph dwarf" &&
+	check_contains split.txt "^ *Self% *Total% *Samples *Function *Module" &&
+	grep -E "^ *[0-9.]+% +[0-9.]+% +[0-9]+ +spin_a +split" split.txt
+'
+
 test_expect_success 'spin_a self share is 60% +-7' '$CHECK share split.json spin_a 60 7'
 test_expect_success 'spin_b self share is 30% +-7' '$CHECK share split.json spin_b 30 7'
 test_expect_success 'spin_c self share is 10% +-7' '$CHECK share split.json spin_c 10 7'

@@ -11,7 +11,7 @@ PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 [ -x "$PY" ] || skip_all "python3 not found"
 ldd "$PY" | grep -q libpython || skip_all "$PY does not use a shared libpython"
 
-cat >loop.py <<'PY'
+PYCODE='
 def work(n):
     s = 0
     for i in range(n):
@@ -19,10 +19,11 @@ def work(n):
     return s
 
 print(work(8_000_000))
-PY
+'
 
-test_expect_success 'record python3 loop.py' '
-	"$PROF" record -q -o py.data -- "$PY" loop.py
+test_expect_success 'record python3 -c "<pure-Python loop>"' '
+	"$PROF" record -q -o py.data -- "$PY" -c "$PYCODE" >py.out &&
+	check_contains py.out "^15999998\$"
 '
 
 test_expect_success 'report json and folded' '
