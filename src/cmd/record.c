@@ -508,6 +508,8 @@ int cmd_record(int argc, char **argv)
 		return EXIT_USAGE;
 	o.perf.enable_on_exec = o.argv != NULL;
 	prof_profile_init(&s.p);
+	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */
+		install_signals(&s);
 	if (setup_session(&s) < 0) {
 		teardown(&s);
 		return EXIT_USAGE;
@@ -515,10 +517,12 @@ int cmd_record(int argc, char **argv)
 	if (s.pf.ring_shrunk)
 		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
 			s.pf.cfg.ring_pages * 4);
-	install_signals(&s);
+	if (s.launched)
+		install_signals(&s);
 	if (s.launched && (ret = launch_go(&s.l, o.argv[0])) < 0) {
 		waitpid(s.l.pid, NULL, 0);
 		teardown(&s);
+		unlink(o.output);	/* nothing ran: no misleading empty profile */
 		return ret == -ENOENT ? 127 : 126;
 	}
 	if (!s.launched)
