@@ -100,4 +100,12 @@ test_expect_success '-g fp and -g none record too' '
 	test -s fp.data && test -s none.data
 '
 
+test_expect_success 'a write error stops recording with one line, the command finishes' '
+	(trap "" XFSZ; ulimit -f 2
+	 "$PROF" record -o small.data -- sh -c "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done; echo done-running") >out 2>err
+	check_contains out "^done-running$" &&
+	check_contains err "cannot write .small.data.*recording stopped" &&
+	test $(wc -l <err) = 1
+'
+
 test_done
