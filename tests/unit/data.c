@@ -5,7 +5,10 @@
  * writer's file handling (FILE.old, symlinks, write errors).
  *
  * Extra modes (not run by make check):
- *   data.t --generate FILE N   write an N-sample recording, print bytes and
+ *   data.t --generate FILE N [--no-cpu-ns]
+ *                              write an N-sample recording (each with a
+ *                              PROF_M_CPU_NS companion unless --no-cpu-ns;
+ *                              10% with off-CPU intervals), print bytes and
  *                              read/aggregate time per sample
  *   data.t --write-seeds DIR   write the fuzz seed corpus
  */
@@ -341,14 +344,14 @@ static void test_edges_and_progress(void)
 	free(path);
 }
 
-static int generate(const char *path, size_t n)
+static int generate(const char *path, size_t n, bool with_cpu_ns)
 {
 	struct prof_profile p, q;
 	struct prof_read_info info;
 	struct stat st;
 
 	prof_profile_init(&p);
-	if (gen_recording(path, &p, n, 10000, true))
+	if (gen_recording(path, &p, n, 10000, with_cpu_ns))
 		return 1;
 	stat(path, &st);
 	prof_profile_init(&q);
@@ -382,8 +385,9 @@ static int write_seeds(const char *dir)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "--generate"))
-		return generate(argv[2], strtoull(argv[3], NULL, 0));
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "--generate"))
+		return generate(argv[2], strtoull(argv[3], NULL, 0),
+				argc == 4 || strcmp(argv[4], "--no-cpu-ns"));
 	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))
 		return write_seeds(argv[2]);
 	if (!mkdtemp(tmpdir))
