@@ -17,6 +17,7 @@ struct command {
 static const struct command commands[] = {
 	/* { "name", cmd_name, "one-line summary" }, in the order users need them */
 	{ "record", cmd_record, "sample a command or running processes into prof.data" },
+	{ "report", cmd_report, "show a recording: flat, tree, folded, json" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,44 @@
+/*
+ * internal.h - helpers shared by the renderers in src/output/ only: the
+ * function index (frames merged by (name, module)), unit conversion of view
+ * weights, percentages and name sanitizing for line-oriented formats.
+ */
+#ifndef PROF_OUTPUT_INTERNAL_H
+#define PROF_OUTPUT_INTERNAL_H
+
+#include "prof/output.h"
+
+/* Every frame of a profile mapped to its function (dense ids). */
+struct fn_index {
+	uint32_t *frame_fn;		/* frame id -> function id */
+	VEC(struct prof_fn_row) fns;	/* function id -> (func, module, file, line) */
+	struct u64map by_key;
+};
+void fn_index_build(struct fn_index *ix, const struct prof_profile *p);
+void fn_index_free(struct fn_index *ix);
+
+static inline bool view_is_time(const struct prof_view *v)
+{
+	return v->metric != PROF_VIEW_CPU;
+}
+/* A weight in the view's display unit: samples, or ns -> us (rounded). */
+static inline uint64_t view_units(const struct prof_view *v, uint64_t w)
+{
+	return view_is_time(v) ? (w + 500) / 1000 : w;
+}
+static inline double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+/* "name" of a function id, "[unknown]" if empty. */
+const char *fn_name(const struct prof_profile *p, uint32_t func);
+/* Basename of a module's path, "" for PROF_NONE. */
+const char *module_basename(const struct prof_profile *p, uint32_t module);
+/* Appends s with bytes that would break a line-based format replaced. */
+void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char repl);
+
+/* The "# ..." header lines of the text formats. */
+void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+		 uint64_t grand_total);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * json.c - the stable machine-readable report, schema "prof-report/1"
+ * (fields exactly as SPEC.md lists them).  Weights ("samples" of
+ * processes/threads, "self"/"total" of functions) are in the metric's unit:
+ * samples for cpu, microseconds for time metrics.  Every string goes
+ * through json_escape(); numbers are never NaN.
+ */
+#include "internal.h"
+#include <errno.h>
+#include <string.h>
+
+struct thread_w {
+	uint32_t thread;
+	uint64_t w;
+};
+
+static int by_pid_then_weight(const void *pa, const void *pb, void *arg)
+{
+	const struct prof_profile *p = arg;
+	const struct thread_w *a = pa, *b = pb;
+	const struct prof_thread *ta = &p->threads.v[a->thread], *tb = &p->threads.v[b->thread];
+
+	if (ta->pid != tb->pid)
+		return ta->pid < tb->pid ? -1 : 1;
+	if (a->w != b->w)
+		return a->w > b->w ? -1 : 1;
+	return (ta->tid > tb->tid) - (ta->tid < tb->tid);
+}
+
+static void add_str_field(struct strbuf *sb, const char *key, const char *val)
+{
+	sb_addf(sb, "\"%s\": ", key);
+	json_escape(sb, val ? val : "");
+}
+
+/* processes[]: threads grouped by pid, each with its weight. */
+static void add_processes(struct strbuf *sb, const struct prof_profile *p,
+			  const struct prof_view *v)
+{
+	uint64_t *tw = xcalloc(p->threads.n + 1, sizeof(*tw));
+	VEC(struct thread_w) ts = { 0 };
+
+	for (size_t i = 0; i < p->aggs.n; i++)
+		tw[p->aggs.v[i].thread] += prof_view_weight(p, v, &p->aggs.v[i]);
+	for (uint32_t i = 0; i < p->threads.n; i++)
+		if (tw[i])
+			VEC_PUSH(&ts, ((struct thread_w){ i, tw[i] }));
+	if (ts.n)
+		qsort_r(ts.v, ts.n, sizeof(*ts.v), by_pid_then_weight, (void *)p);
+	sb_adds(sb, "  \"processes\": [");
+	for (size_t i = 0; i < ts.n;) {
+		uint32_t pid = p->threads.v[ts.v[i].thread].pid;
+		size_t j = i;
+		uint64_t sum = 0;
+		const char *comm = prof_str(p, p->threads.v[ts.v[i].thread].comm);
+		for (; j < ts.n && p->threads.v[ts.v[j].thread].pid == pid; j++) {
+			sum += ts.v[j].w;
+			if (p->threads.v[ts.v[j].thread].tid == pid)
+				comm = prof_str(p, p->threads.v[ts.v[j].thread].comm);
+		}
+		sb_addf(sb, "%s\n    {\"pid\": %u, ", i ? "," : "", pid);
+		add_str_field(sb, "comm", comm);
+		sb_addf(sb, ", \"samples\": %llu,\n     \"threads\": [",
+			(unsigned long long)view_units(v, sum));
+		for (size_t k = i; k < j; k++) {
+			const struct prof_thread *t = &p->threads.v[ts.v[k].thread];
+			sb_addf(sb, "%s{\"tid\": %u, ", k > i ? ", " : "", t->tid);
+			add_str_field(sb, "comm", prof_str(p, t->comm));
+			sb_addf(sb, ", \"samples\": %llu}", (unsigned long long)view_units(v, ts.v[k].w));
+		}
+		sb_adds(sb, "]}");
+		i = j;
+	}
+	sb_adds(sb, ts.n ? "\n  ],\n" : "],\n");
+	VEC_FREE(&ts);
+	free(tw);
+}
+
+static void add_functions(struct strbuf *sb, const struct prof_profile *p,
+			  const struct prof_view *v)
+{
+	struct prof_fn_table t;
+	size_t shown = 0;
+
+	prof_fn_table_build(p, v, &t);
+	sb_adds(sb, "  \"functions\": [");
+	for (size_t i = 0; i < t.rows.n; i++) {
+		const struct prof_fn_row *r = &t.rows.v[i];
+		double self = percent(r->self, t.grand_total), total = percent(r->total, t.grand_total);
+		if ((v->sort == PROF_SORT_SELF ? self : total) < v->percent_limit)
+			continue;
+		sb_adds(sb, shown++ ? ",\n    {" : "\n    {");
+		add_str_field(sb, "name", fn_name(p, r->func));
+		sb_adds(sb, ", ");
+		add_str_field(sb, "module", r->module < p->modules.n ?
+			      prof_str(p, p->modules.v[r->module].path) : "");
+		sb_adds(sb, ", ");
+		add_str_field(sb, "file", prof_str(p, r->file));
+		sb_addf(sb, ", \"line\": %u, \"self\": %llu, \"total\": %llu, "
+			"\"self_pct\": %.2f, \"total_pct\": %.2f}", r->line,
+			(unsigned long long)view_units(v, r->self),
+			(unsigned long long)view_units(v, r->total), self, total);
+	}
+	sb_adds(sb, shown ? "\n  ]\n" : "]\n");
+	prof_fn_table_free(&t);
+}
+
+int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t freq = 0;
+	const char *fs = prof_meta_get(p, "frequency");
+	double secs = p->end_ns > p->start_ns ? (double)(p->end_ns - p->start_ns) / 1e9 : 0;
+	uint64_t good = p->samples - MIN(p->samples_truncated, p->samples);
+
+	if (fs && parse_u64(fs, &freq) < 0)
+		freq = 0;
+	sb_adds(&sb, "{\n  \"schema\": \"prof-report/1\",\n  ");
+	add_str_field(&sb, "file", v->title ? v->title : "prof.data");
+	sb_adds(&sb, ",\n  ");
+	add_str_field(&sb, "event", prof_meta_get(p, "event"));
+	sb_addf(&sb, ", \"frequency\": %llu, \"metric\": \"%s\", \"unit\": \"%s\",\n",
+		(unsigned long long)freq, prof_view_metric_name(v->metric),
+		prof_view_metric_unit(v->metric));
+	sb_addf(&sb, "  \"samples\": %llu, \"lost\": %llu, \"truncated_stacks\": %llu, "
+		"\"complete_pct\": %.1f,\n", (unsigned long long)p->samples,
+		(unsigned long long)p->lost, (unsigned long long)p->samples_truncated,
+		p->samples ? percent(good, p->samples) : 100.0);
+	sb_addf(&sb, "  \"duration_s\": %.3f, ", secs);
+	add_str_field(&sb, "command", prof_meta_get(p, "command"));
+	sb_adds(&sb, ",\n");
+	add_processes(&sb, p, v);
+	add_functions(&sb, p, v);
+	sb_adds(&sb, "}\n");
+	fwrite(sb.buf, 1, sb.len, f);
+	sb_release(&sb);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,103 @@
+/*
+ * text.c - the default human report: the "# ..." header (what was
+ * recorded, how much, how well unwound) and the flat per-function table
+ * with Self%, Total%, the self weight and the module.  Time metrics print
+ * milliseconds.
+ */
+#include "internal.h"
+#include <errno.h>
+#include <string.h>
+
+static void header_event_line(FILE *f, const struct prof_profile *p)
+{
+	const char *event = prof_meta_get(p, "event");
+	const char *freq = prof_meta_get(p, "frequency");
+	const char *cg = prof_meta_get(p, "callgraph");
+	const char *unw = prof_meta_get(p, "unwinder");
+	struct strbuf sb = STRBUF_INIT;
+
+	add_printable(&sb, event && *event ? event : "unknown", "", '?');
+	if (freq && *freq)
+		sb_addf(&sb, ", %s Hz", freq);
+	if (cg && *cg) {
+		sb_addf(&sb, ", callgraph %s", cg);
+		if (unw && *unw && strcmp(cg, "none") && strcmp(cg, "fp"))
+			sb_addf(&sb, " (%s)", unw);
+	}
+	fprintf(f, "# event: %s\n", sb_str(&sb));
+	sb_release(&sb);
+}
+
+void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+		 uint64_t grand_total)
+{
+	const char *cmd = prof_meta_get(p, "command");
+	double secs = p->end_ns > p->start_ns ? (double)(p->end_ns - p->start_ns) / 1e9 : 0;
+	struct strbuf sb = STRBUF_INIT;
+
+	add_printable(&sb, v->title ? v->title : "prof.data", "", '?');
+	fprintf(f, "# prof report: %s\n", sb_str(&sb));
+	header_event_line(f, p);
+	fprintf(f, "# samples: %llu, lost: %llu, duration: %.2f s, fully unwound: %.1f%%\n",
+		(unsigned long long)p->samples, (unsigned long long)p->lost, secs,
+		p->samples ? percent(p->samples - MIN(p->samples_truncated, p->samples), p->samples)
+			   : 100.0);
+	if (cmd && *cmd) {
+		sb_reset(&sb);
+		add_printable(&sb, cmd, "", '?');
+		fprintf(f, "# command: %s\n", sb_str(&sb));
+	}
+	if (view_is_time(v))
+		fprintf(f, "# metric: %s, total %.2f ms\n", prof_view_metric_name(v->metric),
+			(double)grand_total / 1e6);
+	sb_reset(&sb);
+	if (v->pid >= 0)
+		sb_addf(&sb, " pid %lld", (long long)v->pid);
+	if (v->tid >= 0)
+		sb_addf(&sb, " tid %lld", (long long)v->tid);
+	if (v->comm) {
+		sb_adds(&sb, " comm ");
+		add_printable(&sb, v->comm, "", '?');
+	}
+	if (v->dso) {
+		sb_adds(&sb, " dso ");
+		add_printable(&sb, v->dso, "", '?');
+	}
+	if (sb.len)
+		fprintf(f, "# filter:%s\n", sb.buf);
+	fprintf(f, "#\n");
+	sb_release(&sb);
+}
+
+int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+{
+	struct prof_fn_table t;
+	struct strbuf name = STRBUF_INIT;
+
+	prof_fn_table_build(p, v, &t);
+	text_header(f, p, v, t.grand_total);
+	fprintf(f, "  Self%%   Total%%  %8s  %-32s %s\n",
+		view_is_time(v) ? "Time(ms)" : "Samples", "Function", "Module");
+	for (size_t i = 0; i < t.rows.n; i++) {
+		const struct prof_fn_row *r = &t.rows.v[i];
+		double self = percent(r->self, t.grand_total), total = percent(r->total, t.grand_total);
+		if ((v->sort == PROF_SORT_SELF ? self : total) < v->percent_limit)
+			continue;
+		sb_reset(&name);
+		add_printable(&name, fn_name(p, r->func), "", '?');
+		fprintf(f, "%6.2f%%  %6.2f%%  ", self, total);
+		if (view_is_time(v))
+			fprintf(f, "%8.2f", (double)r->self / 1e6);
+		else
+			fprintf(f, "%8llu", (unsigned long long)r->self);
+		fprintf(f, "  %-32s ", sb_str(&name));
+		sb_reset(&name);
+		add_printable(&name, module_basename(p, r->module), "", '?');
+		fprintf(f, "%s\n", sb_str(&name));
+	}
+	if (!t.grand_total)
+		fprintf(f, "# no samples match (metric %s)\n", prof_view_metric_name(v->metric));
+	sb_release(&name);
+	prof_fn_table_free(&t);
+	return ferror(f) ? -EIO : 0;
+}
