@@ -100,6 +100,23 @@ test_expect_success '-g fp and -g none record too' '
 	test -s fp.data && test -s none.data
 '
 
+if ! command -v cc >/dev/null; then
+	test_skip 'record then report shows DWARF-unwound stacks' 'no C compiler'
+else
+	test_expect_success 'record then report shows DWARF-unwound stacks' '
+		cat >spin.c <<-\EOC &&
+		volatile double sink;
+		__attribute__((noinline)) void inner(void) { for (long i = 0; i < 100000000; i++) sink += i; }
+		__attribute__((noinline)) void mid(void) { inner(); }
+		int main(void) { mid(); return 0; }
+		EOC
+		cc -O1 -g -fomit-frame-pointer -o spin spin.c &&
+		"$PROF" record -q -o spin.data -- ./spin &&
+		"$PROF" report -i spin.data --format=folded >folded &&
+		check_contains folded "^spin;.*main;mid;inner [0-9]*$"
+	'
+fi
+
 test_expect_success 'a write error stops recording with one line, the command finishes' '
 	(trap "" XFSZ; ulimit -f 2
 	 "$PROF" record -o small.data -- sh -c "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done; echo done-running") >out 2>err
