@@ -60,7 +60,10 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 int prof_output_folded(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 
-/* Escaping shared by every format (never emit a raw symbol name). */
+/* Escaping shared by every format (never emit a raw symbol name).
+ * json_escape appends a complete "quoted" JSON string (<, >, & as \u00XX,
+ * invalid UTF-8 as \ufffd); xml_escape appends text safe inside XML/HTML
+ * elements and attribute values (no quotes added). */
 void json_escape(struct strbuf *sb, const char *s);
 void xml_escape(struct strbuf *sb, const char *s);
 

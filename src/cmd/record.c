@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -439,6 +440,16 @@ static void print_summary(struct session *s)
 	     (unsigned long long)((s->bytes_written + 1023) / 1024), s->o->output);
 }
 
+static void print_self_cost(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(stderr, "prof record: own cpu: %.3f s user, %.3f s sys, max rss %ld KiB\n",
+			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
+}
+
 static int setup_session(struct session *s)
 {
 	struct record_opts *o = s->o;
@@ -508,6 +519,8 @@ int cmd_record(int argc, char **argv)
 		return EXIT_USAGE;
 	o.perf.enable_on_exec = o.argv != NULL;
 	prof_profile_init(&s.p);
+	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */
+		install_signals(&s);
 	if (setup_session(&s) < 0) {
 		teardown(&s);
 		return EXIT_USAGE;
@@ -515,10 +528,12 @@ int cmd_record(int argc, char **argv)
 	if (s.pf.ring_shrunk)
 		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
 			s.pf.cfg.ring_pages * 4);
-	install_signals(&s);
+	if (s.launched)
+		install_signals(&s);
 	if (s.launched && (ret = launch_go(&s.l, o.argv[0])) < 0) {
 		waitpid(s.l.pid, NULL, 0);
 		teardown(&s);
+		unlink(o.output);	/* nothing ran: no misleading empty profile */
 		return ret == -ENOENT ? 127 : 126;
 	}
 	if (!s.launched)
@@ -534,7 +549,9 @@ int cmd_record(int argc, char **argv)
 	if (!s.write_failed)
 		print_summary(&s);
 	else if (!status)
-		status = 1;
+		status = 1;	/* the command succeeded, the recording did not */
+	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
+		print_self_cost();
 	teardown(&s);
 	return status;
 }

@@ -1,0 +1,128 @@
+#!/bin/bash
+# t1000-record-basic - `prof record`: launching a command (output pass-through,
+# exit status, signals), the error paths (missing command, missing pid,
+# unsupported event, bad stack size) and attaching to a running process with
+# -p/-d while it keeps running.
+. "$(dirname "$0")/lib/test-lib.sh"
+
+test_expect_success '--help lists every option' '
+	"$PROF" record --help >out &&
+	for o in -o -F -e -g --stack-size --unwinder -m -p -d -q; do
+		check_contains out " $o" || return 1
+	done
+'
+
+test_expect_failure_exit 'stack size over the u16 record limit is refused' 2 '
+	"$PROF" record --stack-size 70000 -- true 2>err; st=$?
+	check_contains err "u16" >&2; exit $st
+'
+
+test_expect_failure_exit 'unknown event is a usage error' 2 '
+	"$PROF" record -e bogus -- true
+'
+
+require_perf_events
+
+test_expect_success 'launch: output passes through and the summary line is printed' '
+	"$PROF" record -o out.data -- sh -c "echo to-stdout; echo to-stderr >&2" >out 2>err &&
+	check_contains out "^to-stdout$" &&
+	check_contains err "^to-stderr$" &&
+	check_contains err "^prof record: [0-9]* samples ([0-9]* lost, [0-9.]*% fully unwound), [0-9]* processes, [0-9]* threads, [0-9]* KiB written to out.data$" &&
+	test -s out.data
+'
+
+test_expect_success 'launch: a busy command gets samples' '
+	"$PROF" record -o busy.data -- sh -c "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done" 2>err &&
+	n=$(sed -n "s/^prof record: \([0-9]*\) samples.*/\1/p" err) &&
+	test "$n" -gt 20 || { cat err; false; }
+'
+
+test_expect_failure_exit 'launch: the command exit status passes through' 7 '
+	"$PROF" record -q -o st.data -- sh -c "exit 7"
+'
+
+test_expect_failure_exit 'launch: killed by a signal exits 128+signal' 137 '
+	"$PROF" record -q -o sig.data -- sh -c "kill -9 \$\$"
+'
+
+test_expect_success '-q prints nothing of its own' '
+	"$PROF" record -q -o q.data -- true 2>err &&
+	test ! -s err
+'
+
+test_expect_failure_exit 'missing command: one line, exit 127' 127 '
+	"$PROF" record -o missing.data -- no-such-command-xyz 2>err; st=$?
+	check_contains err "cannot run .no-such-command-xyz.: No such file or directory" >&2 &&
+	test $(wc -l <err) = 1 && test ! -e missing.data || exit 99
+	exit $st
+'
+
+test_expect_failure_exit 'missing pid: exit 2' 2 '
+	"$PROF" record -p 2147483 -d 1 2>err; st=$?
+	check_contains err "^prof record: error: no process with pid 2147483$" >&2 || exit 99
+	exit $st
+'
+
+if "$PROF" record -q -e cycles -o cyc.data -- true 2>cycles.err; then
+	test_skip 'unsupported event message' 'this machine has a hardware PMU'
+else
+	test_expect_success 'unsupported event: clear message, exit 2' '
+		"$PROF" record -e cycles -- true 2>err; test $? = 2 &&
+		check_contains err "event .cycles. is not supported here.*try -e cpu-clock"
+	'
+fi
+
+test_expect_success 'attach -p with -d: samples, target keeps running' '
+	sh -c "while :; do :; done" &
+	pid=$! &&
+	"$PROF" record -o att.data -p $pid -d 0.5 2>err; st=$?
+	alive=no; kill -0 $pid 2>/dev/null && alive=yes
+	kill $pid; wait $pid 2>/dev/null
+	test $st = 0 && test $alive = yes &&
+	n=$(sed -n "s/^prof record: \([0-9]*\) samples.*/\1/p" err) &&
+	test "$n" -gt 10 || { cat err; false; }
+'
+
+test_expect_success 'attach: SIGINT stops recording, target keeps running' '
+	sh -c "while :; do :; done" &
+	pid=$!
+	"$PROF" record -o int.data -p $pid 2>err &
+	rec=$!
+	sleep 0.5; kill -INT $rec; wait $rec; st=$?
+	alive=no; kill -0 $pid 2>/dev/null && alive=yes
+	kill $pid; wait $pid 2>/dev/null
+	test $st = 0 && test $alive = yes && check_contains err "samples"
+'
+
+test_expect_success '-g fp and -g none record too' '
+	"$PROF" record -q -g fp -o fp.data -- sh -c "i=0; while [ \$i -lt 50000 ]; do i=\$((i+1)); done" &&
+	"$PROF" record -q -g none -o none.data -- sh -c "i=0; while [ \$i -lt 50000 ]; do i=\$((i+1)); done" &&
+	test -s fp.data && test -s none.data
+'
+
+if ! command -v cc >/dev/null; then
+	test_skip 'record then report shows DWARF-unwound stacks' 'no C compiler'
+else
+	test_expect_success 'record then report shows DWARF-unwound stacks' '
+		cat >spin.c <<-\EOC &&
+		volatile double sink;
+		__attribute__((noinline)) void inner(void) { for (long i = 0; i < 100000000; i++) sink += i; }
+		__attribute__((noinline)) void mid(void) { inner(); }
+		int main(void) { mid(); return 0; }
+		EOC
+		cc -O1 -g -fomit-frame-pointer -o spin spin.c &&
+		"$PROF" record -q -o spin.data -- ./spin &&
+		"$PROF" report -i spin.data --format=folded >folded &&
+		check_contains folded "^spin;.*main;mid;inner [0-9]*$"
+	'
+fi
+
+test_expect_success 'a write error stops recording with one line, the command finishes' '
+	(trap "" XFSZ; ulimit -f 2
+	 "$PROF" record -o small.data -- sh -c "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done; echo done-running") >out 2>err
+	check_contains out "^done-running$" &&
+	check_contains err "cannot write .small.data.*recording stopped" &&
+	test $(wc -l <err) = 1
+'
+
+test_done
