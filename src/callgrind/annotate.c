@@ -412,12 +412,38 @@ static void json_costs(FILE *f, const struct cg_profile *p, const struct cg_part
 	fputc('}', f);
 }
 
+/* "inlined":[{"function":..., "self":{...}}] from cfni= markers, if any.
+ * next[] chains each row's entries (head[row] + 1, 0 = end). */
+static void json_inlined(FILE *f, const struct cg_profile *p, const struct cg_part *part,
+			 const uint32_t *head, const uint32_t *next, uint32_t row)
+{
+	bool any = false;
+
+	for (uint32_t i = head[row]; i; i = next[i - 1]) {
+		const struct cg_inline *in = &part->inl.v[i - 1];
+		fputs(any ? ",{\"function\":" : ",\"inlined\":[{\"function\":", f);
+		cg_json_string(f, strtab_get(&p->strs, in->name));
+		fputs(",\"self\":", f);
+		json_costs(f, p, part, cg_cost(part, in->cost));
+		fputc('}', f);
+		any = true;
+	}
+	if (any)
+		fputc(']', f);
+}
+
 static void json_part(FILE *f, const struct cg_profile *p, const struct cg_part *part,
 		      const struct cg_annotate_opts *o)
 {
 	int all[1] = { 0 };
 	uint32_t *rows;
 	size_t n = cg_sorted_rows(p, part, all, cg_nev(part) ? 1 : 0, o->inclusive, &rows);
+	uint32_t *head = xcalloc(part->fns.n + 1, sizeof(uint32_t));
+	uint32_t *next = xcalloc(part->inl.n + 1, sizeof(uint32_t));
+	for (size_t i = part->inl.n; i-- > 0;) {	/* backwards: lists keep file order */
+		next[i] = head[part->inl.v[i].row];
+		head[part->inl.v[i].row] = (uint32_t)i + 1;
+	}
 
 	fprintf(f, "{\"part\":%u,\"trigger\":", part->number);
 	cg_json_string(f, strtab_get(&p->strs, part->trigger));
@@ -448,8 +474,10 @@ static void json_part(FILE *f, const struct cg_profile *p, const struct cg_part 
 		json_costs(f, p, part, cg_cost(part, fn->self));
 		fputs(",\"inclusive\":", f);
 		json_costs(f, p, part, cg_cost(part, fn->incl));
-		fprintf(f, ",\"calls\":%llu,\"listed_by_callgrind_annotate\":%s}",
+		fprintf(f, ",\"calls\":%llu,\"listed_by_callgrind_annotate\":%s",
 			(unsigned long long)fn->calls_in, fn->defined ? "true" : "false");
+		json_inlined(f, p, part, head, next, rows[i]);
+		fputc('}', f);
 	}
 	fputs("],\"calls\":[", f);
 	for (size_t i = 0; i < part->calls.n; i++) {
@@ -468,6 +496,8 @@ static void json_part(FILE *f, const struct cg_profile *p, const struct cg_part 
 		fputc('}', f);
 	}
 	fputs("]}", f);
+	free(head);
+	free(next);
 	free(rows);
 }
 

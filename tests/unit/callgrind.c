@@ -133,6 +133,10 @@ static void test_inline_and_recursion(void)
 	is_u64(self(0, "hdr.h", "count", 1), 4, "second event (Ct) kept");
 	const struct cg_fn *f = row(prof.parts.v[0], "hdr.h", "count");
 	ok(f && !strcmp(strtab_get(&prof.strs, f->home_file), "main.c"), "inlined row remembers its function's file");
+	const struct cg_part *p0 = prof.parts.v[0];
+	is_u64(p0->inl.n, 1, "cfni= marks one inlined function");
+	is_str(strtab_get(&prof.strs, p0->inl.n ? p0->inl.v[0].name : 0), "is_sep", "cfni= name");
+	is_u64(p0->inl.n ? cg_cost(p0, p0->inl.v[0].cost)[0] : 0, 20, "cfni=??? ends the inlined cost");
 	is_u64(incl(0, "main.c", "fib'2", 0), 40, "self-recursive calls are not added to inclusive");
 	is_u64(incl(0, "main.c", "fib", 0), 51, "recursion entry: self + call");
 }
