@@ -172,6 +172,7 @@ static void new_part(struct cg_reader *r)
 	VEC_PUSH(&r->p->parts, part);
 	r->part = part;
 	r->row = PROF_NONE;
+	r->pending_callee = PROF_NONE;	/* rows are per part */
 	r->fn = 0;
 	r->have_cob = r->have_cfile = false;
 	r->in_call = r->in_jump = false;
@@ -468,6 +469,9 @@ static void call_cost(struct cg_reader *r, size_t n)
 	struct cg_part *part = r->part;
 	bool created;
 	uint32_t caller = r->row, callee = r->pending_callee;
+
+	if (caller >= part->fns.n || callee >= part->fns.n)
+		return;		/* cannot happen: both are reset at part: lines */
 	uint64_t *slot = u64map_slot(&part->call_index, (uint64_t)caller << 32 | callee, &created);
 
 	if (created) {
