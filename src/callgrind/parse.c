@@ -424,7 +424,8 @@ static const char *parse_positions_of(struct cg_reader *r, const char *s, const 
 		s = parse_subpos(s, e, r->pos[0], &out[0]);
 		if (!s)
 			return NULL;
-		s = skip_space(s, e);
+		if (pos & CG_POS_LINE)
+			s = skip_space(s, e);
 	}
 	if (pos & CG_POS_LINE) {
 		s = parse_subpos(s, e, r->pos[1], &out[1]);

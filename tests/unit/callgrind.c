@@ -162,6 +162,18 @@ static void test_parts(void)
 	is_u64(self(1, "h.c", "a", 3), 1, "sysCpuTime column");
 }
 
+static void test_instr_only_and_summary(void)
+{
+	const char *t = "positions: instr\nevents: Ir Dr\nsummary: 9 1\nfn=a\n0x10 5\n+3 2 1\n-1\n* 2\n";
+
+	ok(parse(t, CG_KEEP_LINES) == 0, "instr-only positions parse");
+	is_u64(self(0, "", "a", 0), 9, "hex and relative addresses");
+	const struct cg_part *p = prof.parts.v[0];
+	ok(p->positions == CG_POS_INSTR, "positions: instr");
+	is_u64(cg_cost(p, p->totals)[0], 9, "summary: used when there is no totals:");
+	ok(!p->totals_calculated, "summary is not a calculated total");
+}
+
 static void test_calls_zero(void)
 {
 	const char *t = "events: Ir\nfl=a.c\nfn=main\ncfn=g\ncalls=0 5\n3 100\n4 1\n";
@@ -250,6 +262,7 @@ int main(void)
 	test_line_positions_and_lines();
 	test_inline_and_recursion();
 	test_parts();
+	test_instr_only_and_summary();
 	test_calls_zero();
 	test_bad_input();
 	test_gzip();
