@@ -255,6 +255,29 @@ static void test_model(void)
 	prof_profile_free(&m);
 }
 
+/* The real Lua profile: the model carries every instruction exactly once. */
+static void test_model_real(void)
+{
+	struct prof_profile m;
+	const char *path = "tests/data/callgrind/lua-stock.callgrind";
+
+	cg_profile_free(&prof);
+	cg_profile_init(&prof, 0);
+	if (cg_load_file(&prof, path) < 0) {
+		ok(0, "load %s (run from the source tree)", path);
+		return;
+	}
+	const struct cg_part *p = prof.parts.v[0];
+	prof_profile_init(&m);
+	ok(cg_part_to_model(&prof, p, 0, &m) == 0, "lua profile converted");
+	is_u64(prof_total(&m, PROF_M_SAMPLES), 127310591, "model total = callgrind totals: Ir");
+	is_u64(m.samples, 127310591, "p->samples = part total");
+	ok(m.frames.n > 500 && m.frames.n <= p->fns.n, "one frame per function (%zu frames, %zu rows)",
+	   m.frames.n, p->fns.n);
+	ok(m.edges.n > 500, "call edges (%zu)", m.edges.n);
+	prof_profile_free(&m);
+}
+
 int main(void)
 {
 	cg_profile_init(&prof, 0);
@@ -267,6 +290,7 @@ int main(void)
 	test_bad_input();
 	test_gzip();
 	test_model();
+	test_model_real();
 	cg_profile_free(&prof);
 	return done_testing();
 }
