@@ -77,6 +77,12 @@ if [ -r /usr/include/valgrind/callgrind.h ] && cc -O2 -g -o harness "$DATA/harne
 			--callgrind-out-file=h.out ./harness >/dev/null &&
 		for f in h.out h.out.*; do parity "$f" || exit 1; done
 	'
+	test_expect_success 'fresh stock profile with instr-only positions (--dump-line=no)' '
+		valgrind -q --tool=callgrind --dump-instr=yes --dump-line=no \
+			--callgrind-out-file=i.out ./harness >/dev/null &&
+		grep -q "^positions: instr$" i.out.1 &&
+		for f in i.out i.out.*; do parity "$f" || exit 1; done
+	'
 	test_expect_success 'fresh profile with the CodSpeed runner flags stock valgrind takes' '
 		valgrind -q --trace-children=yes --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 \
 			--LL=8388608,16,64 --instr-atstart=no --collect-systime=nsec \

@@ -167,6 +167,33 @@ if command -v valgrind >/dev/null; then
 		"$PROF" callgrind run --codspeed -l cs -- sh -c "echo hi" >o 2>err; cat err &&
 		grep -q "^events: Ir Dr Dw I1mr" profiles/cs.callgrind
 	'
+	# valgrind 3.19 here accepts every CodSpeed flag, so an older valgrind
+	# is simulated by a wrapper that refuses one flag the way valgrind
+	# does, then runs the real valgrind.
+	REAL_VG=$(command -v valgrind)
+	mkdir -p oldvg && cat >oldvg/valgrind <<-EOF
+	#!/bin/sh
+	for a in "\$@"; do
+		case "\$a" in --collect-systime=*) echo "valgrind: Bad option: \$a" >&2; exit 1;; esac
+	done
+	exec "$REAL_VG" "\$@"
+	EOF
+	chmod +x oldvg/valgrind
+	test_expect_success 'run --codspeed drops the flags an older valgrind rejects and says so' '
+		PATH="$TRASH/oldvg:$PATH" "$PROF" callgrind run --codspeed -l old -- true 2>err; cat err
+		grep -q "rejects --collect-systime=nsec" err && test -s profiles/old.callgrind &&
+		check_not_contains profiles/old.callgrind "sysCount"
+	'
+	mkdir -p csvg && cat >csvg/valgrind <<-EOF
+	#!/bin/sh
+	[ "\$1" = --version ] && { echo valgrind-3.24.0.codspeed; exit 0; }
+	exec "$REAL_VG" "\$@"
+	EOF
+	chmod +x csvg/valgrind
+	test_expect_success 'run --codspeed on valgrind-codspeed (by --version) uses the flags unprobed' '
+		PATH="$TRASH/csvg:$PATH" "$PROF" callgrind run --codspeed -l cs2 -- true 2>err; cat err
+		check_not_contains err "checking which" && check_contains profiles/cs2.callgrind "sysCount"
+	'
 else
 	test_skip 'run' 'valgrind is not installed'
 fi

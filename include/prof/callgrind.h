@@ -25,8 +25,10 @@
  *    only mutual recursion, like every tool without cycle detection.
  *  - All names are interned in p->strs; the three name-compression spaces
  *    (ob/cob; fl/fi/fe/cfi/cfl/jfi; fn/cfn/jfn) map "(id)" to strtab ids per
- *    file.  cfni= (valgrind-codspeed inline markers), jump=, jcnd=, rec=,
- *    frfn= and ln= lines are understood and skipped.
+ *    file.  cfni= lines (valgrind-codspeed inline markers) attribute the
+ *    following self costs also to that inlined function (part->inl; the
+ *    row's self cost still includes them, so nothing is counted twice).
+ *    jump=, jcnd=, rec=, frfn= and ln= lines are understood and skipped.
  */
 #ifndef PROF_CALLGRIND_H
 #define PROF_CALLGRIND_H
@@ -65,6 +67,12 @@ struct cg_line {
 	uint32_t cost;
 };
 
+struct cg_inline {		/* self cost marked by cfni= (valgrind-codspeed) */
+	uint32_t row;		/* the row whose self cost it is part of */
+	uint32_t name;		/* string id: the inlined function */
+	uint32_t cost;
+};
+
 struct cg_part {
 	uint32_t number;	/* from part: (1-based), else the index in its file */
 	uint32_t trigger;	/* string id: "harness.c::bench_fib", "Program termination" */
@@ -79,7 +87,8 @@ struct cg_part {
 	VEC(struct cg_fn) fns;
 	VEC(struct cg_call) calls;
 	VEC(struct cg_line) lines;
-	struct u64map fn_index, call_index, line_index;
+	VEC(struct cg_inline) inl;
+	struct u64map fn_index, call_index, line_index, inl_index;
 };
 #define CG_POS_LINE 1u
 #define CG_POS_INSTR 2u

@@ -182,13 +182,70 @@ static void print_row_name(FILE *f, const struct cg_profile *p, const struct cg_
 		fprintf(f, " [%s]", strtab_get(&p->strs, fn->object));
 }
 
-static void print_tree(FILE *f, const struct cg_profile *p, const struct cg_part *part,
-		       const struct cols *c, uint32_t row, bool callers)
+/* Calls of each row, callers and callees, sorted by the first shown event
+ * (descending): built once so the tree view stays linear in the calls. */
+struct call_index {
+	uint32_t *in_start, *out_start;	/* per row: range in in_calls / out_calls */
+	uint32_t *in_calls, *out_calls;	/* call indexes */
+};
+
+static const struct cg_part *sort_part;
+static int sort_ev;
+
+static int call_cmp(const void *a, const void *b)
 {
-	for (size_t i = 0; i < part->calls.n; i++) {
-		const struct cg_call *k = &part->calls.v[i];
-		if ((callers ? k->callee : k->caller) != row)
-			continue;
+	const struct cg_call *x = &sort_part->calls.v[*(const uint32_t *)a];
+	const struct cg_call *y = &sort_part->calls.v[*(const uint32_t *)b];
+	uint64_t cx = cg_cost(sort_part, x->cost)[sort_ev], cy = cg_cost(sort_part, y->cost)[sort_ev];
+
+	return cx != cy ? (cx > cy ? -1 : 1) : 0;
+}
+
+static void bucket(const struct cg_part *part, bool by_callee, uint32_t **start, uint32_t **list)
+{
+	size_t nf = part->fns.n, nc = part->calls.n;
+	uint32_t *st = xcalloc(nf + 2, sizeof(uint32_t)), *l = xcalloc(nc + 1, sizeof(uint32_t));
+
+	for (size_t i = 0; i < nc; i++)
+		st[(by_callee ? part->calls.v[i].callee : part->calls.v[i].caller) + 1]++;
+	for (size_t i = 0; i < nf; i++)
+		st[i + 1] += st[i];
+	uint32_t *fill = xcalloc(nf + 1, sizeof(uint32_t));
+	for (size_t i = 0; i < nc; i++) {
+		uint32_t r = by_callee ? part->calls.v[i].callee : part->calls.v[i].caller;
+		l[st[r] + fill[r]++] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < nf; i++)
+		qsort(l + st[i], st[i + 1] - st[i], sizeof(uint32_t), call_cmp);
+	free(fill);
+	*start = st;
+	*list = l;
+}
+
+static void call_index_build(struct call_index *ci, const struct cg_part *part, int ev)
+{
+	sort_part = part;
+	sort_ev = ev;
+	bucket(part, true, &ci->in_start, &ci->in_calls);
+	bucket(part, false, &ci->out_start, &ci->out_calls);
+}
+
+static void call_index_free(struct call_index *ci)
+{
+	free(ci->in_start);
+	free(ci->out_start);
+	free(ci->in_calls);
+	free(ci->out_calls);
+}
+
+static void print_tree(FILE *f, const struct cg_profile *p, const struct cg_part *part,
+		       const struct cols *c, const struct call_index *ci, uint32_t row, bool callers)
+{
+	const uint32_t *start = callers ? ci->in_start : ci->out_start;
+	const uint32_t *list = callers ? ci->in_calls : ci->out_calls;
+
+	for (uint32_t i = start[row]; i < start[row + 1]; i++) {
+		const struct cg_call *k = &part->calls.v[list[i]];
 		print_cells(f, c, cg_cost(part, k->cost));
 		fputs(callers ? " <   " : " >   ", f);
 		print_row_name(f, p, &part->fns.v[callers ? k->caller : k->callee]);
@@ -300,6 +357,9 @@ int cg_annotate_text(FILE *f, const struct cg_profile *p, const struct cg_part *
 	print_event_header(f, p, part, &c);
 	fprintf(f, " file:function\n%s", fancy);
 
+	struct call_index ci = { 0 };
+	if (o->tree)
+		call_index_build(&ci, part, c.nev ? ev[0] : 0);
 	uint64_t covered = 0, total = c.nev ? c.totals[ev[0]] : 0;
 	VEC(uint32_t) files = { 0 };
 	for (size_t i = 0; i < n; i++) {
@@ -310,13 +370,13 @@ int cg_annotate_text(FILE *f, const struct cg_profile *p, const struct cg_part *
 		if (o->tree)
 			fputc('\n', f);
 		if (o->tree & CG_TREE_CALLER)
-			print_tree(f, p, part, &c, rows[i], true);
+			print_tree(f, p, part, &c, &ci, rows[i], true);
 		print_cells(f, &c, cost);
 		fputs(o->tree ? " * " : " ", f);
 		print_row_name(f, p, fn);
 		fputc('\n', f);
 		if (o->tree & CG_TREE_CALLEE)
-			print_tree(f, p, part, &c, rows[i], false);
+			print_tree(f, p, part, &c, &ci, rows[i], false);
 		if (c.nev)
 			covered += o->inclusive ? cg_cost(part, fn->self)[ev[0]] : cost[ev[0]];
 		bool seen = false;
@@ -330,6 +390,8 @@ int cg_annotate_text(FILE *f, const struct cg_profile *p, const struct cg_part *
 		for (size_t k = 0; k < files.n; k++)
 			annotate_source(f, p, part, &c, files.v[k]);
 	VEC_FREE(&files);
+	if (o->tree)
+		call_index_free(&ci);
 	free(rows);
 	free(ev);
 	return 0;
@@ -350,12 +412,38 @@ static void json_costs(FILE *f, const struct cg_profile *p, const struct cg_part
 	fputc('}', f);
 }
 
+/* "inlined":[{"function":..., "self":{...}}] from cfni= markers, if any.
+ * next[] chains each row's entries (head[row] + 1, 0 = end). */
+static void json_inlined(FILE *f, const struct cg_profile *p, const struct cg_part *part,
+			 const uint32_t *head, const uint32_t *next, uint32_t row)
+{
+	bool any = false;
+
+	for (uint32_t i = head[row]; i; i = next[i - 1]) {
+		const struct cg_inline *in = &part->inl.v[i - 1];
+		fputs(any ? ",{\"function\":" : ",\"inlined\":[{\"function\":", f);
+		cg_json_string(f, strtab_get(&p->strs, in->name));
+		fputs(",\"self\":", f);
+		json_costs(f, p, part, cg_cost(part, in->cost));
+		fputc('}', f);
+		any = true;
+	}
+	if (any)
+		fputc(']', f);
+}
+
 static void json_part(FILE *f, const struct cg_profile *p, const struct cg_part *part,
 		      const struct cg_annotate_opts *o)
 {
 	int all[1] = { 0 };
 	uint32_t *rows;
 	size_t n = cg_sorted_rows(p, part, all, cg_nev(part) ? 1 : 0, o->inclusive, &rows);
+	uint32_t *head = xcalloc(part->fns.n + 1, sizeof(uint32_t));
+	uint32_t *next = xcalloc(part->inl.n + 1, sizeof(uint32_t));
+	for (size_t i = part->inl.n; i-- > 0;) {	/* backwards: lists keep file order */
+		next[i] = head[part->inl.v[i].row];
+		head[part->inl.v[i].row] = (uint32_t)i + 1;
+	}
 
 	fprintf(f, "{\"part\":%u,\"trigger\":", part->number);
 	cg_json_string(f, strtab_get(&p->strs, part->trigger));
@@ -386,8 +474,10 @@ static void json_part(FILE *f, const struct cg_profile *p, const struct cg_part 
 		json_costs(f, p, part, cg_cost(part, fn->self));
 		fputs(",\"inclusive\":", f);
 		json_costs(f, p, part, cg_cost(part, fn->incl));
-		fprintf(f, ",\"calls\":%llu,\"listed_by_callgrind_annotate\":%s}",
+		fprintf(f, ",\"calls\":%llu,\"listed_by_callgrind_annotate\":%s",
 			(unsigned long long)fn->calls_in, fn->defined ? "true" : "false");
+		json_inlined(f, p, part, head, next, rows[i]);
+		fputc('}', f);
 	}
 	fputs("],\"calls\":[", f);
 	for (size_t i = 0; i < part->calls.n; i++) {
@@ -406,6 +496,8 @@ static void json_part(FILE *f, const struct cg_profile *p, const struct cg_part 
 		fputc('}', f);
 	}
 	fputs("]}", f);
+	free(head);
+	free(next);
 	free(rows);
 }
 

@@ -49,6 +49,9 @@ struct cg_reader {
 	uint64_t pending_calls;
 	bool in_call, in_jump;
 	bool part_numbered;		/* the current part had its part: line */
+	uint32_t inline_fn;		/* cfni= name in effect, 0 for none; like
+					 * valgrind-codspeed's writer it persists
+					 * across fn= lines until the next cfni= */
 	uint32_t pending_callee;
 	VEC(uint64_t) scratch;
 };
@@ -169,6 +172,7 @@ static void new_part(struct cg_reader *r)
 	VEC_PUSH(&r->p->parts, part);
 	r->part = part;
 	r->row = PROF_NONE;
+	r->pending_callee = PROF_NONE;	/* rows are per part */
 	r->fn = 0;
 	r->have_cob = r->have_cfile = false;
 	r->in_call = r->in_jump = false;
@@ -420,7 +424,8 @@ static const char *parse_positions_of(struct cg_reader *r, const char *s, const 
 		s = parse_subpos(s, e, r->pos[0], &out[0]);
 		if (!s)
 			return NULL;
-		s = skip_space(s, e);
+		if (pos & CG_POS_LINE)
+			s = skip_space(s, e);
 	}
 	if (pos & CG_POS_LINE) {
 		s = parse_subpos(s, e, r->pos[1], &out[1]);
@@ -445,11 +450,29 @@ static void line_cost(struct cg_reader *r, uint32_t file, uint64_t line, size_t 
 	add_costs(part, part->lines.v[*slot].cost, r->scratch.v, n);
 }
 
+/* Self cost that valgrind-codspeed marked (cfni=) as an inlined function's. */
+static void inline_cost(struct cg_reader *r, size_t n)
+{
+	struct cg_part *part = r->part;
+	bool created;
+	uint64_t *slot = u64map_slot(&part->inl_index, (uint64_t)r->row << 32 | r->inline_fn, &created);
+
+	if (created) {
+		struct cg_inline in = { r->row, r->inline_fn, cost_alloc(part) };
+		*slot = part->inl.n;
+		VEC_PUSH(&part->inl, in);
+	}
+	add_costs(part, part->inl.v[*slot].cost, r->scratch.v, n);
+}
+
 static void call_cost(struct cg_reader *r, size_t n)
 {
 	struct cg_part *part = r->part;
 	bool created;
 	uint32_t caller = r->row, callee = r->pending_callee;
+
+	if (caller >= part->fns.n || callee >= part->fns.n)
+		return;		/* cannot happen: both are reset at part: lines */
 	uint64_t *slot = u64map_slot(&part->call_index, (uint64_t)caller << 32 | callee, &created);
 
 	if (created) {
@@ -493,6 +516,8 @@ static void cost_line(struct cg_reader *r, const char *s, const char *e)
 		return;
 	}
 	add_costs(r->part, r->part->fns.v[r->row].self, r->scratch.v, n);
+	if (r->inline_fn)
+		inline_cost(r, n);
 	if (r->p->flags & CG_KEEP_LINES)
 		line_cost(r, r->file, pos[1], n);
 }
@@ -589,8 +614,13 @@ static bool parse_body_spec(struct cg_reader *r, const char *s, const char *e)
 		parse_name(r, SPACE_FL, v, e);	/* may define an id */
 	} else if (KEY("jfn")) {
 		parse_name(r, SPACE_FN, v, e);
-	} else if (KEY("cfni") || KEY("rec") || KEY("frfn") || KEY("ln")) {
-		/* codspeed inline markers, --mangle-names=no and --dump-bbs extras */
+	} else if (KEY("cfni")) {
+		while (e > v && e[-1] == '\r')
+			e--;
+		r->inline_fn = (e - v == 3 && !memcmp(v, "???", 3)) ? 0
+			       : strtab_intern_n(&r->p->strs, v, (size_t)(e - v));
+	} else if (KEY("rec") || KEY("frfn") || KEY("ln")) {
+		/* --mangle-names=no and --dump-bbs extras */
 	} else
 		return false;
 #undef KEY
@@ -673,7 +703,8 @@ static int parse_text(struct cg_profile *p, const char *buf, size_t len, const c
 		for (size_t i = first; i < p->parts.n; i++) {
 			struct cg_part *part = p->parts.v[i];
 			VEC_FREE(&part->events); VEC_FREE(&part->costs); VEC_FREE(&part->fns);
-			VEC_FREE(&part->calls); VEC_FREE(&part->lines);
+			VEC_FREE(&part->calls); VEC_FREE(&part->lines); VEC_FREE(&part->inl);
+			u64map_free(&part->inl_index);
 			u64map_free(&part->fn_index); u64map_free(&part->call_index);
 			u64map_free(&part->line_index);
 			free(part);
@@ -741,6 +772,8 @@ void cg_profile_free(struct cg_profile *p)
 		VEC_FREE(&part->fns);
 		VEC_FREE(&part->calls);
 		VEC_FREE(&part->lines);
+		VEC_FREE(&part->inl);
+		u64map_free(&part->inl_index);
 		u64map_free(&part->fn_index);
 		u64map_free(&part->call_index);
 		u64map_free(&part->line_index);

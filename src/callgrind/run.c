@@ -217,8 +217,11 @@ int cg_run(const struct cg_run_opts *o)
 		for (size_t i = 0; i < ARRAY_SIZE(plain_flags); i++)
 			flags[n++] = plain_flags[i];
 	if (o->codspeed && !fork_ok) {
+		size_t before = n;
 		info("valgrind is stock valgrind, not valgrind-codspeed: checking which CodSpeed flags it accepts");
 		drop_rejected(flags, &n);
+		if (n == before)
+			info("it accepts all %zu of them", n);
 	}
 
 	char *out = xasprintf("profiles/%s.callgrind", o->label);

@@ -11,17 +11,38 @@
 #include "prof/callgrind.h"
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static struct cg_profile prof;
+
+/* Expected error lines of bad-input cases stay out of the test's stderr. */
+static int saved_stderr = -1;
+static void mute(void)
+{
+	fflush(stderr);
+	saved_stderr = dup(2);
+	int fd = open("/dev/null", O_WRONLY);
+	dup2(fd, 2);
+	close(fd);
+	prof_quiet = 1;
+}
+static void unmute(void)
+{
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	prof_quiet = 0;
+}
 
 static int parse(const char *text, unsigned flags)
 {
 	cg_profile_free(&prof);
 	cg_profile_init(&prof, flags);
-	prof_quiet = 1;
+	mute();
 	int rc = cg_parse_buffer(&prof, text, strlen(text), "test");
-	prof_quiet = 0;
+	unmute();
 	return rc;
 }
 
@@ -112,6 +133,10 @@ static void test_inline_and_recursion(void)
 	is_u64(self(0, "hdr.h", "count", 1), 4, "second event (Ct) kept");
 	const struct cg_fn *f = row(prof.parts.v[0], "hdr.h", "count");
 	ok(f && !strcmp(strtab_get(&prof.strs, f->home_file), "main.c"), "inlined row remembers its function's file");
+	const struct cg_part *p0 = prof.parts.v[0];
+	is_u64(p0->inl.n, 1, "cfni= marks one inlined function");
+	is_str(strtab_get(&prof.strs, p0->inl.n ? p0->inl.v[0].name : 0), "is_sep", "cfni= name");
+	is_u64(p0->inl.n ? cg_cost(p0, p0->inl.v[0].cost)[0] : 0, 20, "cfni=??? ends the inlined cost");
 	is_u64(incl(0, "main.c", "fib'2", 0), 40, "self-recursive calls are not added to inclusive");
 	is_u64(incl(0, "main.c", "fib", 0), 51, "recursion entry: self + call");
 }
@@ -135,6 +160,18 @@ static void test_parts(void)
 	ok(cg_find_part(&prof, 0, "h.c::bench_a") == prof.parts.v[1], "find by benchmark URI");
 	is_u64(cg_nev(prof.parts.v[2]), 4, "later part inherits events");
 	is_u64(self(1, "h.c", "a", 3), 1, "sysCpuTime column");
+}
+
+static void test_instr_only_and_summary(void)
+{
+	const char *t = "positions: instr\nevents: Ir Dr\nsummary: 9 1\nfn=a\n0x10 5\n+3 2 1\n-1\n* 2\n";
+
+	ok(parse(t, CG_KEEP_LINES) == 0, "instr-only positions parse");
+	is_u64(self(0, "", "a", 0), 9, "hex and relative addresses");
+	const struct cg_part *p = prof.parts.v[0];
+	ok(p->positions == CG_POS_INSTR, "positions: instr");
+	is_u64(cg_cost(p, p->totals)[0], 9, "summary: used when there is no totals:");
+	ok(!p->totals_calculated, "summary is not a calculated total");
 }
 
 static void test_calls_zero(void)
@@ -179,15 +216,17 @@ static void test_gzip(void)
 	deflateEnd(&zs);
 	cg_profile_free(&prof);
 	cg_profile_init(&prof, 0);
-	prof_quiet = 1;
-	ok(cg_parse_buffer(&prof, (char *)c, n, "gz") == 0, "gzip input parses");
-	prof_quiet = 0;
+	mute();
+	int rc = cg_parse_buffer(&prof, (char *)c, n, "gz");
+	unmute();
+	ok(rc == 0, "gzip input parses");
 	is_u64(self(0, "z.c", "zf", 0), 42, "gzip content");
 	cg_profile_free(&prof);
 	cg_profile_init(&prof, 0);
-	prof_quiet = 1;
-	ok(cg_parse_buffer(&prof, (char *)c, n / 2, "gz") < 0, "truncated gzip is an error");
-	prof_quiet = 0;
+	mute();
+	rc = cg_parse_buffer(&prof, (char *)c, n / 2, "gz");
+	unmute();
+	ok(rc < 0, "truncated gzip is an error");
 	free(c);
 }
 
@@ -216,6 +255,29 @@ static void test_model(void)
 	prof_profile_free(&m);
 }
 
+/* The real Lua profile: the model carries every instruction exactly once. */
+static void test_model_real(void)
+{
+	struct prof_profile m;
+	const char *path = "tests/data/callgrind/lua-stock.callgrind";
+
+	cg_profile_free(&prof);
+	cg_profile_init(&prof, 0);
+	if (cg_load_file(&prof, path) < 0) {
+		ok(0, "load %s (run from the source tree)", path);
+		return;
+	}
+	const struct cg_part *p = prof.parts.v[0];
+	prof_profile_init(&m);
+	ok(cg_part_to_model(&prof, p, 0, &m) == 0, "lua profile converted");
+	is_u64(prof_total(&m, PROF_M_SAMPLES), 127310591, "model total = callgrind totals: Ir");
+	is_u64(m.samples, 127310591, "p->samples = part total");
+	ok(m.frames.n > 500 && m.frames.n <= p->fns.n, "one frame per function (%zu frames, %zu rows)",
+	   m.frames.n, p->fns.n);
+	ok(m.edges.n > 500, "call edges (%zu)", m.edges.n);
+	prof_profile_free(&m);
+}
+
 int main(void)
 {
 	cg_profile_init(&prof, 0);
@@ -223,10 +285,12 @@ int main(void)
 	test_line_positions_and_lines();
 	test_inline_and_recursion();
 	test_parts();
+	test_instr_only_and_summary();
 	test_calls_zero();
 	test_bad_input();
 	test_gzip();
 	test_model();
+	test_model_real();
 	cg_profile_free(&prof);
 	return done_testing();
 }
