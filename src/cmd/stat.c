@@ -492,6 +492,25 @@ static void json_num(struct strbuf *sb, double v)
 		sb_adds(sb, "null");
 }
 
+/*
+ * Modified z-score outliers (hyperfine's rule), but only where the run is
+ * also more than 1% away from the median: near-constant metrics (peak RSS,
+ * fault counts) have a tiny MAD, and a 0.1% wobble is not worth a warning.
+ */
+static size_t flag_outliers(const struct metric *m, bool *flags)
+{
+	double med = stats_median(m->runs.v, m->runs.n);
+	size_t n = 0;
+
+	stats_outliers(m->runs.v, m->runs.n, flags);
+	for (size_t i = 0; i < m->runs.n; i++) {
+		if (flags[i] && fabs(m->runs.v[i] - med) <= 0.01 * fabs(med))
+			flags[i] = false;
+		n += flags[i];
+	}
+	return n;
+}
+
 static void json_metric(struct strbuf *sb, const struct metric *m)
 {
 	struct stats_summary s;
@@ -506,7 +525,7 @@ static void json_metric(struct strbuf *sb, const struct metric *m)
 		return;
 	}
 	stats_summarize(m->runs.v, m->runs.n, &s);
-	stats_outliers(m->runs.v, m->runs.n, flags);
+	flag_outliers(m, flags);
 	const char *keys[] = { "min", "median", "mean", "p95", "p99", "max", "stddev", "cv" };
 	double vals[] = { s.min, s.median, s.mean, s.p95, s.p99, s.max, s.stddev, s.cv };
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
@@ -594,7 +613,7 @@ static void text_metric(struct strbuf *sb, const struct metric *m)
 		return;
 	}
 	stats_summarize(m->runs.v, m->runs.n, &s);
-	nout = stats_outliers(m->runs.v, m->runs.n, flags);
+	nout = flag_outliers(m, flags);
 	sb_addf(sb, "%-26s", m->name);
 	double vals[] = { s.min, s.median, s.mean, s.p95, s.p99, s.max, s.stddev };
 	for (size_t i = 0; i < ARRAY_SIZE(vals); i++)
