@@ -44,9 +44,13 @@ struct res_counter_spec {
 const struct res_counter_spec *res_counter_lookup(const char *name);
 /* "task-clock, page-faults, ..." for help text. */
 const char *res_counter_names(void);
-/* Can this event be counted on our own children here?  0 or -errno
- * (-ENOENT/-EOPNOTSUPP: no such PMU event on this machine, -EACCES: policy). */
-int res_counter_probe(const struct res_counter_spec *spec);
+/*
+ * Can this event be counted on our own children here?  0 or -errno
+ * (-ENOENT/-EOPNOTSUPP: no such PMU event on this machine, -EACCES: policy).
+ * *user_only is set when only user-space counts are allowed
+ * (perf_event_paranoid >= 2 without CAP_PERFMON): kernel time is then missing.
+ */
+int res_counter_probe(const struct res_counter_spec *spec, bool *user_only);
 
 /* --- one run ------------------------------------------------------------------- */
 struct res_usage {

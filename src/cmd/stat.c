@@ -219,9 +219,14 @@ static int probe_counters(struct stat_opts *o)
 	unsigned kept = 0, asked = o->n_counters;
 
 	for (unsigned i = 0; i < asked; i++) {
-		int r = res_counter_probe(o->counters[i]);
+		bool user_only;
+		int r = res_counter_probe(o->counters[i], &user_only);
 
 		if (r == 0) {
+			if (user_only)
+				warning("event '%s' excludes the kernel (perf_event_paranoid >= 2): "
+					"kernel-side counts are missing; run as root or lower "
+					"kernel.perf_event_paranoid", o->counters[i]->name);
 			o->counters[kept++] = o->counters[i];
 			continue;
 		}
@@ -384,6 +389,8 @@ static void compare_one(const struct metric *m, const double *base, size_t nb,
 		c->hi = ci.hi < 0 ? -INFINITY : ci.lo > 0 ? INFINITY : 0;
 	}
 	double diff = c->median - c->base_median;
+	if (nb < 2 || nc < 2)	/* no spread observed yet: cannot extrapolate */
+		return;
 	c->runs_needed = stats_runs_needed(diff, stats_stddev(base, nb), stats_stddev(cur, nc),
 					   1 - o->alpha, 0.8);
 }
@@ -669,6 +676,8 @@ static void render_text(struct strbuf *sb, const struct stat_opts *o, const stru
 		/* Only worth saying when it asks for more than was run. */
 		if (!strcmp(c[i].verdict, "inconclusive") && c[i].runs_needed > c[i].n_new)
 			sb_addf(sb, " (~%" PRIu64 " runs per side needed)", c[i].runs_needed);
+		else if (!strcmp(c[i].verdict, "inconclusive") && (c[i].n_base < 2 || c[i].n_new < 2))
+			sb_adds(sb, " (run -r 8 or more on both sides)");
 		sb_addch(sb, '\n');
 	}
 }
