@@ -53,6 +53,11 @@ double stats_norm_cdf(double z);
 double stats_norm_quantile(double p);		/* inverse of norm_cdf, p in (0,1) */
 /* Regularized lower incomplete gamma P(a, x). */
 double stats_gamma_p(double a, double x);
+/* Regularized incomplete beta I_x(a, b). */
+double stats_beta_inc(double a, double b, double x);
+/* Student t: two-sided tail P(|T| > |t|), and the quantile (P(T <= q) = p). */
+double stats_t_p2(double t, double df);
+double stats_t_quantile(double p, double df);
 
 /* --- Mann-Whitney U (two-sided) ------------------------------------------- */
 struct stats_mwu {
@@ -127,12 +132,12 @@ double stats_poisson_rate_test(uint64_t k1, double t1, uint64_t k2, double t2);
  *  - one run per side: stats_poisson_rate_test and a Wilson interval on
  *    kb/(ka+kb) mapped to the ratio (only within-run noise is knowable);
  *  - otherwise quasi-binomial: var(log ratio) = dispersion * ((1-rate_a)/Ka
- *    + (1-rate_b)/Kb), normal approximation, where dispersion = Pearson
- *    X^2/df of the runs around each side's pooled rate, at least 1.  A
- *    dispersion well above 1 means between-run noise dominates sampling
- *    noise: more runs help, longer runs do not.
- * The normal approximation ignores that dispersion is estimated (a t with
- * df = runs-2 would be exact): with 2-3 runs per side p is optimistic.
+ *    + (1-rate_b)/Kb), where dispersion = Pearson X^2/df of the runs around
+ *    each side's pooled rate (df = runs_a + runs_b - 2), at least 1.  When
+ *    the runs are overdispersed (X^2/df > 1) p and CI use Student t with
+ *    that df, because the dispersion is itself estimated; otherwise the
+ *    binomial model holds and the normal is used.  A dispersion well above
+ *    1 means between-run noise dominates: more runs help, longer runs not.
  */
 struct stats_count_cmp {
 	double rate_a, rate_b, ratio, lo, hi, p, dispersion;

@@ -5,7 +5,7 @@
  * there is extra variation that only repeated runs reveal.  With one run
  * per side the exact conditional Poisson test is used; with more, a
  * quasi-binomial test inflates the binomial variance by the observed
- * dispersion (Pearson chi-square / df, floored at 1).
+ * dispersion (Pearson chi-square / df, floored at 1) and then uses Student t.
  */
 #include "prof/stats.h"
 #include "prof/util.h"
@@ -53,15 +53,19 @@ static void single_run(const struct side *a, const struct side *b, double level,
  * Several runs: log ratio with binomial variance (1-rate)/K per side times
  * the dispersion; a zero count gets Haldane's +0.5 so the log is finite.
  */
-static void quasi(const struct side *a, const struct side *b, double level,
+static void quasi(const struct side *a, const struct side *b, double level, double df,
 		  struct stats_count_cmp *out)
 {
 	double ka = a->k > 0 ? a->k : 0.5, kb = b->k > 0 ? b->k : 0.5;
 	double lr = log((kb / b->n) / (ka / a->n));
 	double se = sqrt(out->dispersion * ((1 - a->rate) / ka + (1 - b->rate) / kb));
-	double z = stats_norm_quantile((1 + level) / 2);
+	bool t = out->dispersion > 1;	/* estimated variance: Student t */
+	double z = t ? stats_t_quantile((1 + level) / 2, df) : stats_norm_quantile((1 + level) / 2);
 
-	out->p = se > 0 ? 2 * (1 - stats_norm_cdf(fabs(lr) / se)) : (lr == 0 ? 1 : 0);
+	if (!(se > 0))
+		out->p = lr == 0 ? 1 : 0;
+	else
+		out->p = t ? stats_t_p2(lr / se, df) : 2 * (1 - stats_norm_cdf(fabs(lr) / se));
 	out->lo = exp(lr - z * se);
 	out->hi = exp(lr + z * se);
 }
@@ -100,6 +104,6 @@ int stats_compare_counts(const uint64_t *ka, const uint64_t *na, size_t ra,
 	if (ra == 1 && rb == 1)
 		single_run(&a, &b, level, out);
 	else
-		quasi(&a, &b, level, out);
+		quasi(&a, &b, level, (double)(a.df + b.df), out);
 	return 0;
 }

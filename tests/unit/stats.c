@@ -66,6 +66,15 @@ static void test_distributions(void)
 	near(stats_norm_quantile(0.975), 1.959963984540054, 1e-9, "norm quantile 0.975");
 	near(stats_norm_quantile(0.8), 0.8416212335729143, 1e-9, "norm quantile 0.8");
 	near(stats_norm_cdf(0), 0.5, 1e-15, "norm cdf 0");
+	/* scipy.special.betainc(2.5, 3.5, 0.4), betainc(30, 0.5, 0.9) */
+	near(stats_beta_inc(2.5, 3.5, 0.4), 0.4869041915261175, 1e-10, "incomplete beta, direct branch");
+	near(stats_beta_inc(30, 0.5, 0.9), 0.012282448499852758, 1e-10, "incomplete beta, symmetric branch");
+	/* 2*scipy.stats.t.sf(2.1, 5), 2*t.sf(0.5, 30); t.ppf(0.975, 3), t.ppf(0.975, 18) */
+	near(stats_t_p2(2.1, 5), 0.08975324988459868, 1e-10, "t two-sided p, 5 df");
+	near(stats_t_p2(-0.5, 30), 0.6207230048851273, 1e-10, "t two-sided p, 30 df, sign-free");
+	near(stats_t_quantile(0.975, 3), 3.182446305284263, 1e-8, "t quantile 0.975, 3 df");
+	near(stats_t_quantile(0.975, 18), 2.10092204024096, 1e-8, "t quantile 0.975, 18 df");
+	near(stats_t_quantile(0.025, 18), -2.10092204024096, 1e-8, "t quantile is antisymmetric");
 	/* scipy.special.gammainc(3.5, 2.0), gammainc(10, 15) */
 	near(stats_gamma_p(3.5, 2.0), 0.22022259152428406, 1e-10, "gamma P(3.5, 2) series branch");
 	near(stats_gamma_p(10, 15), 0.9301463393005901, 1e-10, "gamma P(10, 15) fraction branch");
@@ -261,8 +270,11 @@ static void test_compare_counts(void)
 	}
 	stats_compare_counts(ka, na, 10, kb, nb, 10, 0.95, &r);
 	near(r.dispersion, 2.6325344952795935, 1e-9, "overdispersion measured");
-	near(r.p, 0.0390668308361343, 1e-9, "between-run noise widens p to 0.039 (scipy)");
-	ok(r.lo < c.lo && r.hi > c.hi && r.lo > 1, "and widens the CI (still excludes 1)");
+	/* se * sqrt(2.6325), Student t with 18 df: 2*scipy.stats.t.sf(lr/se2, 18),
+	 * exp(lr -/+ t.ppf(0.975, 18) * se2) */
+	near(r.p, 0.053792525861692614, 1e-9, "between-run noise: p 0.0008 -> 0.054 (scipy t, 18 df)");
+	near(r.lo, 0.9926702454927294, 1e-8, "overdispersed CI low 0.993 (now includes 1)");
+	near(r.hi, 2.266613722146142, 1e-8, "overdispersed CI high 2.267");
 
 	struct stats_count_cmp s;
 	stats_compare_counts(kb, nb, 10, ka, na, 10, 0.95, &s);
