@@ -61,6 +61,14 @@ test_expect_success 'io_wait_s is either measured or explicitly unavailable' '
 		jsonq s.json "not d[\"delayacct\"] and not d[\"metrics\"][\"io_wait_s\"][\"available\"] and \"task_delayacct\" in d[\"metrics\"][\"io_wait_s\"][\"reason\"]"
 	fi
 '
+test_expect_success 'a 10x slower first run is flagged as the wall_s outlier' '
+	rm -f first.done &&
+	"$PROF" stat -r 8 --format=json -o o.json -- sh -c "if [ -e first.done ]; then \"$SB/sleeper\" 0.05; else : >first.done; \"$SB/sleeper\" 0.5; fi" &&
+	jsonq o.json "0 in d[\"metrics\"][\"wall_s\"][\"outliers\"]" &&
+	rm -f first.done &&
+	"$PROF" stat -r 8 -- sh -c "if [ -e first.done ]; then \"$SB/sleeper\" 0.05; else : >first.done; \"$SB/sleeper\" 0.5; fi" 2>err &&
+	check_contains err "^wall_s .*outlier run 1\( \|$\)"
+'
 test_expect_success 'text report goes to -o FILE, not stderr' '
 	"$PROF" stat -r 2 -o report.txt -- true 2>err &&
 	check_contains report.txt "^wall_s" && check_not_contains err "^wall_s"

@@ -26,6 +26,19 @@ test_expect_success 'counters include children (inherit): sh -c runs alloc' '
 	"$PROF" stat -e page-faults --format=json -o c.json -- sh -c "\"$SB/alloc\" 32; true" &&
 	jsonq c.json "m[\"page-faults\"][\"min\"] >= 8192"
 '
+# As an unprivileged user with perf_event_paranoid=2 only user-space
+# counting is allowed: prof falls back to exclude_kernel and must say so.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+   setpriv --reuid=nobody --regid=nogroup --clear-groups "$PROF" --version >/dev/null 2>&1 &&
+   [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+	test_expect_success 'unprivileged: page-faults falls back to user-only, with a warning' '
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$PROF" stat -e page-faults -- "$SB/alloc" 8 2>err >/dev/null &&
+		check_contains err "page-faults.* excludes the kernel"
+	'
+else
+	test_skip 'unprivileged fallback' 'needs root, setpriv, a prof readable by nobody, paranoid >= 2'
+fi
 if "$PROF" stat -e cycles -- true >/dev/null 2>&1; then
 	test_skip 'hardware events are refused' 'this machine has a PMU'
 	test_skip 'mixed hardware and software events' 'this machine has a PMU'

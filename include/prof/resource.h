@@ -14,10 +14,12 @@
  *    descendants (wait4 semantics).
  *  - rss_peak_bytes: ru_maxrss of wait4 = the largest peak RSS of the child
  *    or of any single waited-for descendant (a maximum, never a sum).
- *  - io_wait_s: /proc/PID/stat field 42 of the direct child, which
- *    do_task_stat() takes from that one task (the main thread): block I/O
- *    waits of other threads and of grandchildren are NOT included.  Only
- *    meaningful when
+ *  - io_wait_s: block-I/O delay of the direct child's main thread, from
+ *    taskstats netlink (ns; needs CAP_NET_ADMIN) or else /proc/PID/stat
+ *    field 42 (clock ticks).  Both are per task: block I/O waits of other
+ *    threads and of grandchildren are NOT included.  runq_wait_s (time
+ *    runnable but not running) comes only from taskstats.  Only meaningful
+ *    when
  *    /proc/sys/kernel/task_delayacct is 1; see kernel-notes/delayacct.md.
  *  - off_cpu_s = wall - user - sys, floored at 0: time the command was not
  *    on a CPU.  Exact for a single-threaded command; with several threads
@@ -42,9 +44,13 @@ struct res_counter_spec {
 const struct res_counter_spec *res_counter_lookup(const char *name);
 /* "task-clock, page-faults, ..." for help text. */
 const char *res_counter_names(void);
-/* Can this event be counted on our own children here?  0 or -errno
- * (-ENOENT/-EOPNOTSUPP: no such PMU event on this machine, -EACCES: policy). */
-int res_counter_probe(const struct res_counter_spec *spec);
+/*
+ * Can this event be counted on our own children here?  0 or -errno
+ * (-ENOENT/-EOPNOTSUPP: no such PMU event on this machine, -EACCES: policy).
+ * *user_only is set when only user-space counts are allowed
+ * (perf_event_paranoid >= 2 without CAP_PERFMON): kernel time is then missing.
+ */
+int res_counter_probe(const struct res_counter_spec *spec, bool *user_only);
 
 /* --- one run ------------------------------------------------------------------- */
 struct res_usage {
@@ -52,7 +58,10 @@ struct res_usage {
 	uint64_t rss_peak_bytes;
 	uint64_t vol_cs, invol_cs, minflt, majflt;
 	uint64_t read_bytes, write_bytes;	/* /proc/PID/io storage bytes */
+	double runq_wait_s;			/* runnable, waiting for a CPU */
+	double io_wait_resolution_s;		/* 1e-9 (taskstats) or 1/CLK_TCK */
 	bool have_io_wait;			/* delayacct was on during the run */
+	bool have_runq_wait;			/* ... and taskstats answered */
 	bool have_proc_io;
 	uint64_t counters[RES_MAX_COUNTERS];	/* same order as the specs */
 	int wait_status;			/* as from waitpid() */

@@ -53,6 +53,11 @@ double stats_norm_cdf(double z);
 double stats_norm_quantile(double p);		/* inverse of norm_cdf, p in (0,1) */
 /* Regularized lower incomplete gamma P(a, x). */
 double stats_gamma_p(double a, double x);
+/* Regularized incomplete beta I_x(a, b). */
+double stats_beta_inc(double a, double b, double x);
+/* Student t: two-sided tail P(|T| > |t|), and the quantile (P(T <= q) = p). */
+double stats_t_p2(double t, double df);
+double stats_t_quantile(double p, double df);
 
 /* --- Mann-Whitney U (two-sided) ------------------------------------------- */
 struct stats_mwu {
@@ -119,6 +124,27 @@ double stats_binom_cdf(uint64_t k, uint64_t n, double p);
  * t1/(t1+t2)); two-sided p = min(1, 2 min(P(X<=k1), P(X>=k1))).
  */
 double stats_poisson_rate_test(uint64_t k1, double t1, uint64_t k2, double t2);
+
+/*
+ * Per-run sample counts k[i] out of n[i] (a function's samples out of the
+ * run's total) for baseline a and new b: is the fraction different?
+ * ratio = pooled rate_b / rate_a with a `level` CI and two-sided p.
+ *  - one run per side: stats_poisson_rate_test and a Wilson interval on
+ *    kb/(ka+kb) mapped to the ratio (only within-run noise is knowable);
+ *  - otherwise quasi-binomial: var(log ratio) = dispersion * ((1-rate_a)/Ka
+ *    + (1-rate_b)/Kb), where dispersion = Pearson X^2/df of the runs around
+ *    each side's pooled rate (df = runs_a + runs_b - 2), at least 1.  When
+ *    the runs are overdispersed (X^2/df > 1) p and CI use Student t with
+ *    that df, because the dispersion is itself estimated; otherwise the
+ *    binomial model holds and the normal is used.  A dispersion well above
+ *    1 means between-run noise dominates: more runs help, longer runs not.
+ */
+struct stats_count_cmp {
+	double rate_a, rate_b, ratio, lo, hi, p, dispersion;
+};
+int stats_compare_counts(const uint64_t *ka, const uint64_t *na, size_t ra,
+			 const uint64_t *kb, const uint64_t *nb, size_t rb, double level,
+			 struct stats_count_cmp *out);
 
 /* --- planning ---------------------------------------------------------------- */
 /*

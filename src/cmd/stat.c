@@ -26,6 +26,12 @@
 #define EXIT_REGRESSION 1
 #define EXIT_CMD_FAILED 3
 #define MAX_METRICS (16 + RES_MAX_COUNTERS)
+/*
+ * Metrics whose regression fails the exit status by default.  Context
+ * switches and faults follow machine load and page-cache state more than the
+ * program; they are reported but only gate when asked for (--gate).
+ */
+#define DEFAULT_GATE "wall_s,cpu_user_s,cpu_sys_s,rss_peak_bytes"
 
 struct metric {
 	const char *name, *unit;
@@ -39,6 +45,7 @@ struct stat_opts {
 	bool json, ignore_failure;
 	const char *out_path, *baseline, *save_baseline;
 	double threshold, alpha;
+	const char *gate;		/* comma list of metrics, or "all" */
 	const struct res_counter_spec *counters[RES_MAX_COUNTERS];
 	unsigned n_counters;
 	char **argv;
@@ -50,6 +57,7 @@ struct comparison {
 	size_t n_base, n_new;
 	const char *verdict;
 	uint64_t runs_needed;
+	bool gating;			/* counts for the exit status */
 };
 
 static void usage(FILE *f)
@@ -64,6 +72,7 @@ static void usage(FILE *f)
 		"modified z-score (|z| > 3.5).  Metrics: wall_s, cpu_user_s, cpu_sys_s,\n"
 		"off_cpu_s (wall - user - sys: exact only for single-threaded commands),\n"
 		"io_wait_s (block I/O delay of the main thread; needs kernel.task_delayacct=1),\n"
+		"runq_wait_s (runnable but waiting for a CPU; delayacct + CAP_NET_ADMIN),\n"
 		"rss_peak_bytes (largest peak RSS of the command or any one descendant),\n"
 		"ctx_switches_voluntary, ctx_switches_involuntary, page_faults_minor,\n"
 		"page_faults_major, read_bytes, write_bytes (/proc/PID/io) and each -e counter.\n"
@@ -80,6 +89,8 @@ static void usage(FILE *f)
 		"                        and a 95%% bootstrap CI of the ratio of medians\n"
 		"      --threshold PCT   changes inside +-PCT%% are noise (default 2)\n"
 		"      --alpha A         significance level (default 0.05)\n"
+		"      --gate LIST       metrics whose regression sets the exit status\n"
+		"                        (default " DEFAULT_GATE "; 'all' for every one)\n"
 		"      --ignore-failure  keep going when CMD exits non-zero\n"
 		"\n"
 		"A change is a regression when its q-value < alpha and the whole CI lies above\n"
@@ -87,8 +98,9 @@ static void usage(FILE *f)
 		"smallest possible p is 0.008, which Benjamini-Hochberg across a dozen metrics\n"
 		"does not accept: use -r 8 or more on both sides.\n"
 		"\n"
-		"exit status: 0 no significant regression, 1 regression against --baseline,\n"
-		"2 usage or input error, 3 the command failed (without --ignore-failure).\n",
+		"exit status: 0 no significant regression, 1 regression of a --gate metric\n"
+		"against --baseline, "
+"2 usage or input error, 3 the command failed (without --ignore-failure).\n",
 		res_counter_names());
 }
 
@@ -129,7 +141,7 @@ static int parse_double(const char *s, const char *what, double *out)
 
 static int parse_options(int argc, char **argv, struct stat_opts *o)
 {
-	enum { OPT_WARMUP = 256, OPT_FORMAT, OPT_BASELINE, OPT_SAVE, OPT_IGNORE, OPT_THRESH, OPT_ALPHA };
+	enum { OPT_WARMUP = 256, OPT_FORMAT, OPT_BASELINE, OPT_SAVE, OPT_IGNORE, OPT_THRESH, OPT_ALPHA, OPT_GATE };
 	static const struct option longopts[] = {
 		{ "runs", required_argument, NULL, 'r' },
 		{ "events", required_argument, NULL, 'e' },
@@ -141,12 +153,14 @@ static int parse_options(int argc, char **argv, struct stat_opts *o)
 		{ "ignore-failure", no_argument, NULL, OPT_IGNORE },
 		{ "threshold", required_argument, NULL, OPT_THRESH },
 		{ "alpha", required_argument, NULL, OPT_ALPHA },
+		{ "gate", required_argument, NULL, OPT_GATE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	o->runs = 1;
 	o->threshold = 0.02;
+	o->gate = DEFAULT_GATE;
 	o->alpha = 0.05;
 	opterr = 0;
 	optind = 1;
@@ -178,6 +192,7 @@ static int parse_options(int argc, char **argv, struct stat_opts *o)
 				return -1;
 			o->threshold /= 100;
 			break;
+		case OPT_GATE: o->gate = optarg; break;
 		case OPT_ALPHA:
 			if (parse_double(optarg, "--alpha", &o->alpha) < 0 || o->alpha >= 1)
 				return error("invalid --alpha '%s' (want 0 < A < 1)", optarg);
@@ -204,9 +219,14 @@ static int probe_counters(struct stat_opts *o)
 	unsigned kept = 0, asked = o->n_counters;
 
 	for (unsigned i = 0; i < asked; i++) {
-		int r = res_counter_probe(o->counters[i]);
+		bool user_only;
+		int r = res_counter_probe(o->counters[i], &user_only);
 
 		if (r == 0) {
+			if (user_only)
+				warning("event '%s' excludes the kernel (perf_event_paranoid >= 2): "
+					"kernel-side counts are missing; run as root or lower "
+					"kernel.perf_event_paranoid", o->counters[i]->name);
 			o->counters[kept++] = o->counters[i];
 			continue;
 		}
@@ -222,22 +242,35 @@ static int probe_counters(struct stat_opts *o)
 
 /* --- measuring ------------------------------------------------------------------ */
 
+/* The built-in metrics, in report order; -e counters follow them. */
+enum {
+	M_WALL, M_USER, M_SYS, M_OFF_CPU, M_IO_WAIT, M_RUNQ_WAIT, M_RSS, M_VCS, M_IVCS,
+	M_MINFLT, M_MAJFLT, M_READ, M_WRITE, M_NBASE
+};
+
+static const char *const base_metrics[M_NBASE][2] = {
+	[M_WALL] = { "wall_s", "s" }, [M_USER] = { "cpu_user_s", "s" },
+	[M_SYS] = { "cpu_sys_s", "s" }, [M_OFF_CPU] = { "off_cpu_s", "s" },
+	[M_IO_WAIT] = { "io_wait_s", "s" }, [M_RUNQ_WAIT] = { "runq_wait_s", "s" },
+	[M_RSS] = { "rss_peak_bytes", "bytes" },
+	[M_VCS] = { "ctx_switches_voluntary", "count" },
+	[M_IVCS] = { "ctx_switches_involuntary", "count" },
+	[M_MINFLT] = { "page_faults_minor", "count" }, [M_MAJFLT] = { "page_faults_major", "count" },
+	[M_READ] = { "read_bytes", "bytes" }, [M_WRITE] = { "write_bytes", "bytes" },
+};
+
+#define DELAYACCT_OFF "kernel.task_delayacct is 0 (enable: sysctl -w kernel.task_delayacct=1)"
+
 static void init_metrics(struct metric *m, size_t *n, const struct stat_opts *o, bool delayacct)
 {
-	static const char *const base[][2] = {
-		{ "wall_s", "s" }, { "cpu_user_s", "s" }, { "cpu_sys_s", "s" },
-		{ "off_cpu_s", "s" }, { "io_wait_s", "s" }, { "rss_peak_bytes", "bytes" },
-		{ "ctx_switches_voluntary", "count" }, { "ctx_switches_involuntary", "count" },
-		{ "page_faults_minor", "count" }, { "page_faults_major", "count" },
-		{ "read_bytes", "bytes" }, { "write_bytes", "bytes" },
-	};
 	size_t k = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(base); i++)
-		m[k++] = (struct metric){ .name = base[i][0], .unit = base[i][1], .available = true };
+	for (size_t i = 0; i < M_NBASE; i++)
+		m[k++] = (struct metric){ .name = base_metrics[i][0], .unit = base_metrics[i][1],
+					  .available = true };
 	if (!delayacct) {
-		m[4].available = false;
-		m[4].why_not = "kernel.task_delayacct is 0 (enable: sysctl -w kernel.task_delayacct=1)";
+		m[M_IO_WAIT].available = m[M_RUNQ_WAIT].available = false;
+		m[M_IO_WAIT].why_not = m[M_RUNQ_WAIT].why_not = DELAYACCT_OFF;
 	}
 	for (unsigned i = 0; i < o->n_counters; i++) {
 		const char *nm = o->counters[i]->name;
@@ -248,19 +281,36 @@ static void init_metrics(struct metric *m, size_t *n, const struct stat_opts *o,
 	*n = k;
 }
 
+static void unavailable(struct metric *m, const char *why)
+{
+	if (m->available) {
+		m->available = false;
+		m->why_not = why;
+	}
+}
+
+/* A metric missing from any run is unavailable for all: no partial columns. */
 static void record_run(struct metric *m, size_t nm, const struct res_usage *u)
 {
 	double v[MAX_METRICS] = {
-		u->wall_s, u->user_s, u->sys_s, u->off_cpu_s, u->io_wait_s,
-		(double)u->rss_peak_bytes, (double)u->vol_cs, (double)u->invol_cs,
-		(double)u->minflt, (double)u->majflt, (double)u->read_bytes, (double)u->write_bytes,
+		[M_WALL] = u->wall_s, [M_USER] = u->user_s, [M_SYS] = u->sys_s,
+		[M_OFF_CPU] = u->off_cpu_s, [M_IO_WAIT] = u->io_wait_s,
+		[M_RUNQ_WAIT] = u->runq_wait_s, [M_RSS] = (double)u->rss_peak_bytes,
+		[M_VCS] = (double)u->vol_cs, [M_IVCS] = (double)u->invol_cs,
+		[M_MINFLT] = (double)u->minflt, [M_MAJFLT] = (double)u->majflt,
+		[M_READ] = (double)u->read_bytes, [M_WRITE] = (double)u->write_bytes,
 	};
 
-	for (size_t i = 12; i < nm; i++)
-		v[i] = (double)u->counters[i - 12];
-	if (!u->have_proc_io)
-		m[10].available = m[11].available = false, m[10].why_not = m[11].why_not =
-			"/proc/PID/io unreadable";
+	for (size_t i = M_NBASE; i < nm; i++)
+		v[i] = (double)u->counters[i - M_NBASE];
+	if (!u->have_io_wait)
+		unavailable(&m[M_IO_WAIT], "kernel.task_delayacct was 0 during a run");
+	if (!u->have_runq_wait)
+		unavailable(&m[M_RUNQ_WAIT], "needs delay accounting via taskstats (CAP_NET_ADMIN)");
+	if (!u->have_proc_io) {
+		unavailable(&m[M_READ], "/proc/PID/io unreadable");
+		unavailable(&m[M_WRITE], "/proc/PID/io unreadable");
+	}
 	for (size_t i = 0; i < nm; i++)
 		VEC_PUSH(&m[i].runs, v[i]);
 }
@@ -324,11 +374,23 @@ static void compare_one(const struct metric *m, const double *base, size_t nb,
 				   1 - o->alpha, name_seed(m->name), &ci);
 		c->lo = ci.lo - 1;
 		c->hi = ci.hi - 1;
-	} else {	/* zero baseline: no ratio; judge by the p-value alone */
-		c->change = c->median > 0 ? INFINITY : 0;
-		c->lo = c->hi = c->change;
+	} else if (c->median == 0) {
+		c->change = c->lo = c->hi = 0;
+	} else {
+		/*
+		 * Zero baseline (e.g. 0 major faults): a ratio is undefined, so
+		 * the CI is the bootstrap CI of the difference, and only its sign
+		 * is used: any CI that excludes 0 counts as beyond the threshold.
+		 */
+		stats_bootstrap_ci(base, nb, cur, nc, STATS_MEDIAN, STATS_DIFF, 2000,
+				   1 - o->alpha, name_seed(m->name), &ci);
+		c->change = c->median > 0 ? INFINITY : -INFINITY;
+		c->lo = ci.lo > 0 ? INFINITY : ci.lo < 0 && ci.hi < 0 ? -INFINITY : 0;
+		c->hi = ci.hi < 0 ? -INFINITY : ci.lo > 0 ? INFINITY : 0;
 	}
 	double diff = c->median - c->base_median;
+	if (nb < 2 || nc < 2)	/* no spread observed yet: cannot extrapolate */
+		return;
 	c->runs_needed = stats_runs_needed(diff, stats_stddev(base, nb), stats_stddev(cur, nc),
 					   1 - o->alpha, 0.8);
 }
@@ -373,6 +435,18 @@ static char *load_baseline(const char *path)
 	return json;
 }
 
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strcmp(list, "all"))
+		return true;
+	for (const char *p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 static int compare_baseline(const struct stat_opts *o, char *json, struct metric *m, size_t nm,
 			    struct comparison *c, size_t *nc)
 {
@@ -390,7 +464,8 @@ static int compare_baseline(const struct stat_opts *o, char *json, struct metric
 			free(base);
 			continue;
 		}
-		compare_one(&m[i], base, nb, o, &c[(*nc)++]);
+		compare_one(&m[i], base, nb, o, &c[*nc]);
+		c[(*nc)++].gating = in_list(o->gate, m[i].name);
 		free(base);
 	}
 	verdicts(c, *nc, o);
@@ -424,6 +499,25 @@ static void json_num(struct strbuf *sb, double v)
 		sb_adds(sb, "null");
 }
 
+/*
+ * Modified z-score outliers (hyperfine's rule), but only where the run is
+ * also more than 1% away from the median: near-constant metrics (peak RSS,
+ * fault counts) have a tiny MAD, and a 0.1% wobble is not worth a warning.
+ */
+static size_t flag_outliers(const struct metric *m, bool *flags)
+{
+	double med = stats_median(m->runs.v, m->runs.n);
+	size_t n = 0;
+
+	stats_outliers(m->runs.v, m->runs.n, flags);
+	for (size_t i = 0; i < m->runs.n; i++) {
+		if (flags[i] && fabs(m->runs.v[i] - med) <= 0.01 * fabs(med))
+			flags[i] = false;
+		n += flags[i];
+	}
+	return n;
+}
+
 static void json_metric(struct strbuf *sb, const struct metric *m)
 {
 	struct stats_summary s;
@@ -438,7 +532,7 @@ static void json_metric(struct strbuf *sb, const struct metric *m)
 		return;
 	}
 	stats_summarize(m->runs.v, m->runs.n, &s);
-	stats_outliers(m->runs.v, m->runs.n, flags);
+	flag_outliers(m, flags);
 	const char *keys[] = { "min", "median", "mean", "p95", "p99", "max", "stddev", "cv" };
 	double vals[] = { s.min, s.median, s.mean, s.p95, s.p99, s.max, s.stddev, s.cv };
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
@@ -475,8 +569,8 @@ static void json_comparison(struct strbuf *sb, const struct stat_opts *o,
 			sb_addf(sb, "%s\"%s\": ", k ? ", " : "", keys[k]);
 			json_num(sb, vals[k]);
 		}
-		sb_addf(sb, ", \"runs_needed\": %" PRIu64 ", \"verdict\": \"%s\"}", c[i].runs_needed,
-			c[i].verdict);
+		sb_addf(sb, ", \"runs_needed\": %" PRIu64 ", \"verdict\": \"%s\", \"gating\": %s}",
+			c[i].runs_needed, c[i].verdict, c[i].gating ? "true" : "false");
 	}
 	sb_adds(sb, "}}");
 }
@@ -526,7 +620,7 @@ static void text_metric(struct strbuf *sb, const struct metric *m)
 		return;
 	}
 	stats_summarize(m->runs.v, m->runs.n, &s);
-	nout = stats_outliers(m->runs.v, m->runs.n, flags);
+	nout = flag_outliers(m, flags);
 	sb_addf(sb, "%-26s", m->name);
 	double vals[] = { s.min, s.median, s.mean, s.p95, s.p99, s.max, s.stddev };
 	for (size_t i = 0; i < ARRAY_SIZE(vals); i++)
@@ -577,9 +671,13 @@ static void render_text(struct strbuf *sb, const struct stat_opts *o, const stru
 		text_val(sb, mi->unit, c[i].median);
 		sb_addf(sb, "  %+7.1f%%  CI [%+.1f%%, %+.1f%%]  p=%.3g q=%.3g  %s", 100 * c[i].change,
 			100 * c[i].lo, 100 * c[i].hi, c[i].p, c[i].q, c[i].verdict);
+		if (!strcmp(c[i].verdict, "regression") && !c[i].gating)
+			sb_adds(sb, " (not in --gate)");
 		/* Only worth saying when it asks for more than was run. */
 		if (!strcmp(c[i].verdict, "inconclusive") && c[i].runs_needed > c[i].n_new)
 			sb_addf(sb, " (~%" PRIu64 " runs per side needed)", c[i].runs_needed);
+		else if (!strcmp(c[i].verdict, "inconclusive") && (c[i].n_base < 2 || c[i].n_new < 2))
+			sb_adds(sb, " (run -r 8 or more on both sides)");
 		sb_addch(sb, '\n');
 	}
 }
@@ -663,7 +761,7 @@ int cmd_stat(int argc, char **argv)
 	if (m[0].runs.n && emit(&o, m, nm, failed, delayacct, o.baseline && st == 0 ? c : NULL, nc) < 0)
 		st = st ? st : EXIT_USAGE;
 	for (size_t i = 0; i < nc; i++)
-		regressions += !strcmp(c[i].verdict, "regression");
+		regressions += c[i].gating && !strcmp(c[i].verdict, "regression");
 	free_metrics(m, nm);
 	if (st)
 		return st;

@@ -72,18 +72,29 @@ static int open_event(const struct res_counter_spec *spec, pid_t pid, bool on_ex
  * Kernel-side counting needs perf_event_paranoid <= 1 or CAP_PERFMON; when
  * refused with EACCES, fall back to user-only counts rather than nothing.
  */
-int res_counter_open(const struct res_counter_spec *spec, pid_t pid, bool on_exec)
+static int open_with_fallback(const struct res_counter_spec *spec, pid_t pid, bool on_exec,
+			      bool *user_only)
 {
 	int fd = open_event(spec, pid, on_exec, false);
 
-	if (fd < 0 && (errno == EACCES || errno == EPERM))
+	*user_only = false;
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 		fd = open_event(spec, pid, on_exec, true);
+		*user_only = fd >= 0;
+	}
 	return fd < 0 ? -errno : fd;
 }
 
-int res_counter_probe(const struct res_counter_spec *spec)
+int res_counter_open(const struct res_counter_spec *spec, pid_t pid, bool on_exec)
 {
-	int fd = res_counter_open(spec, 0, false);
+	bool user_only;
+
+	return open_with_fallback(spec, pid, on_exec, &user_only);
+}
+
+int res_counter_probe(const struct res_counter_spec *spec, bool *user_only)
+{
+	int fd = open_with_fallback(spec, 0, false, user_only);
 
 	if (fd < 0)
 		return fd;

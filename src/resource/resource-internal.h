@@ -11,4 +11,8 @@
 int res_counter_open(const struct res_counter_spec *spec, pid_t pid, bool on_exec);
 int res_counter_read(int fd, uint64_t *value);
 
+/* Delay totals (ns) of one live or zombie task via taskstats netlink: 0 or
+ * -errno (-EPERM without CAP_NET_ADMIN). */
+int res_taskstats_delays(pid_t pid, uint64_t *blkio_ns, uint64_t *cpu_wait_ns);
+
 #endif

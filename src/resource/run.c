@@ -89,18 +89,36 @@ const char *res_status_str(int st, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Delay accounting, best source first: taskstats (ns, needs CAP_NET_ADMIN),
+ * else /proc/PID/stat field 42 (clock ticks).  Only when delayacct was on
+ * for the whole run; otherwise the kernel's zeros would be a lie.
+ */
+static void read_delays(pid_t pid, const char *stat_text, struct res_usage *out)
+{
+	uint64_t blkio_ns, cpu_ns, ticks;
+
+	if (res_taskstats_delays(pid, &blkio_ns, &cpu_ns) == 0) {
+		out->io_wait_s = (double)blkio_ns / 1e9;
+		out->runq_wait_s = (double)cpu_ns / 1e9;
+		out->have_io_wait = out->have_runq_wait = true;
+		out->io_wait_resolution_s = 1e-9;
+	} else if (stat_text && res_parse_stat_blkio(stat_text, &ticks) == 0) {
+		out->io_wait_s = (double)ticks / (double)sysconf(_SC_CLK_TCK);
+		out->have_io_wait = true;
+		out->io_wait_resolution_s = 1.0 / (double)sysconf(_SC_CLK_TCK);
+	}
+}
+
 static void read_zombie_proc(pid_t pid, struct res_usage *out, bool delayacct)
 {
 	char path[64];
 	char *text;
-	uint64_t ticks;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	text = read_file(path, NULL);
-	if (text && delayacct && res_parse_stat_blkio(text, &ticks) == 0) {
-		out->io_wait_s = (double)ticks / (double)sysconf(_SC_CLK_TCK);
-		out->have_io_wait = true;
-	}
+	if (delayacct)
+		read_delays(pid, text, out);
 	free(text);
 	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
 	text = read_file(path, NULL);

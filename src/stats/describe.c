@@ -216,6 +216,78 @@ static double gamma_q_fraction(double a, double x)
 	return exp(-x + a * log(x) - lgamma(a)) * h;
 }
 
+/* Continued fraction for I_x(a,b) (modified Lentz), valid for x < (a+1)/(a+b+2). */
+static double beta_fraction(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+
+	d = 1 / (fabs(d) < tiny ? tiny : d);
+	h = d;
+	for (int m = 1; m < 100000; m++) {
+		double m2 = 2.0 * m, num, del;
+
+		num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+		d = 1 + num * d;
+		d = 1 / (fabs(d) < tiny ? tiny : d);
+		c = 1 + num / c;
+		c = fabs(c) < tiny ? tiny : c;
+		h *= d * c;
+		num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+		d = 1 + num * d;
+		d = 1 / (fabs(d) < tiny ? tiny : d);
+		c = 1 + num / c;
+		c = fabs(c) < tiny ? tiny : c;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < 1e-16)
+			break;
+	}
+	return h;
+}
+
+double stats_beta_inc(double a, double b, double x)
+{
+	double front;
+
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	/* Use the symmetry I_x(a,b) = 1 - I_{1-x}(b,a) where the fraction converges. */
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_fraction(a, b, x) / a;
+	return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double stats_t_p2(double t, double df)
+{
+	if (!(df > 0))
+		return NAN;
+	return stats_beta_inc(df / 2, 0.5, df / (df + t * t));
+}
+
+/* Bisection on the monotone two-sided tail: t > 0 with stats_t_p2(t) = 1-p. */
+double stats_t_quantile(double p, double df)
+{
+	double lo = 0, hi = 1e6, tail = 2 * (1 - p);
+
+	if (!(p > 0 && p < 1) || !(df > 0))
+		return NAN;
+	if (p < 0.5)
+		return -stats_t_quantile(1 - p, df);
+	for (int i = 0; i < 300 && hi - lo > 1e-13 * MAX(1.0, hi); i++) {
+		double mid = 0.5 * (lo + hi);
+
+		if (stats_t_p2(mid, df) > tail)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
 double stats_gamma_p(double a, double x)
 {
 	if (x <= 0 || a <= 0)
