@@ -170,6 +170,13 @@ test_expect_success 'html: flame graph drawn by script, search, sandwich, no inj
 	! grep -q "<script>alert" html.dom
 '
 
+test_expect_success 'html: functions table sorts by a column (total)' '
+	chrome --dump-dom "file://$TRASH/report.html?sort=4" >sorted.dom &&
+	# by total, descending: main (18) first, work (13) second
+	grep -o "<tr data-k=\"[a-z]*" sorted.dom | head -2 | tr "\n" " " >order.txt &&
+	grep -q "data-k=\"main <tr data-k=\"work" order.txt
+'
+
 test_expect_success 'screenshots render' '
 	chrome --screenshot="$TRASH/flame.png" --window-size=1200,400 "file://$TRASH/flame.svg?s=^sp" &&
 	chrome --screenshot="$TRASH/report.png" --window-size=1200,1400 "file://$TRASH/report.html" &&

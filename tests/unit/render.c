@@ -81,6 +81,7 @@ static void build(struct prof_profile *p, struct fixture *x, bool head)
 	p->end_ns = 1000 + 2000000000ULL;
 	prof_meta_set(p, "command", "./app --x");
 	prof_meta_set(p, "event", "cpu-clock");
+	prof_meta_set(p, "start_time", "2026-01-02T03:04:05Z");
 }
 
 typedef int (*render_fn)(FILE *, const struct prof_profile *, const struct prof_view *);
@@ -278,6 +279,10 @@ static void test_pprof(const struct prof_profile *p)
 		   "sample type strings");
 		ok(memmem(pb, plen, "00112233445566778899aabbccddeeff00112233", 40) != NULL, "build id");
 		ok(memmem(pb, plen, EVIL, strlen(EVIL)) != NULL, "names stored verbatim (binary format)");
+		/* time_nanos (field 9) = 2026-01-02T03:04:05Z = 1767323045 s */
+		uint8_t want[11] = { 9 << 3 };
+		size_t n = varint_put(want + 1, 1767323045ULL * 1000000000ULL);
+		ok(memmem(pb, plen, want, n + 1) != NULL, "time_nanos from start_time");
 	}
 	free(pb);
 	free(gz);
