@@ -15,7 +15,7 @@ RENDER_T="$TOP/build/tests/unit/render.t"
 
 test_expect_success 'render unit binary writes every format' '
 	RENDER_OUT_DIR="$TRASH" "$RENDER_T" >unit.tap &&
-	for f in flame.svg icicle.svg diff.svg report.html speedscope.json profile.pb.gz callgrind.out; do
+	for f in flame.svg icicle.svg diff.svg report.html timeline.html speedscope.json profile.pb.gz callgrind.out; do
 		test -s "$f" || { echo "missing $f"; exit 1; }
 	done
 '

@@ -343,6 +343,24 @@ static void write_outputs(const char *dir, const struct prof_profile *base, cons
 	ok(f && prof_render_flamegraph_diff(f, base, head, &v) == 0 && fclose(f) == 0, "wrote diff.svg");
 	v.inverted = true;
 	write_file(dir, "icicle.svg", prof_render_flamegraph, head, &v);
+	v.inverted = false;
+
+	/* The timeline hook, with two made-up but deterministic series. */
+	struct prof_timeline tl = { 0 };
+	struct prof_timeline_series cpu = { .name = "CPU", .unit = "%" };
+	struct prof_timeline_series rss = { .name = "RSS", .unit = "bytes" };
+	for (uint64_t i = 0; i < 50; i++) {
+		VEC_PUSH(&cpu.points, ((struct prof_timeline_point){ i * 40000000, (double)(i * 37 % 100) }));
+		VEC_PUSH(&rss.points, ((struct prof_timeline_point){ i * 40000000, (double)(1 << 20) * (i + 1) }));
+	}
+	VEC_PUSH(&tl.series, cpu);
+	VEC_PUSH(&tl.series, rss);
+	snprintf(path, sizeof(path), "%s/timeline.html", dir);
+	f = fopen(path, "w");
+	ok(f && prof_render_html_ex(f, head, &v, &tl) == 0 && fclose(f) == 0, "wrote timeline.html");
+	VEC_FREE(&cpu.points);
+	VEC_FREE(&rss.points);
+	VEC_FREE(&tl.series);
 }
 
 /* No samples at all (or all filtered out): every renderer still succeeds. */
