@@ -42,7 +42,7 @@ enum fmt { FMT_TEXT, FMT_FOLDED, FMT_JSON };
 struct report_opts {
 	const char *input, *output;
 	enum fmt format;
-	bool tree, have_limit;
+	bool tree, have_limit, help;
 	struct prof_view view;
 };
 
@@ -95,6 +95,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	enum { O_FORMAT = 256, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT, O_SORT, O_METRIC };
 	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, O_FORMAT },
@@ -113,8 +114,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 
 	opterr = 0;
 	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, ":i:o:", longopts, NULL)) != -1) {
+	while (!ret && (c = getopt_long(argc, argv, ":hi:o:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'h': o->help = true; break;
 		case 'i': o->input = optarg; break;
 		case 'o': o->output = optarg; break;
 		case O_FORMAT:
@@ -231,13 +233,13 @@ int cmd_report(int argc, char **argv)
 	struct prof_profile p;
 	int ret;
 
-	if (wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
 	prof_view_init(&o.view);
 	if (parse_args(argc, argv, &o) < 0)
 		return EXIT_USAGE;
+	if (o.help) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
 	o.view.title = o.input;
 	prof_profile_init(&p);
 	ret = load(&o, &p);

@@ -49,10 +49,13 @@
  *   9 SUMMARY  v samples, v samples_truncated, v lost, v period_ns,
  *              v start_ns, v end_ns   (struct prof_profile summary fields)
  *  10 END      same payload as SUMMARY; the recording finished cleanly
+ *  11 EDGE     v caller, v callee (frame ids), v calls, then one v per
+ *              metric (PROF_METRIC_COUNT of them; a reader takes those it
+ *              knows): a call edge from a source without stacks
  *
  * WRITING ORDER.  Each flush appends the definitions added since the last
- * flush (strings, modules, frames, nodes, threads, then changed threads
- * and meta), then the buffered SAMPLES records (at most PD_SAMPLES_CHUNK
+ * flush (strings, modules, frames, nodes, threads, then changed threads,
+ * meta and new edges), then the buffered SAMPLES records (at most PD_SAMPLES_CHUNK
  * payload bytes each), then a SUMMARY; close appends END.  Definitions thus
  * always precede the samples that use them, so a file cut at any byte reads
  * back every sample of every complete record.

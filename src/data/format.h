@@ -24,6 +24,7 @@ enum pd_record {
 	PD_REC_LOST = 8,
 	PD_REC_SUMMARY = 9,
 	PD_REC_END = 10,
+	PD_REC_EDGE = 11,
 };
 
 /* Sample head varint bits (see format.c). */

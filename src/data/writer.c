@@ -31,7 +31,7 @@ struct prof_writer {
 	int fd;
 	int err;			/* sticky negative errno */
 	uint64_t bytes;
-	size_t strings_done, modules_done, frames_done, nodes_done, threads_done;
+	size_t strings_done, modules_done, frames_done, nodes_done, threads_done, edges_done;
 	VEC(uint32_t) thread_comm;
 	VEC(struct prof_meta) meta_written;
 
@@ -212,6 +212,12 @@ static void put_new_definitions(struct prof_writer *w, const struct prof_profile
 		put_thread(out, w->threads_done, &p->threads.v[w->threads_done]);
 		VEC_PUSH(&w->thread_comm, p->threads.v[w->threads_done].comm);
 	}
+	for (; w->edges_done < p->edges.n; w->edges_done++) {
+		const struct prof_edge *e = &p->edges.v[w->edges_done];
+		uint64_t v[3 + PROF_METRIC_COUNT] = { e->caller, e->callee, e->calls };
+		memcpy(v + 3, e->value, sizeof(e->value));
+		put_fields(out, PD_REC_EDGE, v, ARRAY_SIZE(v));
+	}
 	for (size_t i = 0; i < p->meta.n; i++) {
 		const struct prof_meta *m = &p->meta.v[i];
 		if (i < w->meta_written.n && w->meta_written.v[i].key == m->key &&
@@ -252,8 +258,10 @@ int prof_writer_flush(struct prof_writer *w, const struct prof_profile *p)
 		return w->err;
 	put_new_definitions(w, p);
 	close_chunk(w);
-	sb_add(&w->out, w->pending.buf, w->pending.len);
-	sb_reset(&w->pending);
+	if (w->pending.len) {
+		sb_add(&w->out, w->pending.buf, w->pending.len);
+		sb_reset(&w->pending);
+	}
 	put_summary(&w->out, PD_REC_SUMMARY, p);
 	return write_out(w);
 }

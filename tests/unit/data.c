@@ -301,6 +301,46 @@ static void test_size(void)
 	free(path);
 }
 
+static void count_progress(void *arg, uint64_t done, uint64_t total)
+{
+	uint64_t *calls = arg;
+
+	calls[0]++;
+	calls[1] = done <= total ? total : 0;
+}
+
+static void test_edges_and_progress(void)
+{
+	struct prof_profile p, q;
+	struct prof_writer *w;
+	struct prof_read_info info;
+	char *path = tmp("edges.data");
+	uint64_t value[PROF_METRIC_COUNT] = { 5, 0, 0, 0, 0, 0, 42 }, calls[2] = { 0, 0 };
+	struct stat st;
+
+	prof_profile_init(&p);
+	prof_profile_init(&q);
+	struct prof_frame f = { .func = prof_intern(&p, "caller"), .module = PROF_NONE };
+	uint32_t a = prof_frame_intern(&p, &f);
+	f.func = prof_intern(&p, "callee");
+	uint32_t b = prof_frame_intern(&p, &f);
+	prof_writer_open(&w, path);
+	prof_edge_add(&p, a, b, 7, value);
+	prof_writer_flush(w, &p);
+	prof_edge_add(&p, b, a, 1, NULL);
+	is_u64(prof_writer_close(w, &p), 0, "edges written");
+	is_u64(prof_data_read_progress(path, &q, &info, count_progress, calls), 0, "edges read");
+	ok(q.edges.n == 2 && q.edges.v[0].calls == 7 && q.edges.v[0].value[6] == 42 &&
+	   q.edges.v[1].calls == 1 &&
+	   !strcmp(prof_str(&q, q.frames.v[q.edges.v[0].callee].func), "callee"),
+	   "edges round trip, each written once");
+	stat(path, &st);
+	ok(calls[0] >= 1 && calls[1] == (uint64_t)st.st_size, "progress reported against the file size");
+	prof_profile_free(&p);
+	prof_profile_free(&q);
+	free(path);
+}
+
 static int generate(const char *path, size_t n)
 {
 	struct prof_profile p, q;
@@ -354,6 +394,7 @@ int main(int argc, char **argv)
 	test_corrupt_and_future();
 	test_writer_files();
 	test_size();
+	test_edges_and_progress();
 	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		ok(0, "cleanup");
