@@ -15,7 +15,7 @@ RENDER_T="$TOP/build/tests/unit/render.t"
 
 test_expect_success 'render unit binary writes every format' '
 	RENDER_OUT_DIR="$TRASH" "$RENDER_T" >unit.tap &&
-	for f in flame.svg icicle.svg diff.svg report.html speedscope.json profile.pb.gz callgrind.out; do
+	for f in flame.svg icicle.svg diff.svg report.html timeline.html speedscope.json profile.pb.gz callgrind.out; do
 		test -s "$f" || { echo "missing $f"; exit 1; }
 	done
 '
@@ -168,6 +168,13 @@ test_expect_success 'html: flame graph drawn by script, search, sandwich, no inj
 	grep -q "id=\"sw-name\"[^>]*>spin" html.dom &&
 	! grep -qi "<img" html.dom &&
 	! grep -q "<script>alert" html.dom
+'
+
+test_expect_success 'html: functions table sorts by a column (total)' '
+	chrome --dump-dom "file://$TRASH/report.html?sort=4" >sorted.dom &&
+	# by total, descending: main (18) first, work (13) second
+	grep -o "<tr data-k=\"[a-z]*" sorted.dom | head -2 | tr "\n" " " >order.txt &&
+	grep -q "data-k=\"main <tr data-k=\"work" order.txt
 '
 
 test_expect_success 'screenshots render' '

@@ -148,12 +148,11 @@ void flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
 	VEC_FREE(&path);
 }
 
-static const struct flame_tree *sort_tree;
-
-static int cmp_child(const void *a, const void *b)
+static int cmp_child(const void *a, const void *b, void *tree)
 {
-	const struct flame_node *x = &sort_tree->nodes.v[*(const uint32_t *)a];
-	const struct flame_node *y = &sort_tree->nodes.v[*(const uint32_t *)b];
+	const struct flame_tree *t = tree;
+	const struct flame_node *x = &t->nodes.v[*(const uint32_t *)a];
+	const struct flame_node *y = &t->nodes.v[*(const uint32_t *)b];
 	int c = strcmp(x->name, y->name);
 
 	if (!c)
@@ -183,10 +182,8 @@ void flame_tree_finish(struct flame_tree *t)
 		struct flame_node *par = &t->nodes.v[t->nodes.v[i].parent];
 		t->child_ids.v[par->first_child + par->n_children++] = (uint32_t)i;
 	}
-	sort_tree = t;
 	for (size_t i = 0; i < n; i++)
 		if (t->nodes.v[i].n_children > 1)
-			qsort(t->child_ids.v + t->nodes.v[i].first_child,
-			      t->nodes.v[i].n_children, sizeof(uint32_t), cmp_child);
-	sort_tree = NULL;
+			qsort_r(t->child_ids.v + t->nodes.v[i].first_child,
+				t->nodes.v[i].n_children, sizeof(uint32_t), cmp_child, t);
 }

@@ -17,7 +17,8 @@
  *    line, kind, inlined, value, self] with string-table indexes, so the
  *    page is small and the script rebuilds children from parents.
  *  - URL hooks for tests and links: `report.html?s=REGEX` or
- *    `#search=REGEX` runs a search on load; `#fn=NAME` selects a function.
+ *    `#search=REGEX` runs a search on load; `#fn=NAME` selects a function;
+ *    `?sort=COLUMN` sorts the functions table (descending) as a header click does.
  */
 #include "prof/render.h"
 #include <string.h>
@@ -101,7 +102,8 @@ static const char html_script[] =
 	"document.querySelectorAll('#fns tbody tr').forEach(function(r){r.onclick=function(){sandwich(r.getAttribute('data-k'));};});\n"
 	"document.getElementById('q').onkeyup=function(ev){if(ev.key=='Enter')search(this.value);};\n"
 	"window.onresize=render;render();\n"
-	"(function(){var s=new URLSearchParams(location.search).get('s'),h=location.hash;\n"
+	"(function(){var q=new URLSearchParams(location.search),s=q.get('s'),h=location.hash,c=q.get('sort');\n"
+	" if(c!==null)sortBy(+c,+c>=2);\n"
 	" if(!s&&h.indexOf('#search=')==0)s=decodeURIComponent(h.slice(8));if(s)search(s);\n"
 	" if(h.indexOf('#fn=')==0){var f=decodeURIComponent(h.slice(4));for(var i=1;i<N.length;i++)if(nm(i)==f){sandwich(key(i));break;}}\n"
 	" else{var r=document.querySelector('#fns tbody tr');if(r)sandwich(r.getAttribute('data-k'));}})();\n";

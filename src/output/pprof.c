@@ -20,6 +20,7 @@
 #include "prof/render.h"
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 struct metric_type { enum prof_metric m; const char *type, *unit; bool always; };
 static const struct metric_type metric_types[] = {
@@ -189,6 +190,20 @@ static enum prof_metric view_pprof_metric(enum prof_view_metric m)
 	}
 }
 
+/* time_nanos wants wall-clock ns since the epoch: from the "start_time"
+ * meta key (ISO-8601 UTC, seconds resolution); 0 (omitted) if absent. */
+static uint64_t start_time_ns(const struct prof_profile *p)
+{
+	const char *iso = prof_meta_get(p, "start_time");
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
+		return 0;
+	time_t t = timegm(&tm);
+	return t > 0 ? (uint64_t)t * 1000000000ULL : 0;
+}
+
 static void emit_header(struct pprof_state *s, struct strbuf *out, bool *used,
 			const struct prof_view *v)
 {
@@ -207,6 +222,7 @@ static void emit_header(struct pprof_state *s, struct strbuf *out, bool *used,
 	}
 	value_type(s, out, 11, "cpu", "nanoseconds");
 	pb_uint(out, 12, p->period_ns);
+	pb_uint(out, 9, start_time_ns(p));
 	if (p->end_ns > p->start_ns)
 		pb_uint(out, 10, p->end_ns - p->start_ns);
 	const char *cmd = prof_meta_get(p, "command");

@@ -81,6 +81,7 @@ static void build(struct prof_profile *p, struct fixture *x, bool head)
 	p->end_ns = 1000 + 2000000000ULL;
 	prof_meta_set(p, "command", "./app --x");
 	prof_meta_set(p, "event", "cpu-clock");
+	prof_meta_set(p, "start_time", "2026-01-02T03:04:05Z");
 }
 
 typedef int (*render_fn)(FILE *, const struct prof_profile *, const struct prof_view *);
@@ -278,6 +279,10 @@ static void test_pprof(const struct prof_profile *p)
 		   "sample type strings");
 		ok(memmem(pb, plen, "00112233445566778899aabbccddeeff00112233", 40) != NULL, "build id");
 		ok(memmem(pb, plen, EVIL, strlen(EVIL)) != NULL, "names stored verbatim (binary format)");
+		/* time_nanos (field 9) = 2026-01-02T03:04:05Z = 1767323045 s */
+		uint8_t want[11] = { 9 << 3 };
+		size_t n = varint_put(want + 1, 1767323045ULL * 1000000000ULL);
+		ok(memmem(pb, plen, want, n + 1) != NULL, "time_nanos from start_time");
 	}
 	free(pb);
 	free(gz);
@@ -338,6 +343,24 @@ static void write_outputs(const char *dir, const struct prof_profile *base, cons
 	ok(f && prof_render_flamegraph_diff(f, base, head, &v) == 0 && fclose(f) == 0, "wrote diff.svg");
 	v.inverted = true;
 	write_file(dir, "icicle.svg", prof_render_flamegraph, head, &v);
+	v.inverted = false;
+
+	/* The timeline hook, with two made-up but deterministic series. */
+	struct prof_timeline tl = { 0 };
+	struct prof_timeline_series cpu = { .name = "CPU", .unit = "%" };
+	struct prof_timeline_series rss = { .name = "RSS", .unit = "bytes" };
+	for (uint64_t i = 0; i < 50; i++) {
+		VEC_PUSH(&cpu.points, ((struct prof_timeline_point){ i * 40000000, (double)(i * 37 % 100) }));
+		VEC_PUSH(&rss.points, ((struct prof_timeline_point){ i * 40000000, (double)(1 << 20) * (i + 1) }));
+	}
+	VEC_PUSH(&tl.series, cpu);
+	VEC_PUSH(&tl.series, rss);
+	snprintf(path, sizeof(path), "%s/timeline.html", dir);
+	f = fopen(path, "w");
+	ok(f && prof_render_html_ex(f, head, &v, &tl) == 0 && fclose(f) == 0, "wrote timeline.html");
+	VEC_FREE(&cpu.points);
+	VEC_FREE(&rss.points);
+	VEC_FREE(&tl.series);
 }
 
 /* No samples at all (or all filtered out): every renderer still succeeds. */
@@ -364,6 +387,74 @@ static void test_empty(void)
 	prof_profile_free(&p);
 }
 
+/* Random stacks (recursion, inlined and kernel frames): the invariants
+ * that must hold for any profile, not just the hand-made one. */
+static void test_random(void)
+{
+	struct prof_profile p;
+	struct prof_view v;
+	struct flame_tree t;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL, total = 0;
+	uint32_t mod, kmod, fr[40], st[30];
+
+	prof_profile_init(&p);
+	prof_view_init(&v);
+	mod = prof_module_intern(&p, "/bin/rand", "", 0);
+	kmod = prof_module_intern(&p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
+	for (uint32_t i = 0; i < 40; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "f%u", i % 25);	/* same names, other lines */
+		fr[i] = frame(&p, name, "/r.c", i, i < 5 ? kmod : mod, i * 16,
+			      i < 5 ? PROF_FRAME_KERNEL : PROF_FRAME_USER, i % 7 == 3);
+	}
+	uint32_t th[3] = { prof_thread_intern(&p, 1, 1, "a"), prof_thread_intern(&p, 1, 2, "b"),
+			   prof_thread_intern(&p, 2, 2, "c") };
+	for (int s = 0; s < 3000; s++) {
+		rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+		size_t depth = 1 + rng % 30;
+		for (size_t k = 0; k < depth; k++)
+			st[k] = fr[(rng >> (k % 50)) % 40];
+		uint64_t w = 1 + (rng >> 40) % 5;
+		prof_add(&p, th[rng % 3], prof_node_from_stack(&p, st, depth), PROF_M_SAMPLES, w);
+		total += w;
+	}
+	flame_tree_init(&t);
+	flame_tree_add_profile(&t, &p, &v, FLAME_HEAD);
+	flame_tree_finish(&t);
+	is_u64(t.nodes.v[0].value[FLAME_HEAD], total, "random: flame root = total");
+	bool sums = true;
+	for (size_t i = 0; i < t.nodes.n; i++) {
+		const struct flame_node *n = &t.nodes.v[i];
+		uint64_t c = n->self[FLAME_HEAD];
+		for (uint32_t k = 0; k < n->n_children; k++)
+			c += t.nodes.v[t.child_ids.v[n->first_child + k]].value[FLAME_HEAD];
+		sums &= c == n->value[FLAME_HEAD];
+	}
+	ok(sums, "random: every node = self + children");
+	flame_tree_free(&t);
+
+	char *cg = render(prof_render_callgrind, &p, &v, NULL), want[64];
+	snprintf(want, sizeof(want), "totals: %llu\n", (unsigned long long)total);
+	ok(strstr(cg, want) != NULL, "random: callgrind totals = total");
+	bool bounded = true;
+	for (const char *c = cg; (c = strstr(c, "calls=")); c++) {
+		const char *cost = strchr(strchr(c, '\n') + 1, ' ');
+		bounded &= strtoull(cost + 1, NULL, 10) <= total;
+	}
+	ok(bounded, "random: no call edge costs more than the total (recursion counted once)");
+	free(cg);
+	char *js = render(prof_render_speedscope, &p, &v, NULL);
+	uint64_t ends = 0;
+	for (const char *c = js; (c = strstr(c, "\"endValue\":")); c++)
+		ends += strtoull(c + 11, NULL, 10);
+	is_u64(ends, total, "random: speedscope endValues sum to total");
+	free(js);
+	free(render(prof_render_html, &p, &v, NULL));
+	free(render(prof_render_pprof, &p, &v, NULL));
+	free(render(prof_render_flamegraph, &p, &v, NULL));
+	prof_profile_free(&p);
+}
+
 int main(void)
 {
 	struct prof_profile head, base;
@@ -380,6 +471,7 @@ int main(void)
 	test_pprof(&head);
 	test_callgrind(&head);
 	test_empty();
+	test_random();
 	if (getenv("RENDER_OUT_DIR"))
 		write_outputs(getenv("RENDER_OUT_DIR"), &base, &head);
 	prof_profile_free(&head);
