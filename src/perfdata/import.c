@@ -473,7 +473,7 @@ int perfdata_probe(const char *path)
 
 int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info *info)
 {
-	struct stat st;
+	struct stat st = { 0 };
 
 	if (!strcmp(path, "-"))
 		return read_stdin(p, info);
@@ -485,7 +485,7 @@ int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info
 		return -e;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = S_ISDIR(st.st_mode) ? EISDIR : errno ? errno : EINVAL;
+		int e = S_ISDIR(st.st_mode) ? EISDIR : S_ISREG(st.st_mode) ? errno : EINVAL;
 		close(fd);
 		error("cannot read '%s': %s", path,
 		      e == EISDIR ? "is a directory (perf.data directory format is not supported)"
