@@ -50,6 +50,7 @@ struct importer {
 	uint32_t frames[PD_FRAMES_MAX];
 	size_t nframes;
 	bool warned_build_id;
+	uint64_t lost_records, lost_samples;	/* LOST / LOST_SAMPLES sums */
 };
 
 /* ---- processes and threads -------------------------------------------------- */
@@ -292,6 +293,12 @@ static void on_sample(struct importer *im, const struct pd_record *r)
 	}
 }
 
+/*
+ * perf record (6.x) ends with LOST_SAMPLES records it synthesizes from each
+ * event's PERF_FORMAT_LOST count, which already includes the ring-buffer
+ * drops the kernel reported as LOST records: the two overlap, so the
+ * importer keeps both sums and reports the larger (see finish_lost()).
+ */
 static void on_lost(struct importer *im, const struct pd_record *r)
 {
 	uint64_t n = 0;
@@ -299,6 +306,16 @@ static void on_lost(struct importer *im, const struct pd_record *r)
 
 	if (r->size >= off + 8)
 		n = pd_u64(r->data + off, 0);
+	if (r->type == PERF_RECORD_LOST)
+		im->lost_records += n;
+	else
+		im->lost_samples += n;
+}
+
+static void finish_lost(struct importer *im)
+{
+	uint64_t n = MAX(im->lost_records, im->lost_samples);
+
 	im->p->lost += n;
 	im->info->lost += n;
 }
@@ -420,6 +437,7 @@ int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 	im.unw = prof_unwinder_new(PROF_UNWIND_LIBDW);
 	set_meta(&im);
 	replay(&im);
+	finish_lost(&im);
 	if (f.attrs.n > 1)
 		warning("perf.data has %zu events; imported the first, '%s', only (%" PRIu64
 			" samples of the others ignored)",

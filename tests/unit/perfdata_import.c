@@ -225,6 +225,98 @@ static void test_seed(const char *name, uint64_t want, const char *callgraph)
 	prof_profile_free(&p);
 }
 
+/* ---- a synthetic file: the records perf does not produce on demand ---------- */
+
+struct fbuf { uint8_t b[4096]; size_t n; };
+
+static void put(struct fbuf *f, const void *p, size_t n)
+{
+	memcpy(f->b + f->n, p, n);
+	f->n += n;
+}
+
+static void put64(struct fbuf *f, uint64_t v) { put(f, &v, 8); }
+
+static void put_hdr(struct fbuf *f, uint32_t type, uint16_t misc, uint16_t size)
+{
+	struct perf_event_header h = { type, misc, size };
+	put(f, &h, sizeof(h));
+}
+
+/* sample_id trailer for IDENTIFIER|TID|TIME: tid, time, identifier */
+static void put_sid(struct fbuf *f, uint64_t time)
+{
+	put64(f, (7ULL << 32) | 7);
+	put64(f, time);
+	put64(f, 42);
+}
+
+static void test_synthetic(void)
+{
+	struct fbuf f = { .n = 0 };
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_SW_TASK_CLOCK, .sample_period = 250000,
+				     .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+						    PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+						    PERF_SAMPLE_PERIOD,
+				     .sample_id_all = 1 };
+	uint64_t hdr[13] = { 0 };
+	size_t attrs_off = sizeof(hdr), ids_off = attrs_off + sizeof(a) + 16;
+	size_t data_off = ids_off + 8;
+
+	memcpy(&hdr[0], "PERFILE2", 8);
+	hdr[1] = sizeof(hdr);
+	hdr[2] = sizeof(a) + 16;
+	hdr[3] = attrs_off;
+	hdr[4] = sizeof(a) + 16;
+	hdr[5] = data_off;
+	put(&f, hdr, sizeof(hdr));
+	put(&f, &a, sizeof(a));
+	put64(&f, ids_off);
+	put64(&f, 8);
+	put64(&f, 42);		/* the attr's one id */
+
+	/* records deliberately out of time order: the parser sorts them */
+	for (int i = 0; i < 3; i++) {	/* kernel-mode samples, no callchain */
+		put_hdr(&f, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 8 + 5 * 8);
+		put64(&f, 42);
+		put64(&f, 0xffffffff81000000ULL + i);
+		put64(&f, (7ULL << 32) | 7);
+		put64(&f, 3000 - i);
+		put64(&f, 250000);
+	}
+	put_hdr(&f, PERF_RECORD_COMM, 0, 8 + 8 + 8 + 24);
+	put64(&f, (7ULL << 32) | 7);
+	put(&f, "worker\0\0", 8);
+	put_sid(&f, 100);
+	put_hdr(&f, PERF_RECORD_LOST, 0, 8 + 16 + 24);
+	put64(&f, 42);
+	put64(&f, 5);
+	put_sid(&f, 200);
+	put_hdr(&f, PERF_RECORD_LOST_SAMPLES, 0, 8 + 8 + 24);
+	put64(&f, 4);
+	put_sid(&f, 300);
+	uint64_t data_size = f.n - data_off;
+	memcpy(f.b + 6 * 8, &data_size, 8);
+
+	struct prof_profile p;
+	struct perfdata_info info;
+	prof_profile_init(&p);
+	ok(perfdata_read_mem(f.b, f.n, &p, &info) == 0, "synthetic: imports");
+	is_u64(p.samples, 3, "synthetic: 3 samples");
+	is_u64(p.lost, 5, "synthetic: LOST and LOST_SAMPLES overlap: the larger count");
+	is_u64(prof_total(&p, PROF_M_CPU_NS), 750000, "synthetic: task-clock periods as cpu_ns");
+	is_u64(p.period_ns, 250000, "synthetic: period_ns from sample_period");
+	is_str(prof_meta_get(&p, "event"), "task-clock", "synthetic: event name from the attr");
+	ok(p.threads.n == 1 && !strcmp(prof_str(&p, p.threads.v[0].comm), "worker"),
+	   "synthetic: COMM sorted before the samples names the thread");
+	ok(p.frames.n >= 1 && p.frames.v[0].kind == PROF_FRAME_KERNEL,
+	   "synthetic: kernel-mode ip gives a kernel frame");
+	is_u64(p.start_ns, 2998, "synthetic: start_ns is the earliest sample");
+	is_u64(p.end_ns, 3000, "synthetic: end_ns is the latest sample");
+	prof_profile_free(&p);
+}
+
 static void test_errors(void)
 {
 	struct prof_profile p;
@@ -259,6 +351,7 @@ int main(int argc, char **argv)
 #ifdef HAVE_ZSTD
 	test_seed("zstd.data", 7, "fp");
 #endif
+	test_synthetic();
 	test_errors();
 	return done_testing();
 }
