@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define PD_PID_KERNEL UINT32_MAX
@@ -49,7 +50,7 @@ struct importer {
 	uint64_t pcs[PROF_MAX_FRAMES];
 	uint32_t frames[PD_FRAMES_MAX];
 	size_t nframes;
-	bool warned_build_id;
+	bool warned_build_id, kernel_checked;
 	uint64_t lost_records, lost_samples;	/* LOST / LOST_SAMPLES sums */
 };
 
@@ -182,8 +183,23 @@ static uint32_t thread_of(struct importer *im, uint32_t pid, uint32_t tid)
 
 /* ---- stacks ------------------------------------------------------------------- */
 
+/* Kernel pcs are resolved with this machine's /proc/kallsyms: say so once
+ * when the file was recorded on another kernel. */
+static void check_kernel_release(struct importer *im)
+{
+	struct utsname u;
+
+	im->kernel_checked = true;
+	if (im->f->osrelease && uname(&u) == 0 && strcmp(u.release, im->f->osrelease))
+		warning("perf.data was recorded on kernel %s but this is %s; kernel symbols "
+			"come from this machine's /proc/kallsyms and may be wrong",
+			im->f->osrelease, u.release);
+}
+
 static void push_kernel(struct importer *im, uint64_t pc)
 {
+	if (!im->kernel_checked)
+		check_kernel_release(im);
 	if (im->nframes < PD_FRAMES_MAX)
 		im->nframes += prof_symbolize_kernel(im->sym, pc, im->frames + im->nframes,
 						     PD_FRAMES_MAX - im->nframes);
