@@ -30,6 +30,7 @@ void prof_elf_cache_free(void);	/* at exit; for leak-checked runs */
 /* For unwinders: the file name libdw should open ("/proc/self/fd/N" for the
  * vdso), the libelf handle, and file contents read by file vaddr. */
 const char *prof_elf_open_path(const struct prof_elf *e);
+int prof_elf_fd(const struct prof_elf *e);	/* kept open; dup() it to hand it over */
 struct Elf *prof_elf_elf(const struct prof_elf *e);
 int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len);
 
@@ -64,6 +65,13 @@ int prof_addrspace_load_proc(struct prof_addrspace *as);
 /* Add one mapping (PERF_RECORD_MMAP2); overlapping older mappings are cut. */
 void prof_addrspace_map(struct prof_addrspace *as, uint64_t start, uint64_t len,
 			uint64_t pgoff, const char *path, uint32_t prot);
+/* The same for MMAP2 events that carry the file's build-id (hex): when the
+ * file on disk has another build-id it was replaced after being mapped, so
+ * the mapping is flagged PROF_MAP_DELETED and not symbolized from the wrong
+ * file (the original is used through /proc/PID/map_files while it lives). */
+void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint64_t len,
+				 uint64_t pgoff, const char *path, uint32_t prot,
+				 const char *build_id);
 /* Drop all mappings (exec). */
 void prof_addrspace_clear(struct prof_addrspace *as);
 /* Copy the maps of parent into a new space for child (fork). */

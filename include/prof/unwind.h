@@ -6,6 +6,10 @@
  *
  * Registers use the kernel's perf_regs numbering (asm/perf_regs.h); the
  * recorder asks for PROF_UNWIND_REGS_MASK in perf_event_attr.sample_regs_user.
+ *
+ * libdw backend: per-pc rules distilled from libdw's CFI serve most samples
+ * (src/unwind/cfi-cache.c); PROF_UNWIND_NO_FAST_PATH=1 in the environment
+ * (read by prof_unwinder_new) forces libdw's general unwinder, for debugging.
  */
 #ifndef PROF_UNWIND_H
 #define PROF_UNWIND_H

@@ -8,7 +8,8 @@
  *    mappings are kept (they are all symbolization and unwinding need), but
  *    any new mapping first cuts what it overlaps, exec or not, because the
  *    kernel replaced those pages.
- *  - generation is bumped on every change, so unwinder caches that depend
+ *  - generation is bumped on every change of the mapping list (not on
+ *    data mmaps that touch no executable mapping), so unwinder caches that depend
  *    on the mapping list (the libdw Dwfl, libunwind's caches) know when to
  *    rebuild.
  *  - Each mapping owns its path; elf is a borrowed pointer into the
@@ -89,13 +90,17 @@ static void mapping_resolve(struct prof_addrspace *as, struct prof_mapping *m)
 		m->bias = prof_elf_bias(m->elf, m->start, m->pgoff);
 }
 
-/* Removes [start, end) from every mapping, splitting where needed. */
-static void cut_range(struct prof_addrspace *as, uint64_t start, uint64_t end)
+/* Removes [start, end) from every mapping, splitting where needed;
+ * returns whether anything was removed. */
+static bool cut_range(struct prof_addrspace *as, uint64_t start, uint64_t end)
 {
+	bool cut = false;
+
 	for (size_t i = 0; i < as->maps.n; i++) {
 		struct prof_mapping *m = &as->maps.v[i];
 		if (m->end <= start || m->start >= end)
 			continue;
+		cut = true;
 		if (m->start < start && m->end > end) {	/* split in two */
 			struct prof_mapping tail = *m;
 			tail.path = xstrdup(m->path);
@@ -108,7 +113,7 @@ static void cut_range(struct prof_addrspace *as, uint64_t start, uint64_t end)
 				(as->maps.n - i - 1) * sizeof(*m));
 			as->maps.v[i + 1] = tail;
 			as->maps.n++;
-			return;
+			return true;
 		}
 		if (m->start < start) {
 			m->end = start;
@@ -122,6 +127,7 @@ static void cut_range(struct prof_addrspace *as, uint64_t start, uint64_t end)
 			i--;
 		}
 	}
+	return cut;
 }
 
 static void insert_sorted(struct prof_addrspace *as, struct prof_mapping *m)
@@ -141,14 +147,40 @@ void prof_addrspace_map(struct prof_addrspace *as, uint64_t start, uint64_t len,
 {
 	if (len == 0 || start + len < start)
 		return;
-	cut_range(as, start, start + len);
-	as->generation++;
+	/* data mmaps (malloc arenas...) are frequent: they must not
+	 * invalidate the unwinders' caches unless they replaced code */
+	if (cut_range(as, start, start + len))
+		as->generation++;
 	if (!(prot & PROT_EXEC))
 		return;
+	as->generation++;
 	struct prof_mapping m = { .start = start, .end = start + len, .pgoff = pgoff,
 				  .path = xstrdup(path ? path : ""), .flags = PROF_MAP_EXEC };
 	mapping_resolve(as, &m);
 	insert_sorted(as, &m);
+}
+
+static struct prof_mapping *find_mutable(struct prof_addrspace *as, uint64_t addr)
+{
+	return (struct prof_mapping *)prof_addrspace_find(as, addr);
+}
+
+void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint64_t len,
+				 uint64_t pgoff, const char *path, uint32_t prot,
+				 const char *build_id)
+{
+	prof_addrspace_map(as, start, len, pgoff, path, prot);
+	struct prof_mapping *m = find_mutable(as, start);
+	if (!m || !m->elf || !build_id || !*build_id || !*m->elf->build_id ||
+	    !strcmp(m->elf->build_id, build_id))
+		return;
+	m->flags |= PROF_MAP_DELETED;
+	char *mf = xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid, m->start, m->end);
+	struct prof_elf *orig = prof_elf_get(mf);
+	free(mf);
+	m->elf = orig && !strcmp(orig->build_id, build_id) ? orig : NULL;
+	if (m->elf)
+		m->bias = prof_elf_bias(m->elf, m->start, m->pgoff);
 }
 
 int prof_addrspace_load_proc(struct prof_addrspace *as)

@@ -4,6 +4,10 @@
  * by .gnu_debuglink), ELF .symtab/.dynsym names, DWARF inline chains and
  * file:line.
  *
+ * Names: the ELF symbol for the real function (C names as perf shows
+ * them, "@VERSION" dropped), C++ names demangled with libstdc++'s
+ * __cxa_demangle when it can be loaded, DWARF names otherwise.
+ *
  * Inline chain: the innermost DWARF scope containing the address is found
  * with dwarf_getscopes; dwarf_getscopes_die then walks its concrete parents.
  * Every DW_TAG_inlined_subroutine is one frame; the chain ends at the
@@ -13,8 +17,30 @@
  */
 #include "symbol-priv.h"
 #include <elfutils/libdw.h>
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <dwarf.h>
 #include <string.h>
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+/* C++ names: libstdc++'s demangler, loaded the first time a mangled name
+ * shows up, so prof itself needs no C++ runtime.  NULL if unavailable. */
+static char *demangle(const char *mangled)
+{
+	static bool tried;
+	static cxa_demangle_fn fn;
+	int status;
+
+	if (strncmp(mangled, "_Z", 2))
+		return NULL;
+	if (!tried) {
+		tried = true;
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		fn = h ? (cxa_demangle_fn)dlsym(h, "__cxa_demangle") : NULL;
+	}
+	return fn ? fn(mangled, NULL, NULL, &status) : NULL;
+}
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
@@ -23,6 +49,16 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
+
+static bool elf_has_symtab(Elf *elf)
+{
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
 
 static bool elf_open_dwfl(struct prof_elf *e)
 {
@@ -33,7 +69,10 @@ static bool elf_open_dwfl(struct prof_elf *e)
 	if (!e->dwfl)
 		return false;
 	dwfl_report_begin(e->dwfl);
-	e->mod = dwfl_report_offline(e->dwfl, e->path, e->open_path, -1);
+	/* hand libdw a dup of our descriptor: the path may be gone by now
+	 * (deleted file, map_files of an exited process); libdw closes it */
+	int fd = e->fd >= 0 ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	e->mod = dwfl_report_offline(e->dwfl, e->path, e->open_path, fd);
 	dwfl_report_end(e->dwfl, NULL, NULL);
 	if (!e->mod)
 		return false;
@@ -43,8 +82,9 @@ static bool elf_open_dwfl(struct prof_elf *e)
 		return false;
 	}
 	e->mod_bias = bias;
+	/* .dynsym alone does not count: it names exports, not the code. */
 	Dwarf_Addr dbias;
-	e->has_symbols = dwfl_module_getsymtab(e->mod) > 0 || dwfl_module_getdwarf(e->mod, &dbias);
+	e->has_symbols = dwfl_module_getdwarf(e->mod, &dbias) || elf_has_symtab(e->elf);
 	return true;
 }
 
@@ -53,8 +93,23 @@ bool prof_elf_has_symbols(struct prof_elf *e)
 	return elf_open_dwfl(e) && e->has_symbols;
 }
 
-/* The source file named by a DW_AT_call_file index in die's CU. */
-static const char *call_file(Dwarf_Die *die)
+/* file made absolute against the CU's compilation directory (malloc'd). */
+static char *abs_source(const char *file, const char *comp_dir)
+{
+	if (!file)
+		return NULL;
+	/* A relative comp_dir (distro -fdebug-prefix-map builds) cannot make
+	 * anything absolute, and libdw has already prefixed it. */
+	if (file[0] == '/' || !comp_dir || comp_dir[0] != '/')
+		return xstrdup(file);
+	while (file[0] == '.' && file[1] == '/')
+		file += 2;
+	size_t n = strlen(comp_dir);
+	return xasprintf("%s%s%s", comp_dir, n && comp_dir[n - 1] == '/' ? "" : "/", file);
+}
+
+/* The source file named by a DW_AT_call_file index in die's CU (malloc'd). */
+static char *call_file(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word idx;
@@ -67,7 +122,9 @@ static const char *call_file(Dwarf_Die *die)
 	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 ||
 	    idx >= nfiles)
 		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
+	Dwarf_Attribute dir;
+	return abs_source(dwarf_filesrc(files, idx, NULL, NULL),
+			  dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &dir)));
 }
 
 static uint32_t call_line(Dwarf_Die *die)
@@ -106,7 +163,11 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *ou
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
 		struct elf_frame *f = &out[n++];
-		f->func = die_name(&chain[i]);
+		Dwarf_Attribute attr;
+		const char *linkage = dwarf_formstring(
+			dwarf_attr_integrate(&chain[i], DW_AT_linkage_name, &attr));
+		f->func_owned = linkage ? demangle(linkage) : NULL;
+		f->func = f->func_owned ? f->func_owned : die_name(&chain[i]);
 		f->inlined = tag == DW_TAG_inlined_subroutine;
 		if (prev_inl) {
 			f->file = call_file(prev_inl);
@@ -133,6 +194,7 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	Dwfl_Line *line = dwfl_module_getsrc(e->mod, a);
 	int lineno = 0;
 	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	char *abs_file = abs_source(file, line ? dwfl_line_comp_dir(line) : NULL);
 
 	/* The outermost (real) function: prefer the ELF symbol (full C name,
 	 * matches perf), but DWARF's name over a mangled C++ symbol. */
@@ -140,17 +202,31 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	GElf_Sym sym;
 	const char *symname = dwfl_module_addrinfo(e->mod, a, &off, &sym, NULL, NULL, NULL);
 	if (n == 0) {
-		if (!symname && !file)
+		if (!symname && !file) {
+			free(abs_file);
 			return 0;
+		}
 		n = 1;
 		out[0].inlined = false;
 	}
 	struct elf_frame *outer = &out[n - 1];
-	if (symname && (!outer->func || strncmp(symname, "_Z", 2)))
-		outer->func = symname;
+	if (symname && !outer->func_owned) {
+		/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name */
+		char *plain = xstrndup(symname, strcspn(symname, "@"));
+		char *dem = demangle(plain);
+		if (dem || strncmp(plain, "_Z", 2) || !outer->func) {
+			outer->func_owned = dem ? dem : plain;
+			outer->func = outer->func_owned;
+			if (dem)
+				free(plain);
+		} else {
+			free(plain);	/* mangled and no demangler: DWARF's name reads better */
+		}
+	}
 	if (symname)
 		outer->entry = a - off - e->mod_bias;
-	out[0].file = file;
+	free(out[0].file);
+	out[0].file = abs_file;
 	out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);
 	return n;
 }

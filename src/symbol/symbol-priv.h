@@ -40,13 +40,15 @@ struct prof_elf {
 
 struct elf_frame {		/* one entry of an inline chain */
 	const char *func;	/* NULL if unknown */
-	const char *file;	/* NULL if unknown */
+	char *func_owned;	/* set when func was rewritten; caller frees */
+	char *file;		/* absolute source path, malloc'd; NULL if unknown */
 	uint32_t line;
 	uint64_t entry;		/* file vaddr of the containing function, 0 if unknown */
 	bool inlined;
 };
 
-/* Inline chain for file vaddr, innermost first; returns entries written (0: nothing known). */
+/* Inline chain for file vaddr, innermost first; returns entries written
+ * (0: nothing known).  The caller frees each entry's file. */
 size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
 bool prof_elf_has_symbols(struct prof_elf *e);
 

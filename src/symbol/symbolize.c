@@ -12,7 +12,8 @@
  *    different pcs of one line share a frame while line still tells lines
  *    apart.
  *  - JIT maps are loaded the first time an anonymous address of that pid
- *    is seen (a missing file is remembered as an empty table).
+ *    is seen, and reloaded when a lookup misses and the file has grown
+ *    (JITs append as they compile).
  *  - kallsyms is process-wide and loaded once.
  */
 #include "symbol-priv.h"
@@ -21,6 +22,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_INLINE 32
 
@@ -78,9 +80,12 @@ static uint32_t simple_frame(struct prof_symbolizer *s, const char *func, uint32
 	return prof_frame_intern(s->p, &f);
 }
 
-static uint32_t elf_module(struct prof_symbolizer *s, struct prof_elf *e, uint32_t map_flags)
+/* The module of a mapping: named by the mapped path (a deleted file is
+ * opened via /proc/PID/map_files, but keeps its real name). */
+static uint32_t elf_module(struct prof_symbolizer *s, const struct prof_mapping *m)
 {
-	uint32_t flags = 0;
+	struct prof_elf *e = m->elf;
+	uint32_t map_flags = m->flags, flags = 0;
 
 	if (map_flags & PROF_MAP_VDSO)
 		flags |= PROF_MOD_VDSO;
@@ -92,7 +97,8 @@ static uint32_t elf_module(struct prof_symbolizer *s, struct prof_elf *e, uint32
 	if (created) {
 		if (!prof_elf_has_symbols(e))
 			flags |= PROF_MOD_NO_SYMBOLS;
-		*slot = prof_module_intern(s->p, e->path, e->build_id, flags);
+		const char *path = (map_flags & PROF_MAP_VDSO) || !*m->path ? e->path : m->path;
+		*slot = prof_module_intern(s->p, path, e->build_id, flags);
 	}
 	return (uint32_t)*slot;
 }
@@ -132,6 +138,8 @@ static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t 
 			.inlined = chain[i].inlined,
 		};
 		free(fallback);
+		free(chain[i].file);
+		free(chain[i].func_owned);
 		VEC_PUSH(&s->ids, prof_frame_intern(s->p, &f));
 	}
 }
@@ -156,11 +164,16 @@ static size_t symbolize_elf(struct prof_symbolizer *s, const struct prof_mapping
 			return copy_ids(s, c, out, max);
 	}
 	struct cache_entry c = { m->elf, vaddr, (uint32_t)s->ids.n, 0 };
-	resolve_elf(s, m->elf, elf_module(s, m->elf, m->flags), vaddr);
+	resolve_elf(s, m->elf, elf_module(s, m), vaddr);
 	c.n = (uint32_t)(s->ids.n - c.first);
 	u64map_put(&s->index, key + k, s->entries.n);
 	VEC_PUSH(&s->entries, c);
 	return copy_ids(s, &c, out, max);
+}
+
+static void jit_path(char *buf, size_t size, pid_t pid)
+{
+	snprintf(buf, size, "/tmp/perf-%d.map", (int)pid);
 }
 
 static struct sym_table *jit_table(struct prof_symbolizer *s, pid_t pid)
@@ -171,23 +184,40 @@ static struct sym_table *jit_table(struct prof_symbolizer *s, pid_t pid)
 	if (created) {
 		struct sym_table *t = xcalloc(1, sizeof(*t));
 		char path[64];
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+		jit_path(path, sizeof(path), pid);
 		sym_table_load_perf_map(t, path);	/* missing file: empty table */
 		*slot = (uintptr_t)t;
 	}
 	return (struct sym_table *)(uintptr_t)*slot;
 }
 
+/* JITs append to their map as they compile: reload when it has grown. */
+static bool jit_reload_if_grown(struct sym_table *t, pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	jit_path(path, sizeof(path), pid);
+	if (stat(path, &st) < 0 || st.st_size == t->file_size)
+		return false;
+	sym_table_load_perf_map(t, path);
+	return true;
+}
+
 /* JIT symbol from /tmp/perf-PID.map, else "[anon]" (or "[unknown]" outside any mapping). */
 static uint32_t jit_or_anon_frame(struct prof_symbolizer *s, pid_t pid, uint64_t addr, bool mapped)
 {
-	const struct sym_entry *e = sym_table_find(jit_table(s, pid), addr);
+	struct sym_table *t = jit_table(s, pid);
+	const struct sym_entry *e = sym_table_find(t, addr);
+
+	if (!e && jit_reload_if_grown(t, pid))
+		e = sym_table_find(t, addr);
 
 	if (!e)
 		return mapped ? simple_frame(s, "[anon]", PROF_NONE, 0, PROF_FRAME_ANON)
 			      : simple_frame(s, "[unknown]", PROF_NONE, 0, PROF_FRAME_UNKNOWN);
 	char path[64];
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	jit_path(path, sizeof(path), pid);
 	uint32_t mod = prof_module_intern(s->p, path, "", PROF_MOD_JIT);
 	return simple_frame(s, e->name, mod, e->start, PROF_FRAME_JIT);
 }
@@ -209,7 +239,8 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 	}
 	/* a file we could not open or parse */
 	uint64_t off = addr - m->start + m->pgoff;
-	uint32_t mod = prof_module_intern(s->p, m->path, "", PROF_MOD_NO_SYMBOLS);
+	uint32_t mod = prof_module_intern(s->p, m->path, "", PROF_MOD_NO_SYMBOLS |
+					  (m->flags & PROF_MAP_DELETED ? PROF_MOD_DELETED : 0));
 	char *name = xasprintf("%s+0x%" PRIx64, base_name(m->path), off);
 	out[0] = simple_frame(s, name, mod, off, PROF_FRAME_USER);
 	free(name);

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int sym_cmp(const void *a, const void *b)
 {
@@ -55,9 +56,15 @@ void sym_table_free(struct sym_table *t)
 
 int sym_table_load_perf_map(struct sym_table *t, const char *path)
 {
+	struct stat st;
 	FILE *f = fopen(path, "re");
+
+	sym_table_free(t);
+	t->file_size = -1;
 	if (!f)
 		return -errno;
+	if (fstat(fileno(f), &st) == 0)
+		t->file_size = st.st_size;
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {

@@ -14,6 +14,7 @@ struct sym_entry {
 
 struct sym_table {
 	VEC(struct sym_entry) syms;	/* sorted by start once loaded */
+	int64_t file_size;		/* size when loaded, -1 if missing */
 };
 
 void sym_table_sort(struct sym_table *t);

@@ -4,7 +4,9 @@
  *
  * Design notes / invariants:
  *  - One Dwfl per address space, kept in its unwind_as_state slot and
- *    rebuilt only when as->generation changes (a new mapping, exec...).
+ *    touched only when as->generation changes: extended in place when
+ *    mappings were only added (dlopen), rebuilt when one went away (exec,
+ *    munmap).
  *    A Dwfl per sample would re-read every module's ELF headers and CFI for
  *    every sample, which is what made perf's libdw unwinding slow; reusing
  *    it keeps libdw's per-module CFI/FDE caches warm.
@@ -15,18 +17,29 @@
  *    one prof_unwind() call.
  *  - memory_read serves the stack copy first and file-backed mappings
  *    second; everything else fails, which ends the unwind (incomplete).
+ *  - Samples whose every frame has a simple cached rule take the fast
+ *    path in cfi-cache.c; the others go through dwfl_getthread_frames.
  *  - x86_64 DWARF register order: rax rdx rcx rbx rsi rdi rbp rsp r8-r15,
  *    then the return address column 16 = rip.
  */
-#include "unwind-priv.h"
+#include "cfi-cache.h"
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
+#include <fcntl.h>
+
+struct dw_reported {
+	const struct prof_elf *elf;
+	uint64_t bias, start;
+};
 
 struct dw_state {
 	Dwfl *dwfl;
 	uint64_t generation;
 	bool usable;
 	const struct unwind_ctx *cur;
+	bool read_failed;	/* libdw ends "normally" when a read fails: track it */
+	struct cfi_cache rules;	/* fast path, valid for this Dwfl only */
+	VEC(struct dw_reported) reported;	/* binaries in the Dwfl */
 };
 
 struct dw_walk {
@@ -57,8 +70,10 @@ static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	struct dw_state *st = arg;
 	uint64_t v;
 
-	if (!ctx_read_word(st->cur, addr, &v))
+	if (!ctx_read_word(st->cur, addr, &v)) {
+		st->read_failed = true;
 		return false;
+	}
 	*result = v;
 	return true;
 }
@@ -93,38 +108,73 @@ static void dw_state_free(void *p)
 
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
+	cfi_cache_free(&st->rules);
+	VEC_FREE(&st->reported);
 	free(st);
 }
 
-static bool already_reported(const struct prof_addrspace *as, size_t upto, const struct prof_elf *e)
+static bool is_reported(const struct dw_state *st, const struct prof_elf *e)
 {
-	for (size_t i = 0; i < upto; i++)
-		if (as->maps.v[i].elf == e)
+	for (size_t i = 0; i < st->reported.n; i++)
+		if (st->reported.v[i].elf == e)
 			return true;
 	return false;
 }
 
-/* (Re)builds the Dwfl from the address space's mappings. */
-static void dw_rebuild(struct dw_state *st, struct prof_addrspace *as)
+/* Reports the binaries of as not reported yet; returns how many now are. */
+static size_t dw_report_new(struct dw_state *st, struct prof_addrspace *as)
 {
+	for (size_t i = 0; i < as->maps.n; i++) {
+		const struct prof_mapping *m = &as->maps.v[i];
+		if (!m->elf || is_reported(st, m->elf))
+			continue;
+		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
+		/* a dup of the cached descriptor (libdw closes it): no reopening by
+		 * path, which may be gone (deleted file, exited process) */
+		int fd = prof_elf_fd(m->elf) >= 0 ? fcntl(prof_elf_fd(m->elf), F_DUPFD_CLOEXEC, 0) : -1;
+		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), fd,
+				    m->bias, true)) {
+			struct dw_reported r = { m->elf, m->bias, m->start };
+			VEC_PUSH(&st->reported, r);
+		}
+	}
+	return st->reported.n;
+}
+
+/* Were only mappings added since the Dwfl was built?  Then it can be
+ * extended in place, keeping libdw's CFI caches and our rule cache. */
+static bool only_additions(const struct dw_state *st, const struct prof_addrspace *as)
+{
+	for (size_t i = 0; i < st->reported.n; i++) {
+		const struct prof_mapping *m = prof_addrspace_find(as, st->reported.v[i].start);
+		if (!m || m->elf != st->reported.v[i].elf || m->bias != st->reported.v[i].bias)
+			return false;
+	}
+	return true;
+}
+
+/* (Re)builds or extends the Dwfl from the address space's mappings. */
+static void dw_update(struct dw_state *st, struct prof_addrspace *as)
+{
+	st->generation = as->generation;
+	if (st->dwfl && st->usable && only_additions(st, as)) {
+		dwfl_report_begin_add(st->dwfl);
+		dw_report_new(st, as);
+		dwfl_report_end(st->dwfl, NULL, NULL);
+		/* pcs in the new modules may be cached as "no rule": recompute */
+		cfi_cache_reset(&st->rules);
+		return;
+	}
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
 	st->usable = false;
-	st->generation = as->generation;
+	st->reported.n = 0;
+	cfi_cache_reset(&st->rules);
 	st->dwfl = dwfl_begin(&dw_callbacks);
 	if (!st->dwfl)
 		return;
 	dwfl_report_begin(st->dwfl);
-	size_t reported = 0;
-	for (size_t i = 0; i < as->maps.n; i++) {
-		const struct prof_mapping *m = &as->maps.v[i];
-		if (!m->elf || already_reported(as, i, m->elf))
-			continue;
-		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
-		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), -1,
-				    m->bias, true))
-			reported++;
-	}
+	size_t reported = dw_report_new(st, as);
 	dwfl_report_end(st->dwfl, NULL, NULL);
 	st->usable = reported > 0 &&
 		     dwfl_attach_state(st->dwfl, NULL, as->pid, &dw_thread_callbacks, st);
@@ -172,16 +222,24 @@ void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		st->generation = c->as->generation - 1;
 	}
 	if (st->generation != c->as->generation || !st->dwfl)
-		dw_rebuild(st, c->as);
+		dw_update(st, c->as);
 	if (!st->usable) {
 		res->stop = "no modules to unwind with";
 		return;
 	}
+	if (!c->no_fast_path && cfi_fast_unwind(&st->rules, st->dwfl, c, pcs, max, res))
+		return;
 	struct dw_walk w = { .pcs = pcs, .max = max };
 	st->cur = c;
+	st->read_failed = false;
 	int rc = dwfl_getthread_frames(st->dwfl, c->tid, dw_frame, &w);
 	st->cur = NULL;
 	res->n = MAX(w.n, (size_t)1);
-	res->complete = rc == 0;
-	res->stop = rc == 0 ? NULL : w.stop ? w.stop : "no unwind info or stack copy exhausted";
+	res->complete = rc == 0 && !st->read_failed;
+	if (res->complete)
+		res->stop = NULL;
+	else if (rc == 0)
+		res->stop = "stack copy exhausted";
+	else
+		res->stop = w.stop ? w.stop : "no unwind info or stack copy exhausted";
 }

@@ -15,7 +15,10 @@
  *  - One unw_addr_space_t per address space, kept in its state slot with
  *    UNW_CACHE_GLOBAL so libunwind's per-ip register-state cache persists
  *    across samples; flushed when as->generation changes, because the
- *    cache is keyed by runtime ip.
+ *    cache is keyed by runtime ip.  Debian's libunwind blocks signals
+ *    around every cache access (two sigprocmask syscalls per step, most of
+ *    this backend's ~0.5 us/frame); UNW_CACHE_PER_THREAD silently falls
+ *    back to the global cache there and UNW_CACHE_NONE is 7x slower.
  *  - access_mem reads only the stack copy and file contents; any other
  *    address fails, which ends the unwind as incomplete.
  */

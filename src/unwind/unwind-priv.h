@@ -15,6 +15,7 @@ struct unwind_ctx {
 	uint64_t sp;		/* address of stack->data[0] */
 	const uint8_t *stack;
 	uint64_t stack_size;
+	bool no_fast_path;	/* PROF_UNWIND_NO_FAST_PATH: libdw's general unwinder only */
 };
 
 /* Reads one 8-byte word of the captured stack; false outside the copy. */

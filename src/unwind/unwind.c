@@ -14,6 +14,7 @@
 
 struct prof_unwinder {
 	enum prof_unwinder_kind kind;
+	bool no_fast_path;	/* debugging/testing knob, read once */
 	struct unwind_libunwind *lu;
 };
 
@@ -42,6 +43,7 @@ struct prof_unwinder *prof_unwinder_new(enum prof_unwinder_kind kind)
 	struct prof_unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->kind = kind;
+	u->no_fast_path = getenv("PROF_UNWIND_NO_FAST_PATH") != NULL;
 	if (kind == PROF_UNWIND_LIBUNWIND)
 		u->lu = unwind_libunwind_new();
 	return u;
@@ -80,8 +82,29 @@ bool ctx_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
 {
 	if (ctx_read_stack(c, addr, val))
 		return true;
-	const struct prof_mapping *m = c->as ? prof_addrspace_find(c->as, addr) : NULL;
-	return m && m->elf && prof_elf_read_vaddr(m->elf, addr - m->bias, val, 8) == 0;
+	if (!c->as)
+		return false;
+	const struct prof_mapping *m = prof_addrspace_find(c->as, addr);
+	if (m)
+		return m->elf && prof_elf_read_vaddr(m->elf, addr - m->bias, val, 8) == 0;
+	/* Only executable mappings are tracked, but CFI tables (.eh_frame_hdr)
+	 * sit in the read-only segment next to them: try the binaries mapped
+	 * just below and just above addr, at their bias. */
+	const struct prof_addrspace *as = c->as;
+	size_t lo = 0, hi = as->maps.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (as->maps.v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo ? lo - 1 : 0; i < as->maps.n && i <= lo; i++) {
+		m = &as->maps.v[i];
+		if (m->elf && prof_elf_read_vaddr(m->elf, addr - m->bias, val, 8) == 0)
+			return true;
+	}
+	return false;
 }
 
 void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
@@ -125,6 +148,7 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 		.sp = regs->r[PERF_REG_X86_SP],
 		.stack = stack ? stack->data : NULL,
 		.stack_size = stack && stack->data ? stack->size : 0,
+		.no_fast_path = u->no_fast_path,
 	};
 
 	res->n = 0;
@@ -136,7 +160,8 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	res->n = 1;
 	res->stop = "no call graph";
 	max = MIN(max, (size_t)PROF_MAX_FRAMES);
-	switch (u->kind) {
+	enum prof_unwinder_kind kind = as ? u->kind : PROF_UNWIND_FP;	/* CFI needs the mappings */
+	switch (kind) {
 	case PROF_UNWIND_LIBDW:
 		unwind_libdw(&c, pcs, max, res);
 		break;
@@ -148,6 +173,15 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 		return;
 	case PROF_UNWIND_NONE:
 		return;
+	}
+	/* Backends may call an unwind "done" after wandering into garbage (libunwind
+	 * stops quietly at a zero rip): only an end inside known code is complete. */
+	if (res->complete && res->n > 1 && as) {
+		const struct prof_mapping *m = prof_addrspace_find(as, pcs[res->n - 1] - 1);
+		if (!m || !m->elf) {
+			res->complete = false;
+			res->stop = "unwind ended outside known code";
+		}
 	}
 	/* A CFI unwind that could not even start: frame pointers may still work. */
 	if (res->n <= 1 && !res->complete) {
