@@ -16,6 +16,7 @@ perf record -q -e cpu-clock -o probe.data -- true >/dev/null 2>&1 ||
 	skip_all "perf record -e cpu-clock is refused here"
 
 cat >spin.c <<'SRC'
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,14 +27,20 @@ __attribute__((noinline)) void warm(int n) { for (int i = 0; i < n; i++) sink ^=
 __attribute__((noinline)) void copy(int n) { for (int i = 0; i < n; i++) { memcpy(a, b, sizeof(a)); b[i & 0xffff] = a[0] + 1; } }
 __attribute__((noinline)) void sys(int n) { for (int i = 0; i < n; i++) getppid(); }
 __attribute__((noinline)) void middle(int n) { hot(n); warm(n / 2); }
+static void *side(void *arg) { for (int i = 0; i < 200; i++) warm(1000000); return arg; }
 int main(int argc, char **argv)
 {
 	int it = argc > 1 ? atoi(argv[1]) : 100;
+	pthread_t t;
+	if (argc > 2)	/* a second thread: same address space, its own tid */
+		pthread_create(&t, NULL, side, NULL);
 	for (int i = 0; i < it; i++) { middle(1000000); copy(200); sys(3000); }
+	if (argc > 2)
+		pthread_join(t, NULL);
 	return 0;
 }
 SRC
-cc -O1 -g -fno-omit-frame-pointer -o spin spin.c || skip_all "cannot build the test program"
+cc -O1 -g -fno-omit-frame-pointer -pthread -o spin spin.c || skip_all "cannot build the test program"
 
 # "PCT SYMBOL" lines from perf report; "PCT SAMPLES SYMBOL MODULE" from the driver.
 perf_flat() {
@@ -81,6 +88,13 @@ test_expect_success 'fork + exec (sh running two children): agrees with perf rep
 	compare_flat fork.data
 '
 sed 's/^/#   /' cmp-fork.data.txt 2>/dev/null
+test_expect_success 'two threads (dwarf): agrees with perf report, side thread unwound' '
+	perf record -q -e cpu-clock -F 999 --call-graph dwarf -o threads.data -- ./spin 100 2 >/dev/null 2>&1 &&
+	compare_flat threads.data &&
+	"$DRIVER" --folded threads.data >folded.txt &&
+	check_contains folded.txt ";side;warm "
+'
+sed 's/^/#   /' cmp-threads.data.txt 2>/dev/null
 test_expect_success 'dwarf stacks reach main through middle' '
 	"$DRIVER" --folded dwarf.data >folded.txt &&
 	check_contains folded.txt ";main;middle;hot " &&

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define PD_PID_KERNEL UINT32_MAX
@@ -49,7 +50,8 @@ struct importer {
 	uint64_t pcs[PROF_MAX_FRAMES];
 	uint32_t frames[PD_FRAMES_MAX];
 	size_t nframes;
-	bool warned_build_id;
+	bool warned_build_id, kernel_checked;
+	uint64_t lost_records, lost_samples;	/* LOST / LOST_SAMPLES sums */
 };
 
 /* ---- processes and threads -------------------------------------------------- */
@@ -181,8 +183,23 @@ static uint32_t thread_of(struct importer *im, uint32_t pid, uint32_t tid)
 
 /* ---- stacks ------------------------------------------------------------------- */
 
+/* Kernel pcs are resolved with this machine's /proc/kallsyms: say so once
+ * when the file was recorded on another kernel. */
+static void check_kernel_release(struct importer *im)
+{
+	struct utsname u;
+
+	im->kernel_checked = true;
+	if (im->f->osrelease && uname(&u) == 0 && strcmp(u.release, im->f->osrelease))
+		warning("perf.data was recorded on kernel %s but this is %s; kernel symbols "
+			"come from this machine's /proc/kallsyms and may be wrong",
+			im->f->osrelease, u.release);
+}
+
 static void push_kernel(struct importer *im, uint64_t pc)
 {
+	if (!im->kernel_checked)
+		check_kernel_release(im);
 	if (im->nframes < PD_FRAMES_MAX)
 		im->nframes += prof_symbolize_kernel(im->sym, pc, im->frames + im->nframes,
 						     PD_FRAMES_MAX - im->nframes);
@@ -292,6 +309,12 @@ static void on_sample(struct importer *im, const struct pd_record *r)
 	}
 }
 
+/*
+ * perf record (6.x) ends with LOST_SAMPLES records it synthesizes from each
+ * event's PERF_FORMAT_LOST count, which already includes the ring-buffer
+ * drops the kernel reported as LOST records: the two overlap, so the
+ * importer keeps both sums and reports the larger (see finish_lost()).
+ */
 static void on_lost(struct importer *im, const struct pd_record *r)
 {
 	uint64_t n = 0;
@@ -299,6 +322,16 @@ static void on_lost(struct importer *im, const struct pd_record *r)
 
 	if (r->size >= off + 8)
 		n = pd_u64(r->data + off, 0);
+	if (r->type == PERF_RECORD_LOST)
+		im->lost_records += n;
+	else
+		im->lost_samples += n;
+}
+
+static void finish_lost(struct importer *im)
+{
+	uint64_t n = MAX(im->lost_records, im->lost_samples);
+
 	im->p->lost += n;
 	im->info->lost += n;
 }
@@ -420,6 +453,7 @@ int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 	im.unw = prof_unwinder_new(PROF_UNWIND_LIBDW);
 	set_meta(&im);
 	replay(&im);
+	finish_lost(&im);
 	if (f.attrs.n > 1)
 		warning("perf.data has %zu events; imported the first, '%s', only (%" PRIu64
 			" samples of the others ignored)",
@@ -473,7 +507,7 @@ int perfdata_probe(const char *path)
 
 int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info *info)
 {
-	struct stat st;
+	struct stat st = { 0 };
 
 	if (!strcmp(path, "-"))
 		return read_stdin(p, info);
@@ -485,7 +519,7 @@ int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info
 		return -e;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = S_ISDIR(st.st_mode) ? EISDIR : errno ? errno : EINVAL;
+		int e = S_ISDIR(st.st_mode) ? EISDIR : S_ISREG(st.st_mode) ? errno : EINVAL;
 		close(fd);
 		error("cannot read '%s': %s", path,
 		      e == EISDIR ? "is a directory (perf.data directory format is not supported)"
