@@ -70,7 +70,6 @@ unit: $(UNIT_BINS)
 
 # prove runs unit binaries directly and the tNNNN-*.sh scripts with bash.
 check: deps prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS) $(STAT_BINS)
-check: deps prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS)
 	@chmod +x tests/t[0-9]*.sh
 	prove -e '' $(PROVE_FLAGS) $(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))
 
