@@ -498,6 +498,7 @@ static void teardown(struct session *s)
 	if (s->pf.rings)
 		prof_perf_close(&s->pf);
 	prof_profile_free(&s->p);
+	prof_elf_cache_free();
 	VEC_FREE(&s->o->pids);
 }
 

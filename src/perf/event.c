@@ -148,6 +148,15 @@ static int report_open_error(const struct prof_perf *pf, int err)
 	case EPERM:
 		return error("no permission to sample (kernel.perf_event_paranoid=%d); run 'sysctl kernel.perf_event_paranoid=1' or give prof CAP_PERFMON",
 			     prof_perf_paranoid()), -err;
+	case EINVAL: {
+		char *m = read_file("/proc/sys/kernel/perf_event_max_sample_rate", NULL);
+		uint64_t max = m ? strtoull(m, NULL, 10) : 0;
+		free(m);
+		if (max && pf->cfg.freq > max)
+			return error("-F %llu is above kernel.perf_event_max_sample_rate=%llu; use a lower -F",
+				     (unsigned long long)pf->cfg.freq, (unsigned long long)max), -err;
+		return error("perf_event_open for event '%s' failed: %s", ev, strerror(err)), -err;
+	}
 	case EMFILE:
 		return error("too many open files for %d CPUs x threads; raise 'ulimit -n'", pf->ncpus), -err;
 	default:

@@ -380,7 +380,26 @@ static int write_seeds(const char *dir)
 		prof_profile_free(&p);
 		free(path);
 	}
-	return 0;
+	/* A stackless source's call edges, lost records and renamed threads. */
+	char *path = xasprintf("%s/seed-edges.data", dir);
+	struct prof_writer *w;
+	uint64_t value[PROF_METRIC_COUNT] = { 3, 3000 };
+	unlink(path);
+	prof_profile_init(&p);
+	if (prof_writer_open(&w, path))
+		return 1;
+	struct prof_frame f = { .func = prof_intern(&p, "a"), .module = PROF_NONE };
+	uint32_t a = prof_frame_intern(&p, &f);
+	f.func = prof_intern(&p, "b");
+	prof_edge_add(&p, a, prof_frame_intern(&p, &f), 2, value);
+	prof_thread_intern(&p, 1, 1, "x");
+	prof_writer_lost(w, 5, 2);
+	prof_writer_flush(w, &p);
+	prof_thread_intern(&p, 1, 1, "y");
+	int ret = prof_writer_close(w, &p);
+	prof_profile_free(&p);
+	free(path);
+	return ret ? 1 : 0;
 }
 
 int main(int argc, char **argv)
