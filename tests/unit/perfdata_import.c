@@ -98,9 +98,10 @@ static int print_flat(const char *path)
 		return 2;
 	size_t n = flat_table(&p, &rows);
 	uint64_t total = prof_total(&p, PROF_M_SAMPLES);
-	printf("# samples %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64 " event %s callgraph %s\n",
+	printf("# samples %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64
+	       " event %s callgraph %s%s\n",
 	       p.samples, p.lost, p.samples_truncated, prof_meta_get(&p, "event"),
-	       prof_meta_get(&p, "callgraph"));
+	       prof_meta_get(&p, "callgraph"), info.truncated ? " file-cut" : "");
 	for (size_t i = 0; i < n; i++)
 		printf("%6.2f %8" PRIu64 " %s %s\n", total ? 100.0 * rows[i].self / total : 0.0,
 		       rows[i].self, prof_str(&p, rows[i].func), module_base(&p, rows[i].module));
