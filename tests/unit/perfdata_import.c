@@ -352,6 +352,15 @@ int main(int argc, char **argv)
 #ifdef HAVE_ZSTD
 	test_seed("zstd.data", 7, "fp");
 #endif
+	{
+		struct prof_profile p;
+		struct perfdata_info info;
+		prof_profile_init(&p);
+		ok(perfdata_read(SEEDS "two-events.data", &p, &info) == 0, "two-events: imports");
+		is_u64(p.samples, 8, "two-events: the first event's 8 samples");
+		is_u64(info.other_samples, 8, "two-events: task-clock's 8 counted as others");
+		prof_profile_free(&p);
+	}
 	test_synthetic();
 	test_errors();
 	return done_testing();
