@@ -135,6 +135,17 @@ test_expect_success 'a cut perf.data imports what is there, no crash' '
 		[ $st = 0 ] || [ $st = 2 ] || exit 1
 	done
 '
+test_expect_success 'a SIGKILLed perf record leaves a file that imports (cut)' '
+	perf record -q -e cpu-clock -F 999 -g -o killed.data -- ./spin 200 >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	kill -9 $pid
+	wait $pid
+	"$DRIVER" --flat killed.data >out.txt 2>err.txt; st=$?
+	cat out.txt err.txt
+	test $st = 0 && check_contains out.txt "file-cut" ||
+	{ test $st = 2 && test $(wc -l <err.txt) = 1; }
+'
 test_expect_failure_exit 'garbage is refused with one line' 2 '
 	echo "PERFILE2 but nothing more here, really" >junk.data &&
 	"$DRIVER" --flat junk.data 2>err.txt; st=$?; cat err.txt

@@ -7,8 +7,9 @@
  * symbolized and interned into the trie.
  *
  * Design notes / invariants:
- *  - Only the first event (attr 0) is imported; samples of other events
- *    are counted in info->other_samples and a warning names the event kept.
+ *  - Only one event is imported: the first that is not perf's "dummy"
+ *    sideband event (im->main).  Samples of other events are counted in
+ *    info->other_samples and, if there are any, a warning names the one kept.
  *  - One prof_addrspace per pid, created on first use; FORK of a new
  *    process copies its parent's space (threads share their process's);
  *    COMM with PERF_RECORD_MISC_COMM_EXEC empties it.  MMAPs of pid -1 are
@@ -41,6 +42,7 @@ struct importer {
 	struct prof_profile *p;
 	struct perfdata_info *info;
 	const struct pd_file *f;
+	const struct pd_attr *main;	/* the event imported */
 	struct prof_symbolizer *sym;
 	struct prof_unwinder *unw;
 	struct u64map space_of_pid;	/* pid -> index in spaces */
@@ -260,7 +262,7 @@ static void on_sample(struct importer *im, const struct pd_record *r)
 		im->info->bad_samples++;
 		return;
 	}
-	if (s.attr != &im->f->attrs.v[0]) {
+	if (s.attr != im->main) {
 		im->info->other_samples++;
 		return;
 	}
@@ -386,8 +388,8 @@ static char *event_base_name(const char *name)
 static void set_meta(struct importer *im)
 {
 	const struct pd_file *f = im->f;
-	const struct perf_event_attr *a = &f->attrs.v[0].attr;
-	const char *name = *f->attrs.v[0].name ? f->attrs.v[0].name : fallback_event_name(a);
+	const struct perf_event_attr *a = &im->main->attr;
+	const char *name = *im->main->name ? im->main->name : fallback_event_name(a);
 	char buf[32];
 	char *event = event_base_name(name);
 
@@ -425,6 +427,17 @@ static void set_meta(struct importer *im)
 	prof_meta_set(im->p, "source", "perf.data");
 }
 
+/* The first event that is not perf's "dummy" (sideband-only) event. */
+static const struct pd_attr *main_attr(const struct pd_file *f)
+{
+	for (size_t i = 0; i < f->attrs.n; i++) {
+		const struct perf_event_attr *a = &f->attrs.v[i].attr;
+		if (!(a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY))
+			return &f->attrs.v[i];
+	}
+	return &f->attrs.v[0];
+}
+
 /* ---- entry points --------------------------------------------------------------- */
 
 int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
@@ -444,9 +457,10 @@ int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 	info->nr_attrs = (uint32_t)f.attrs.n;
 	info->skipped = f.skipped;
 
-	const struct perf_event_attr *a = &f.attrs.v[0].attr;
 	im.info = info;
 	im.f = &f;
+	im.main = main_attr(&f);
+	const struct perf_event_attr *a = &im.main->attr;
 	im.clock_event = a->type == PERF_TYPE_SOFTWARE &&
 			 (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK);
 	im.sym = prof_symbolizer_new(p);
@@ -454,7 +468,7 @@ int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 	set_meta(&im);
 	replay(&im);
 	finish_lost(&im);
-	if (f.attrs.n > 1)
+	if (info->other_samples)
 		warning("perf.data has %zu events; imported the first, '%s', only (%" PRIu64
 			" samples of the others ignored)",
 			f.attrs.n, prof_meta_get(p, "event"), info->other_samples);

@@ -98,9 +98,10 @@ static int print_flat(const char *path)
 		return 2;
 	size_t n = flat_table(&p, &rows);
 	uint64_t total = prof_total(&p, PROF_M_SAMPLES);
-	printf("# samples %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64 " event %s callgraph %s\n",
+	printf("# samples %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64
+	       " event %s callgraph %s%s\n",
 	       p.samples, p.lost, p.samples_truncated, prof_meta_get(&p, "event"),
-	       prof_meta_get(&p, "callgraph"));
+	       prof_meta_get(&p, "callgraph"), info.truncated ? " file-cut" : "");
 	for (size_t i = 0; i < n; i++)
 		printf("%6.2f %8" PRIu64 " %s %s\n", total ? 100.0 * rows[i].self / total : 0.0,
 		       rows[i].self, prof_str(&p, rows[i].func), module_base(&p, rows[i].module));
@@ -351,6 +352,15 @@ int main(int argc, char **argv)
 #ifdef HAVE_ZSTD
 	test_seed("zstd.data", 7, "fp");
 #endif
+	{
+		struct prof_profile p;
+		struct perfdata_info info;
+		prof_profile_init(&p);
+		ok(perfdata_read(SEEDS "two-events.data", &p, &info) == 0, "two-events: imports");
+		is_u64(p.samples, 8, "two-events: the first event's 8 samples");
+		is_u64(info.other_samples, 8, "two-events: task-clock's 8 counted as others");
+		prof_profile_free(&p);
+	}
 	test_synthetic();
 	test_errors();
 	return done_testing();
