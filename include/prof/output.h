@@ -60,6 +60,12 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 int prof_output_folded(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 
+/* Differential views of two recordings (src/output/diffview.c). */
+int prof_output_folded_diff(FILE *f, const struct prof_profile *base,
+			    const struct prof_profile *head, const struct prof_view *v);
+int prof_output_text_diff(FILE *f, const struct prof_profile *base,
+			  const struct prof_profile *head, const struct prof_view *v);
+
 /* Escaping shared by every format (never emit a raw symbol name).
  * json_escape appends a complete "quoted" JSON string (<, >, & as \u00XX,
  * invalid UTF-8 as \ufffd); xml_escape appends text safe inside XML/HTML

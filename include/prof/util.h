@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdio.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PROF_NONE UINT32_MAX
@@ -106,5 +107,12 @@ bool stderr_is_tty(void);
 int write_all(int fd, const void *buf, size_t len);
 /* Read a whole file (small /proc files, sources): NUL-terminated, NULL+errno on failure. */
 char *read_file(const char *path, size_t *len);
+
+
+/* --- output files: written to a temp file, renamed into place (outfile.c) --- */
+/* NULL with errno on failure; *tmp_path is owned by outfile_close(). */
+FILE *outfile_open(const char *path, char **tmp_path);
+/* Closes; with keep, renames into place.  0 or -errno (nothing left behind on error). */
+int outfile_close(FILE *f, char *tmp_path, const char *path, bool keep);
 
 #endif

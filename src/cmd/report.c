@@ -8,6 +8,8 @@
 #include "prof/cmd.h"
 #include "prof/data.h"
 #include "prof/output.h"
+#include "prof/perfdata.h"
+#include "prof/render.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,15 +18,27 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-	"usage: prof report [-i FILE] [--format=text|folded|json] [-o OUT] [--flat|--tree]\n"
+	"usage: prof report [-i FILE] [--format=FMT] [-o OUT] [--flat|--tree]\n"
 	"                   [--pid P] [--tid T] [--comm C] [--dso D] [--percent-limit X]\n"
 	"                   [--sort self|total] [--metric cpu|off-cpu|io-wait|sleep|wall]\n"
+	"       prof report --diff BASE HEAD [--format=text|folded|flamegraph]\n"
+	"       prof report --open [-i FILE]\n"
 	"\n"
-	"Shows a recording made by 'prof record'.\n"
+	"Shows a recording made by 'prof record', or a perf.data file made by\n"
+	"'perf record' (detected by its header).\n"
 	"\n"
 	"  -i, --input FILE      the recording (default prof.data)\n"
-	"  -o, --output OUT      write the report to OUT instead of stdout\n"
-	"  --format FMT          text (default), folded (flamegraph.pl input), json\n"
+	"  -o, --output OUT      write the report to OUT instead of stdout; with no -o,\n"
+	"                        flamegraph, html and pprof go to flamegraph.svg,\n"
+	"                        prof.html and prof.pb.gz when stdout is a terminal\n"
+	"  --format FMT          text (default), folded (flamegraph.pl input), json,\n"
+	"                        flamegraph (interactive SVG), html (single-file report),\n"
+	"                        speedscope, pprof (gzipped profile.proto), callgrind\n"
+	"  --inverted            flamegraph: icicle graph (roots at the top)\n"
+	"  --diff BASE HEAD      compare two recordings: text (largest movers), folded\n"
+	"                        (difffolded.pl 'stack base head' lines) or flamegraph\n"
+	"                        (red grew, blue shrank, shaped by HEAD)\n"
+	"  --open                write the HTML report to a temporary file, print its path\n"
 	"  --flat                text: one row per function (default)\n"
 	"  --tree                text: caller-first call tree\n"
 	"  --pid P, --tid T      only samples of this process / thread\n"
@@ -37,14 +51,41 @@ static const char usage_text[] =
 	"                        (time metrics: ms in text, microseconds in folded/json)\n"
 	"  -h, --help            this help\n";
 
-enum fmt { FMT_TEXT, FMT_FOLDED, FMT_JSON };
+enum fmt { FMT_TEXT, FMT_FOLDED, FMT_JSON, FMT_FLAMEGRAPH, FMT_HTML, FMT_SPEEDSCOPE,
+	   FMT_PPROF, FMT_CALLGRIND };
+
+static const struct format_desc {
+	const char *name;
+	int (*render)(FILE *, const struct prof_profile *, const struct prof_view *);
+	const char *default_output;	/* written there when stdout is a terminal */
+} formats[] = {
+	[FMT_TEXT] = { "text", NULL, NULL },
+	[FMT_FOLDED] = { "folded", prof_output_folded, NULL },
+	[FMT_JSON] = { "json", prof_output_json, NULL },
+	[FMT_FLAMEGRAPH] = { "flamegraph", prof_render_flamegraph, "flamegraph.svg" },
+	[FMT_HTML] = { "html", prof_render_html, "prof.html" },
+	[FMT_SPEEDSCOPE] = { "speedscope", prof_render_speedscope, NULL },
+	[FMT_PPROF] = { "pprof", prof_render_pprof, "prof.pb.gz" },
+	[FMT_CALLGRIND] = { "callgrind", prof_render_callgrind, NULL },
+};
 
 struct report_opts {
 	const char *input, *output;
+	const char *diff_base, *diff_head;
 	enum fmt format;
-	bool tree, have_limit, help;
+	bool tree, have_limit, help, open;
 	struct prof_view view;
 };
+
+static int parse_format(const char *name, enum fmt *out)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		if (!strcmp(name, formats[i].name)) {
+			*out = (enum fmt)i;
+			return 0;
+		}
+	return -EINVAL;
+}
 
 struct progress {
 	uint64_t last_ns;
@@ -93,7 +134,8 @@ static int parse_percent(const char *arg, double *out)
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { O_FORMAT = 256, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT, O_SORT, O_METRIC };
+	enum { O_FORMAT = 256, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT, O_SORT, O_METRIC,
+	       O_DIFF, O_OPEN, O_INVERTED };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "input", required_argument, NULL, 'i' },
@@ -108,6 +150,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ "percent-limit", required_argument, NULL, O_LIMIT },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "metric", required_argument, NULL, O_METRIC },
+		{ "diff", required_argument, NULL, O_DIFF },
+		{ "open", no_argument, NULL, O_OPEN },
+		{ "inverted", no_argument, NULL, O_INVERTED },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret = 0;
@@ -120,11 +165,21 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case 'i': o->input = optarg; break;
 		case 'o': o->output = optarg; break;
 		case O_FORMAT:
-			if (!strcmp(optarg, "text")) o->format = FMT_TEXT;
-			else if (!strcmp(optarg, "folded")) o->format = FMT_FOLDED;
-			else if (!strcmp(optarg, "json")) o->format = FMT_JSON;
-			else ret = usage_error("--format is text, folded or json, not", optarg);
+			if (parse_format(optarg, &o->format) < 0)
+				ret = usage_error("--format is text, folded, json, flamegraph, html, "
+						  "speedscope, pprof or callgrind, not", optarg);
 			break;
+		case O_DIFF:
+			/* --diff BASE HEAD: HEAD is the next plain argument */
+			o->diff_base = optarg;
+			if (optind < argc && argv[optind][0] != '-')
+				o->diff_head = argv[optind++];
+			else
+				ret = usage_error("--diff wants two recordings, BASE and HEAD; got only",
+						  optarg);
+			break;
+		case O_OPEN: o->open = true; o->format = FMT_HTML; break;
+		case O_INVERTED: o->view.inverted = true; break;
 		case O_FLAT: o->tree = false; break;
 		case O_TREE: o->tree = true; break;
 		case O_PID: ret = parse_id(optarg, "--pid wants a process id, not", &o->view.pid); break;
@@ -165,20 +220,37 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return ret;
 }
 
-static int load(const struct report_opts *o, struct prof_profile *p)
+/* perf.data files (PERFILE2 magic) go through the importer. */
+static int load_perf_data(const char *path, struct prof_profile *p)
+{
+	struct perfdata_info pi;
+	int ret = perfdata_read(path, p, &pi);	/* error() already printed */
+
+	if (ret < 0)
+		return ret;
+	if (pi.truncated)
+		warning("%s is truncated (perf record was interrupted); showing the %llu samples "
+			"before the cut", path, (unsigned long long)p->samples);
+	return 0;
+}
+
+static int load(const char *input, struct prof_profile *p)
 {
 	struct prof_read_info info;
 	struct progress pr = { now_ns(), false };
-	int fd = open(o->input, O_RDONLY | O_CLOEXEC);
+	int fd;
 
+	if (!strcmp(input, "-") || perfdata_probe(input) == 1)
+		return load_perf_data(input, p);
+	fd = open(input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		error("cannot open '%s': %s (record one with 'prof record -- CMD')", o->input,
+		error("cannot open '%s': %s (record one with 'prof record -- CMD')", input,
 		      strerror(e));
 		return -e;
 	}
 	close(fd);
-	int ret = prof_data_read_progress(o->input, p, &info,
+	int ret = prof_data_read_progress(input, p, &info,
 					  stderr_is_tty() ? show_progress : NULL, &pr);
 	if (pr.shown)
 		fprintf(stderr, "\r              \r");
@@ -186,44 +258,92 @@ static int load(const struct report_opts *o, struct prof_profile *p)
 		return ret;
 	if (info.truncated || !info.complete)
 		warning("%s is truncated (recording was interrupted); showing the %llu samples "
-			"before the cut", o->input, (unsigned long long)p->samples);
+			"before the cut", input, (unsigned long long)p->samples);
 	if (info.dropped)
 		warning("%llu samples refer to stacks or threads missing from %s; ignored",
-			(unsigned long long)info.dropped, o->input);
+			(unsigned long long)info.dropped, input);
 	return 0;
 }
 
 static int render(FILE *f, const struct report_opts *o, const struct prof_profile *p)
 {
-	switch (o->format) {
-	case FMT_FOLDED: return prof_output_folded(f, p, &o->view);
-	case FMT_JSON: return prof_output_json(f, p, &o->view);
-	default:
+	if (o->format == FMT_TEXT)
 		return o->tree ? prof_output_text_tree(f, p, &o->view)
 			       : prof_output_text_flat(f, p, &o->view);
+	return formats[o->format].render(f, p, &o->view);
+}
+
+static int render_diff(FILE *f, const struct report_opts *o, const struct prof_profile *base,
+		       const struct prof_profile *head)
+{
+	switch (o->format) {
+	case FMT_FOLDED: return prof_output_folded_diff(f, base, head, &o->view);
+	case FMT_FLAMEGRAPH: return prof_render_flamegraph_diff(f, base, head, &o->view);
+	default: return prof_output_text_diff(f, base, head, &o->view);
 	}
 }
 
-static int write_report(const struct report_opts *o, const struct prof_profile *p)
+/* Where the report goes: -o, the format's default file on a terminal, or stdout. */
+static const char *output_path(const struct report_opts *o)
 {
+	if (o->output)
+		return strcmp(o->output, "-") ? o->output : NULL;
+	if (formats[o->format].default_output && isatty(1))
+		return formats[o->format].default_output;
+	return NULL;
+}
+
+static int write_report(const struct report_opts *o, const struct prof_profile *p,
+			const struct prof_profile *head)
+{
+	const char *path = output_path(o);
+	char *tmp = NULL;
 	FILE *f = stdout;
 	int ret;
 
-	if (o->output && strcmp(o->output, "-")) {
-		f = fopen(o->output, "w");
-		if (!f)
-			return error("cannot create '%s': %s", o->output, strerror(errno));
-	}
-	ret = render(f, o, p);
+	if (path && !(f = outfile_open(path, &tmp)))
+		return error("cannot create '%s': %s", path, strerror(errno));
+	ret = head ? render_diff(f, o, p, head) : render(f, o, p);
+	if (ret == -1)
+		ret = -EIO;
 	if (f != stdout) {
-		if (fclose(f) != 0 && !ret)
-			ret = -errno;
+		int cret = outfile_close(f, tmp, path, ret == 0);
+		if (!ret)
+			ret = cret;
 	} else if (fflush(f) != 0 && !ret) {
 		ret = -errno;
 	}
 	if (ret < 0)
-		return error("cannot write '%s': %s", o->output ? o->output : "stdout",
-			     strerror(ret == -1 ? EIO : -ret));
+		return error("cannot write '%s': %s", path ? path : "stdout", strerror(-ret));
+	if (path && !o->output)
+		info("wrote %s", path);
+	return 0;
+}
+
+/* --open: the HTML report in a fresh temporary file, its path on stdout. */
+static int open_report(struct report_opts *o, const struct prof_profile *p)
+{
+	char dir[] = "/tmp/prof-report.XXXXXX";
+
+	if (!mkdtemp(dir))
+		return error("cannot create a temporary directory: %s", strerror(errno));
+	char *path = xasprintf("%s/report.html", dir);
+	o->output = path;
+	int ret = write_report(o, p, NULL);
+	if (!ret)
+		printf("%s\n", path);
+	free(path);
+	return ret;
+}
+
+static int validate(const struct report_opts *o)
+{
+	if (o->diff_base && o->format != FMT_TEXT && o->format != FMT_FOLDED &&
+	    o->format != FMT_FLAMEGRAPH)
+		return error("--diff makes text, folded or flamegraph output, not %s",
+			     formats[o->format].name);
+	if (o->diff_base && o->open)
+		return error("--open shows one recording; use --diff with --format=flamegraph -o FILE");
 	return 0;
 }
 
@@ -240,11 +360,24 @@ int cmd_report(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return 0;
 	}
-	o.view.title = o.input;
+	if (validate(&o) < 0)
+		return EXIT_USAGE;
+	o.view.title = o.diff_head ? o.diff_head : o.input;
 	prof_profile_init(&p);
-	ret = load(&o, &p);
-	if (!ret)
-		ret = write_report(&o, &p);
+	if (o.diff_base) {
+		struct prof_profile head;
+		prof_profile_init(&head);
+		ret = load(o.diff_base, &p);
+		if (!ret)
+			ret = load(o.diff_head, &head);
+		if (!ret)
+			ret = write_report(&o, &p, &head);
+		prof_profile_free(&head);
+	} else {
+		ret = load(o.input, &p);
+		if (!ret)
+			ret = o.open ? open_report(&o, &p) : write_report(&o, &p, NULL);
+	}
 	prof_profile_free(&p);
 	return ret ? EXIT_USAGE : 0;
 }

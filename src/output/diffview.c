@@ -1,0 +1,165 @@
+/*
+ * diffview.c - the differential views of `prof report --diff BASE HEAD`
+ * that are not pictures: the two-count folded form (difffolded.pl's
+ * "stack base head" lines, which flamegraph.pl --negate and speedscope
+ * read) and a text table of the largest movers.
+ *
+ * Recordings of different lengths are compared by share of their own
+ * total (percentage points), which is what a reader of two flame graphs
+ * compares by eye; the absolute counts are printed beside it.  Stacks and
+ * functions present on one side only are listed too (count 0 on the other).
+ */
+#include "internal.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+struct folded_line {
+	char *stack;
+	uint64_t base, head;
+};
+typedef VEC(struct folded_line) folded_vec;
+
+static int folded_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->stack, ((const struct folded_line *)b)->stack);
+}
+
+/* Renders one side's folded text and adds its lines to the merged table. */
+static int collect_folded(const struct prof_profile *p, const struct prof_view *v, bool is_head,
+			  struct strtab *names, folded_vec *out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem)
+		return -errno;
+	int ret = prof_output_folded(mem, p, v);
+	fclose(mem);
+	for (char *line = text, *nl; ret == 0 && line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *sp = strrchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		uint64_t count = strtoull(sp + 1, NULL, 10);
+		size_t before = names->strs.n;
+		uint32_t id = strtab_intern(names, line);
+		if (names->strs.n != before)	/* first time this stack is seen */
+			VEC_PUSH(out, ((struct folded_line){ names->strs.v[id], 0, 0 }));
+		/* ids are dense from 1 ("" is 0), so line id-1 belongs to stack id */
+		if (is_head)
+			out->v[id - 1].head += count;
+		else
+			out->v[id - 1].base += count;
+	}
+	free(text);
+	return ret;
+}
+
+int prof_output_folded_diff(FILE *f, const struct prof_profile *base,
+			    const struct prof_profile *head, const struct prof_view *v)
+{
+	folded_vec lines = { 0 };
+	struct strtab names;
+	int ret;
+
+	strtab_init(&names);
+	ret = collect_folded(base, v, false, &names, &lines);
+	if (!ret)
+		ret = collect_folded(head, v, true, &names, &lines);
+	if (!ret) {
+		qsort(lines.v, lines.n, sizeof(*lines.v), folded_cmp);
+		for (size_t i = 0; i < lines.n; i++)
+			fprintf(f, "%s %llu %llu\n", lines.v[i].stack,
+				(unsigned long long)lines.v[i].base, (unsigned long long)lines.v[i].head);
+	}
+	VEC_FREE(&lines);
+	strtab_free(&names);
+	return ret ? ret : (ferror(f) ? -EIO : 0);
+}
+
+struct mover {
+	const char *name, *module;
+	uint64_t base, head;
+	double base_pct, head_pct;
+};
+typedef VEC(struct mover) mover_vec;
+
+static int mover_cmp(const void *a, const void *b)
+{
+	const struct mover *x = a, *y = b;
+	double dx = fabs(x->head_pct - x->base_pct), dy = fabs(y->head_pct - y->base_pct);
+
+	return dx < dy ? 1 : dx > dy ? -1 : strcmp(x->name, y->name);
+}
+
+/* Adds one side's function table to the movers, joined by (name, module basename). */
+static void collect_movers(const struct prof_profile *p, const struct prof_view *v, bool is_head,
+			   struct strtab *keys, mover_vec *out)
+{
+	struct prof_fn_table t;
+	struct strbuf key = STRBUF_INIT;
+
+	prof_fn_table_build(p, v, &t);
+	for (size_t i = 0; i < t.rows.n; i++) {
+		const struct prof_fn_row *r = &t.rows.v[i];
+		const char *name = fn_name(p, r->func), *mod = module_basename(p, r->module);
+		sb_reset(&key);
+		sb_addf(&key, "%s\x1f%s", name, mod);	/* \x1f: cannot appear in a symbol */
+		size_t before = keys->strs.n;
+		uint32_t id = strtab_intern_n(keys, key.buf, key.len);
+		if (keys->strs.n != before) {
+			/* the names live in p, which outlives the table */
+			struct mover m = { .name = name, .module = mod };
+			VEC_PUSH(out, m);
+		}
+		struct mover *m = &out->v[id - 1];
+		double pct = percent(r->self, t.grand_total);
+		if (is_head) {
+			m->head += r->self;
+			m->head_pct += pct;
+		} else {
+			m->base += r->self;
+			m->base_pct += pct;
+		}
+	}
+	sb_release(&key);
+	prof_fn_table_free(&t);
+}
+
+int prof_output_text_diff(FILE *f, const struct prof_profile *base,
+			  const struct prof_profile *head, const struct prof_view *v)
+{
+	mover_vec movers = { 0 };
+	struct strtab keys;
+	const char *unit = view_is_time(v) ? "us" : "samples";
+
+	strtab_init(&keys);
+	collect_movers(base, v, false, &keys, &movers);
+	collect_movers(head, v, true, &keys, &movers);
+	if (movers.n)
+		qsort(movers.v, movers.n, sizeof(*movers.v), mover_cmp);
+	fprintf(f, "# prof report --diff: self share of each side's total (%s), largest movers first\n", unit);
+	fprintf(f, "#   base: %llu samples, head: %llu samples\n#\n",
+		(unsigned long long)base->samples, (unsigned long long)head->samples);
+	fprintf(f, "%8s %8s %9s %12s %12s  %-32s %s\n", "Base%", "Head%", "Delta", "Base", "Head",
+		"Function", "Module");
+	for (size_t i = 0; i < movers.n; i++) {
+		const struct mover *m = &movers.v[i];
+		double d = m->head_pct - m->base_pct;
+		if (v->percent_limit > 0 && fabs(d) < v->percent_limit)
+			continue;
+		const char *tag = !m->base ? "  (new)" : !m->head ? "  (gone)" : "";
+		fprintf(f, "%7.2f%% %7.2f%% %+8.2fpp %12llu %12llu  %-32s %s%s\n", m->base_pct,
+			m->head_pct, d, (unsigned long long)view_units(v, m->base),
+			(unsigned long long)view_units(v, m->head), m->name, m->module, tag);
+	}
+	VEC_FREE(&movers);
+	strtab_free(&keys);
+	return ferror(f) ? -EIO : 0;
+}
