@@ -117,6 +117,36 @@ else
 	'
 fi
 
+if ! command -v cc >/dev/null; then
+	test_skip 'attach covers threads created after attaching' 'no C compiler'
+else
+	test_expect_success 'attach covers threads created after attaching' '
+		cat >thr.c <<-\EOC &&
+		#include <pthread.h>
+		#include <unistd.h>
+		#include <sys/prctl.h>
+		volatile long sink;
+		static void *spin(void *name) { prctl(PR_SET_NAME, name); for (;;) sink++; return 0; }
+		int main(void) {
+			pthread_t t;
+			pthread_create(&t, 0, spin, "early");
+			sleep(1);	/* prof attaches meanwhile */
+			pthread_create(&t, 0, spin, "late");
+			pause();
+		}
+		EOC
+		cc -O1 -g -pthread -o thr thr.c &&
+		{ ./thr & pid=$!; } &&
+		sleep 0.3 &&
+		"$PROF" record -q -o thr.data -p $pid -d 2; st=$?
+		kill $pid; wait $pid 2>/dev/null
+		test $st = 0 &&
+		"$PROF" report -i thr.data --format=folded >folded &&
+		check_contains folded "^early;.*spin [0-9]*$" &&
+		check_contains folded "^late;.*spin [0-9]*$"
+	'
+fi
+
 test_expect_success 'a write error stops recording with one line, the command finishes' '
 	(trap "" XFSZ; ulimit -f 2
 	 "$PROF" record -o small.data -- sh -c "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done; echo done-running") >out 2>err
