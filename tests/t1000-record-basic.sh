@@ -58,8 +58,9 @@ test_expect_failure_exit 'missing command: one line, exit 127' 127 '
 '
 
 test_expect_failure_exit 'missing pid: exit 2' 2 '
-	"$PROF" record -p 2147483 -d 1 2>err; st=$?
+	"$PROF" record -o nopid.data -p 2147483 -d 1 2>err; st=$?
 	check_contains err "^prof record: error: no process with pid 2147483$" >&2 || exit 99
+	test ! -e nopid.data || exit 98
 	exit $st
 '
 

@@ -315,8 +315,20 @@ static int exit_status_of(int status)
 	return 1;
 }
 
+/* Attach opens ncpus fds per thread: lift the soft fd limit to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o)
 {
+	raise_fd_limit();
 	for (size_t i = 0; i < o->pids.n; i++) {
 		pid_t pid = o->pids.v[i], *tids;
 		size_t n;
@@ -523,7 +535,10 @@ int cmd_record(int argc, char **argv)
 	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */
 		install_signals(&s);
 	if (setup_session(&s) < 0) {
+		bool created = s.w != NULL;
 		teardown(&s);
+		if (created)	/* nothing was recorded: leave no empty file */
+			unlink(o.output);
 		return EXIT_USAGE;
 	}
 	if (s.pf.ring_shrunk)

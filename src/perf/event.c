@@ -146,7 +146,7 @@ static int report_open_error(const struct prof_perf *pf, int err)
 		return error("event '%s' is not supported here (no hardware PMU in this VM?); try -e cpu-clock", ev), -err;
 	case EACCES:
 	case EPERM:
-		return error("no permission to sample (kernel.perf_event_paranoid=%d); run 'sysctl kernel.perf_event_paranoid=1' or give prof CAP_PERFMON",
+		return error("no permission to sample (kernel.perf_event_paranoid=%d, and without CAP_PERFMON only your own processes); run 'sysctl kernel.perf_event_paranoid=1' or give prof CAP_PERFMON",
 			     prof_perf_paranoid()), -err;
 	case EINVAL: {
 		char *m = read_file("/proc/sys/kernel/perf_event_max_sample_rate", NULL);
