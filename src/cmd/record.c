@@ -75,13 +75,13 @@ static void usage(FILE *f)
 		"  -g, --call-graph MODE   dwarf (default), fp (kernel walks frame pointers), none\n"
 		"      --stack-size BYTES  user stack bytes copied per sample for dwarf (default %d, max %d)\n"
 		"      --unwinder NAME     libdw (default) or libunwind\n"
-		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default %d = %d KiB)\n"
+		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
 		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
 		"  -d, --duration SECONDS  stop after this long\n"
 		"  -q, --quiet             no warnings and no summary line\n"
 		"  -h, --help              this help\n",
 		prof_perf_event_names(), PROF_STACK_SIZE_DEFAULT, PROF_STACK_SIZE_MAX,
-		PROF_RING_PAGES_DEFAULT, PROF_RING_PAGES_DEFAULT * 4);
+		prof_perf_default_ring_pages(), prof_perf_default_ring_pages() * 4);
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -527,7 +527,7 @@ int cmd_record(int argc, char **argv)
 	}
 	o.perf = (struct prof_perf_config){ .event = prof_perf_event_find("cpu-clock"), .freq = 999,
 		.callgraph = PROF_CG_DWARF, .stack_size = PROF_STACK_SIZE_DEFAULT,
-		.ring_pages = PROF_RING_PAGES_DEFAULT, .ring_shrink_ok = true };
+		.ring_pages = prof_perf_default_ring_pages(), .ring_shrink_ok = true };
 	if (parse_options(&o, argc, argv) < 0)
 		return EXIT_USAGE;
 	o.perf.enable_on_exec = o.argv != NULL;
