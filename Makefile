@@ -66,18 +66,30 @@ $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/libprof.a
 deps:
 	scripts/install-deps.sh
 
+deps-test:
+	scripts/install-deps.sh --test
+
 unit: $(UNIT_BINS)
 
+# check/demo/bench first install what is missing, then re-run make, so
+# that pkg-config sees libraries installed a moment ago (fresh machines).
+check: deps-test
+	$(MAKE) check-run
+
 # prove runs unit binaries directly and the tNNNN-*.sh scripts with bash.
-check: deps prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS) $(STAT_BINS)
+check-run: prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS) $(STAT_BINS)
 	@chmod +x tests/t[0-9]*.sh
 	prove -e '' $(PROVE_FLAGS) $(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))
 
-demo: deps prof $(WORKLOADS)
+demo: deps
+	$(MAKE) demo-run
+
+demo-run: prof $(WORKLOADS)
 	scripts/demo.sh
 
 # Side-by-side benchmarks against perf (ratios; never part of check).
-bench: deps prof
+bench: deps-test
+	$(MAKE) prof
 	scripts/bench/run-all.sh
 
 install: prof
@@ -87,7 +99,7 @@ install: prof
 clean:
 	rm -rf $(BUILD) prof
 
-.PHONY: all deps unit check demo install clean bench
+.PHONY: all deps deps-test unit check check-run demo demo-run install clean bench
 .SUFFIXES:
 .SECONDARY:
 

@@ -1,14 +1,24 @@
 #!/bin/sh
-# install-deps.sh - install the Debian packages prof needs to build and test,
-# only those missing.  Safe to run repeatedly; quiet when nothing is missing.
+# install-deps.sh - install the Debian packages prof needs, only those
+# missing.  Safe to run repeatedly; quiet when nothing is missing.
+#   scripts/install-deps.sh          what building ./prof and `make demo` need
+#   scripts/install-deps.sh --test   also what `make check` and `make bench` use
 # Needs root (or sudo) only when something has to be installed.
 set -eu
 
-PKGS="gcc make pkg-config libdw-dev libelf-dev libunwind-dev zlib1g-dev libzstd-dev
-libc6-dbg valgrind linux-perf clang libclang-rt-14-dev binutils procps protobuf-compiler chromium"
+BUILD_PKGS="gcc make pkg-config libdw-dev libelf-dev libunwind-dev zlib1g-dev libzstd-dev
+libc6-dbg binutils procps"
+# valgrind: callgrind tests; linux-perf: side-by-side tests and benchmarks;
+# clang + libclang-rt: libFuzzer targets; protobuf-compiler: pprof decoding;
+# chromium: the SVG/HTML reports are loaded in a real browser; time: /usr/bin/time.
+TEST_PKGS="valgrind linux-perf clang libclang-rt-14-dev protobuf-compiler chromium time
+util-linux python3"
+
+pkgs=$BUILD_PKGS
+[ "${1:-}" = "--test" ] && pkgs="$BUILD_PKGS $TEST_PKGS"
 
 missing=""
-for p in $PKGS; do
+for p in $pkgs; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
 		missing="$missing $p"
 	fi
