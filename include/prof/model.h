@@ -138,6 +138,13 @@ size_t prof_node_depth(const struct prof_profile *p, uint32_t node);
 
 /* Finds or creates the thread; a non-empty comm replaces the stored one. */
 uint32_t prof_thread_intern(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm);
+/*
+ * Always appends a new thread entry for (pid, tid) and makes it the one
+ * prof_thread_intern() finds from now on.  Used at exec: samples before and
+ * after an exec keep their own comm (a forked child that execs "split"
+ * shows its pre-exec work under the parent's name, the rest under "split").
+ */
+uint32_t prof_thread_add(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm);
 /* Adds value to metric for (thread, node). */
 void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,
 	      enum prof_metric metric, uint64_t value);

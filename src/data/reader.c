@@ -144,8 +144,9 @@ static int read_thread(struct reader *r, struct cursor *c)
 	    !get(c, &tid) || tid > UINT32_MAX || !get_id(c, r->str.n, &comm))
 		return corrupt(r, "bad thread record");
 	if (id == r->thread.n)
-		VEC_PUSH(&r->thread, prof_thread_intern(r->p, (uint32_t)pid, (uint32_t)tid,
-							str(r, comm)));
+		/* each id is its own thread identity (exec starts a new one) */
+		VEC_PUSH(&r->thread, prof_thread_add(r->p, (uint32_t)pid, (uint32_t)tid,
+						     str(r, comm)));
 	else
 		r->p->threads.v[r->thread.v[id]].comm = r->str.v[comm];
 	return 0;

@@ -162,6 +162,15 @@ uint32_t prof_thread_intern(struct prof_profile *p, uint32_t pid, uint32_t tid, 
 	return (uint32_t)*slot;
 }
 
+uint32_t prof_thread_add(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm)
+{
+	uint64_t *slot = u64map_slot(&p->thread_index, ((uint64_t)pid << 32) | tid, NULL);
+
+	*slot = p->threads.n;
+	VEC_PUSH(&p->threads, ((struct prof_thread){ pid, tid, prof_intern(p, comm) }));
+	return (uint32_t)*slot;
+}
+
 void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,
 	      enum prof_metric metric, uint64_t value)
 {

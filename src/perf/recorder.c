@@ -203,6 +203,10 @@ static void on_comm(struct prof_recorder *r, const struct perf_event_header *h)
 			prof_addrspace_clear(as);
 		else
 			space_set(r, (pid_t)c.pid, prof_addrspace_new((pid_t)c.pid));
+		/* a new image: a new thread identity, so earlier samples keep the old comm */
+		uint32_t t = prof_thread_add(r->p, c.pid, c.tid, c.comm);
+		u64map_put(&r->threads, (uint64_t)c.tid, (uint64_t)t + 1);
+		return;
 	}
 	thread_set(r, (pid_t)c.pid, (pid_t)c.tid, c.comm);
 }

@@ -54,6 +54,10 @@ static void test_trie_and_aggs(void)
 	is_u64(prof_total(&p, PROF_M_SAMPLES), 5, "samples summed");
 	is_str(prof_str(&p, p.threads.v[prof_thread_intern(&p, 10, 11, NULL)].comm), "worker",
 	       "NULL comm keeps the old one");
+	uint32_t t2 = prof_thread_add(&p, 10, 11, "split");
+	ok(t2 != t, "exec gives the same tid a new identity");
+	is_u64(prof_thread_intern(&p, 10, 11, NULL), t2, "later lookups find the new identity");
+	is_str(prof_str(&p, p.threads.v[t].comm), "worker", "the old identity keeps its comm");
 	prof_meta_set(&p, "event", "cpu-clock");
 	prof_meta_set(&p, "event", "task-clock");
 	is_str(prof_meta_get(&p, "event"), "task-clock", "meta overwrite");
