@@ -32,25 +32,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "prof/perf.h"
 
 /* --- perf counters ----------------------------------------------------------- */
 #define RES_MAX_COUNTERS 16
-struct res_counter_spec {
-	const char *name;	/* "task-clock" */
-	uint32_t type;		/* PERF_TYPE_* */
-	uint64_t config;
-};
-/* The event names -e accepts; NULL if unknown. */
-const struct res_counter_spec *res_counter_lookup(const char *name);
-/* "task-clock, page-faults, ..." for help text. */
-const char *res_counter_names(void);
+/* Event names come from the one table in src/perf/event.c
+ * (prof_perf_event_find / prof_perf_event_names). */
 /*
  * Can this event be counted on our own children here?  0 or -errno
  * (-ENOENT/-EOPNOTSUPP: no such PMU event on this machine, -EACCES: policy).
  * *user_only is set when only user-space counts are allowed
  * (perf_event_paranoid >= 2 without CAP_PERFMON): kernel time is then missing.
  */
-int res_counter_probe(const struct res_counter_spec *spec, bool *user_only);
+int res_counter_probe(const struct prof_perf_event_desc *spec, bool *user_only);
 
 /* --- one run ------------------------------------------------------------------- */
 struct res_usage {
@@ -69,7 +63,7 @@ struct res_usage {
 
 struct res_run_opts {
 	char **argv;				/* NULL-terminated command */
-	const struct res_counter_spec *const *counters;
+	const struct prof_perf_event_desc *const *counters;
 	unsigned n_counters;
 	int stdout_fd, stderr_fd;		/* -1: inherit */
 };

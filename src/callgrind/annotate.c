@@ -5,6 +5,7 @@
  * and all parts as JSON (schema "prof-callgrind/1").
  */
 #include "prof/callgrind.h"
+#include "prof/output.h"
 #include <errno.h>
 #include <string.h>
 
@@ -25,18 +26,14 @@ void cg_commify(char *buf, size_t size, uint64_t v)
 	buf[o] = 0;
 }
 
+/* One escaping routine for every JSON writer: the report's json_escape. */
 void cg_json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
-		if (*u == '"' || *u == '\\')
-			fprintf(f, "\\%c", *u);
-		else if (*u < 0x20)
-			fprintf(f, "\\u%04x", *u);
-		else
-			fputc(*u, f);
-	}
-	fputc('"', f);
+	struct strbuf sb = STRBUF_INIT;
+
+	json_escape(&sb, s);
+	fputs(sb_str(&sb), f);
+	sb_release(&sb);
 }
 
 int cg_show_events(const struct cg_profile *p, const struct cg_part *part,

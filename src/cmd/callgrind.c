@@ -228,20 +228,6 @@ static int cmd_run(int argc, char **argv)
 	return rc < 0 ? EXIT_USAGE : rc;
 }
 
-/* -h/--help before any "--" (like wants_help() in prof.c, which lives in
- * main's object and so is not linked into the fuzz targets that take every
- * library object). */
-static bool asks_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			return false;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return true;
-	}
-	return false;
-}
-
 int cmd_callgrind(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -249,7 +235,7 @@ int cmd_callgrind(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help") ||
-	    asks_help(argc, argv)) {
+	    wants_help(argc, argv)) {
 		fputs(usage_main, stdout);
 		return 0;
 	}

@@ -46,7 +46,7 @@ struct stat_opts {
 	const char *out_path, *baseline, *save_baseline;
 	double threshold, alpha;
 	const char *gate;		/* comma list of metrics, or "all" */
-	const struct res_counter_spec *counters[RES_MAX_COUNTERS];
+	const struct prof_perf_event_desc *counters[RES_MAX_COUNTERS];
 	unsigned n_counters;
 	char **argv;
 };
@@ -101,7 +101,7 @@ static void usage(FILE *f)
 		"exit status: 0 no significant regression, 1 regression of a --gate metric\n"
 		"against --baseline, "
 "2 usage or input error, 3 the command failed (without --ignore-failure).\n",
-		res_counter_names());
+		prof_perf_event_names());
 }
 
 /* --- options -------------------------------------------------------------------- */
@@ -112,10 +112,10 @@ static int parse_events(struct stat_opts *o, const char *list)
 	int ret = 0;
 
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		const struct res_counter_spec *spec = res_counter_lookup(tok);
+		const struct prof_perf_event_desc *spec = prof_perf_event_find(tok);
 
 		if (!spec) {
-			ret = error("unknown event '%s' for -e (known: %s)", tok, res_counter_names());
+			ret = error("unknown event '%s' for -e (known: %s)", tok, prof_perf_event_names());
 			break;
 		}
 		if (o->n_counters == RES_MAX_COUNTERS) {

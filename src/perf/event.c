@@ -24,13 +24,22 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The one table of event names prof knows (perf's spelling), shared by
+ * `prof record -e` (sampling) and `prof stat -e` (counting). */
 static const struct prof_perf_event_desc events[] = {
 	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true },
 	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true },
 	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, false },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, false },
 	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, false },
 	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, false },
 	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, false },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, false },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, false },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, false },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, false },
 };
 
 const struct prof_perf_event_desc *prof_perf_event_find(const char *name)
@@ -43,7 +52,15 @@ const struct prof_perf_event_desc *prof_perf_event_find(const char *name)
 
 const char *prof_perf_event_names(void)
 {
-	return "cpu-clock, task-clock, page-faults, context-switches, cycles, instructions";
+	static char buf[512];
+
+	if (!buf[0])
+		for (size_t i = 0; i < ARRAY_SIZE(events); i++) {
+			if (i)
+				strcat(buf, ", ");
+			strcat(buf, events[i].name);
+		}
+	return buf;
 }
 
 /* Bytes a non-root user may lock in perf rings: perf_event_mlock_kb per

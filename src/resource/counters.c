@@ -1,6 +1,6 @@
 /*
  * counters.c - the perf_event_open counters `prof stat -e` can attach to a
- * command: a name table (perf's spelling), a probe that asks this kernel
+ * command: a probe that asks this kernel
  * whether an event can be counted at all, and the open/read used by
  * res_run().  Counting mode only (no sampling, no mmap): one u64 per event.
  */
@@ -13,45 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static const struct res_counter_spec specs[] = {
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-};
-
-const struct res_counter_spec *res_counter_lookup(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(specs); i++)
-		if (!strcmp(specs[i].name, name))
-			return &specs[i];
-	return NULL;
-}
-
-const char *res_counter_names(void)
-{
-	static char buf[512];
-
-	if (!buf[0]) {
-		for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
-			if (i)
-				strcat(buf, ", ");
-			strcat(buf, specs[i].name);
-		}
-	}
-	return buf;
-}
-
-static int open_event(const struct res_counter_spec *spec, pid_t pid, bool on_exec,
+static int open_event(const struct prof_perf_event_desc *spec, pid_t pid, bool on_exec,
 		      bool user_only)
 {
 	struct perf_event_attr attr;
@@ -72,7 +34,7 @@ static int open_event(const struct res_counter_spec *spec, pid_t pid, bool on_ex
  * Kernel-side counting needs perf_event_paranoid <= 1 or CAP_PERFMON; when
  * refused with EACCES, fall back to user-only counts rather than nothing.
  */
-static int open_with_fallback(const struct res_counter_spec *spec, pid_t pid, bool on_exec,
+static int open_with_fallback(const struct prof_perf_event_desc *spec, pid_t pid, bool on_exec,
 			      bool *user_only)
 {
 	int fd = open_event(spec, pid, on_exec, false);
@@ -85,14 +47,14 @@ static int open_with_fallback(const struct res_counter_spec *spec, pid_t pid, bo
 	return fd < 0 ? -errno : fd;
 }
 
-int res_counter_open(const struct res_counter_spec *spec, pid_t pid, bool on_exec)
+int res_counter_open(const struct prof_perf_event_desc *spec, pid_t pid, bool on_exec)
 {
 	bool user_only;
 
 	return open_with_fallback(spec, pid, on_exec, &user_only);
 }
 
-int res_counter_probe(const struct res_counter_spec *spec, bool *user_only)
+int res_counter_probe(const struct prof_perf_event_desc *spec, bool *user_only)
 {
 	int fd = open_with_fallback(spec, 0, false, user_only);
 

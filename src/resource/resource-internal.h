@@ -8,7 +8,7 @@
 #include "prof/resource.h"
 
 /* fd or -errno; pid 0 = this process; on_exec: disabled until the exec. */
-int res_counter_open(const struct res_counter_spec *spec, pid_t pid, bool on_exec);
+int res_counter_open(const struct prof_perf_event_desc *spec, pid_t pid, bool on_exec);
 int res_counter_read(int fd, uint64_t *value);
 
 /* Delay totals (ns) of one live or zombie task via taskstats netlink: 0 or

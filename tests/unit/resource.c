@@ -67,7 +67,7 @@ static void test_misc(void)
 
 	is_str(res_status_str(3 << 8, buf, sizeof(buf)), "exit 3", "exit status string");
 	is_str(res_status_str(9, buf, sizeof(buf)), "killed by SIGKILL", "signal string");
-	ok(res_counter_lookup("task-clock") && !res_counter_lookup("bogus"), "event lookup");
+	ok(prof_perf_event_find("task-clock") && !prof_perf_event_find("bogus"), "event lookup");
 	ok(res_delayacct_enabled() == 0 || res_delayacct_enabled() == 1, "delayacct sysctl readable");
 }
 
