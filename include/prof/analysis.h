@@ -15,11 +15,12 @@
  *    Inclusive counts every function once per stack (recursion-safe).
  *  - With fold_inlined, an inlined frame's samples are charged to its
  *    nearest non-inlined caller, as callgrind charges inlined code.
- *  - Noise model: per run, the variance of a function's cost is at least
- *    the Poisson variance of its sample count (within-run), and at least
- *    the variance observed across runs (between-run).  With one run on a
- *    side the between-run part is unknown: an assumed coefficient of
- *    variation (assumed_cv) is added, and the result says so.
+ *  - Noise model: the variance of a function's cost per run is the one
+ *    observed across runs (it holds within-run sampling noise and
+ *    run-to-run noise); with 2 runs it is floored at the Poisson variance
+ *    of the sample count; with one run on a side the between-run part is
+ *    unknown: Poisson + an assumed coefficient of variation (assumed_cv),
+ *    and the result says so.  See src/analysis/compare.c.
  */
 #ifndef PROF_ANALYSIS_H
 #define PROF_ANALYSIS_H
