@@ -159,7 +159,7 @@ static enum an_verdict decide(const struct an_xrow *x, const struct an_opts *o,
 			  fabs(t->change) >= o->min_effect;
 	bool time_flat = t->tested && t->lo >= -o->min_effect && t->hi <= o->min_effect;
 
-	if (!t->tested)
+	if (!t->tested || !x->has_ir)	/* no instructions to compare with */
 		return AN_INCONCLUSIVE;
 	if (ir_moved && time_moved && (t->change > 0) == (x->ir_change > 0))
 		return AN_CONFIRMED;
@@ -210,11 +210,12 @@ int an_crosscheck(const struct an_fnset *fs, const struct an_cg_side *cg,
 			x.ir_change = x.ir_head / x.ir_base - 1;
 		}
 		x.verdict = decide(&x, o, ir_threshold);
-		if (x.verdict == AN_TIME_ONLY && ir)
+		if (x.verdict == AN_TIME_ONLY)
 			describe_moved(cg, ir, ir_threshold, x.moved, sizeof(x.moved));
-		else if (x.verdict == AN_TIME_ONLY)
-			snprintf(x.moved, sizeof(x.moved), "not in callgrind (kernel or uninstrumented code)");
-		if (x.verdict != AN_INCONCLUSIVE)
+		if (!x.has_ir)
+			snprintf(x.moved, sizeof(x.moved), "not in callgrind (kernel, or outside "
+				 "the instrumented part): instructions unknown");
+		if (x.verdict != AN_INCONCLUSIVE || !x.has_ir)
 			x.time.runs_needed = 0;
 		VEC_PUSH(out, x);
 	}

@@ -52,8 +52,9 @@ static const char *noise_note(const struct an_report_info *info, const struct an
 		snprintf(buf, size, "run-to-run noise unknown (1 run on a side): intervals assume "
 			 "a %.0f%% run-to-run CV; record 5+ runs per side", o->assumed_cv * 100);
 	else
-		snprintf(buf, size, "run-to-run noise estimated from %zu+%zu runs, Poisson floor",
-			 info->na, info->nb);
+		snprintf(buf, size, "run-to-run noise estimated from %zu+%zu runs%s",
+			 info->na, info->nb, info->na < 3 || info->nb < 3 ?
+			 " (floored at the Poisson sampling noise)" : "");
 	return buf;
 }
 
