@@ -55,7 +55,7 @@ static void test_compare_values(void)
 	r.tested = true;
 	r.q = r.p;
 	an_decide(&r, &o);
-	is_str(an_verdict_name(r.verdict), "no-change", "A/A within +-3%: no-change");
+	is_str(an_verdict_name(r.verdict), "no-change", "A/A within +-3%%: no-change");
 
 	/* one run per side: run-to-run noise is assumed, not pretended away */
 	memset(&r, 0, sizeof(r));
@@ -67,7 +67,7 @@ static void test_compare_values(void)
 	r.tested = true;
 	r.q = r.p;
 	an_decide(&r, &o);
-	is_str(an_verdict_name(r.verdict), "inconclusive", "1+1 runs, +8%: inconclusive");
+	is_str(an_verdict_name(r.verdict), "inconclusive", "1+1 runs, +8%%: inconclusive");
 	ok(r.runs_needed >= 2, "runs needed given (%llu)", (unsigned long long)r.runs_needed);
 
 	/* noisy 3+3: inconclusive with more runs needed than given */
