@@ -170,6 +170,10 @@ void an_decide(struct an_result *r, const struct an_opts *o)
 		r->runs_needed = 0;
 	else if (r->runs_needed && r->runs_needed <= MIN(r->na, r->nb))
 		r->runs_needed = MIN(r->na, r->nb) + 1;	/* "more", never fewer */
+	/* Mann-Whitney cannot reach p < 0.05 with fewer than 4+4 runs, and
+	 * after BH across several functions rarely with fewer than 5+5 */
+	if (r->verdict == AN_INCONCLUSIVE && r->runs_needed && r->runs_needed < 5)
+		r->runs_needed = 5;
 }
 
 /* Normalizer of one run: 1, its total, or a function's inclusive cost. */
