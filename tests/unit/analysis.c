@@ -339,6 +339,30 @@ static void test_time_only(void)
 	an_fnset_free(&fs);
 }
 
+/* A real valgrind-codspeed file: one part per benchmark. */
+static void test_codspeed_fixture(void)
+{
+	struct an_fnset fs;
+	struct an_cg_side cg = { 0 };
+	struct cg_profile p;
+
+	an_fnset_init(&fs);
+	cg_profile_init(&p, 0);
+	if (cg_load_file(&p, "tests/data/callgrind/harness-codspeed.callgrind") < 0) {
+		ok(0, "codspeed fixture loads");
+		return;
+	}
+	ok(an_cg_add(&fs, &cg, &p, "harness.c::bench_fib", false) == 0, "benchmark part selected");
+	uint32_t fib = an_fn_find(&fs, "fib", NULL), run = an_fn_find(&fs, "run", NULL);
+	ok(fib != PROF_NONE && cg.fn.v[fib].base[0] == 579899, "fib inclusive Ir as annotate says");
+	ok(run != PROF_NONE && cg.fn.v[run].base[0] == 579911, "run inclusive Ir");
+	ok(an_fn_find(&fs, "count_words.constprop.0", NULL) == PROF_NONE,
+	   "other benchmarks' functions are not in this part");
+	an_cg_free(&cg);
+	cg_profile_free(&p);
+	an_fnset_free(&fs);
+}
+
 int main(void)
 {
 	test_t_quantile();
@@ -347,5 +371,6 @@ int main(void)
 	test_sides();
 	test_crosscheck();
 	test_time_only();
+	test_codspeed_fixture();
 	return done_testing();
 }
