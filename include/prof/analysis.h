@@ -88,7 +88,7 @@ enum an_normalize { AN_NORM_NONE, AN_NORM_TOTAL, AN_NORM_FUNCTION };
 struct an_opts {
 	double alpha;		/* significance level for q-values and CIs (0.05) */
 	double min_effect;	/* fraction: smaller changes are not reported (0.03) */
-	double assumed_cv;	/* run-to-run CV assumed with 1 run per side (0.05) */
+	double assumed_cv;	/* run-to-run CV assumed with 1 run per side (0.25) */
 	double min_samples;	/* mean samples per run below which a function is not tested */
 	bool inclusive;		/* compare inclusive (else self) costs */
 	enum an_normalize normalize;

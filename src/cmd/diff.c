@@ -36,7 +36,7 @@ static void usage(FILE *f)
 		"  --min-effect PCT    smaller changes are never a regression; no-change means\n"
 		"                      the CI lies inside +-PCT (default 3)\n"
 		"  --min-samples N     functions under N samples per run are not tested (20)\n"
-		"  --assumed-cv PCT    run-to-run noise assumed with 1 run on a side (5)\n"
+		"  --assumed-cv PCT    run-to-run CV assumed with 1 run on a side (25)\n"
 		"  --format FMT        text (default) or json (schema prof-diff/1)\n"
 		"  -o, --output FILE   write there instead of stdout\n"
 		"  --all               text: also show no-change and untested rows\n"
