@@ -62,6 +62,11 @@ $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/libprof.a
 -include tests/workloads/workloads.mk
 -include tests/fuzz/fuzz.mk
 -include tests/stat/stat.mk
+-include tests/eval/eval.mk
+
+# Everything the tests run that is not ./prof or a unit test.  Test
+# fragments (tests/*/*.mk) define their binaries; list them here.
+CHECK_DEPS = $(WORKLOADS) $(FUZZ_CHECK_DEPS) $(STAT_BINS) $(EVAL_BINS) $(RES_BINS)
 
 deps:
 	scripts/install-deps.sh
@@ -77,7 +82,7 @@ check: deps-test
 	$(MAKE) check-run
 
 # prove runs unit binaries directly and the tNNNN-*.sh scripts with bash.
-check-run: prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS) $(STAT_BINS)
+check-run: prof unit $(CHECK_DEPS)
 	@chmod +x tests/t[0-9]*.sh
 	prove -e '' $(PROVE_FLAGS) $(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))
 

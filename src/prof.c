@@ -20,6 +20,8 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "sample a command or running processes into prof.data" },
 	{ "callgrind", cmd_callgrind, "annotate, run and compare callgrind profiles" },
 	{ "stat", cmd_stat, "run a command N times: CPU, RSS, I/O wait statistics" },
+	{ "diff", cmd_diff, "compare recordings: per-function change with confidence and a verdict" },
+	{ "crosscheck", cmd_crosscheck, "join callgrind instruction counts with sampled time: real, artifact or noise" },
 };
 
 static void usage(FILE *f)

@@ -163,7 +163,7 @@ out:
 	return rc;
 }
 
-static int cmd_diff(int argc, char **argv)
+static int callgrind_cmd_diff(int argc, char **argv)
 {
 	struct cg_diff_opts o = { 0 };
 	const char *files[2] = { NULL, NULL }, *v;
@@ -242,7 +242,7 @@ int cmd_callgrind(int argc, char **argv)
 	if (!strcmp(argv[1], "annotate"))
 		return cmd_annotate(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
-		return cmd_diff(argc - 1, argv + 1);
+		return callgrind_cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
 	return usage_error("'%s' is not a callgrind subcommand (annotate, run, diff)", argv[1]);

@@ -1,0 +1,192 @@
+/*
+ * series.c - turns recordings into per-run, per-function costs: the input
+ * of `prof diff` and the time side of `prof crosscheck`.  Each recording is
+ * one run; a function's cost in a run is its self and inclusive weight under
+ * the chosen metric (CPU ns for cpu-clock samples, ns for the off-CPU
+ * metrics), with the sample counts kept for the Poisson noise floor.
+ *
+ * Design notes: functions are interned by (name, module basename) in the
+ * shared an_fnset (see include/prof/analysis.h); a run's cost vector is
+ * indexed by that id and grows on demand, so ids interned by a later run
+ * read as zero cost in earlier runs.
+ */
+#include "prof/analysis.h"
+#include <errno.h>
+#include <string.h>
+
+void an_fnset_init(struct an_fnset *fs)
+{
+	memset(fs, 0, sizeof(*fs));
+	strtab_init(&fs->strs);
+}
+
+void an_fnset_free(struct an_fnset *fs)
+{
+	strtab_free(&fs->strs);
+	VEC_FREE(&fs->fns);
+	u64map_free(&fs->index);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static uint64_t fn_key(uint32_t name, uint32_t module)
+{
+	return ((uint64_t)name << 32) | module;
+}
+
+uint32_t an_fn_intern(struct an_fnset *fs, const char *name, const char *module)
+{
+	uint32_t n = strtab_intern(&fs->strs, name && *name ? name : "[unknown]");
+	uint32_t m = strtab_intern(&fs->strs, module ? basename_of(module) : "");
+	bool created;
+	uint64_t *slot = u64map_slot(&fs->index, fn_key(n, m), &created);
+
+	if (created) {
+		struct an_fn f = { n, m };
+		*slot = fs->fns.n;
+		VEC_PUSH(&fs->fns, f);
+	}
+	return (uint32_t)*slot;
+}
+
+uint32_t an_fn_find(const struct an_fnset *fs, const char *name, const char *module)
+{
+	uint32_t found = PROF_NONE;
+	const char *mod = module ? basename_of(module) : NULL;
+
+	for (size_t i = 0; i < fs->fns.n; i++) {
+		if (strcmp(an_fn_name(fs, (uint32_t)i), name))
+			continue;
+		if (mod && !strcmp(an_fn_module(fs, (uint32_t)i), mod))
+			return (uint32_t)i;
+		if (!mod) {
+			if (found != PROF_NONE)
+				return PROF_NONE;	/* ambiguous */
+			found = (uint32_t)i;
+		}
+	}
+	return found;
+}
+
+void an_side_free(struct an_side *s)
+{
+	for (size_t i = 0; i < s->runs.n; i++)
+		VEC_FREE(&s->runs.v[i].fn);
+	VEC_FREE(&s->runs);
+}
+
+static struct an_cost *run_cost(struct an_run *r, uint32_t fn)
+{
+	if (fn >= r->fn.n) {
+		VEC_GROW(&r->fn, (size_t)fn + 1);
+		memset(r->fn.v + r->fn.n, 0, (fn + 1 - r->fn.n) * sizeof(*r->fn.v));
+		r->fn.n = (size_t)fn + 1;
+	}
+	return &r->fn.v[fn];
+}
+
+/* Function id of every frame of p, interned into fs. */
+static uint32_t *map_frames(struct an_fnset *fs, const struct prof_profile *p)
+{
+	uint32_t *map = xcalloc(p->frames.n + 1, sizeof(*map));
+
+	for (size_t i = 0; i < p->frames.n; i++) {
+		const struct prof_frame *f = &p->frames.v[i];
+		const char *mod = f->module < p->modules.n ?
+			prof_str(p, p->modules.v[f->module].path) : "";
+		map[i] = an_fn_intern(fs, prof_str(p, f->func), mod);
+	}
+	return map;
+}
+
+/* Cost of one aggregate in seconds (or samples) and the samples behind it. */
+static void agg_weight(const struct prof_profile *p, const struct prof_view *v,
+		       const struct prof_agg *a, double *cost, double *count, bool *timed)
+{
+	uint64_t w = prof_view_weight(p, v, a);
+
+	if (v->metric != PROF_VIEW_CPU) {	/* already ns; not sample counts */
+		*cost = (double)w / 1e9;
+		*count = 0;
+		*timed = true;
+		return;
+	}
+	*count = (double)w;
+	if (w && a->value[PROF_M_CPU_NS])
+		*cost = (double)a->value[PROF_M_CPU_NS] / 1e9;
+	else if (p->period_ns)
+		*cost = (double)w * (double)p->period_ns / 1e9;
+	else {
+		*cost = (double)w;
+		*timed = false;
+	}
+}
+
+/*
+ * Charges one stack: self to the innermost counted frame, inclusive once
+ * per function.  With fold, inlined frames are skipped, so their samples
+ * land on the nearest non-inlined caller.
+ */
+static void charge_stack(const struct prof_profile *p, const uint32_t *frame_fn,
+			 uint64_t *stamp, uint64_t gen, struct an_run *r,
+			 uint32_t leaf, double cost, double count, bool fold)
+{
+	bool self_done = false;
+
+	for (uint32_t n = leaf; n && n < p->nodes.n; n = p->nodes.v[n].parent) {
+		uint32_t frame = p->nodes.v[n].frame;
+		if (frame >= p->frames.n || (fold && p->frames.v[frame].inlined))
+			continue;
+		uint32_t fn = frame_fn[frame];
+		struct an_cost *c = run_cost(r, fn);
+		if (!self_done) {
+			c->self += cost;
+			c->self_n += count;
+			self_done = true;
+		}
+		if (stamp[fn] != gen) {
+			stamp[fn] = gen;
+			c->incl += cost;
+			c->incl_n += count;
+		}
+	}
+}
+
+int an_side_add_profile(struct an_fnset *fs, struct an_side *side,
+			const struct prof_profile *p, const struct an_load_opts *o)
+{
+	struct prof_view v;
+	struct an_run run = { .unit = "s" };
+	bool timed = true;
+	uint32_t *frame_fn = map_frames(fs, p);
+	uint64_t *stamp = xcalloc(fs->fns.n + 1, sizeof(*stamp));
+
+	prof_view_init(&v);
+	v.metric = o->metric;
+	for (size_t i = 0; i < p->aggs.n; i++) {
+		const struct prof_agg *a = &p->aggs.v[i];
+		double cost, count;
+
+		agg_weight(p, &v, a, &cost, &count, &timed);
+		if (cost <= 0)
+			continue;
+		run.total += cost;
+		run.total_n += count;
+		charge_stack(p, frame_fn, stamp, i + 1, &run, a->node, cost, count,
+			     o->fold_inlined);
+	}
+	free(stamp);
+	free(frame_fn);
+	if (!timed)
+		run.unit = "samples";
+	if (run.total <= 0) {
+		VEC_FREE(&run.fn);
+		return -EINVAL;
+	}
+	VEC_PUSH(&side->runs, run);
+	return 0;
+}

@@ -1,0 +1,147 @@
+/*
+ * crosscheck.c - `prof crosscheck`: join callgrind instruction counts of a
+ * base and a head build with sampled time of the same builds under load,
+ * and tell per function whether a change is confirmed by both, an artifact
+ * of instruction counting, or invisible to it.  The logic lives in
+ * src/analysis/crosscheck.c; this file wires files, options and output.
+ */
+#include "prof/analysis.h"
+#include "prof/callgrind.h"
+#include "prof/cmd.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define EXIT_REGRESSION 1
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: prof crosscheck --callgrind-base FILE --callgrind-head FILE\n"
+		"                       --base P.data... --head P.data... [options]\n"
+		"\n"
+		"Join callgrind's instruction counts (stock valgrind or valgrind-codspeed,\n"
+		"multi-part files: one --benchmark part, or all parts summed) with the time\n"
+		"sampled by 'prof record' on the same two builds, function by function\n"
+		"(inclusive costs; inlined frames count for the function they were inlined\n"
+		"into, as in callgrind).  Verdicts:\n"
+		"  confirmed          instructions and time both changed, same direction\n"
+		"  instructions-only  Ir changed beyond --threshold but the time CI excludes\n"
+		"                     the change the instructions predict (an artifact)\n"
+		"  time-only          time changed significantly, Ir did not (memory system,\n"
+		"                     syscalls, I/O, locks); the notes name the callgrind\n"
+		"                     events that moved (D1mr, DLmr, sysCount...)\n"
+		"  no-change, inconclusive (with the runs per side that would settle it)\n"
+		"\n"
+		"  --benchmark URI     the callgrind part of this benchmark (trigger)\n"
+		"  --threshold PCT     Ir changes within +-PCT are flat (default 2)\n"
+		"  --metric M          time metric: cpu (default), wall, off-cpu, io-wait\n"
+		"  --alpha A, --min-effect PCT, --min-samples N, --assumed-cv PCT: as in\n"
+		"                      'prof diff' (time side)\n"
+		"  --format FMT        text (a markdown table for pull requests) or json\n"
+		"                      (schema prof-crosscheck/1)\n"
+		"  -o, --output FILE   write there instead of stdout\n"
+		"  --all               text: also show no-change and untested rows\n"
+		"\n"
+		"exit status: 0 no real regression, 1 a confirmed or time-only slowdown,\n"
+		"2 usage or input error.  Recipe: scripts/codspeed-crosscheck.sh.\n");
+}
+
+static int check_args(const struct an_cli *c)
+{
+	if (!c->cg_base || !c->cg_head)
+		return error("give --callgrind-base FILE and --callgrind-head FILE "
+			     "(see 'prof crosscheck --help')");
+	if (c->positional.n)
+		return error("unexpected argument '%s': put recordings after --base or --head",
+			     c->positional.v[0]);
+	if (!c->base.n || !c->head.n)
+		return error("give recordings of both builds: --base P.data... --head P.data...");
+	if (c->normalize)
+		return error("--normalize is not supported by crosscheck (instruction counts "
+			     "are absolute)");
+	return 0;
+}
+
+static int load_callgrind(struct an_fnset *fs, struct an_cg_side *cg, const char *path,
+			  const char *benchmark, bool head)
+{
+	struct cg_profile p;
+	int ret;
+
+	cg_profile_init(&p, 0);
+	ret = cg_load_file(&p, path);
+	if (!ret)
+		ret = an_cg_add(fs, cg, &p, benchmark, head);
+	cg_profile_free(&p);
+	return ret;
+}
+
+static bool is_slowdown(const struct an_xrow *x)
+{
+	return (x->verdict == AN_CONFIRMED || x->verdict == AN_TIME_ONLY) && x->time.change > 0;
+}
+
+static int run_crosscheck(const struct an_cli *c, bool *regression)
+{
+	struct an_load_opts lo = { .metric = c->metric, .fold_inlined = true };
+	struct an_fnset fs;
+	struct an_cg_side cg = { 0 };
+	struct an_side base = { 0 }, head = { 0 };
+	an_xrows rows = { 0 };
+	FILE *out = stdout;
+	int ret;
+
+	an_fnset_init(&fs);
+	ret = load_callgrind(&fs, &cg, c->cg_base, c->benchmark, false);
+	if (!ret)
+		ret = load_callgrind(&fs, &cg, c->cg_head, c->benchmark, true);
+	if (!ret)
+		ret = an_load_side(&fs, &base, c->base.v, c->base.n, &lo);
+	if (!ret)
+		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
+	if (!ret)
+		ret = an_crosscheck(&fs, &cg, &base, &head, &c->o, c->ir_threshold, &rows);
+	if (!ret && c->output && !(out = fopen(c->output, "w")))
+		ret = error("cannot open '%s': %s", c->output, strerror(errno));
+	if (!ret) {
+		struct an_report_info info = {
+			.metric = prof_view_metric_name(c->metric),
+			.unit = base.runs.v[0].unit, .na = base.runs.n, .nb = head.runs.n,
+			.all = c->all,
+		};
+		ret = c->json ? an_crosscheck_json(out, &fs, &rows, &c->o, &info)
+			      : an_crosscheck_text(out, &fs, &rows, &c->o, &info);
+		for (size_t i = 0; i < rows.n; i++)
+			*regression |= is_slowdown(&rows.v[i]);
+		if (out != stdout && fclose(out))
+			ret = error("cannot write '%s': %s", c->output, strerror(errno));
+	}
+	VEC_FREE(&rows);
+	an_cg_free(&cg);
+	an_side_free(&base);
+	an_side_free(&head);
+	an_fnset_free(&fs);
+	return ret;
+}
+
+int cmd_crosscheck(int argc, char **argv)
+{
+	struct an_cli c;
+	bool regression = false;
+	int ret;
+
+	if (wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	if (an_cli_parse(&c, argc, argv, true) < 0 || check_args(&c) < 0) {
+		an_cli_free(&c);
+		return EXIT_USAGE;
+	}
+	ret = run_crosscheck(&c, &regression);
+	an_cli_free(&c);
+	if (ret < 0)
+		return EXIT_USAGE;
+	return regression ? EXIT_REGRESSION : 0;
+}

@@ -1,0 +1,138 @@
+/*
+ * diff.c - `prof diff`: compare recordings of a base and a head build,
+ * function by function: change of the time per run with a confidence
+ * interval, Mann-Whitney p, Benjamini-Hochberg q and a verdict.  The
+ * statistics live in src/analysis/; this file wires options, files and
+ * output, and turns "a regression was found" into exit status 1.
+ */
+#include "prof/analysis.h"
+#include "prof/cmd.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define EXIT_REGRESSION 1
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: prof diff BASE.data HEAD.data\n"
+		"       prof diff --base FILE... --head FILE... [options]\n"
+		"\n"
+		"Compare the time each function takes per run between recordings of a base\n"
+		"and a head build doing the SAME fixed amount of work (each file is one run;\n"
+		"record 5 or more runs per side, interleaved).  Per function: the change of\n"
+		"its mean time per run, a 95%% confidence interval (Welch t on the log ratio;\n"
+		"per-run variance observed across runs; Poisson-floored with 2 runs; Poisson\n"
+		"+ --assumed-cv with 1 run), a Mann-Whitney U p-value, a Benjamini-Hochberg q-value across all\n"
+		"tested functions, and a verdict: regression, improvement, no-change or\n"
+		"inconclusive (with the runs per side that would settle it).\n"
+		"\n"
+		"  --metric M          cpu (default), wall, off-cpu, io-wait, sleep\n"
+		"  --inclusive         compare inclusive time (default: self time)\n"
+		"  --normalize N       total: share of each run's total; FUNCTION: relative to\n"
+		"                      that function's inclusive time (time-bounded runs)\n"
+		"  --alpha A           significance level (default 0.05)\n"
+		"  --min-effect PCT    smaller changes are never a regression; no-change means\n"
+		"                      the CI lies inside +-PCT (default 3)\n"
+		"  --min-samples N     functions under N samples per run are not tested (20)\n"
+		"  --assumed-cv PCT    run-to-run CV assumed with 1 run on a side (25)\n"
+		"  --format FMT        text (default) or json (schema prof-diff/1)\n"
+		"  -o, --output FILE   write there instead of stdout\n"
+		"  --all               text: also show no-change and untested rows\n"
+		"\n"
+		"A regression: q < alpha, the CI excludes 0, and the change >= --min-effect.\n"
+		"With 5 runs per side the smallest Mann-Whitney p is 0.008.\n"
+		"\n"
+		"exit status: 0 no regression, 1 at least one regression, 2 usage or input error.\n");
+}
+
+/* Applies --normalize once the function names are known. */
+static int resolve_normalize(struct an_cli *c, const struct an_fnset *fs)
+{
+	if (!c->normalize)
+		return 0;
+	if (!strcmp(c->normalize, "total")) {
+		c->o.normalize = AN_NORM_TOTAL;
+		return 0;
+	}
+	c->o.normalize = AN_NORM_FUNCTION;
+	c->o.norm_fn = an_fn_find(fs, c->normalize, NULL);
+	if (c->o.norm_fn == PROF_NONE)
+		return error("--normalize: no function '%s' in the recordings (or it is in several "
+			     "modules)", c->normalize);
+	return 0;
+}
+
+static int check_files(struct an_cli *c)
+{
+	if (!c->base.n && !c->head.n && c->positional.n == 2) {
+		VEC_PUSH(&c->base, c->positional.v[0]);
+		VEC_PUSH(&c->head, c->positional.v[1]);
+		return 0;
+	}
+	if (c->positional.n || !c->base.n || !c->head.n)
+		return error("give BASE.data HEAD.data, or --base FILE... --head FILE... "
+			     "(see 'prof diff --help')");
+	return 0;
+}
+
+static int run_diff(struct an_cli *c, bool *regression)
+{
+	struct an_load_opts lo = { .metric = c->metric };
+	struct an_fnset fs;
+	struct an_side base = { 0 }, head = { 0 };
+	an_results res = { 0 };
+	FILE *out = stdout;
+	int ret;
+
+	an_fnset_init(&fs);
+	ret = an_load_side(&fs, &base, c->base.v, c->base.n, &lo);
+	if (!ret)
+		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
+	if (!ret)
+		ret = resolve_normalize(c, &fs);
+	if (!ret && (ret = an_compare_sides(&fs, &base, &head, &c->o, &res)))
+		error("--normalize: '%s' has no time in some run", c->normalize ? c->normalize : "");
+	if (!ret && c->output && !(out = fopen(c->output, "w")))
+		ret = error("cannot open '%s': %s", c->output, strerror(errno));
+	if (!ret) {
+		struct an_report_info info = {
+			.metric = prof_view_metric_name(c->metric),
+			.unit = base.runs.v[0].unit, .na = base.runs.n, .nb = head.runs.n,
+			.all = c->all,
+		};
+		ret = c->json ? an_diff_json(out, &fs, &res, &c->o, &info)
+			      : an_diff_text(out, &fs, &res, &c->o, &info);
+		for (size_t i = 0; i < res.n; i++)
+			*regression |= res.v[i].verdict == AN_REGRESSION;
+		if (out != stdout && fclose(out))
+			ret = error("cannot write '%s': %s", c->output, strerror(errno));
+	}
+	VEC_FREE(&res);
+	an_side_free(&base);
+	an_side_free(&head);
+	an_fnset_free(&fs);
+	return ret;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct an_cli c;
+	bool regression = false;
+	int ret;
+
+	if (wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	if (an_cli_parse(&c, argc, argv, false) < 0 || check_files(&c) < 0) {
+		an_cli_free(&c);
+		return EXIT_USAGE;
+	}
+	ret = run_diff(&c, &regression);
+	an_cli_free(&c);
+	if (ret < 0)
+		return EXIT_USAGE;
+	return regression ? EXIT_REGRESSION : 0;
+}

@@ -1,0 +1,109 @@
+#!/bin/bash
+# t6000-diff: `prof diff` on recordings of tests/eval/planted with a planted
+# 50% CPU regression in hot() and on A/A pairs: verdicts, JSON rows, the
+# one-run-per-side honesty note, --normalize, --inclusive and exit codes
+# 0 (no regression), 1 (regression), 2 (usage / input errors).
+. "$(dirname "$0")/lib/test-lib.sh"
+
+PLANTED="$TOP/tests/eval/bin/planted"
+SCALE=0.3
+[ -x "$PLANTED" ] || skip_all "tests/eval/bin/planted not built (make eval-bins)"
+
+test_expect_success 'help goes to stdout, exit 0' '
+	"$PROF" diff --help >out && check_contains out "usage: prof diff" &&
+	check_contains out "exit status"
+'
+test_expect_failure_exit 'no files is a usage error' 2 '"$PROF" diff'
+test_expect_failure_exit 'one file is a usage error' 2 '"$PROF" diff a.data'
+test_expect_failure_exit 'unknown option is a usage error' 2 '"$PROF" diff --frob a b'
+test_expect_failure_exit 'bad --alpha is one error line' 2 '
+	"$PROF" diff --alpha 7 a b 2>err; s=$?; cat err; test $(wc -l <err) = 1 && exit $s
+'
+test_expect_failure_exit 'missing file is one error line, exit 2' 2 '
+	"$PROF" diff nope1.data nope2.data 2>err; s=$?; cat err
+	grep -q "cannot open .nope1.data." err && test $(wc -l <err) = 1 && exit $s
+'
+test_expect_failure_exit 'a file that is not prof.data: exit 2' 2 '
+	echo garbage >bad.data && "$PROF" diff bad.data bad.data
+'
+
+require_perf_events
+
+# Interleaved, so machine drift hits both sides alike.
+for i in 1 2 3 4 5; do
+	"$PROF" record -q -o b$i.data -- "$PLANTED" cpu 0 $SCALE &&
+	"$PROF" record -q -o h$i.data -- "$PLANTED" cpu 50 $SCALE &&
+	"$PROF" record -q -o a$i.data -- "$PLANTED" cpu 0 $SCALE ||
+	skip_all "prof record failed here"
+done
+
+test_expect_failure_exit '50% more work in hot(): regression, exit 1' 1 '
+	"$PROF" diff --base b?.data --head h?.data >out; s=$?; cat out
+	grep -q "^regression .* hot (planted)" out && exit $s
+'
+
+test_expect_success 'json rows carry the documented fields; hot is +30..+70%' '
+	"$PROF" diff --format=json --base b?.data --head h?.data >d.json; test $? = 1 &&
+	python3 - d.json <<-\EOF
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	assert d["schema"] == "prof-diff/1" and d["base_runs"] == 5 and d["head_runs"] == 5
+	rows = {r["function"]: r for r in d["functions"]}
+	for r in d["functions"]:
+	    for k in ("function", "module", "base", "head", "change_pct", "ci_pct",
+	              "p_value", "q_value", "verdict"):
+	        assert k in r, (k, r)
+	hot = rows["hot"]
+	assert hot["module"] == "planted", hot
+	assert hot["verdict"] == "regression", hot
+	assert 30 < hot["change_pct"] < 70, hot
+	lo, hi = hot["ci_pct"]
+	assert 0 < lo <= hot["change_pct"] <= hi, hot
+	assert hot["q_value"] < 0.05 and hot["q_value"] >= hot["p_value"], hot
+	assert rows["steady"]["verdict"] != "regression", rows["steady"]
+	print("ok")
+	EOF
+'
+
+test_expect_failure_exit 'A/A: nothing regresses, exit 0' 0 '
+	"$PROF" diff --format=json --base b?.data --head a?.data >aa.json; s=$?
+	python3 -c "
+import json, sys
+d = json.load(open(\"aa.json\"))
+bad = [r for r in d[\"functions\"] if r[\"verdict\"] == \"regression\"]
+assert not bad, bad
+" && exit $s
+'
+
+test_expect_success 'one run per side: says run-to-run noise is unknown' '
+	"$PROF" diff b1.data h1.data >one.txt; check_contains one.txt "run-to-run noise unknown" &&
+	"$PROF" diff --format=json b1.data h1.data >one.json
+	python3 -c "
+import json
+d = json.load(open(\"one.json\"))
+hot = [r for r in d[\"functions\"] if r[\"function\"] == \"hot\"][0]
+assert \"assumed\" in hot[\"p_method\"], hot
+lo, hi = hot[\"ci_pct\"]
+assert hi - lo > 20, hot   # widened by the assumed 5% run-to-run CV
+"
+'
+
+test_expect_success '--inclusive: main regresses too' '
+	"$PROF" diff --inclusive --base b?.data --head h?.data >incl.txt
+	check_contains incl.txt "^regression .* main (planted)"
+'
+
+test_expect_success '--normalize=total compares shares: hot share grows' '
+	"$PROF" diff --normalize=total --format=json --base b?.data --head h?.data >n.json
+	python3 -c "
+import json
+d = json.load(open(\"n.json\"))
+assert d[\"unit\"] == \"share\"
+hot = [r for r in d[\"functions\"] if r[\"function\"] == \"hot\"][0]
+assert 0 < hot[\"base\"] < 1 and hot[\"change_pct\"] > 5, hot
+"
+'
+test_expect_failure_exit '--normalize by an unknown function: exit 2' 2 '
+	"$PROF" diff --normalize=no_such_fn b1.data h1.data
+'
+test_done
