@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -106,5 +107,10 @@ bool stderr_is_tty(void);
 int write_all(int fd, const void *buf, size_t len);
 /* Read a whole file (small /proc files, sources): NUL-terminated, NULL+errno on failure. */
 char *read_file(const char *path, size_t *len);
+/* fopen(path, "w") for output files (report -o, stat -o, annotations) that
+ * never writes through a symlink planted at path: O_NOFOLLOW makes that
+ * fail with ELOOP.  Paths under /dev/ (/dev/stdout, /dev/null) are opened
+ * as given.  NULL with errno set. */
+FILE *fopen_output(const char *path);
 
 #endif

@@ -210,7 +210,7 @@ static int write_report(const struct report_opts *o, const struct prof_profile *
 	int ret;
 
 	if (o->output && strcmp(o->output, "-")) {
-		f = fopen(o->output, "w");
+		f = fopen_output(o->output);
 		if (!f)
 			return error("cannot create '%s': %s", o->output, strerror(errno));
 	}
