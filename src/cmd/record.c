@@ -522,6 +522,8 @@ int cmd_record(int argc, char **argv)
 	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */
 		install_signals(&s);
 	if (setup_session(&s) < 0) {
+		if (s.w)	/* ours, header only: no misleading empty profile */
+			unlink(o.output);
 		teardown(&s);
 		return EXIT_USAGE;
 	}
