@@ -16,6 +16,8 @@
  *                          spin_burn for SECS of wall time, then create
  *                          MARKER (proof it ran to completion), exit STATUS.
  *   churn tspin SECS N     N threads in tspin_burn for SECS (ring overruns).
+ *   churn name NAME SECS   set the thread name (prctl) to NAME - quotes,
+ *                          ';', newlines, escape sequences - and spin.
  *   churn replace LIB NEW SECS
  *                          dlopen(LIB), at once rename(NEW, LIB) - the file
  *                          on disk now has another build-id - then burn
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -184,6 +187,11 @@ int main(int argc, char **argv)
 			pthread_create(&t[i], NULL, tspin_main, &end);
 		for (int i = 0; i < n && i < 64; i++)
 			pthread_join(t[i], NULL);
+		return 0;
+	}
+	if (!strcmp(mode, "name") && argc == 4) {
+		prctl(PR_SET_NAME, argv[2]);
+		spin_burn(wall_now() + atof(argv[3]));
 		return 0;
 	}
 	if (!strcmp(mode, "replace") && argc == 5) {
