@@ -11,7 +11,7 @@ require_perf_events
 test_expect_success 'SIGKILLed recorder: the flushed part reads back, with a warning' '
 	"$PROF" record -o k.data -- "$CHURN" spin 20 2>rec.err &
 	prof_pid=$! && child=$(child_of $prof_pid) &&
-	sleep 2.5 && kill -9 $prof_pid; wait $prof_pid; kill -9 $child &&
+	wait_flushes k.data && kill -9 $prof_pid; wait $prof_pid; kill -9 $child &&
 	"$PROF" report -i k.data --format=json -o k.json 2>rep.err &&
 	cat rep.err && test $(wc -l <rep.err) = 1 &&
 	check_contains rep.err "warning: k.data is truncated" &&

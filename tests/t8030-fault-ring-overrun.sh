@@ -25,7 +25,7 @@ test_expect_success 'report shows the same loss in text and json' '
 
 test_expect_success 'the same loss survives a SIGKILLed recorder (SUMMARY at every flush)' '
 	"$PROF" record -F 20000 -m 4 --stack-size 4096 -o k.data -- "$CHURN" tspin 20 2 2>/dev/null &
-	prof_pid=$! && child=$(child_of $prof_pid) && sleep 2.5 &&
+	prof_pid=$! && child=$(child_of $prof_pid) && wait_flushes k.data &&
 	kill -9 $prof_pid; wait $prof_pid; kill -9 $child;
 	"$PROF" report -i k.data --format=json -o k.json 2>k.rep &&
 	check_contains k.rep truncated &&

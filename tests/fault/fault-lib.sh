@@ -38,3 +38,20 @@ wait_size() {
 	done
 	return 1
 }
+
+# Wait (up to ~20 s) until FILE has grown twice after it first appeared:
+# prof flushes about once a second, so two growths mean at least one full
+# flush of samples (robust on a loaded machine, unlike a fixed sleep).
+wait_flushes() {
+	local i size last=0 growths=0
+	for i in $(seq 200); do
+		size=$(stat -c %s "$1" 2>/dev/null || echo 0)
+		if [ "$last" -gt 0 ] && [ "$size" -gt "$last" ]; then
+			growths=$((growths + 1))
+			[ $growths -ge 2 ] && return 0
+		fi
+		last=$size
+		sleep 0.1
+	done
+	return 1
+}
