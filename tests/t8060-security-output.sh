@@ -28,6 +28,15 @@ test_expect_success 'record: a symlink at FILE.old is replaced, not followed' '
 	victim_intact && test "$(cat r2.data.old)" = old
 '
 
+test_expect_success 'record -o DEVICE (a private /dev/null twin) writes in place, no rename' '
+	if mknod null c 1 3 2>/dev/null; then
+		"$PROF" record -q -g none -o null -- true 2>/dev/null;
+		test -c null && test ! -e null.old
+	else
+		echo "mknod refused (not root?): nothing to check"
+	fi
+'
+
 test_expect_success 'report -o SYMLINK: refused with one line, victim untouched' '
 	"$PROF" record -q -g none -o good.data -- "$CHURN" spin 0.2 2>/dev/null ||
 		cp "$TOP/tests/fuzz/corpus/profdata/fixture.data" good.data
