@@ -6,6 +6,7 @@
 #   make install PREFIX=/usr/local
 #   make DEVELOPER=1        add -Werror
 #   make check SANITIZE=address,undefined
+#   make check-sanitize     the same in build-san/ (leaves ./prof and build/ alone)
 #
 # Every src/<subsystem>/*.c goes into build/libprof.a; src/prof.c is main().
 # Dependencies are found here once (pkg-config) and exposed as HAVE_* macros.
@@ -42,6 +43,10 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.t)
 
+# ./prof for the default build; other build dirs get their own binary so a
+# sanitizer build (make check-sanitize) does not replace ./prof.
+PROF_BIN := $(if $(filter build,$(BUILD)),prof,$(BUILD)/prof)
+
 all: prof
 
 $(BUILD)/%.o: %.c
@@ -52,8 +57,12 @@ $(BUILD)/libprof.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-prof: $(BUILD)/src/prof.o $(BUILD)/libprof.a
+$(PROF_BIN): $(BUILD)/src/prof.o $(BUILD)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+ifneq ($(PROF_BIN),prof)
+prof: $(PROF_BIN)
+.PHONY: prof
+endif
 
 $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
@@ -76,15 +85,31 @@ deps-test:
 
 unit: $(UNIT_BINS)
 
+# prove runs unit binaries directly and the tNNNN-*.sh scripts with bash;
+# PROF_BUILD tells tests/lib/test-lib.sh which build dir (and prof) to use.
+# Sanitizer builds: every report (leaks included) goes to $(SAN_LOGS) and
+# fails the run, even when a test only looked at prof's output.
+SAN_LOGS = $(BUILD)/san-logs
+ifdef SANITIZE
+CHECK_ENV = ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/$(SAN_LOGS)/asan \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(SAN_LOGS)/ubsan
+endif
+
 # check/demo/bench first install what is missing, then re-run make, so
 # that pkg-config sees libraries installed a moment ago (fresh machines).
 check: deps-test
 	$(MAKE) check-run
 
-# prove runs unit binaries directly and the tNNNN-*.sh scripts with bash.
 check-run: prof unit $(CHECK_DEPS)
 	@chmod +x tests/t[0-9]*.sh
-	prove -e '' $(PROVE_FLAGS) $(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))
+	@rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
+	PROF_BUILD=$(BUILD) $(CHECK_ENV) prove -e '' $(PROVE_FLAGS) $(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))
+	@if [ -n "$$(ls $(SAN_LOGS))" ]; then head -n 60 $(SAN_LOGS)/*; \
+		echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi
+
+# ASan + UBSan (+ LeakSanitizer) build and full check in build-san/.
+check-sanitize:
+	$(MAKE) BUILD=build-san SANITIZE=address,undefined FUZZ_CHECK_DEPS= check
 
 demo: deps
 	$(MAKE) demo-run
@@ -102,9 +127,9 @@ install: prof
 	install -m 755 prof $(DESTDIR)$(PREFIX)/bin/prof
 
 clean:
-	rm -rf $(BUILD) prof
+	rm -rf $(BUILD) prof build-san
 
-.PHONY: all deps deps-test unit check check-run demo demo-run install clean bench
+.PHONY: all deps deps-test unit check check-run check-sanitize demo demo-run install clean bench
 .SUFFIXES:
 .SECONDARY:
 

@@ -4,7 +4,7 @@
 # --help prints usage.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-GEN="$TOP/build/tests/unit/output.t"
+GEN="$BUILD_DIR/tests/unit/output.t"
 [ -x "$GEN" ] || skip_all "build/tests/unit/output.t not built (make unit)"
 "$GEN" --write fx.data || skip_all "cannot write the fixture"
 

@@ -10,7 +10,7 @@
 # render unit test binary from a model-built profile (RENDER_OUT_DIR).
 . "$(dirname "$0")/lib/test-lib.sh"
 
-RENDER_T="$TOP/build/tests/unit/render.t"
+RENDER_T="$BUILD_DIR/tests/unit/render.t"
 [ -x "$RENDER_T" ] || skip_all "build/tests/unit/render.t not built (run make unit)"
 
 test_expect_success 'render unit binary writes every format' '

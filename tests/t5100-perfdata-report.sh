@@ -8,7 +8,7 @@
 # report -i perf.data` reads perf.data itself.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-DRIVER="$TOP/build/tests/unit/perfdata_import.t"
+DRIVER="$BUILD_DIR/tests/unit/perfdata_import.t"
 command -v perf >/dev/null || skip_all "perf is not installed"
 command -v cc >/dev/null || skip_all "no C compiler"
 [ -x "$DRIVER" ] || skip_all "build the unit tests first (make unit)"

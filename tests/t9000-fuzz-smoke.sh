@@ -17,5 +17,28 @@ for bin in "$TOP"/build/fuzz/fuzz_*; do
 		test \${PIPESTATUS[0]} = 0
 	"
 done
+# Crashes found by long runs (scripts/fuzz.sh) stay fixed: every input in
+# tests/fuzz/regress/NAME/ is replayed through its target, and prof.data /
+# perf.data ones also through prof report itself (exit 0 or 2, no crash).
+for dir in "$TOP"/tests/fuzz/regress/*/; do
+	[ -d "$dir" ] || continue
+	name=$(basename "$dir")
+	bin="$TOP/build/fuzz/fuzz_$name"
+	if [ -x "$bin" ]; then
+		found=1
+		test_expect_success "fuzz_$name replays tests/fuzz/regress/$name" "
+			'$bin' -runs=1 '$dir'* 2>&1 | tail -n 5
+			test \${PIPESTATUS[0]} = 0
+		"
+	fi
+	case $name in profdata|perfdata)
+		test_expect_success "prof report survives tests/fuzz/regress/$name" "
+			for f in '$dir'*; do
+				'$PROF' report -i \"\$f\" >/dev/null 2>&1; st=\$?
+				test \$st = 0 || test \$st = 2 || { echo \"\$f: exit \$st\"; exit 1; }
+			done
+		"
+	esac
+done
 [ $found = 1 ] || skip_all "no fuzz targets built (make fuzz needs clang)"
 test_done

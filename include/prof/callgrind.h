@@ -202,5 +202,7 @@ int cg_part_to_model(const struct cg_profile *cg, const struct cg_part *part,
 /* Shared helpers for the renderers. */
 void cg_commify(char *buf, size_t size, uint64_t v);
 void cg_json_string(FILE *f, const char *s);
+/* s with control characters (terminal escapes) shown as '?'. */
+void cg_put_printable(FILE *f, const char *s);
 
 #endif

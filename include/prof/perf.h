@@ -130,6 +130,7 @@ struct prof_perf_mmap2 {
 	uint32_t pid, tid, prot, flags;
 	uint64_t addr, len, pgoff;
 	const char *filename;
+	char build_id[41];	/* hex of the mapped file's build-id (attr.build_id), or "" */
 };
 int prof_perf_parse_mmap2(const struct perf_event_header *h, struct prof_perf_mmap2 *m);
 struct prof_perf_comm {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdio.h>
 
@@ -107,12 +108,11 @@ bool stderr_is_tty(void);
 int write_all(int fd, const void *buf, size_t len);
 /* Read a whole file (small /proc files, sources): NUL-terminated, NULL+errno on failure. */
 char *read_file(const char *path, size_t *len);
+/* fopen(path, "w") for output files (report -o, stat -o, annotations) that
+ * never writes through a symlink planted at path: O_NOFOLLOW makes that
+ * fail with ELOOP.  Paths under /dev/ (/dev/stdout, /dev/null) are opened
+ * as given.  NULL with errno set. */
+FILE *fopen_output(const char *path);
 
-
-/* --- output files: written to a temp file, renamed into place (outfile.c) --- */
-/* NULL with errno on failure; *tmp_path is owned by outfile_close(). */
-FILE *outfile_open(const char *path, char **tmp_path);
-/* Closes; with keep, renames into place.  0 or -errno (nothing left behind on error). */
-int outfile_close(FILE *f, char *tmp_path, const char *path, bool keep);
 
 #endif

@@ -26,6 +26,14 @@ void cg_commify(char *buf, size_t size, uint64_t v)
 	buf[o] = 0;
 }
 
+void cg_put_printable(FILE *f, const char *s)
+{
+	/* Names come from the profile: a control character (an escape
+	 * sequence) must not reach the terminal. */
+	for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+		fputc(*u < 0x20 || *u == 0x7f ? '?' : *u, f);
+}
+
 /* One escaping routine for every JSON writer: the report's json_escape. */
 void cg_json_string(FILE *f, const char *s)
 {
@@ -174,9 +182,14 @@ static void print_event_header(FILE *f, const struct cg_profile *p, const struct
 
 static void print_row_name(FILE *f, const struct cg_profile *p, const struct cg_fn *fn)
 {
-	fprintf(f, "%s:%s", strtab_get(&p->strs, fn->file), strtab_get(&p->strs, fn->name));
-	if (fn->object)
-		fprintf(f, " [%s]", strtab_get(&p->strs, fn->object));
+	cg_put_printable(f, strtab_get(&p->strs, fn->file));
+	fputc(':', f);
+	cg_put_printable(f, strtab_get(&p->strs, fn->name));
+	if (fn->object) {
+		fputs(" [", f);
+		cg_put_printable(f, strtab_get(&p->strs, fn->object));
+		fputc(']', f);
+	}
 }
 
 /* Calls of each row, callers and callees, sorted by the first shown event
@@ -257,16 +270,25 @@ static void print_header(FILE *f, const struct cg_profile *p, const struct cg_pa
 	const char *trig = strtab_get(&p->strs, part->trigger);
 
 	fputs(fancy, f);
-	fprintf(f, "Profile data file '%s'", strtab_get(&p->strs, part->source));
-	if (part->creator)
-		fprintf(f, " (creator: %s)", strtab_get(&p->strs, part->creator));
+	fputs("Profile data file '", f);
+	cg_put_printable(f, strtab_get(&p->strs, part->source));
+	fputc('\'', f);
+	if (part->creator) {
+		fputs(" (creator: ", f);
+		cg_put_printable(f, strtab_get(&p->strs, part->creator));
+		fputc(')', f);
+	}
 	fprintf(f, "\n%s", fancy);
-	fprintf(f, "Part:             %u%s%s\n", part->number, *trig ? " - " : "", trig);
-	fprintf(f, "Profiled target:  %s (PID %u)\n",
-		part->cmd ? strtab_get(&p->strs, part->cmd) : "(unknown)", part->pid);
+	fprintf(f, "Part:             %u%s", part->number, *trig ? " - " : "");
+	cg_put_printable(f, trig);
+	fputs("\nProfiled target:  ", f);
+	cg_put_printable(f, part->cmd ? strtab_get(&p->strs, part->cmd) : "(unknown)");
+	fprintf(f, " (PID %u)\n", part->pid);
 	fputs("Events recorded: ", f);
-	for (size_t i = 0; i < cg_nev(part); i++)
-		fprintf(f, " %s", strtab_get(&p->strs, part->events.v[i]));
+	for (size_t i = 0; i < cg_nev(part); i++) {
+		fputc(' ', f);
+		cg_put_printable(f, strtab_get(&p->strs, part->events.v[i]));
+	}
 	fputc('\n', f);
 }
 

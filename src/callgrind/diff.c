@@ -110,8 +110,11 @@ static void diff_part(FILE *f, const struct cg_profile *base, const struct cg_pa
 		}
 		fputs("]}", f);
 	} else {
-		fprintf(f, "# benchmark: %s (base part %u, head part %u), event %s\n",
-			*trig ? trig : "(unnamed)", pa->number, pb->number, event);
+		fputs("# benchmark: ", f);
+		cg_put_printable(f, *trig ? trig : "(unnamed)");
+		fprintf(f, " (base part %u, head part %u), event ", pa->number, pb->number);
+		cg_put_printable(f, event);
+		fputc('\n', f);
 		fprintf(f, "# total: %" PRIu64 " -> %" PRIu64, tot[0], tot[1]);
 		print_change(f, tot[0], tot[1]);
 		fprintf(f, "\n%14s %14s %14s %9s %14s %14s  %-8s %s\n", "self base", "self head",
@@ -123,9 +126,12 @@ static void diff_part(FILE *f, const struct cg_profile *base, const struct cg_pa
 				continue;	/* unchanged rows are noise here */
 			fprintf(f, "%14" PRIu64 " %14" PRIu64, d->self[0], d->self[1]);
 			print_change(f, d->self[0], d->self[1]);
-			fprintf(f, " %14" PRIu64 " %14" PRIu64 "  %-8s %s:%s\n", d->incl[0], d->incl[1],
-				!d->present[0] ? "added" : !d->present[1] ? "removed" : "",
-				d->file, d->name);
+			fprintf(f, " %14" PRIu64 " %14" PRIu64 "  %-8s ", d->incl[0], d->incl[1],
+				!d->present[0] ? "added" : !d->present[1] ? "removed" : "");
+			cg_put_printable(f, d->file);
+			fputc(':', f);
+			cg_put_printable(f, d->name);
+			fputc('\n', f);
 		}
 		fputc('\n', f);
 	}

@@ -180,7 +180,7 @@ static int write_annotation(const char *profile, const char *path, unsigned tree
 		cg_profile_free(&p);
 		return -EINVAL;
 	}
-	if (!(f = fopen(path, "w"))) {
+	if (!(f = fopen_output(path))) {
 		int e = errno;
 		cg_profile_free(&p);
 		return error("cannot create '%s': %s", path, strerror(e));

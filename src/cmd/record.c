@@ -452,6 +452,15 @@ static void print_summary(struct session *s)
 	     (unsigned long long)((s->bytes_written + 1023) / 1024), s->o->output);
 }
 
+/* Removes a prof.data we created, never a device such as -o /dev/null. */
+static void unlink_if_regular(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		unlink(path);
+}
+
 static void print_self_cost(void)
 {
 	struct rusage ru;
@@ -538,7 +547,7 @@ int cmd_record(int argc, char **argv)
 		bool created = s.w != NULL;
 		teardown(&s);
 		if (created)	/* nothing was recorded: leave no empty file */
-			unlink(o.output);
+			unlink_if_regular(o.output);
 		return EXIT_USAGE;
 	}
 	if (s.pf.ring_shrunk)
@@ -549,7 +558,7 @@ int cmd_record(int argc, char **argv)
 	if (s.launched && (ret = launch_go(&s.l, o.argv[0])) < 0) {
 		waitpid(s.l.pid, NULL, 0);
 		teardown(&s);
-		unlink(o.output);	/* nothing ran: no misleading empty profile */
+		unlink_if_regular(o.output);	/* nothing ran: no misleading empty profile */
 		return ret == -ENOENT ? 127 : 126;
 	}
 	if (!s.launched)

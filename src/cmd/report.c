@@ -297,19 +297,17 @@ static int write_report(const struct report_opts *o, const struct prof_profile *
 			const struct prof_profile *head)
 {
 	const char *path = output_path(o);
-	char *tmp = NULL;
 	FILE *f = stdout;
 	int ret;
 
-	if (path && !(f = outfile_open(path, &tmp)))
+	if (path && !(f = fopen_output(path)))
 		return error("cannot create '%s': %s", path, strerror(errno));
 	ret = head ? render_diff(f, o, p, head) : render(f, o, p);
 	if (ret == -1)
 		ret = -EIO;
 	if (f != stdout) {
-		int cret = outfile_close(f, tmp, path, ret == 0);
-		if (!ret)
-			ret = cret;
+		if (fclose(f) != 0 && !ret)
+			ret = -errno;
 	} else if (fflush(f) != 0 && !ret) {
 		ret = -errno;
 	}

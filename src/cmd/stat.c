@@ -684,7 +684,7 @@ static void render_text(struct strbuf *sb, const struct stat_opts *o, const stru
 
 static int write_text_file(const char *path, const struct strbuf *sb)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen_output(path);
 
 	if (!f)
 		return error("cannot open '%s': %s", path, strerror(errno));

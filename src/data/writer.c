@@ -42,7 +42,9 @@ struct prof_writer {
 	uint64_t last_value[PROF_METRIC_COUNT];
 };
 
-/* Moves an existing file (or symlink: rename never follows it) aside. */
+/* Moves an existing file (or symlink: rename never follows it) aside.
+ * 1: path is a device or FIFO (-o /dev/null), to be written in place:
+ * renaming /dev/null away as root would break the whole system. */
 static int keep_old(const char *path)
 {
 	struct stat st;
@@ -51,6 +53,8 @@ static int keep_old(const char *path)
 		return errno == ENOENT ? 0 : -errno;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+		return 1;
 	char *old = xasprintf("%s.old", path);
 	int ret = rename(path, old) < 0 ? -errno : 0;
 	free(old);
@@ -69,7 +73,8 @@ int prof_writer_open(struct prof_writer **out, const char *path)
 	}
 	/* O_EXCL|O_NOFOLLOW: if someone raced a file or symlink into place
 	 * after the rename, fail instead of writing through it. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC |
+		      (ret == 1 ? 0 : O_CREAT | O_EXCL), 0644);
 	if (fd < 0) {
 		ret = -errno;
 		error("cannot create '%s': %s", path, strerror(errno));

@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -147,6 +148,7 @@ static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config 
 	a->enable_on_exec = cfg->enable_on_exec;
 	a->mmap = 1;	/* mmap2 changes the record format; mmap turns it on */
 	a->mmap2 = 1;
+	a->build_id = 1;	/* MMAP2 names the mapped file's build-id: replaced files are caught */
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
@@ -185,10 +187,28 @@ static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
 	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int report_open_error(const struct prof_perf *pf, int err)
+/* True when tid belongs to another user: sampling it needs ptrace
+ * access, which no perf_event_paranoid level grants. */
+static bool foreign_task(pid_t tid, uid_t *owner)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)tid);
+	if (tid <= 0 || stat(path, &st) < 0 || st.st_uid == geteuid())
+		return false;
+	*owner = st.st_uid;
+	return true;
+}
+
+static int report_open_error(const struct prof_perf *pf, pid_t tid, int err)
 {
 	const char *ev = pf->cfg.event->name;
+	uid_t owner;
 
+	if ((err == EACCES || err == EPERM) && foreign_task(tid, &owner))
+		return error("no permission to sample task %d: it belongs to uid %u and prof runs as uid %u; run prof as that user or root, or grant it 'setcap cap_perfmon,cap_sys_ptrace+ep prof'",
+			     (int)tid, (unsigned)owner, (unsigned)geteuid()), -err;
 	switch (err) {
 	case ENOENT:
 	case EOPNOTSUPP:
@@ -196,7 +216,7 @@ static int report_open_error(const struct prof_perf *pf, int err)
 		return error("event '%s' is not supported here (no hardware PMU in this VM?); try -e cpu-clock", ev), -err;
 	case EACCES:
 	case EPERM:
-		return error("no permission to sample (kernel.perf_event_paranoid=%d, and without CAP_PERFMON only your own processes); run 'sysctl kernel.perf_event_paranoid=1' or give prof CAP_PERFMON",
+		return error("no permission to sample (kernel.perf_event_paranoid=%d, and without CAP_PERFMON only your own processes); run 'sysctl kernel.perf_event_paranoid=1' or grant prof CAP_PERFMON: 'setcap cap_perfmon+ep prof'",
 			     prof_perf_paranoid()), -err;
 	case EINVAL: {
 		char *m = read_file("/proc/sys/kernel/perf_event_max_sample_rate", NULL);
@@ -220,6 +240,10 @@ static int open_one(struct prof_perf *pf, pid_t tid, int cpu)
 {
 	int fd = sys_perf_event_open(&pf->attr, tid, cpu);
 
+	if (fd < 0 && errno == EINVAL && pf->attr.build_id) {	/* kernel < 5.12 */
+		pf->attr.build_id = 0;
+		fd = sys_perf_event_open(&pf->attr, tid, cpu);
+	}
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && !pf->attr.exclude_kernel) {
 		pf->attr.exclude_kernel = 1;
 		fd = sys_perf_event_open(&pf->attr, tid, cpu);
@@ -297,7 +321,7 @@ int prof_perf_open_task(struct prof_perf *pf, pid_t tid)
 		if (fd == -ESRCH)
 			return -ESRCH;
 		if (fd < 0)
-			return report_open_error(pf, -fd);
+			return report_open_error(pf, tid, -fd);
 		VEC_PUSH(&pf->fds, fd);
 		int ret = attach_to_ring(pf, cpu, fd);
 		if (ret < 0)

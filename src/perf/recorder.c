@@ -217,7 +217,8 @@ static void on_mmap2(struct prof_recorder *r, const struct perf_event_header *h)
 
 	if (prof_perf_parse_mmap2(h, &m) < 0 || !(m.prot & PROT_EXEC) || (pid_t)m.pid == r->self)
 		return;
-	prof_addrspace_map(space_of(r, (pid_t)m.pid), m.addr, m.len, m.pgoff, m.filename, m.prot);
+	prof_addrspace_map_build_id(space_of(r, (pid_t)m.pid), m.addr, m.len, m.pgoff, m.filename,
+				    m.prot, m.build_id);
 }
 
 static void on_fork(struct prof_recorder *r, const struct perf_event_header *h)

@@ -263,6 +263,11 @@ int prof_perf_parse_mmap2(const struct perf_event_header *h, struct prof_perf_mm
 	    !take(&c, 24, &skip) ||	/* maj, min, ino, ino_generation (or build id) */
 	    !take_u32x2(&c, &m->prot, &m->flags) || !(m->filename = take_string(&c)))
 		return -EINVAL;
+	/* With attr.build_id the 24 bytes are u8 size, 3 reserved, id[20]. */
+	m->build_id[0] = '\0';
+	if ((h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && skip[0] <= 20)
+		for (int i = 0; i < skip[0]; i++)
+			snprintf(m->build_id + 2 * i, 3, "%02x", skip[4 + i]);
 	return 0;
 }
 

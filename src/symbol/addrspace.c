@@ -174,6 +174,8 @@ void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint
 	if (!m || !m->elf || !build_id || !*build_id || !*m->elf->build_id ||
 	    !strcmp(m->elf->build_id, build_id))
 		return;
+	static const struct prof_elf *warned;	/* one warning per replaced file */
+	const struct prof_elf *on_disk = m->elf;
 	m->flags |= PROF_MAP_DELETED;
 	char *mf = xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid, m->start, m->end);
 	struct prof_elf *orig = prof_elf_get(mf);
@@ -181,6 +183,12 @@ void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint
 	m->elf = orig && !strcmp(orig->build_id, build_id) ? orig : NULL;
 	if (m->elf)
 		m->bias = prof_elf_bias(m->elf, m->start, m->pgoff);
+	if (warned != on_disk) {
+		warned = on_disk;
+		warning("'%s' was replaced while mapped by pid %d: the build-id changed (mapped %.16s, on disk %.16s); %s",
+			m->path, (int)as->pid, build_id, on_disk->build_id,
+			m->elf ? "symbolizing from the mapped original" : "the original is gone, its frames stay unresolved");
+	}
 }
 
 int prof_addrspace_load_proc(struct prof_addrspace *as)

@@ -71,7 +71,11 @@ static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	uint64_t v;
 
 	if (!ctx_read_word(st->cur, addr, &v)) {
-		st->read_failed = true;
+		/* Below sp is the red zone (a leaf's saved registers), never
+		 * in the copy: libdw only loses that register, the walk goes
+		 * on.  Only reads past the copy's end mean it was too short. */
+		if (addr >= st->cur->sp)
+			st->read_failed = true;
 		return false;
 	}
 	*result = v;

@@ -17,6 +17,11 @@ static void vreport(const char *kind, const char *fmt, va_list ap)
 	char line[4096];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
+	/* Messages quote paths and names from data files: one line, and no
+	 * control character (terminal escape) reaches the terminal. */
+	for (char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	if (prof_cmd_name)
 		fprintf(stderr, "prof %s: %s%s\n", prof_cmd_name, kind, line);
 	else

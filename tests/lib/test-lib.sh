@@ -8,13 +8,15 @@
 # Each test script gets a fresh scratch directory $TRASH (removed on
 # success, kept on failure for inspection) and runs with cwd = $TRASH.
 # $PROF is the absolute path of the built ./prof, $TOP the source tree,
-# $WL the workload binaries directory.  Helpers:
+# $BUILD_DIR the build directory (build/, or build-san/ under make
+# check-sanitize: PROF_BUILD), $WL the workload binaries directory.  Helpers:
 #   require_perf_events  - skip_all unless perf_event_open works here
 #   skip_all REASON      - plan 0 tests and exit (TAP "1..0 # SKIP")
 
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-PROF="$TOP/prof"
+BUILD_DIR="$TOP/${PROF_BUILD:-build}"
+if [ "${PROF_BUILD:-build}" = build ]; then PROF="$TOP/prof"; else PROF="$BUILD_DIR/prof"; fi
 WL="$TOP/tests/workloads/bin"
 TEST_NAME=$(basename "$0" .sh)
 TRASH="$TOP/tests/trash/$TEST_NAME"

@@ -94,8 +94,10 @@ static int print_flat(const char *path)
 	struct row *rows;
 
 	prof_profile_init(&p);
-	if (perfdata_read(path, &p, &info))
+	if (perfdata_read(path, &p, &info)) {
+		prof_profile_free(&p);
 		return 2;
+	}
 	size_t n = flat_table(&p, &rows);
 	uint64_t total = prof_total(&p, PROF_M_SAMPLES);
 	printf("# samples %" PRIu64 " lost %" PRIu64 " truncated %" PRIu64
@@ -126,8 +128,10 @@ static int print_folded(const char *path)
 	struct strbuf sb = STRBUF_INIT;
 
 	prof_profile_init(&p);
-	if (perfdata_read(path, &p, NULL))
+	if (perfdata_read(path, &p, NULL)) {
+		prof_profile_free(&p);
 		return 2;
+	}
 	for (size_t i = 0; i < p.aggs.n; i++) {
 		const struct prof_agg *a = &p.aggs.v[i];
 		sb_reset(&sb);
@@ -188,8 +192,10 @@ static int time_import(const char *path)
 	uint64_t t0 = now_ns();
 	int ret = perfdata_read(path, &p, &info);
 	uint64_t t1 = now_ns(), c1 = cpu_ns();
-	if (ret)
+	if (ret) {
+		prof_profile_free(&p);
 		return 2;
+	}
 	printf("import (parse+unwind+symbolize+aggregate): samples %" PRIu64 " records %" PRIu64
 	       " cpu_ms %.1f wall_ms %.1f per_sample_us %.2f (cpu) complete %.1f%%\n",
 	       info.samples, info.records, (c1 - c0) / 1e6, (t1 - t0) / 1e6,

@@ -1,0 +1,47 @@
+#!/bin/bash
+# t8050-fault-binary-replaced: binaries change under the profiler.
+# Deleted after recording: report still works from the symbols stored in
+# prof.data.  Replaced during recording: the target dlopens a library and
+# at once renames another build of it (other build-id, other function
+# name) over the file; the MMAP2 build-id (attr.build_id) tells prof the
+# file on disk is not what was mapped: record warns "build-id changed"
+# and symbolizes from the mapped original (old_lib_marker, never
+# new_lib_marker).
+. "$(dirname "$0")/lib/test-lib.sh"
+require_perf_events
+. "$TOP/tests/fault/fault-lib.sh"
+
+mkdir -p bin
+cp "$CHURN" bin/app
+cc -O1 -g -fPIC -shared -o bin/libx.so "$FAULT/churn_dl.c" &&
+cc -O1 -g -fPIC -shared -DDL_NAME=new_lib_marker -o bin/libnew.so "$FAULT/churn_dl.c" ||
+	skip_all "cannot build the two library copies"
+
+test_expect_success 'binary deleted after recording: report still names its functions' '
+	"$PROF" record -o d.data -- "$TRASH/bin/app" spin 1 2>/dev/null &&
+	"$PROF" report -i d.data >before.txt &&
+	rm bin/app &&
+	"$PROF" report -i d.data >after.txt 2>after.err &&
+	test ! -s after.err && check_contains after.txt "spin_burn .*app" &&
+	diff before.txt after.txt
+'
+
+test_expect_success 'library replaced during recording: build-id change detected' '
+	cp "$CHURN" bin/app &&
+	"$PROF" record -o r.data -- "$TRASH/bin/app" replace "$TRASH/bin/libx.so" "$TRASH/bin/libnew.so" 1 2>r.err &&
+	cat r.err &&
+	check_contains r.err "libx.so. was replaced while mapped by pid [0-9]*: the build-id changed" &&
+	check_contains r.err "symbolizing from the mapped original"
+'
+
+test_expect_success 'its samples are symbolized from the original, also after deletion' '
+	"$PROF" report -i r.data --format=json -o r.json &&
+	old=$(json_field r.json "sum(f[\"self\"] for f in j[\"functions\"] if f[\"name\"] == \"old_lib_marker\")") &&
+	new=$(json_field r.json "sum(f[\"self\"] for f in j[\"functions\"] if f[\"name\"] == \"new_lib_marker\")") &&
+	all=$(json_field r.json "j[\"samples\"]") &&
+	echo "old_lib_marker $old, new_lib_marker $new of $all" &&
+	test $new = 0 && test $((old * 2)) -ge $all &&
+	rm -f bin/libx.so bin/app &&
+	"$PROF" report -i r.data --format=json -o r2.json && cmp r.json r2.json
+'
+test_done
