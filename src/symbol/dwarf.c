@@ -198,9 +198,10 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 
 	/* The outermost (real) function: prefer the ELF symbol (full C name,
 	 * matches perf), but DWARF's name over a mangled C++ symbol. */
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *symname = dwfl_module_addrinfo(e->mod, a, &off, &sym, NULL, NULL, NULL);
+	if (!e->symidx)
+		e->symidx = elf_symidx_build(e->mod);
+	uint64_t symstart = 0;
+	const char *symname = elf_symidx_find(e->symidx, a, &symstart);
 	if (n == 0) {
 		if (!symname && !file) {
 			free(abs_file);
@@ -224,7 +225,7 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 		}
 	}
 	if (symname)
-		outer->entry = a - off - e->mod_bias;
+		outer->entry = symstart - e->mod_bias;
 	free(out[0].file);
 	out[0].file = abs_file;
 	out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);

@@ -36,6 +36,7 @@ struct prof_elf {
 	Dwfl_Module *mod;
 	uint64_t mod_bias;	/* dwfl address = file vaddr + mod_bias */
 	bool has_symbols;	/* symtab or DWARF found */
+	struct elf_symidx *symidx;	/* sorted ELF symbols, built on first lookup */
 };
 
 struct elf_frame {		/* one entry of an inline chain */
@@ -46,6 +47,13 @@ struct elf_frame {		/* one entry of an inline chain */
 	uint64_t entry;		/* file vaddr of the containing function, 0 if unknown */
 	bool inlined;
 };
+
+/* Sorted symbol index (symidx.c): the function containing a Dwfl address,
+ * NULL if none; *start receives its address. */
+struct elf_symidx;
+struct elf_symidx *elf_symidx_build(Dwfl_Module *mod);
+void elf_symidx_free(struct elf_symidx *x);
+const char *elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t *start);
 
 /* Inline chain for file vaddr, innermost first; returns entries written
  * (0: nothing known).  The caller frees each entry's file. */
