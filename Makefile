@@ -80,6 +80,11 @@ demo: deps prof $(WORKLOADS)
 bench: deps prof
 	scripts/bench/run-all.sh
 
+# Instruction counts of the hot paths under callgrind against
+# scripts/bench/icount-baseline.txt (fails on a >3% regression).
+bench-icount: prof
+	scripts/bench/icount.sh
+
 install: prof
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 prof $(DESTDIR)$(PREFIX)/bin/prof
@@ -87,7 +92,7 @@ install: prof
 clean:
 	rm -rf $(BUILD) prof
 
-.PHONY: all deps unit check demo install clean bench
+.PHONY: all deps unit check demo install clean bench bench-icount
 .SUFFIXES:
 .SECONDARY:
 
