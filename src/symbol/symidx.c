@@ -16,7 +16,7 @@
  *    global beats a weak beats a local symbol, and between equals the
  *    first in the symbol table wins (aliases: __libc_malloc before
  *    malloc, as libdw and so far prof named them); a sizeless symbol (assembly
- *    labels) only covers the gap up to the next symbol.  Section, file and
+ *    labels) only covers the gap up to the next symbol, within its section.  Section, file and
  *    TLS symbols and undefined ones never match.
  */
 #include "symbol-priv.h"
@@ -27,6 +27,7 @@ struct sym_slot {
 	const char *name;
 	int rank;		/* higher wins at the same start */
 	int index;		/* symbol table index: lower wins a tie */
+	uint64_t label_end;	/* sizeless: end of its section (0: unknown) */
 };
 
 struct elf_symidx {
@@ -52,6 +53,19 @@ static int sym_rank(const GElf_Sym *sym)
 	return (sym->st_size ? 4 : 0) + (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0);
 }
 
+/* A label covers at most the rest of its section: the Dwfl address where
+ * section shndx of elf ends, 0 if unknown. */
+static uint64_t section_end(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, uint64_t addr)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+		return 0;
+	uint64_t end = sh.sh_addr + sh.sh_size + bias;
+	return end > addr ? end : 0;
+}
+
 struct elf_symidx *elf_symidx_build(Dwfl_Module *mod)
 {
 	struct elf_symidx *x = xcalloc(1, sizeof(*x));
@@ -63,12 +77,15 @@ struct elf_symidx *elf_symidx_build(Dwfl_Module *mod)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		Elf *elf = NULL;
+		Dwarf_Addr bias = 0;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias);
 		int type = GELF_ST_TYPE(sym.st_info);
 		if (!name || !*name || shndx == SHN_UNDEF || type == STT_SECTION ||
 		    type == STT_FILE || type == STT_TLS)
 			continue;
-		x->v[x->n++] = (struct sym_slot){ addr, sym.st_size, name, sym_rank(&sym), i };
+		x->v[x->n++] = (struct sym_slot){ addr, sym.st_size, name, sym_rank(&sym), i,
+						  sym.st_size ? 0 : section_end(elf, shndx, bias, addr) };
 	}
 	qsort(x->v, x->n, sizeof(*x->v), slot_cmp);
 	return x;
@@ -117,7 +134,7 @@ const char *elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t 
 		if (!s->size && !sizeless && s->start == x->v[i].start)
 			sizeless = s;
 	}
-	if (!sizeless)
+	if (!sizeless || (sizeless->label_end && addr >= sizeless->label_end))
 		return NULL;
 	*start = sizeless->start;
 	return sizeless->name;
