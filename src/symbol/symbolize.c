@@ -247,6 +247,8 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 	return 1;
 }
 
+static const char *kallsyms_problem;	/* why kallsyms_state is -1 */
+
 static void kallsyms_load(void)
 {
 	bool all_zero;
@@ -255,14 +257,32 @@ static void kallsyms_load(void)
 		return;
 	kallsyms_state = -1;
 	if (sym_table_load_kallsyms(&kallsyms, "/proc/kallsyms", &all_zero) < 0) {
-		warning("cannot read /proc/kallsyms: %s; kernel frames show as [kernel]",
-			strerror(errno));
+		kallsyms_problem = strerror(errno);
 	} else if (all_zero || !kallsyms.syms.n) {
-		warning("/proc/kallsyms addresses are hidden (kernel.kptr_restrict); kernel frames show as [kernel]");
+		kallsyms_problem = "hidden";
 		sym_table_free(&kallsyms);
 	} else {
 		kallsyms_state = 1;
 	}
+}
+
+/* Said once, at the first kernel address that needed kallsyms. */
+static void kallsyms_warn(void)
+{
+	static bool warned;
+
+	if (warned || kallsyms_state > 0)
+		return;
+	warned = true;
+	if (!strcmp(kallsyms_problem, "hidden"))
+		warning("/proc/kallsyms addresses are hidden (kernel.kptr_restrict); kernel frames show as [kernel]");
+	else
+		warning("cannot read /proc/kallsyms: %s; kernel frames show as [kernel]", kallsyms_problem);
+}
+
+void prof_symbolizer_prewarm(struct prof_symbolizer *s)
+{
+	kallsyms_load();
 }
 
 size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max)
@@ -270,6 +290,7 @@ size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *o
 	if (max == 0)
 		return 0;
 	kallsyms_load();
+	kallsyms_warn();
 	if (s->kernel_module == PROF_NONE)
 		s->kernel_module = prof_module_intern(s->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
 	const struct sym_entry *e = kallsyms_state > 0 ? sym_table_find(&kallsyms, pc) : NULL;
