@@ -61,4 +61,5 @@ perf_samples_total() {
 }
 prof_samples() { "$PROF" report -i "$1" --format=json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])'; }
 prof_lost() { "$PROF" report -i "$1" --format=json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["lost"])'; }
-perf_lost() { perf report -i "$1" --stats 2>/dev/null | awk '/LOST/ {s += $NF} END {print s + 0}'; }
+# perf's own total of lost samples (PERF_RECORD_LOST and LOST_SAMPLES)
+perf_lost() { perf report -i "$1" --stdio 2>/dev/null | awk '/^# Total Lost Samples:/ {print $NF; f = 1} END {if (!f) print 0}'; }
