@@ -280,9 +280,33 @@ static void kallsyms_warn(void)
 		warning("cannot read /proc/kallsyms: %s; kernel frames show as [kernel]", kallsyms_problem);
 }
 
+/* libc and the dynamic loader are in nearly every target, and prof_elf is
+ * shared by file: opening our own copies (debug info, symbol index) now
+ * spares the recorder that stall at the target's first libc sample. */
+static void prewarm_own_libc(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+		char *perms = strchr(line, ' ');
+		if (!path || !perms || perms[3] != 'x' ||
+		    (!strstr(path, "/libc.so") && !strstr(path, "/ld-linux")))
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		struct prof_elf *e = prof_elf_get(path);
+		if (e && prof_elf_has_symbols(e) && e->mod && !e->symidx)
+			e->symidx = elf_symidx_build(e->mod);
+	}
+	if (f)
+		fclose(f);
+}
+
 void prof_symbolizer_prewarm(struct prof_symbolizer *s)
 {
 	kallsyms_load();
+	prewarm_own_libc();
 }
 
 size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max)
