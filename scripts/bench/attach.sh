@@ -14,7 +14,7 @@ REC=${REC:-2}	# seconds recorded per attach
 declare -A lat hic_a hic_d base
 cycle() {	# tool -> appends latency_ms, attach/detach hiccup ms, baseline ms
 	local tool=$1 t0 t1 first out=$BENCH_TMP/att.$1
-	"$HICCUP" $((REC + 3)) >"$BENCH_TMP/h.out" & local h=$!
+	"$HICCUP" $((REC + 7)) >"$BENCH_TMP/h.out" & local h=$!
 	sleep 1.2
 	t0=$("$HICCUP" now)
 	if [ "$tool" = prof ]; then
@@ -29,7 +29,7 @@ cycle() {	# tool -> appends latency_ms, attach/detach hiccup ms, baseline ms
 	fi
 	wait $h
 	lat[$tool]+="$(awk -v a="$first" -v b="$t0" 'BEGIN {printf "%.2f", (a - b) / 1e6}') "
-	# buckets: START_NS MAX_NS
+	# buckets: START_NS MAX_NS (the target outlives both tools by seconds)
 	base[$tool]+="$(awk -v t0="$t0" '$1 >= t0 - 1e9 && $1 + 5e7 < t0 {print $2 / 1e6}' "$BENCH_TMP/h.out" | median) "
 	hic_a[$tool]+="$(awk -v t0="$t0" '$1 + 5e7 >= t0 && $1 < t0 + 5e8 && $2 > m {m = $2} END {print m / 1e6}' "$BENCH_TMP/h.out") "
 	hic_d[$tool]+="$(awk -v t1="$t1" '$1 + 5e7 >= t1 - 3e8 && $1 < t1 + 2e8 && $2 > m {m = $2} END {print m / 1e6}' "$BENCH_TMP/h.out") "
