@@ -20,9 +20,19 @@ static int sym_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static bool sym_table_sorted(const struct sym_table *t)
+{
+	for (size_t i = 1; i < t->syms.n; i++)
+		if (t->syms.v[i - 1].start > t->syms.v[i].start)
+			return false;
+	return true;
+}
+
 void sym_table_sort(struct sym_table *t)
 {
-	qsort(t->syms.v, t->syms.n, sizeof(*t->syms.v), sym_cmp);
+	/* /proc/kallsyms comes sorted: a merge sort of 120k entries is not free */
+	if (!sym_table_sorted(t))
+		qsort(t->syms.v, t->syms.n, sizeof(*t->syms.v), sym_cmp);
 	/* kallsyms has no sizes: a symbol ends where the next begins */
 	for (size_t i = 0; i < t->syms.n; i++)
 		if (t->syms.v[i].size == 0)
