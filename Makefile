@@ -98,7 +98,7 @@ endif
 # check/demo/bench first install what is missing, then re-run make, so
 # that pkg-config sees libraries installed a moment ago (fresh machines).
 check: deps-test
-	$(MAKE) check-run
+	$(MAKE) -j$$(nproc) check-run
 
 check-run: prof unit $(CHECK_DEPS)
 	@chmod +x tests/t[0-9]*.sh
@@ -122,6 +122,11 @@ bench: deps-test
 	$(MAKE) prof
 	scripts/bench/run-all.sh
 
+# Instruction counts of the hot paths under callgrind against
+# scripts/bench/icount-baseline.txt (fails on a >3% regression).
+bench-icount: prof
+	scripts/bench/icount.sh
+
 install: prof
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 prof $(DESTDIR)$(PREFIX)/bin/prof
@@ -129,7 +134,7 @@ install: prof
 clean:
 	rm -rf $(BUILD) prof build-san
 
-.PHONY: all deps deps-test unit check check-run check-sanitize demo demo-run install clean bench
+.PHONY: all deps deps-test unit check check-run check-sanitize demo demo-run install clean bench bench-icount
 .SUFFIXES:
 .SECONDARY:
 

@@ -32,7 +32,7 @@ test_expect_success 'launch: output passes through and the summary line is print
 '
 
 test_expect_success 'launch: a busy command gets samples' '
-	"$PROF" record -o busy.data -- sh -c "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done" 2>err &&
+	"$PROF" record -o busy.data -- sh -c "i=0; while [ \$i -lt 1000000 ]; do i=\$((i+1)); done" 2>err &&
 	n=$(sed -n "s/^prof record: \([0-9]*\) samples.*/\1/p" err) &&
 	test "$n" -gt 20 || { cat err; false; }
 '
@@ -150,7 +150,7 @@ fi
 
 test_expect_success 'a write error stops recording with one line, the command finishes' '
 	(trap "" XFSZ; ulimit -f 2
-	 "$PROF" record -o small.data -- sh -c "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done; echo done-running") >out 2>err
+	 "$PROF" record -o small.data -- sh -c "i=0; while [ \$i -lt 1000000 ]; do i=\$((i+1)); done; echo done-running") >out 2>err
 	check_contains out "^done-running$" &&
 	check_contains err "cannot write .small.data.*recording stopped" &&
 	test $(wc -l <err) = 1

@@ -81,6 +81,8 @@ struct pd_file {
 	char *hostname, *osrelease, *arch, *version, *cmdline;
 	uint32_t nr_cpus_online, nr_cpus_avail;
 	uint64_t skipped;
+	bool release_behind;		/* buf is a private read-only file map */
+	size_t released;		/* bytes of buf already given back */
 };
 
 struct pd_sample {
@@ -104,6 +106,13 @@ struct pd_sample_id {			/* the sample_id_all trailer */
 
 /* Parses buf (which must outlive f).  0 or -EINVAL with error() printed. */
 int pd_open(struct pd_file *f, const uint8_t *buf, size_t len);
+/* pd_open for a private read-only mapping of the file: each pass gives the
+ * pages behind it back (peak RSS stays far below the file size). */
+int pd_open_map(struct pd_file *f, const uint8_t *buf, size_t len);
+/* Gives back the pages of f->buf below upto (once 4 MiB have piled up);
+ * no-op unless f->release_behind.  Dropped pages read back from the file
+ * if touched again, so this only ever costs time, never correctness. */
+void pd_release_behind(struct pd_file *f, const uint8_t *upto);
 void pd_close(struct pd_file *f);
 /* Decodes a PERF_RECORD_SAMPLE.  0 or -EINVAL (no message: counted by callers). */
 int pd_decode_sample(const struct pd_file *f, const struct pd_record *r, struct pd_sample *s);

@@ -90,6 +90,13 @@ void prof_symbolizer_free(struct prof_symbolizer *s);
  */
 size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 			   uint64_t pc, bool is_return_addr, uint32_t *out, size_t max);
+/*
+ * Loads /proc/kallsyms now (quietly; problems are reported at the first
+ * kernel address) and libc's debug info and symbol index.  A recorder
+ * calls it before sampling starts: each takes tens of ms, long enough to
+ * overflow the ring buffers if it happens at the first sample.
+ */
+void prof_symbolizer_prewarm(struct prof_symbolizer *s);
 /* Kernel address via /proc/kallsyms (loaded once); 1 frame. */
 size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max);
 

@@ -9,9 +9,36 @@ BENCH_TMP=${BENCH_TMP:-$(mktemp -d /tmp/prof-bench.XXXXXX)}
 REPEAT=${REPEAT:-5}
 TP="$BENCH_TMP/tp"
 
+HICCUP="$BENCH_TMP/hiccup"
+RUNSTAT="$BENCH_TMP/runstat"
+GEN="$BENCH_TMP/gen"
+
+# The targets (no frame pointers, like real code) and the libprof helpers.
 bench_build() {
+	local libs
 	[ -x "$TP" ] || gcc -O2 -g -fomit-frame-pointer -pthread "$TOP/scripts/bench/tp.c" -o "$TP"
+	[ -x "$RUNSTAT" ] || gcc -O2 "$TOP/scripts/bench/runstat.c" -o "$RUNSTAT"
+	[ -x "$HICCUP" ] || gcc -O2 -g "$TOP/scripts/bench/hiccup.c" -o "$HICCUP"
+	libs=$(pkg-config --libs libdw libelf libunwind-generic zlib 2>/dev/null)
+	pkg-config --exists libzstd && libs="$libs $(pkg-config --libs libzstd)"
+	[ -x "$GEN" ] || gcc -O2 -g -I"$TOP/include" "$TOP/scripts/bench/gen.c" \
+		"$TOP/build/libprof.a" $libs -lpthread -lm -o "$GEN"
 }
+
+# Runs CMD REPEAT times; prints "median_cpu_s median_wall_s peak_rss_kib".
+# CPU time (user+sys, children included, from wait4) is the figure that matters: on a
+# shared 2-vCPU VM wall time is mostly time spent waiting for a CPU.
+measure() {
+	local i
+	: >"$BENCH_TMP/measure.all"
+	for i in $(seq "$REPEAT"); do
+		"$RUNSTAT" "$@" >/dev/null 2>&1 3>>"$BENCH_TMP/measure.all"
+	done
+	echo "$(awk '{print $1}' "$BENCH_TMP/measure.all" | median)" \
+		"$(awk '{print $2}' "$BENCH_TMP/measure.all" | median)" \
+		"$(awk '$3 > m {m = $3} END {print m}' "$BENCH_TMP/measure.all")"
+}
+verdict() { awk "BEGIN {print ($1) ? \"yes\" : \"NO\"}"; }
 
 median() {	# numbers on stdin -> median
 	sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
@@ -34,4 +61,5 @@ perf_samples_total() {
 }
 prof_samples() { "$PROF" report -i "$1" --format=json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])'; }
 prof_lost() { "$PROF" report -i "$1" --format=json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["lost"])'; }
-perf_lost() { perf report -i "$1" --stats 2>/dev/null | awk '/LOST/ {s += $NF} END {print s + 0}'; }
+# perf's own total of lost samples (PERF_RECORD_LOST and LOST_SAMPLES)
+perf_lost() { perf report -i "$1" --stdio 2>/dev/null | awk '/^# Total Lost Samples:/ {print $NF; f = 1} END {if (!f) print 0}'; }

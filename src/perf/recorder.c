@@ -53,6 +53,7 @@ struct prof_recorder *prof_recorder_new(struct prof_profile *p, struct prof_writ
 	r->w = w;
 	r->pf = pf;
 	r->sym = prof_symbolizer_new(p);
+	prof_symbolizer_prewarm(r->sym);	/* before sampling: see symbol.h */
 	if (pf->cfg.callgraph == PROF_CG_DWARF)
 		r->unw = prof_unwinder_new(unwinder);
 	r->self = getpid();

@@ -41,7 +41,7 @@
 struct importer {
 	struct prof_profile *p;
 	struct perfdata_info *info;
-	const struct pd_file *f;
+	struct pd_file *f;
 	const struct pd_attr *main;	/* the event imported */
 	struct prof_symbolizer *sym;
 	struct prof_unwinder *unw;
@@ -338,11 +338,39 @@ static void finish_lost(struct importer *im)
 	im->info->lost += n;
 }
 
+/*
+ * Peak memory: pages of the mapped file that no remaining record needs are
+ * given back as replay advances (records are sorted by time, and perf
+ * writes them in roughly time-ordered rounds, so the lowest offset still
+ * needed climbs steadily).  Only for our own read-only private mapping:
+ * dropped pages read back from the file if touched again.  Returns, per
+ * record index, the lowest file offset any record from there on uses.
+ */
+static size_t *needed_from(const struct pd_file *f)
+{
+	size_t n = f->records.n, *low = xmalloc((n + 1) * sizeof(*low));
+
+	low[n] = f->len;
+	for (size_t i = n; i-- > 0;) {
+		const uint8_t *d = f->records.v[i].data;
+		size_t off = d >= f->buf && d < f->buf + f->len ? (size_t)(d - f->buf) : f->len;
+		low[i] = MIN(low[i + 1], off);	/* decompressed records: not in the map */
+	}
+	return low;
+}
+
 static void replay(struct importer *im)
 {
+	size_t *low = im->f->release_behind ? needed_from(im->f) : NULL;
+
+	im->f->released = 0;	/* the third pass, in time order */
+
 	for (size_t i = 0; i < im->f->records.n; i++) {
 		const struct pd_record *r = &im->f->records.v[i];
 		struct perf_event_header h;
+
+		if (low)
+			pd_release_behind(im->f, im->f->buf + low[i]);
 
 		memcpy(&h, r->data, sizeof(h));
 		im->info->records++;
@@ -358,6 +386,7 @@ static void replay(struct importer *im)
 		default: im->info->skipped++; break;
 		}
 	}
+	free(low);
 }
 
 /* ---- meta ----------------------------------------------------------------------- */
@@ -440,8 +469,17 @@ static const struct pd_attr *main_attr(const struct pd_file *f)
 
 /* ---- entry points --------------------------------------------------------------- */
 
+static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
+		       struct perfdata_info *info, bool file_map);
+
 int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 		      struct perfdata_info *info)
+{
+	return read_buffer(buf, len, p, info, false);
+}
+
+static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
+		       struct perfdata_info *info, bool file_map)
 {
 	struct perfdata_info dummy;
 	struct pd_file f;
@@ -449,7 +487,7 @@ int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 
 	info = info ? info : &dummy;
 	memset(info, 0, sizeof(*info));
-	if (pd_open(&f, buf, len))
+	if ((file_map ? pd_open_map : pd_open)(&f, buf, len))
 		return -EINVAL;
 	info->pipe = f.pipe;
 	info->compressed = f.compressed;
@@ -554,7 +592,7 @@ int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info
 		return -e;
 	}
 	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	int ret = perfdata_read_mem(map, (size_t)st.st_size, p, info);
+	int ret = read_buffer(map, (size_t)st.st_size, p, info, true);
 	munmap(map, (size_t)st.st_size);
 	return ret;
 }

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #ifdef HAVE_ZSTD
 #include <zstd.h>
 #endif
@@ -485,6 +486,7 @@ static int scan_records(struct pd_file *f, struct decomp *d, const uint8_t *p, s
 		if (ret)
 			return ret;
 		off += eh.size;
+		pd_release_behind(f, p + off);
 		if (extra > len - off) {
 			*truncated = true;
 			break;
@@ -507,9 +509,11 @@ static void sort_records(struct pd_file *f)
 {
 	uint64_t last = 0;
 
+	f->released = 0;	/* a second pass in file order */
 	for (size_t i = 0; i < f->records.n; i++) {
 		struct pd_record *r = &f->records.v[i];
 		uint64_t t;
+		pd_release_behind(f, r->data);
 		r->seq = (uint32_t)i;
 		if (record_time(f, r, &t))
 			last = t;
@@ -579,7 +583,31 @@ static int scan_all(struct pd_file *f, const struct pd_header *h)
 	return ret;
 }
 
+void pd_release_behind(struct pd_file *f, const uint8_t *upto)
+{
+	if (!f->release_behind || upto < f->buf || upto > f->buf + f->len ||
+	    ((uintptr_t)f->buf & 4095))
+		return;
+	size_t end = (size_t)(upto - f->buf) / 4096 * 4096;
+	if (end < f->released + (4u << 20))
+		return;
+	madvise((void *)(uintptr_t)(f->buf + f->released), end - f->released, MADV_DONTNEED);
+	f->released = end;
+}
+
+static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map);
+
 int pd_open(struct pd_file *f, const uint8_t *buf, size_t len)
+{
+	return open_file(f, buf, len, false);
+}
+
+int pd_open_map(struct pd_file *f, const uint8_t *buf, size_t len)
+{
+	return open_file(f, buf, len, true);
+}
+
+static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map)
 {
 	struct pd_header h;
 	int ret;
@@ -587,6 +615,7 @@ int pd_open(struct pd_file *f, const uint8_t *buf, size_t len)
 	memset(f, 0, sizeof(*f));
 	f->buf = buf;
 	f->len = len;
+	f->release_behind = map;
 	ret = read_header(f, &h);
 	if (!ret && !f->pipe)
 		ret = read_attrs(f, &h);

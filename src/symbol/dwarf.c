@@ -8,8 +8,10 @@
  * them, "@VERSION" dropped), C++ names demangled with libstdc++'s
  * __cxa_demangle when it can be loaded, DWARF names otherwise.
  *
- * Inline chain: the innermost DWARF scope containing the address is found
- * with dwarf_getscopes; dwarf_getscopes_die then walks its concrete parents.
+ * Inline chain: scopes.c finds the function containing the address from a
+ * per-CU sorted table and walks down its inlined scopes; when that finds
+ * nothing, the innermost DWARF scope is found with dwarf_getscopes and
+ * dwarf_getscopes_die walks its concrete parents.
  * Every DW_TAG_inlined_subroutine is one frame; the chain ends at the
  * DW_TAG_subprogram.  The innermost frame's line is the line table's line
  * for the address; each outer frame's line is the DW_AT_call_file/
@@ -145,18 +147,26 @@ static const char *die_name(Dwarf_Die *die)
 	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
 }
 
+#define MAX_CHAIN 64
+
 /* Fills the inline chain from DWARF scopes; returns entries written. */
 static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *out, size_t max)
 {
 	Dwarf_Addr cubias;
 	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, a, &cubias);
-	Dwarf_Die *scopes = NULL, *chain = NULL;
+	Dwarf_Die *scopes = NULL, *chain = NULL, fast[MAX_CHAIN];
 	size_t n = 0;
 
 	if (!cu)
 		return 0;
-	int ns = dwarf_getscopes(cu, a - cubias, &scopes);
-	int nc = ns > 0 ? dwarf_getscopes_die(&scopes[0], &chain) : -1;
+	/* per-CU function table first (scopes.c); dwarf_getscopes if it fails */
+	int nc = elf_scope_chain(e, cu, a - cubias, fast, MAX_CHAIN);
+	if (nc > 0) {
+		chain = fast;
+	} else {
+		int ns = dwarf_getscopes(cu, a - cubias, &scopes);
+		nc = ns > 0 ? dwarf_getscopes_die(&scopes[0], &chain) : -1;
+	}
 	Dwarf_Die *prev_inl = NULL;
 	for (int i = 0; i < nc && n < max; i++) {
 		int tag = dwarf_tag(&chain[i]);
@@ -178,7 +188,8 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *ou
 		prev_inl = &chain[i];
 	}
 	free(scopes);
-	free(chain);
+	if (chain != fast)
+		free(chain);
 	return n;
 }
 
@@ -198,9 +209,10 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 
 	/* The outermost (real) function: prefer the ELF symbol (full C name,
 	 * matches perf), but DWARF's name over a mangled C++ symbol. */
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *symname = dwfl_module_addrinfo(e->mod, a, &off, &sym, NULL, NULL, NULL);
+	if (!e->symidx)
+		e->symidx = elf_symidx_build(e->mod);
+	uint64_t symstart = 0;
+	const char *symname = elf_symidx_find(e->symidx, a, &symstart);
 	if (n == 0) {
 		if (!symname && !file) {
 			free(abs_file);
@@ -224,7 +236,7 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 		}
 	}
 	if (symname)
-		outer->entry = a - off - e->mod_bias;
+		outer->entry = symstart - e->mod_bias;
 	free(out[0].file);
 	out[0].file = abs_file;
 	out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);

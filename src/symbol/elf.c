@@ -206,6 +206,8 @@ int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, siz
 
 static void elf_free(struct prof_elf *e)
 {
+	elf_symidx_free(e->symidx);
+	elf_scopes_free(e->scopes);
 	if (e->dwfl)
 		dwfl_end(e->dwfl);
 	elf_end(e->elf);

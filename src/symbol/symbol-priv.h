@@ -36,6 +36,8 @@ struct prof_elf {
 	Dwfl_Module *mod;
 	uint64_t mod_bias;	/* dwfl address = file vaddr + mod_bias */
 	bool has_symbols;	/* symtab or DWARF found */
+	struct elf_symidx *symidx;	/* sorted ELF symbols, built on first lookup */
+	struct elf_scopes *scopes;	/* per-CU function ranges (scopes.c) */
 };
 
 struct elf_frame {		/* one entry of an inline chain */
@@ -46,6 +48,19 @@ struct elf_frame {		/* one entry of an inline chain */
 	uint64_t entry;		/* file vaddr of the containing function, 0 if unknown */
 	bool inlined;
 };
+
+/* Sorted symbol index (symidx.c): the function containing a Dwfl address,
+ * NULL if none; *start receives its address. */
+struct elf_symidx;
+struct elf_symidx *elf_symidx_build(Dwfl_Module *mod);
+void elf_symidx_free(struct elf_symidx *x);
+const char *elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t *start);
+
+/* Inline chain at a Dwfl address inside cu (scopes.c): innermost
+ * inlined_subroutine first, the subprogram last; 0 if not found. */
+struct elf_scopes;
+int elf_scope_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max);
+void elf_scopes_free(struct elf_scopes *s);
 
 /* Inline chain for file vaddr, innermost first; returns entries written
  * (0: nothing known).  The caller frees each entry's file. */

@@ -247,6 +247,8 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 	return 1;
 }
 
+static const char *kallsyms_problem;	/* why kallsyms_state is -1 */
+
 static void kallsyms_load(void)
 {
 	bool all_zero;
@@ -255,14 +257,56 @@ static void kallsyms_load(void)
 		return;
 	kallsyms_state = -1;
 	if (sym_table_load_kallsyms(&kallsyms, "/proc/kallsyms", &all_zero) < 0) {
-		warning("cannot read /proc/kallsyms: %s; kernel frames show as [kernel]",
-			strerror(errno));
+		kallsyms_problem = strerror(errno);
 	} else if (all_zero || !kallsyms.syms.n) {
-		warning("/proc/kallsyms addresses are hidden (kernel.kptr_restrict); kernel frames show as [kernel]");
+		kallsyms_problem = "hidden";
 		sym_table_free(&kallsyms);
 	} else {
 		kallsyms_state = 1;
 	}
+}
+
+/* Said once, at the first kernel address that needed kallsyms. */
+static void kallsyms_warn(void)
+{
+	static bool warned;
+
+	if (warned || kallsyms_state > 0)
+		return;
+	warned = true;
+	if (!strcmp(kallsyms_problem, "hidden"))
+		warning("/proc/kallsyms addresses are hidden (kernel.kptr_restrict); kernel frames show as [kernel]");
+	else
+		warning("cannot read /proc/kallsyms: %s; kernel frames show as [kernel]", kallsyms_problem);
+}
+
+/* libc and the dynamic loader are in nearly every target, and prof_elf is
+ * shared by file: opening our own copies (debug info, symbol index) now
+ * spares the recorder that stall at the target's first libc sample. */
+static void prewarm_own_libc(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+		char *perms = strchr(line, ' ');
+		if (!path || !perms || perms[3] != 'x' ||
+		    (!strstr(path, "/libc.so") && !strstr(path, "/ld-linux")))
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		struct prof_elf *e = prof_elf_get(path);
+		if (e && prof_elf_has_symbols(e) && e->mod && !e->symidx)
+			e->symidx = elf_symidx_build(e->mod);
+	}
+	if (f)
+		fclose(f);
+}
+
+void prof_symbolizer_prewarm(struct prof_symbolizer *s)
+{
+	kallsyms_load();
+	prewarm_own_libc();
 }
 
 size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max)
@@ -270,6 +314,7 @@ size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *o
 	if (max == 0)
 		return 0;
 	kallsyms_load();
+	kallsyms_warn();
 	if (s->kernel_module == PROF_NONE)
 		s->kernel_module = prof_module_intern(s->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
 	const struct sym_entry *e = kallsyms_state > 0 ? sym_table_find(&kallsyms, pc) : NULL;
