@@ -149,8 +149,9 @@ else
 fi
 
 test_expect_success 'a write error stops recording with one line, the command finishes' '
-	(trap "" XFSZ; ulimit -f 2
-	 "$PROF" record -o small.data -- sh -c "i=0; while [ \$i -lt 1000000 ]; do i=\$((i+1)); done; echo done-running") >out 2>err
+	# 1 KiB file limit and a ~3 s command: a flush while it runs must fail
+	(trap "" XFSZ; ulimit -f 1
+	 "$PROF" record -o small.data -- sh -c "i=0; while [ \$i -lt 3000000 ]; do i=\$((i+1)); done; echo done-running") >out 2>err
 	check_contains out "^done-running$" &&
 	check_contains err "cannot write .small.data.*recording stopped" &&
 	test $(wc -l <err) = 1

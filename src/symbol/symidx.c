@@ -87,7 +87,8 @@ struct elf_symidx *elf_symidx_build(Dwfl_Module *mod)
 		x->v[x->n++] = (struct sym_slot){ addr, sym.st_size, name, sym_rank(&sym), i,
 						  sym.st_size ? 0 : section_end(elf, shndx, bias, addr) };
 	}
-	qsort(x->v, x->n, sizeof(*x->v), slot_cmp);
+	if (x->n)	/* qsort(NULL, 0) is undefined behaviour (found by fuzz_elf) */
+		qsort(x->v, x->n, sizeof(*x->v), slot_cmp);
 	return x;
 }
 
