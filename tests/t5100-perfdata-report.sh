@@ -136,7 +136,7 @@ test_expect_success 'a cut perf.data imports what is there, no crash' '
 	done
 '
 test_expect_success 'a SIGKILLed perf record leaves a file that imports (cut)' '
-	perf record -q -e cpu-clock -F 999 -g -o killed.data -- ./spin 200 >/dev/null 2>&1 &
+	perf record -q -e cpu-clock -F 999 -g -o killed.data -- ./spin 3000 >/dev/null 2>&1 &
 	pid=$!
 	sleep 0.5
 	kill -9 $pid
