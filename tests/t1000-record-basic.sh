@@ -58,8 +58,9 @@ test_expect_failure_exit 'missing command: one line, exit 127' 127 '
 '
 
 test_expect_failure_exit 'missing pid: exit 2' 2 '
-	"$PROF" record -p 2147483 -d 1 2>err; st=$?
+	"$PROF" record -o nopid.data -p 2147483 -d 1 2>err; st=$?
 	check_contains err "^prof record: error: no process with pid 2147483$" >&2 || exit 99
+	test ! -e nopid.data || exit 98
 	exit $st
 '
 
@@ -114,6 +115,36 @@ else
 		"$PROF" record -q -o spin.data -- ./spin &&
 		"$PROF" report -i spin.data --format=folded >folded &&
 		check_contains folded "^spin;.*main;mid;inner [0-9]*$"
+	'
+fi
+
+if ! command -v cc >/dev/null; then
+	test_skip 'attach covers threads created after attaching' 'no C compiler'
+else
+	test_expect_success 'attach covers threads created after attaching' '
+		cat >thr.c <<-\EOC &&
+		#include <pthread.h>
+		#include <unistd.h>
+		#include <sys/prctl.h>
+		volatile long sink;
+		static void *spin(void *name) { prctl(PR_SET_NAME, name); for (;;) sink++; return 0; }
+		int main(void) {
+			pthread_t t;
+			pthread_create(&t, 0, spin, "early");
+			sleep(1);	/* prof attaches meanwhile */
+			pthread_create(&t, 0, spin, "late");
+			pause();
+		}
+		EOC
+		cc -O1 -g -pthread -o thr thr.c &&
+		{ ./thr & pid=$!; } &&
+		sleep 0.3 &&
+		"$PROF" record -q -o thr.data -p $pid -d 2; st=$?
+		kill $pid; wait $pid 2>/dev/null
+		test $st = 0 &&
+		"$PROF" report -i thr.data --format=folded >folded &&
+		check_contains folded "^early;.*spin [0-9]*$" &&
+		check_contains folded "^late;.*spin [0-9]*$"
 	'
 fi
 

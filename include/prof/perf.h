@@ -35,7 +35,14 @@ const char *prof_perf_event_names(void);	/* "cpu-clock, task-clock, ..." for usa
 /* The kernel stores a sample's size in a u16 and rounds the stack size to 8. */
 #define PROF_STACK_SIZE_MAX 65000	/* leaves room for header, regs, callchain */
 #define PROF_PERF_SCRATCH 65536	/* one record is at most 64 KiB (u16 size) */
-#define PROF_RING_PAGES_DEFAULT 2048	/* 8 MiB per CPU */
+/*
+ * Default data pages per CPU: a 32 MiB budget shared by the CPUs, at
+ * most 16 MiB each, for root at least 2 MiB (4096 pages on this 2-CPU VM:
+ * with 32 KiB stack copies that is ~500 samples, enough to ride out the
+ * first DWARF load of a big library on a busy machine).  Non-root: what
+ * the locked-memory limits allow, split evenly.  Power of two.
+ */
+uint32_t prof_perf_default_ring_pages(void);
 
 struct prof_perf_config {
 	const struct prof_perf_event_desc *event;

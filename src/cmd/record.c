@@ -75,13 +75,13 @@ static void usage(FILE *f)
 		"  -g, --call-graph MODE   dwarf (default), fp (kernel walks frame pointers), none\n"
 		"      --stack-size BYTES  user stack bytes copied per sample for dwarf (default %d, max %d)\n"
 		"      --unwinder NAME     libdw (default) or libunwind\n"
-		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default %d = %d KiB)\n"
+		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
 		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
 		"  -d, --duration SECONDS  stop after this long\n"
 		"  -q, --quiet             no warnings and no summary line\n"
 		"  -h, --help              this help\n",
 		prof_perf_event_names(), PROF_STACK_SIZE_DEFAULT, PROF_STACK_SIZE_MAX,
-		PROF_RING_PAGES_DEFAULT, PROF_RING_PAGES_DEFAULT * 4);
+		prof_perf_default_ring_pages(), prof_perf_default_ring_pages() * 4);
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -315,8 +315,20 @@ static int exit_status_of(int status)
 	return 1;
 }
 
+/* Attach opens ncpus fds per thread: lift the soft fd limit to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o)
 {
+	raise_fd_limit();
 	for (size_t i = 0; i < o->pids.n; i++) {
 		pid_t pid = o->pids.v[i], *tids;
 		size_t n;
@@ -515,7 +527,7 @@ int cmd_record(int argc, char **argv)
 	}
 	o.perf = (struct prof_perf_config){ .event = prof_perf_event_find("cpu-clock"), .freq = 999,
 		.callgraph = PROF_CG_DWARF, .stack_size = PROF_STACK_SIZE_DEFAULT,
-		.ring_pages = PROF_RING_PAGES_DEFAULT, .ring_shrink_ok = true };
+		.ring_pages = prof_perf_default_ring_pages(), .ring_shrink_ok = true };
 	if (parse_options(&o, argc, argv) < 0)
 		return EXIT_USAGE;
 	o.perf.enable_on_exec = o.argv != NULL;
@@ -523,7 +535,10 @@ int cmd_record(int argc, char **argv)
 	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */
 		install_signals(&s);
 	if (setup_session(&s) < 0) {
+		bool created = s.w != NULL;
 		teardown(&s);
+		if (created)	/* nothing was recorded: leave no empty file */
+			unlink(o.output);
 		return EXIT_USAGE;
 	}
 	if (s.pf.ring_shrunk)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,38 @@ const struct prof_perf_event_desc *prof_perf_event_find(const char *name)
 const char *prof_perf_event_names(void)
 {
 	return "cpu-clock, task-clock, page-faults, context-switches, cycles, instructions";
+}
+
+/* Bytes a non-root user may lock in perf rings: perf_event_mlock_kb per
+ * CPU plus RLIMIT_MEMLOCK (kernel-notes/ring-buffers.md). */
+static uint64_t unprivileged_lock_budget(long ncpus)
+{
+	char *kb = read_file("/proc/sys/kernel/perf_event_mlock_kb", NULL);
+	uint64_t total = (kb ? strtoull(kb, NULL, 10) : 516) * 1024 * (uint64_t)ncpus;
+	struct rlimit rl;
+
+	free(kb);
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0)
+		total += rl.rlim_cur == RLIM_INFINITY ? (1ULL << 40) : (uint64_t)rl.rlim_cur;
+	return total;
+}
+
+uint32_t prof_perf_default_ring_pages(void)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t per_cpu, pages = 4096;
+
+	if (ncpus < 1)
+		ncpus = 1;
+	per_cpu = (32ULL << 20) / (uint64_t)ncpus;
+	if (geteuid() != 0)
+		per_cpu = MIN(per_cpu, unprivileged_lock_budget(ncpus) / (uint64_t)ncpus);
+	/* largest power of two that fits (non-root: with the metadata page) */
+	while (pages > 16 && (pages + (geteuid() != 0)) * 4096 > per_cpu)
+		pages /= 2;
+	if (geteuid() == 0 && pages < 512)
+		pages = 512;	/* root: at least 2 MiB */
+	return (uint32_t)pages;
 }
 
 static const char *const cg_names[] = { "dwarf", "fp", "none" };
@@ -146,7 +179,7 @@ static int report_open_error(const struct prof_perf *pf, int err)
 		return error("event '%s' is not supported here (no hardware PMU in this VM?); try -e cpu-clock", ev), -err;
 	case EACCES:
 	case EPERM:
-		return error("no permission to sample (kernel.perf_event_paranoid=%d); run 'sysctl kernel.perf_event_paranoid=1' or give prof CAP_PERFMON",
+		return error("no permission to sample (kernel.perf_event_paranoid=%d, and without CAP_PERFMON only your own processes); run 'sysctl kernel.perf_event_paranoid=1' or give prof CAP_PERFMON",
 			     prof_perf_paranoid()), -err;
 	case EINVAL: {
 		char *m = read_file("/proc/sys/kernel/perf_event_max_sample_rate", NULL);
