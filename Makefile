@@ -62,6 +62,7 @@ $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/libprof.a
 -include tests/workloads/workloads.mk
 -include tests/fuzz/fuzz.mk
 -include tests/stat/stat.mk
+-include tests/resources/resources.mk
 
 deps:
 	scripts/install-deps.sh
@@ -69,7 +70,7 @@ deps:
 unit: $(UNIT_BINS)
 
 # prove runs unit binaries directly and the tNNNN-*.sh scripts with bash.
-check: deps prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS) $(STAT_BINS)
+check: deps prof unit $(WORKLOADS) $(FUZZ_CHECK_DEPS) $(STAT_BINS) $(RES_BINS)
 	@chmod +x tests/t[0-9]*.sh
 	prove -e '' $(PROVE_FLAGS) $(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))
 

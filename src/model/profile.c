@@ -49,6 +49,8 @@ void prof_profile_free(struct prof_profile *p)
 	VEC_FREE(&p->aggs);
 	VEC_FREE(&p->edges);
 	VEC_FREE(&p->meta);
+	VEC_FREE(&p->resources);
+	VEC_FREE(&p->timeline);
 	u64map_free(&p->module_index);
 	u64map_free(&p->frame_index);
 	u64map_free(&p->node_index);
@@ -213,4 +215,31 @@ uint64_t prof_total(const struct prof_profile *p, enum prof_metric m)
 	for (size_t i = 0; i < p->aggs.n; i++)
 		t += p->aggs.v[i].value[m];
 	return t;
+}
+
+/* Linear: a recording has a handful of processes and threads, and the
+ * entries are set about ten times a second. */
+static struct prof_resources *resources_find(const struct prof_profile *p,
+					     uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < p->resources.n; i++)
+		if (p->resources.v[i].pid == pid && p->resources.v[i].tid == tid)
+			return &p->resources.v[i];
+	return NULL;
+}
+
+void prof_resources_set(struct prof_profile *p, const struct prof_resources *r)
+{
+	struct prof_resources *old = resources_find(p, r->pid, r->tid);
+
+	if (old)
+		*old = *r;
+	else
+		VEC_PUSH(&p->resources, *r);
+}
+
+const struct prof_resources *prof_resources_get(const struct prof_profile *p,
+						uint32_t pid, uint32_t tid)
+{
+	return resources_find(p, pid, tid);
 }
