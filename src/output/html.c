@@ -394,5 +394,11 @@ int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof
 
 int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
-	return prof_render_html_ex(f, p, v, NULL);
+	struct prof_timeline tl;
+	int ret;
+
+	prof_timeline_from_profile(p, &tl);
+	ret = prof_render_html_ex(f, p, v, &tl);
+	prof_timeline_free(&tl);
+	return ret;
 }

@@ -41,4 +41,10 @@ void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char 
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total);
 
+/* Resource data (src/output/resources.c): JSON fields appended inside a
+ * process / thread object, and the text header lines. */
+void json_process_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t pid);
+void json_thread_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t thread_idx);
+void text_resources_header(FILE *f, const struct prof_profile *p);
+
 #endif

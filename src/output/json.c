@@ -60,13 +60,16 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 		}
 		sb_addf(sb, "%s\n    {\"pid\": %u, ", i ? "," : "", pid);
 		add_str_field(sb, "comm", comm);
-		sb_addf(sb, ", \"samples\": %llu,\n     \"threads\": [",
-			(unsigned long long)view_units(v, sum));
+		sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, sum));
+		json_process_resources(sb, p, pid);
+		sb_adds(sb, ",\n     \"threads\": [");
 		for (size_t k = i; k < j; k++) {
 			const struct prof_thread *t = &p->threads.v[ts.v[k].thread];
 			sb_addf(sb, "%s{\"tid\": %u, ", k > i ? ", " : "", t->tid);
 			add_str_field(sb, "comm", prof_str(p, t->comm));
-			sb_addf(sb, ", \"samples\": %llu}", (unsigned long long)view_units(v, ts.v[k].w));
+			sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, ts.v[k].w));
+			json_thread_resources(sb, p, ts.v[k].thread);
+			sb_adds(sb, "}");
 		}
 		sb_adds(sb, "]}");
 		i = j;
