@@ -76,12 +76,16 @@ static int parse_prev_state(const char *format, uint32_t *off, uint32_t *size)
 /* Tracepoint id and prev_state layout; 0 or -errno with why filled. */
 static int read_tracepoint(struct prof_offcpu *oc, char *why, size_t len)
 {
+	bool denied = false;
+
 	for (size_t i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
 		char path[128];
 		char *id, *fmt;
 		snprintf(path, sizeof(path), "%s/id", tracefs_dirs[i]);
-		if (!(id = read_file(path, NULL)))
+		if (!(id = read_file(path, NULL))) {
+			denied |= errno == EACCES || errno == EPERM;
 			continue;
+		}
 		snprintf(path, sizeof(path), "%s/format", tracefs_dirs[i]);
 		fmt = read_file(path, NULL);
 		uint64_t v = strtoull(id, NULL, 10);
@@ -95,7 +99,11 @@ static int read_tracepoint(struct prof_offcpu *oc, char *why, size_t len)
 		oc->desc.config = v;
 		return 0;
 	}
-	snprintf(why, len, "no sched:sched_switch tracepoint in tracefs (mount it: 'mount -t tracefs nodev /sys/kernel/tracing'; it needs root to read)");
+	if (denied) {
+		snprintf(why, len, "tracefs is readable by root only (/sys/kernel/tracing is mode 0700), and raw sched_switch data needs root or CAP_PERFMON; run prof record as root");
+		return -EACCES;
+	}
+	snprintf(why, len, "no sched:sched_switch tracepoint in tracefs (mount it: 'mount -t tracefs nodev /sys/kernel/tracing')");
 	return -ENOENT;
 }
 
