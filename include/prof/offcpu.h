@@ -27,8 +27,12 @@ void prof_offcpu_enable(struct prof_offcpu *oc);
 void prof_offcpu_disable(struct prof_offcpu *oc);
 /* Pairs and charges the records in the off-CPU rings (writes samples). */
 void prof_offcpu_drain(struct prof_offcpu *oc, struct prof_recorder *r);
-/* Cumulative I/O-wait ns charged so far to threads of pid. */
-uint64_t prof_offcpu_iowait_ns(const struct prof_offcpu *oc, uint32_t pid);
+/* I/O-wait ns of pid's threads that fall inside [from, to), from the
+ * intervals charged so far (an interval still open is not known yet). */
+uint64_t prof_offcpu_iowait_between(const struct prof_offcpu *oc, uint32_t pid,
+				    uint64_t from, uint64_t to);
+/* Forgets the I/O intervals that ended before t (nobody asks about them). */
+void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t);
 /* Switch-out samples the kernel dropped (ring full). */
 uint64_t prof_offcpu_lost(const struct prof_offcpu *oc);
 void prof_offcpu_free(struct prof_offcpu *oc);

@@ -28,11 +28,14 @@ struct prof_restrack;
 
 /* oc may be NULL (no off-CPU data: I/O-wait% stays 0). */
 struct prof_restrack *prof_restrack_new(struct prof_profile *p, struct prof_offcpu *oc);
-/* Installs the recorder hooks (drain, fork/exit). */
+/* Installs the recorder hooks: after each drain, the off-CPU drain and
+ * the move of the sampler's readings into the profile; fork/exit. */
 void prof_restrack_attach(struct prof_restrack *rt, struct prof_recorder *r);
 /* Track one more process (the launched command, an attach target). */
 void prof_restrack_add_pid(struct prof_restrack *rt, uint32_t pid);
-/* Samples every live process now (also called by the drain hook when due). */
+/* Starts the sampler thread (every PROF_RESTRACK_INTERVAL_NS). */
+void prof_restrack_start(struct prof_restrack *rt);
+/* Samples every live process now and moves everything into the profile. */
 void prof_restrack_sample(struct prof_restrack *rt);
 /* The launched command has exited but is not reaped yet (waitid WNOWAIT):
  * take its final values; ru (may be NULL) comes from wait4 afterwards. */

@@ -612,6 +612,8 @@ int cmd_record(int argc, char **argv)
 		if (s.oc)
 			prof_offcpu_enable(s.oc);
 	}
+	if (s.rt)
+		prof_restrack_start(s.rt);
 	run_loop(&s);
 	finish_file(&s);
 	if (s.launched) {

@@ -20,7 +20,8 @@
  *    nothing: only measured intervals are reported.
  *  - The offset and size of prev_state come from the tracepoint's format
  *    file, never hard-coded.
- *  - iowait maps pid -> cumulative I/O-wait ns, for the timeline's I/O-wait%.
+ *  - io keeps the I/O-wait intervals (pid, start, end) until the timeline
+ *    sampler has used them for its I/O-wait% (prof_offcpu_io_prune).
  */
 #include "prof/offcpu.h"
 #include "prof/data.h"
@@ -43,13 +44,19 @@ struct pend {
 	bool open;
 };
 
+struct io_interval {
+	uint64_t start, end;
+	uint32_t pid;
+};
+
 struct prof_offcpu {
 	struct prof_perf pf;
 	struct prof_perf_event_desc desc;
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
 	struct prof_recorder *r;	/* during a drain */
 	VEC(struct pend) pend;
-	struct u64map pending, iowait;
+	struct u64map pending;
+	VEC(struct io_interval) io;
 	uint64_t lost;
 	pid_t self;
 };
@@ -181,17 +188,33 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 		prof_perf_close(&oc->pf);
 	VEC_FREE(&oc->pend);
 	u64map_free(&oc->pending);
-	u64map_free(&oc->iowait);
+	VEC_FREE(&oc->io);
 	free(oc);
 }
 
-uint64_t prof_offcpu_iowait_ns(const struct prof_offcpu *oc, uint32_t pid)
+uint64_t prof_offcpu_iowait_between(const struct prof_offcpu *oc, uint32_t pid,
+				    uint64_t from, uint64_t to)
 {
-	uint64_t v = 0;
+	uint64_t sum = 0;
 
+	for (size_t i = 0; oc && i < oc->io.n; i++) {
+		const struct io_interval *v = &oc->io.v[i];
+		uint64_t a = MAX(v->start, from), b = MIN(v->end, to);
+		if (v->pid == pid && b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; oc && i < oc->io.n; i++)
+		if (oc->io.v[i].end >= t)
+			oc->io.v[k++] = oc->io.v[i];
 	if (oc)
-		u64map_get(&oc->iowait, pid, &v);
-	return v;
+		oc->io.n = k;
 }
 
 uint64_t prof_offcpu_lost(const struct prof_offcpu *oc)
@@ -306,11 +329,8 @@ static void on_switch_in(struct prof_offcpu *oc, const struct perf_event_header 
 	uint64_t ns = id.time - pe->t_out;
 	prof_writer_sample(w, pe->t_out, pe->thread, pe->node, PROF_M_OFFCPU_NS, ns, 0);
 	prof_writer_sample(w, pe->t_out, pe->thread, pe->node, (enum prof_metric)pe->metric, ns, 0);
-	if (pe->metric == PROF_M_IOWAIT_NS) {
-		bool created;
-		uint64_t *sum = u64map_slot(&oc->iowait, pe->pid, &created);
-		*sum = (created ? 0 : *sum) + ns;
-	}
+	if (pe->metric == PROF_M_IOWAIT_NS)
+		VEC_PUSH(&oc->io, ((struct io_interval){ pe->t_out, id.time, pe->pid }));
 }
 
 static int on_record(void *ctx, const struct perf_event_header *h)
