@@ -75,6 +75,30 @@ test_expect_success 'HTML: the timeline section charts CPU, RSS and I/O wait' '
 	check_contains mem.html "<b>I/O wait</b>"
 '
 
+test_expect_success 'a child process gets its own entry with its own peak RSS' '
+	"$PROF" record -o kids.data -- sh -c "\"$RB/memtouch\" 100 1000 & \"$RB/sleeper\" 300; wait" >kids.out 2>/dev/null &&
+	truth=$(sed -n "s/^touched_bytes //p" kids.out) &&
+	"$PROF" report -i kids.data --format=json --metric=wall >kids.json &&
+	got=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([p for p in d[\"processes\"] if p[\"comm\"] == \"memtouch\"][0][\"rss_peak_bytes\"])" kids.json) &&
+	sh_peak=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([p for p in d[\"processes\"] if p[\"comm\"] == \"sh\"][0][\"rss_peak_bytes\"])" kids.json) &&
+	say "memtouch child: touched $truth, rss_peak_bytes $got; sh: $sh_peak" &&
+	within "$got" "$truth" 0.10 &&
+	test "$sh_peak" -lt $((truth / 2))
+'
+
+test_expect_success 'attach (-p, -d): sleep and a timeline of the running process' '
+	"$RB/sleeper" 3000 >/dev/null &
+	pid=$! &&
+	"$PROF" record -o att.data -p $pid -d 1 2>/dev/null &&
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	"$PROF" report -i att.data --format=json --metric=sleep >att.json &&
+	sl=$(json_get att.json "p[\"sleep_s\"]") &&
+	n=$(json_get att.json "len(p[\"timeline\"])") &&
+	say "attached 1 s: sleep_s $sl, $n timeline points" &&
+	python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 0.5 else 1)" "$sl" &&
+	test "$n" -ge 2
+'
+
 test_expect_success 'old readers: a file without resource records reports zeros' '
 	"$PROF" record --no-resources -o plain.data -- "$RB/burn" 100 >/dev/null 2>&1 &&
 	"$PROF" report -i plain.data >plain.txt &&

@@ -13,8 +13,11 @@
  * still readable when its PERF_RECORD_EXIT is processed (rarely: threads
  * are reaped at once).  The peak RSS is VmHWM, the kernel's own high-water
  * mark, so a spike between two samples is not missed while the process
- * lives; for the launched command wait4()'s ru_maxrss is also taken at
- * exit, so its peak is exact even when the spike was in its last 100 ms.
+ * lives; for a launched command that starts no other process wait4()'s
+ * ru_maxrss is also taken at exit, so its peak is exact even when the
+ * spike was in its last 100 ms (with children, ru_maxrss may be a
+ * child's peak, so it is not used).  A process that lives less than one
+ * interval (100 ms) may have no reading at all.
  */
 #ifndef PROF_RESTRACK_H
 #define PROF_RESTRACK_H

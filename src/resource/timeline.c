@@ -11,7 +11,9 @@
  *    private tables res / procs and queues timeline points in `points`.
  *    The main thread moves them into the profile (merge) after each drain.
  *    Everything in struct prof_restrack below `lock` is guarded by it.
- *  - procs holds every process ever tracked; .alive drops to false the
+ *  - procs holds every process ever tracked (the command, attach targets,
+ *    and their descendants found through FORK records or the /proc
+ *    children files); .alive drops to false the
  *    first time /proc/PID/stat cannot be read (or at its final reading),
  *    and a dead process is never read again (its pid may be reused).
  *  - Totals only grow: a reading that fails keeps the previous values,
@@ -208,11 +210,44 @@ static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool
 	return true;
 }
 
+static void add_pid_locked(struct prof_restrack *rt, uint32_t pid);
+
+/* Children of every thread of pid (/proc/PID/task/TID/children): the
+ * sampler finds a new process within one interval, even when the drain
+ * that brings its FORK record is late. */
+static void discover_children(struct prof_restrack *rt, uint32_t pid)
+{
+	pid_t *tids;
+	size_t n;
+
+	if (prof_proc_tids((pid_t)pid, &tids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char *text = read_proc(pid, (uint32_t)tids[i], "children");
+		for (char *p = text, *end; p && *p; p = end) {
+			unsigned long child = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+			if (child && child <= UINT32_MAX)
+				add_pid_locked(rt, (uint32_t)child);
+		}
+		free(text);
+	}
+	free(tids);
+}
+
 static void sample_all(struct prof_restrack *rt)
 {
-	for (size_t i = 0; i < rt->procs.n; i++)
-		if (rt->procs.v[i].alive && !sample_process(rt, &rt->procs.v[i], false))
+	size_t n = rt->procs.n;	/* discover_children may append */
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rt->procs.v[i].alive)
+			continue;
+		if (!sample_process(rt, &rt->procs.v[i], false))
 			rt->procs.v[i].alive = false;
+		else
+			discover_children(rt, rt->procs.v[i].pid);
+	}
 }
 
 /* --- the sampler thread ---------------------------------------------------------- */
@@ -361,8 +396,10 @@ void prof_restrack_rusage(struct prof_restrack *rt, uint32_t pid, const struct r
 	pthread_mutex_lock(&rt->lock);
 	struct prof_resources *r = res_slot(rt, pid, 0);
 	/* ru_maxrss (KiB) is the largest peak of the command or of any one
-	 * waited-for descendant: exact even for a spike just before exit. */
-	r->rss_peak_bytes = MAX(r->rss_peak_bytes, (uint64_t)ru->ru_maxrss * 1024);
+	 * waited-for descendant: exact even for a spike just before exit,
+	 * but only the command's own when it started no other process. */
+	if (rt->procs.n == 1)
+		r->rss_peak_bytes = MAX(r->rss_peak_bytes, (uint64_t)ru->ru_maxrss * 1024);
 	merge_locked(rt);
 	pthread_mutex_unlock(&rt->lock);
 }
