@@ -87,4 +87,21 @@ test_expect_success '--no-resources records no off-CPU data and no timeline' '
 	test "$(json_get nores.json "len(p[\"timeline\"]), p[\"off_cpu_s\"]")" = "0 0.0"
 '
 
+# As nobody (paranoid 2): tracefs is root-only and raw tracepoint data
+# needs CAP_PERFMON, so off-CPU is unavailable: said once, CPU samples go on.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	test_expect_success 'unprivileged: says once why there is no off-CPU data, still samples CPU' '
+		dir=$(mktemp -d /tmp/prof-t4100.XXXXXX) && chmod 777 "$dir" &&
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$PROF" record -o "$dir/u.data" -- "$RB/burn" 200 >/dev/null 2>"$dir/err";
+		st=$?; cat "$dir/err";
+		n=$(grep -c "no off-CPU stacks" "$dir/err");
+		samples=$(sed -n "s/^prof record: \([0-9]*\) samples.*/\1/p" "$dir/err");
+		rm -rf "$dir";
+		test $st = 0 && test "$n" = 1 && test "${samples:-0}" -gt 20
+	'
+else
+	test_skip 'unprivileged: says once why there is no off-CPU data' 'needs root, setpriv and user nobody'
+fi
+
 test_done

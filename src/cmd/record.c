@@ -624,11 +624,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!s.write_failed)
 		print_summary(&s);
+	else if (!status)
+		status = 1;	/* the command succeeded, the recording did not */
 	if (prof_offcpu_lost(s.oc))
 		warning("%llu off-CPU switch samples lost (ring full): off-CPU times are too low; a larger -m helps",
 			(unsigned long long)prof_offcpu_lost(s.oc));
-	else if (!status)
-		status = 1;	/* the command succeeded, the recording did not */
 	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
 		print_self_cost();
 	teardown(&s);
