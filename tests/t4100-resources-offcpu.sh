@@ -51,12 +51,13 @@ test_expect_success 'fdatasync: io-wait stacks have kernel frames of the wait' '
 '
 
 test_expect_success 'sleep is sleep, not I/O wait' '
-	"$PROF" record -o sleep.data -- "$RB/sleeper" 500 >/dev/null 2>&1 &&
+	"$PROF" record -o sleep.data -- "$RB/sleeper" 500 >sleep.out 2>&1 &&
+	truth=$(sed -n "s/.*slept_ns //p" sleep.out) &&
 	"$PROF" report -i sleep.data --format=json --metric=sleep >sleep.json &&
 	io=$(json_get sleep.json "p[\"io_wait_s\"]") &&
 	sl=$(json_get sleep.json "p[\"sleep_s\"]") &&
-	say "sleeper: sleep_s $sl io_wait_s $io" &&
-	python3 -c "import sys; s,i=float(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if s >= 0.45 and i < 0.01 else 1)" "$sl" "$io" &&
+	say "sleeper: measured $truth ns in nanosleep; prof sleep_s $sl io_wait_s $io" &&
+	python3 -c "import sys; t,s,i=int(sys.argv[1])/1e9,float(sys.argv[2]),float(sys.argv[3]); sys.exit(0 if abs(s-t) <= 0.25*t and i < 0.01 else 1)" "$truth" "$sl" "$io" &&
 	"$PROF" report -i sleep.data --format=folded --metric=sleep >sleep.folded &&
 	grep -q ";sleep_a_while;" sleep.folded &&
 	"$PROF" report -i sleep.data --format=folded --metric=io-wait >sleep-io.folded &&
