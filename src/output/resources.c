@@ -82,40 +82,69 @@ static void add_bytes(struct strbuf *sb, uint64_t b)
 		sb_addf(sb, "%.1f MiB", (double)b / (double)(1ULL << 20));
 }
 
-void text_resources_header(FILE *f, const struct prof_profile *p)
+static int by_cpu_desc(const void *pa, const void *pb)
+{
+	const struct prof_resources *a = *(const struct prof_resources *const *)pa;
+	const struct prof_resources *b = *(const struct prof_resources *const *)pb;
+	uint64_t ca = a->user_ns + a->sys_ns, cb = b->user_ns + b->sys_ns;
+
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* Wall time of a process: its timeline's first to last point, 0 if < 2. */
+static double process_wall_s(const struct prof_profile *p, uint32_t pid)
+{
+	uint64_t t0 = 0, t1 = 0;
+
+	for (size_t k = 0; k < p->timeline.n; k++)
+		if (p->timeline.v[k].pid == pid) {
+			if (!t0)
+				t0 = p->timeline.v[k].t_ns;
+			t1 = p->timeline.v[k].t_ns;
+		}
+	return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+}
+
+static void text_process_line(FILE *f, const struct prof_profile *p, const struct prof_resources *r)
 {
 	struct strbuf sb = STRBUF_INIT;
+	struct res_sums s = sums_of(p, r->pid, PROF_NONE);
+	double cpu = (double)(r->user_ns + r->sys_ns) / 1e9, wall = process_wall_s(p, r->pid);
 
-	for (size_t i = 0; i < p->resources.n; i++) {
-		const struct prof_resources *r = &p->resources.v[i];
-		if (r->tid)
-			continue;
-		struct res_sums s = sums_of(p, r->pid, PROF_NONE);
-		double cpu = (double)(r->user_ns + r->sys_ns) / 1e9;
-		double wall = 0;
-		/* Wall time of the process: its timeline's first to last point. */
-		uint64_t t0 = 0, t1 = 0;
-		for (size_t k = 0; k < p->timeline.n; k++)
-			if (p->timeline.v[k].pid == r->pid) {
-				if (!t0)
-					t0 = p->timeline.v[k].t_ns;
-				t1 = p->timeline.v[k].t_ns;
-			}
-		if (t1 > t0)
-			wall = (double)(t1 - t0) / 1e9;
-		sb_reset(&sb);
-		sb_addf(&sb, "# pid %u: cpu %.2f s user, %.2f s sys; peak rss ", r->pid,
-			(double)r->user_ns / 1e9, (double)r->sys_ns / 1e9);
-		add_bytes(&sb, r->rss_peak_bytes);
-		sb_addf(&sb, "; io wait %.3f s, off-cpu %.3f s (sleep %.3f s)", (double)s.io_wait_ns / 1e9,
-			(double)s.off_cpu_ns / 1e9, (double)s.sleep_ns / 1e9);
-		if (wall > 0)
-			sb_addf(&sb, "; wall - cpu = %.2f s", wall - cpu);
-		sb_addf(&sb, "; read %llu B, written %llu B\n", (unsigned long long)r->io_read_bytes,
-			(unsigned long long)r->io_write_bytes);
-		fputs(sb.buf, f);
-	}
+	sb_addf(&sb, "# pid %u: cpu %.2f s user, %.2f s sys; peak rss ", r->pid,
+		(double)r->user_ns / 1e9, (double)r->sys_ns / 1e9);
+	add_bytes(&sb, r->rss_peak_bytes);
+	sb_addf(&sb, "; io wait %.3f s, off-cpu %.3f s (sleep %.3f s)", (double)s.io_wait_ns / 1e9,
+		(double)s.off_cpu_ns / 1e9, (double)s.sleep_ns / 1e9);
+	if (wall > 0)	/* time it existed but was not on a CPU (lower bound with threads) */
+		sb_addf(&sb, "; wall - cpu = %.2f s", wall - cpu);
+	sb_addf(&sb, "; read %llu B, written %llu B\n", (unsigned long long)r->io_read_bytes,
+		(unsigned long long)r->io_write_bytes);
+	fputs(sb.buf, f);
 	sb_release(&sb);
+}
+
+#define TEXT_MAX_PROCESSES 8
+
+/* One line per process: the command, then the busiest by CPU time, at
+ * most TEXT_MAX_PROCESSES lines. */
+void text_resources_header(FILE *f, const struct prof_profile *p)
+{
+	VEC(const struct prof_resources *) procs = { 0 };
+
+	for (size_t i = 0; i < p->resources.n; i++)
+		if (!p->resources.v[i].tid)
+			VEC_PUSH(&procs, &p->resources.v[i]);
+	if (procs.n > 2)	/* the first is the command (recorded first): keep it first */
+		qsort(procs.v + 1, procs.n - 1, sizeof(*procs.v), by_cpu_desc);
+	for (size_t i = 0; i < procs.n && i < TEXT_MAX_PROCESSES; i++)
+		text_process_line(f, p, procs.v[i]);
+	if (procs.n > TEXT_MAX_PROCESSES)
+		fprintf(f, "# ... and %zu more processes (see --format=json)\n",
+			procs.n - TEXT_MAX_PROCESSES);
+	VEC_FREE(&procs);
 }
 
 /* The timeline of the process with the most points (the command), as
