@@ -57,7 +57,8 @@ test_expect_success 'JSON: every process and thread field is there' '
 	    for t in p["timeline"]:
 	        assert set(t) == {"t", "rss_bytes", "cpu_pct", "io_wait_pct"}, t
 	    for t in p["threads"]:
-	        for k in ("cpu_user_s", "cpu_sys_s", "io_wait_s", "off_cpu_s", "sleep_s"):
+	        for k in ("cpu_user_s", "cpu_sys_s", "io_wait_s", "off_cpu_s", "sleep_s",
+	                  "voluntary_switches", "involuntary_switches", "minor_faults", "major_faults"):
 	            assert k in t, k
 	PY
 '

@@ -9,7 +9,9 @@
  * entry also has cpu_user_s, cpu_sys_s, rss_peak_bytes, io_wait_s,
  * off_cpu_s, sleep_s, io_read_bytes, io_write_bytes and a timeline array
  * of {t (s since the first sample), rss_bytes, cpu_pct, io_wait_pct};
- * every thread has the five *_s time fields.  They do not depend on
+ * every thread has the five *_s time fields.  Both also carry
+ * voluntary_switches, involuntary_switches, minor_faults, major_faults
+ * (a process's switches are the sum of its threads').  They do not depend on
  * --metric (0 when the recording has no such data).
  */
 #include "internal.h"

@@ -36,10 +36,18 @@ static struct res_sums sums_of(const struct prof_profile *p, uint32_t pid, uint3
 
 static void add_times(struct strbuf *sb, const struct prof_resources *r, const struct res_sums *s)
 {
+	static const struct prof_resources none;
+
+	if (!r)
+		r = &none;
 	sb_addf(sb, ", \"cpu_user_s\": %.3f, \"cpu_sys_s\": %.3f, \"io_wait_s\": %.3f, "
 		"\"off_cpu_s\": %.3f, \"sleep_s\": %.3f",
-		r ? (double)r->user_ns / 1e9 : 0.0, r ? (double)r->sys_ns / 1e9 : 0.0,
+		(double)r->user_ns / 1e9, (double)r->sys_ns / 1e9,
 		(double)s->io_wait_ns / 1e9, (double)s->off_cpu_ns / 1e9, (double)s->sleep_ns / 1e9);
+	sb_addf(sb, ", \"voluntary_switches\": %llu, \"involuntary_switches\": %llu, "
+		"\"minor_faults\": %llu, \"major_faults\": %llu",
+		(unsigned long long)r->vol_cs, (unsigned long long)r->invol_cs,
+		(unsigned long long)r->minflt, (unsigned long long)r->majflt);
 }
 
 void json_process_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t pid)
