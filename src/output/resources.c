@@ -155,6 +155,25 @@ void text_resources_header(FILE *f, const struct prof_profile *p)
 	VEC_FREE(&procs);
 }
 
+void html_resource_heads(struct strbuf *sb)
+{
+	sb_adds(sb, "<th class=\"n\">CPU user</th><th class=\"n\">CPU sys</th>"
+		"<th class=\"n\">Peak RSS</th><th class=\"n\">I/O wait</th>"
+		"<th class=\"n\">Off-CPU</th>");
+}
+
+void html_resource_cells(struct strbuf *sb, const struct prof_profile *p, uint32_t pid)
+{
+	const struct prof_resources *r = prof_resources_get(p, pid, 0);
+	struct res_sums s = sums_of(p, pid, PROF_NONE);
+
+	sb_addf(sb, "<td class=\"n\">%.2f s</td><td class=\"n\">%.2f s</td><td class=\"n\">",
+		r ? (double)r->user_ns / 1e9 : 0.0, r ? (double)r->sys_ns / 1e9 : 0.0);
+	add_bytes(sb, r ? r->rss_peak_bytes : 0);
+	sb_addf(sb, "</td><td class=\"n\">%.3f s</td><td class=\"n\">%.3f s</td>",
+		(double)s.io_wait_ns / 1e9, (double)s.off_cpu_ns / 1e9);
+}
+
 /* The timeline of the process with the most points (the command), as
  * the HTML report's three series.  Strings are static. */
 void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl)
