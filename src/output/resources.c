@@ -138,12 +138,12 @@ static void text_process_line(FILE *f, const struct prof_profile *p, const struc
 
 /* One line per process: the command, then the busiest by CPU time, at
  * most TEXT_MAX_PROCESSES lines. */
-void text_resources_header(FILE *f, const struct prof_profile *p)
+void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	VEC(const struct prof_resources *) procs = { 0 };
 
 	for (size_t i = 0; i < p->resources.n; i++)
-		if (!p->resources.v[i].tid)
+		if (!p->resources.v[i].tid && (v->pid < 0 || p->resources.v[i].pid == (uint64_t)v->pid))
 			VEC_PUSH(&procs, &p->resources.v[i]);
 	if (procs.n > 2)	/* the first is the command (recorded first): keep it first */
 		qsort(procs.v + 1, procs.n - 1, sizeof(*procs.v), by_cpu_desc);
