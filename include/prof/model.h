@@ -142,6 +142,7 @@ struct prof_profile {
 
 	/* private indexes */
 	struct u64map module_index, frame_index, node_index, thread_index, agg_index;
+	struct u64map resources_index;	/* pid << 32 | tid -> index + 1 */
 };
 
 void prof_profile_init(struct prof_profile *p);

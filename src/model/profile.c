@@ -56,6 +56,7 @@ void prof_profile_free(struct prof_profile *p)
 	u64map_free(&p->node_index);
 	u64map_free(&p->thread_index);
 	u64map_free(&p->agg_index);
+	u64map_free(&p->resources_index);
 }
 
 uint32_t prof_intern(struct prof_profile *p, const char *s)
@@ -217,25 +218,26 @@ uint64_t prof_total(const struct prof_profile *p, enum prof_metric m)
 	return t;
 }
 
-/* Linear: a recording has a handful of processes and threads, and the
- * entries are set about ten times a second. */
 static struct prof_resources *resources_find(const struct prof_profile *p,
 					     uint32_t pid, uint32_t tid)
 {
-	for (size_t i = 0; i < p->resources.n; i++)
-		if (p->resources.v[i].pid == pid && p->resources.v[i].tid == tid)
-			return &p->resources.v[i];
-	return NULL;
+	uint64_t v;
+
+	if (!u64map_get(&p->resources_index, (uint64_t)pid << 32 | tid, &v))
+		return NULL;
+	return &p->resources.v[v - 1];
 }
 
 void prof_resources_set(struct prof_profile *p, const struct prof_resources *r)
 {
 	struct prof_resources *old = resources_find(p, r->pid, r->tid);
 
-	if (old)
+	if (old) {
 		*old = *r;
-	else
-		VEC_PUSH(&p->resources, *r);
+		return;
+	}
+	VEC_PUSH(&p->resources, *r);
+	u64map_put(&p->resources_index, (uint64_t)r->pid << 32 | r->tid, p->resources.n);
 }
 
 const struct prof_resources *prof_resources_get(const struct prof_profile *p,

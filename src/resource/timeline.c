@@ -16,6 +16,8 @@
  *    children files); .alive drops to false the
  *    first time /proc/PID/stat cannot be read (or at its final reading),
  *    and a dead process is never read again (its pid may be reused).
+ *  - res is indexed by res_index; res_dirty marks the entries changed
+ *    since the last merge, so a merge copies only those into the profile.
  *  - Totals only grow: a reading that fails keeps the previous values,
  *    and rss_peak_bytes is the maximum of every VmHWM / ru_maxrss seen.
  *  - A process's context switches are the sum over its threads' values
@@ -59,6 +61,8 @@ struct prof_restrack {
 	bool stop;
 	VEC(struct proc_state) procs;
 	VEC(struct prof_resources) res;	/* unique (pid, tid) */
+	VEC(bool) res_dirty;		/* index-aligned: changed since the last merge */
+	struct u64map res_index;	/* pid << 32 | tid -> index + 1 */
 	VEC(struct point) points;	/* not merged yet */
 };
 
@@ -66,11 +70,25 @@ struct prof_restrack {
 
 static struct prof_resources *res_slot(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
 {
-	for (size_t i = 0; i < rt->res.n; i++)
-		if (rt->res.v[i].pid == pid && rt->res.v[i].tid == tid)
-			return &rt->res.v[i];
+	uint64_t key = (uint64_t)pid << 32 | tid, v;
+
+	if (u64map_get(&rt->res_index, key, &v))
+		return &rt->res.v[v - 1];
 	VEC_PUSH(&rt->res, ((struct prof_resources){ .pid = pid, .tid = tid }));
+	VEC_PUSH(&rt->res_dirty, true);
+	u64map_put(&rt->res_index, key, rt->res.n);
 	return &rt->res.v[rt->res.n - 1];
+}
+
+/* Stores r in its slot and marks it for the next merge when it changed. */
+static void res_store(struct prof_restrack *rt, const struct prof_resources *r)
+{
+	struct prof_resources *slot = res_slot(rt, r->pid, r->tid);
+
+	if (memcmp(slot, r, sizeof(*r))) {
+		*slot = *r;
+		rt->res_dirty.v[slot - rt->res.v] = true;
+	}
 }
 
 static struct proc_state *proc_find(struct prof_restrack *rt, uint32_t pid)
@@ -122,7 +140,7 @@ static bool sample_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
 			r.invol_cs = MAX(r.invol_cs, v);
 	}
 	if (ok)
-		*res_slot(rt, pid, tid) = r;
+		res_store(rt, &r);
 	free(stat);
 	free(status);
 	return ok;
@@ -197,7 +215,7 @@ static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool
 	free(stat);
 	sample_threads(rt, ps->pid, final);
 	sum_thread_switches(rt, &r);
-	*res_slot(rt, ps->pid, 0) = r;
+	res_store(rt, &r);
 
 	uint64_t cpu = r.user_ns + r.sys_ns;
 	struct point pt = { .s = { .t_ns = now, .pid = ps->pid, .rss_bytes = rss }, .t_prev = ps->last_t };
@@ -318,6 +336,8 @@ void prof_restrack_free(struct prof_restrack *rt)
 	pthread_cond_destroy(&rt->wake);
 	VEC_FREE(&rt->procs);
 	VEC_FREE(&rt->res);
+	VEC_FREE(&rt->res_dirty);
+	u64map_free(&rt->res_index);
 	VEC_FREE(&rt->points);
 	free(rt);
 }
@@ -345,7 +365,10 @@ static void merge_locked(struct prof_restrack *rt)
 	uint64_t oldest = UINT64_MAX;
 
 	for (size_t i = 0; i < rt->res.n; i++)
-		prof_resources_set(rt->p, &rt->res.v[i]);
+		if (rt->res_dirty.v[i]) {
+			prof_resources_set(rt->p, &rt->res.v[i]);
+			rt->res_dirty.v[i] = false;
+		}
 	for (size_t i = 0; i < rt->points.n; i++) {
 		struct point *pt = &rt->points.v[i];
 		if (pt->t_prev && pt->s.t_ns > pt->t_prev) {
@@ -394,12 +417,13 @@ void prof_restrack_rusage(struct prof_restrack *rt, uint32_t pid, const struct r
 	if (!ru)
 		return;
 	pthread_mutex_lock(&rt->lock);
-	struct prof_resources *r = res_slot(rt, pid, 0);
+	struct prof_resources r = *res_slot(rt, pid, 0);
 	/* ru_maxrss (KiB) is the largest peak of the command or of any one
 	 * waited-for descendant: exact even for a spike just before exit,
 	 * but only the command's own when it started no other process. */
 	if (rt->procs.n == 1)
-		r->rss_peak_bytes = MAX(r->rss_peak_bytes, (uint64_t)ru->ru_maxrss * 1024);
+		r.rss_peak_bytes = MAX(r.rss_peak_bytes, (uint64_t)ru->ru_maxrss * 1024);
+	res_store(rt, &r);
 	merge_locked(rt);
 	pthread_mutex_unlock(&rt->lock);
 }
