@@ -124,6 +124,11 @@ static void setup_attr(struct prof_offcpu *oc)
 	a->exclude_kernel = 0;		/* the tracepoint fires in the kernel */
 	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;	/* the CPU event has them */
 	a->context_switch = 1;		/* PERF_RECORD_SWITCH: the switch-in */
+	/* -g none: still the kernel chain, which tells I/O wait from other
+	 * uninterruptible sleeps (no user frames then). */
+	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (oc->pf.cfg.callgraph == PROF_CG_NONE)
+		a->exclude_callchain_user = 1;
 }
 
 /* Can we open the event here (paranoid, CAP_PERFMON)?  On ourselves. */

@@ -341,7 +341,7 @@ uint32_t prof_recorder_resolve(struct prof_recorder *r, const struct prof_perf_s
 		break;
 	case PROF_CG_NONE:
 		nu = 0;
-		if (s.kernel)
+		if (s.kernel && !nk)	/* the off-CPU event keeps its kernel chain */
 			nk = prof_symbolize_kernel(r->sym, s.ip, r->frames, MAX_OUT_FRAMES);
 		else
 			r->pcs[nu++] = s.ip;
