@@ -71,6 +71,7 @@ $(BUILD)/tests/unit/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/libprof.a
 -include tests/workloads/workloads.mk
 -include tests/fuzz/fuzz.mk
 -include tests/stat/stat.mk
+-include tests/resources/resources.mk
 -include tests/eval/eval.mk
 
 # Everything the tests run that is not ./prof or a unit test.  Test

@@ -96,6 +96,31 @@ struct prof_meta {		/* string key/value pairs, in insertion order */
 	uint32_t key, value;
 };
 
+/*
+ * Resource usage of one process (tid 0) or one thread, as read from /proc
+ * by `prof record` (src/resource/timeline.c).  A later value for the same
+ * (pid, tid) replaces the earlier one: these are running totals, and the
+ * last reading wins.  Off-CPU / I/O-wait / sleep time is not stored here:
+ * it is the sum of the PROF_M_*_NS metrics of the thread's aggs.
+ */
+struct prof_resources {
+	uint32_t pid, tid;		/* tid 0: the whole process */
+	uint64_t user_ns, sys_ns;	/* CPU time (clock-tick resolution) */
+	uint64_t vol_cs, invol_cs;	/* context switches */
+	uint64_t minflt, majflt;	/* page faults */
+	uint64_t rss_peak_bytes;	/* process: VmHWM (or wait4's ru_maxrss) */
+	uint64_t io_read_bytes, io_write_bytes;	/* process: /proc/PID/io */
+};
+
+/* One point of a process's resource timeline (at least every 100 ms). */
+struct prof_timeline_sample {
+	uint64_t t_ns;			/* CLOCK_MONOTONIC, like sample times */
+	uint32_t pid;
+	uint64_t rss_bytes;
+	uint32_t cpu_pct_x100;		/* CPU% over the interval ending at t, x100 */
+	uint32_t io_wait_pct_x100;	/* I/O-wait% of the interval, x100 */
+};
+
 struct prof_profile {
 	struct strtab strings;
 	VEC(struct prof_module) modules;
@@ -105,6 +130,8 @@ struct prof_profile {
 	VEC(struct prof_agg) aggs;
 	VEC(struct prof_edge) edges;
 	VEC(struct prof_meta) meta;
+	VEC(struct prof_resources) resources;	/* unique (pid, tid) */
+	VEC(struct prof_timeline_sample) timeline;	/* append order = time order per pid */
 
 	/* summary numbers, kept by whoever fills the profile */
 	uint64_t samples;		/* CPU samples taken (incl. filtered later) */
@@ -115,6 +142,7 @@ struct prof_profile {
 
 	/* private indexes */
 	struct u64map module_index, frame_index, node_index, thread_index, agg_index;
+	struct u64map resources_index;	/* pid << 32 | tid -> index + 1 */
 };
 
 void prof_profile_init(struct prof_profile *p);
@@ -153,6 +181,12 @@ void prof_edge_add(struct prof_profile *p, uint32_t caller, uint32_t callee,
 
 void prof_meta_set(struct prof_profile *p, const char *key, const char *value);
 const char *prof_meta_get(const struct prof_profile *p, const char *key); /* NULL if unset */
+
+/* Sets the resource totals of (r->pid, r->tid), replacing older ones. */
+void prof_resources_set(struct prof_profile *p, const struct prof_resources *r);
+/* The stored totals of (pid, tid), or NULL. */
+const struct prof_resources *prof_resources_get(const struct prof_profile *p,
+						uint32_t pid, uint32_t tid);
 
 /* Sum of one metric over all aggs. */
 uint64_t prof_total(const struct prof_profile *p, enum prof_metric m);

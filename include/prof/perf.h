@@ -108,6 +108,8 @@ struct prof_perf_sample {
 	uint32_t pid, tid, cpu;
 	uint64_t nr_callchain;
 	const uint64_t *callchain;
+	uint32_t raw_size;		/* PERF_SAMPLE_RAW (tracepoints), else 0 */
+	const uint8_t *raw;
 	uint64_t regs_abi;		/* 0: no user regs (kernel thread) */
 	const uint64_t *regs;		/* nr_regs values, in mask bit order */
 	uint64_t stack_size;		/* bytes of stack actually valid (dyn_size) */

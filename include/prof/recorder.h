@@ -26,6 +26,25 @@ int prof_recorder_add_process(struct prof_recorder *r, pid_t pid);
 void prof_recorder_drain(struct prof_recorder *r);
 /* Writes what is buffered; 0 or -errno (error already printed). */
 int prof_recorder_flush(struct prof_recorder *r);
+/*
+ * The unwound, symbolized stack of a decoded sample (of any of the
+ * recording's events with the same callgraph setup: the off-CPU
+ * tracepoint uses it too) as a trie node; *thread is its model thread.
+ */
+uint32_t prof_recorder_resolve(struct prof_recorder *r, const struct prof_perf_sample *s,
+			       uint32_t *thread, bool *complete);
+struct prof_writer *prof_recorder_writer(const struct prof_recorder *r);
+struct prof_profile *prof_recorder_profile(const struct prof_recorder *r);
+/*
+ * Resource-side hooks (src/perf/offcpu.c, src/resource/timeline.c):
+ * after_drain runs at the end of every drain pass, while the address
+ * spaces of exited processes still exist; on_task sees every
+ * PERF_RECORD_FORK and PERF_RECORD_EXIT.  Either may be NULL.
+ */
+void prof_recorder_set_hooks(struct prof_recorder *r,
+			     void (*after_drain)(void *arg, struct prof_recorder *r),
+			     void (*on_task)(void *arg, const struct perf_event_header *h),
+			     void *arg);
 /* Processes seen (for the summary line). */
 size_t prof_recorder_processes(const struct prof_recorder *r);
 

@@ -61,7 +61,7 @@ void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
 const char *prof_frame_module_path(const struct prof_profile *p, const struct prof_frame *f);
 
 /* --- timeline data hook for the HTML report --------------------------------
- * Nothing records these yet.  A source that samples CPU%, RSS or I/O wait
+ * `prof record` stores a per-process timeline (p->timeline); a source that samples CPU%, RSS or I/O wait
  * over time fills a prof_timeline and passes it to prof_render_html_ex();
  * the HTML "Timeline" section is emitted only when at least one series has
  * points.
@@ -75,6 +75,11 @@ struct prof_timeline_series {
 struct prof_timeline {
 	VEC(struct prof_timeline_series) series;
 };
+/* CPU%, RSS and I/O-wait% series from the timeline `prof record` stored
+ * (the process with the most points); empty when there is none.
+ * prof_render_html() uses it.  Free with prof_timeline_free. */
+void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl);
+void prof_timeline_free(struct prof_timeline *tl);
 
 /* --- renderers -------------------------------------------------------------- */
 int prof_render_flamegraph(FILE *f, const struct prof_profile *p, const struct prof_view *v);

@@ -25,6 +25,7 @@
 #include "prof/perf.h"
 #include "prof/proc.h"
 #include "prof/recorder.h"
+#include "prof/restrack.h"
 #include "prof/symbol.h"
 #include <errno.h>
 #include <getopt.h>
@@ -47,6 +48,7 @@ struct record_opts {
 	double duration;	/* seconds, 0 = until the command ends / Ctrl-C */
 	VEC(pid_t) pids;
 	char **argv;		/* command, NULL in attach mode */
+	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -78,6 +80,7 @@ static void usage(FILE *f)
 		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
 		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
 		"  -d, --duration SECONDS  stop after this long\n"
+		"      --no-resources      no off-CPU stacks (sched_switch), no CPU/RSS/I/O timeline\n"
 		"  -q, --quiet             no warnings and no summary line\n"
 		"  -h, --help              this help\n",
 		prof_perf_event_names(), PROF_STACK_SIZE_DEFAULT, PROF_STACK_SIZE_MAX,
@@ -158,6 +161,7 @@ static int parse_option(struct record_opts *o, int c, const char *arg)
 			return usage_error("bad duration in seconds", arg);
 		return 0;
 	case 'q': prof_quiet = 1; return 0;
+	case 'R': o->no_resources = true; return 0;
 	default: return -EINVAL;
 	}
 }
@@ -175,6 +179,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "no-resources", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -326,7 +331,8 @@ static void raise_fd_limit(void)
 	}
 }
 
-static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o)
+static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o,
+		      struct prof_offcpu *oc, struct prof_restrack *rt)
 {
 	raise_fd_limit();
 	for (size_t i = 0; i < o->pids.n; i++) {
@@ -343,8 +349,12 @@ static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struc
 				free(tids);
 				return ret;
 			}
+			if (oc)
+				prof_offcpu_open_task(oc, tids[t]);
 		}
 		free(tids);
+		if (rt)
+			prof_restrack_add_pid(rt, (uint32_t)pid);
 		if (prof_recorder_add_process(r, pid) < 0) {
 			error("no process with pid %d (it exited while prof attached)", (int)pid);
 			return -ESRCH;
@@ -369,6 +379,8 @@ struct session {
 	struct prof_perf pf;
 	struct prof_writer *w;
 	struct prof_recorder *r;
+	struct prof_offcpu *oc;		/* NULL: no tracepoint or --no-resources */
+	struct prof_restrack *rt;	/* NULL with --no-resources */
 	struct launch l;
 	bool launched, child_done, write_failed;
 	int child_status;
@@ -378,7 +390,28 @@ struct session {
 static void stop_recording(struct session *s)
 {
 	prof_perf_disable(&s->pf);
+	if (s->oc)
+		prof_offcpu_disable(s->oc);
 	prof_recorder_drain(s->r);
+	if (s->rt)	/* final values of what still runs (attach, -d) */
+		prof_restrack_sample(s->rt);
+}
+
+/* The launched command exited: its final /proc values while it is a
+ * zombie (waitid WNOWAIT), then the reap with wait4's rusage. */
+static bool reap_child(struct session *s, int *st)
+{
+	siginfo_t si = { 0 };
+	struct rusage ru;
+
+	if (s->rt && waitid(P_PID, (id_t)s->l.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == s->l.pid)
+		prof_restrack_final(s->rt, (uint32_t)s->l.pid);
+	if (wait4(s->l.pid, st, WNOHANG, &ru) != s->l.pid)
+		return false;
+	if (s->rt)
+		prof_restrack_rusage(s->rt, (uint32_t)s->l.pid, &ru);
+	return true;
 }
 
 static void flush_or_fail(struct session *s)
@@ -412,7 +445,7 @@ static bool session_should_stop(struct session *s, uint64_t deadline)
 {
 	if (s->launched && !s->child_done) {
 		int st;
-		if (waitpid(s->l.pid, &st, WNOHANG) == s->l.pid) {
+		if (reap_child(s, &st)) {
 			s->child_done = true;
 			s->child_status = st;
 		}
@@ -471,6 +504,20 @@ static void print_self_cost(void)
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
 }
 
+/* Off-CPU events and the /proc sampler; a missing tracepoint is said once
+ * and the recording goes on with CPU samples (kernel-notes/offcpu.md). */
+static void setup_resources(struct session *s)
+{
+	char why[512];
+
+	s->oc = prof_offcpu_new(&s->pf, why, sizeof(why));
+	if (!s->oc)
+		warning("no off-CPU stacks in this recording: %s", why);
+	s->rt = prof_restrack_new(&s->p, s->oc);
+	prof_restrack_attach(s->rt, s->r);
+	prof_meta_set(&s->p, "off_cpu", s->oc ? "sched_switch" : "unavailable");
+}
+
 static int setup_session(struct session *s)
 {
 	struct record_opts *o = s->o;
@@ -484,8 +531,10 @@ static int setup_session(struct session *s)
 	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
 		return ret;
 	s->r = prof_recorder_new(&s->p, s->w, &s->pf, o->unwinder);
+	if (!o->no_resources)
+		setup_resources(s);
 	if (!o->argv)
-		return attach_all(&s->pf, s->r, o);
+		return attach_all(&s->pf, s->r, o, s->oc, s->rt);
 	if ((ret = launch_prepare(&s->l, o->argv)) < 0)
 		return ret;
 	s->launched = true;
@@ -495,6 +544,10 @@ static int setup_session(struct session *s)
 		return ret;
 	}
 	prof_recorder_add_child(s->r, s->l.pid, o->argv[0]);
+	if (s->oc)
+		prof_offcpu_open_task(s->oc, s->l.pid);
+	if (s->rt)
+		prof_restrack_add_pid(s->rt, (uint32_t)s->l.pid);
 	return 0;
 }
 
@@ -516,6 +569,8 @@ static void teardown(struct session *s)
 	if (s->w)
 		prof_writer_abort(s->w);
 	prof_recorder_free(s->r);
+	prof_restrack_free(s->rt);
+	prof_offcpu_free(s->oc);
 	if (s->pf.rings)
 		prof_perf_close(&s->pf);
 	prof_profile_free(&s->p);
@@ -561,8 +616,13 @@ int cmd_record(int argc, char **argv)
 		unlink_if_regular(o.output);	/* nothing ran: no misleading empty profile */
 		return ret == -ENOENT ? 127 : 126;
 	}
-	if (!s.launched)
+	if (!s.launched) {
 		prof_perf_enable(&s.pf);
+		if (s.oc)
+			prof_offcpu_enable(s.oc);
+	}
+	if (s.rt)
+		prof_restrack_start(s.rt);
 	run_loop(&s);
 	finish_file(&s);
 	if (s.launched) {
@@ -575,6 +635,9 @@ int cmd_record(int argc, char **argv)
 		print_summary(&s);
 	else if (!status)
 		status = 1;	/* the command succeeded, the recording did not */
+	if (prof_offcpu_lost(s.oc))
+		warning("%llu off-CPU switch samples lost (ring full): off-CPU times are too low; a larger -m helps",
+			(unsigned long long)prof_offcpu_lost(s.oc));
 	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
 		print_self_cost();
 	teardown(&s);

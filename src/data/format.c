@@ -52,10 +52,20 @@
  *  11 EDGE     v caller, v callee (frame ids), v calls, then one v per
  *              metric (PROF_METRIC_COUNT of them; a reader takes those it
  *              knows): a call edge from a source without stacks
+ *  12 RESOURCES v pid, v tid (0 = whole process), v user_ns, v sys_ns,
+ *              v vol_cs, v invol_cs, v minflt, v majflt, v rss_peak_bytes,
+ *              v io_read_bytes, v io_write_bytes: struct prof_resources,
+ *              running totals read from /proc by `prof record`; a later
+ *              record for the same (pid, tid) replaces the earlier one
+ *  13 TIMELINE v t_ns, v pid, v rss_bytes, v cpu_pct_x100,
+ *              v io_wait_pct_x100: one point of a process's resource
+ *              timeline (struct prof_timeline_sample); points of one pid
+ *              appear in time order
+ *              Readers older than these two skip them (unknown types).
  *
  * WRITING ORDER.  Each flush appends the definitions added since the last
  * flush (strings, modules, frames, nodes, threads, then changed threads,
- * meta and new edges), then the buffered SAMPLES records (at most PD_SAMPLES_CHUNK
+ * meta, new edges, changed RESOURCES and new TIMELINE points), then the buffered SAMPLES records (at most PD_SAMPLES_CHUNK
  * payload bytes each), then a SUMMARY; close appends END.  Definitions thus
  * always precede the samples that use them, so a file cut at any byte reads
  * back every sample of every complete record.

@@ -25,6 +25,8 @@ enum pd_record {
 	PD_REC_SUMMARY = 9,
 	PD_REC_END = 10,
 	PD_REC_EDGE = 11,
+	PD_REC_RESOURCES = 12,
+	PD_REC_TIMELINE = 13,
 };
 
 /* Sample head varint bits (see format.c). */

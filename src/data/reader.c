@@ -176,6 +176,39 @@ static int read_edge(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+static int read_resources(struct reader *r, struct cursor *c)
+{
+	uint64_t v[11];
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		if (!get(c, &v[i]))
+			return corrupt(r, "bad resources record");
+	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX)
+		return corrupt(r, "bad resources record");
+	struct prof_resources res = {
+		.pid = (uint32_t)v[0], .tid = (uint32_t)v[1], .user_ns = v[2], .sys_ns = v[3],
+		.vol_cs = v[4], .invol_cs = v[5], .minflt = v[6], .majflt = v[7],
+		.rss_peak_bytes = v[8], .io_read_bytes = v[9], .io_write_bytes = v[10],
+	};
+	prof_resources_set(r->p, &res);
+	return 0;
+}
+
+static int read_timeline(struct reader *r, struct cursor *c)
+{
+	uint64_t v[5];
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		if (!get(c, &v[i]))
+			return corrupt(r, "bad timeline record");
+	if (v[1] > UINT32_MAX || v[3] > UINT32_MAX || v[4] > UINT32_MAX)
+		return corrupt(r, "bad timeline record");
+	VEC_PUSH(&r->p->timeline, ((struct prof_timeline_sample){
+		.t_ns = v[0], .pid = (uint32_t)v[1], .rss_bytes = v[2],
+		.cpu_pct_x100 = (uint32_t)v[3], .io_wait_pct_x100 = (uint32_t)v[4] }));
+	return 0;
+}
+
 static int read_samples(struct reader *r, struct cursor *c)
 {
 	uint64_t time, head, v, last_value[PROF_METRIC_COUNT];
@@ -252,6 +285,8 @@ static int read_record(struct reader *r, unsigned type, struct cursor *c)
 	case PD_REC_SUMMARY: return read_summary(r, c, false);
 	case PD_REC_END: return read_summary(r, c, true);
 	case PD_REC_EDGE: return read_edge(r, c);
+	case PD_REC_RESOURCES: return read_resources(r, c);
+	case PD_REC_TIMELINE: return read_timeline(r, c);
 	default: return 0;	/* a newer writer's record: skip it */
 	}
 }

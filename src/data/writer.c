@@ -12,6 +12,10 @@
  *    meta_written mirrors the META records written, index-aligned with
  *    p->meta (keys are never removed from the model): a changed comm or
  *    meta value is re-emitted at the next flush.
+ *  - resources_written mirrors the RESOURCES records written, index-aligned
+ *    with p->resources (entries are replaced in place, never removed); a
+ *    changed entry is re-emitted.  The timeline is append-only, written
+ *    from timeline_done on.
  *  - Samples accumulate in `chunk` (the payload of the open SAMPLES
  *    record, with its own delta state) and closed records in `pending`;
  *    they reach the file only after the definitions they reference.
@@ -34,6 +38,8 @@ struct prof_writer {
 	size_t strings_done, modules_done, frames_done, nodes_done, threads_done, edges_done;
 	VEC(uint32_t) thread_comm;
 	VEC(struct prof_meta) meta_written;
+	VEC(struct prof_resources) resources_written;	/* index-aligned with p->resources */
+	size_t timeline_done;
 
 	struct strbuf chunk, pending, out;
 	bool chunk_open;
@@ -183,6 +189,30 @@ static void put_thread(struct strbuf *out, size_t id, const struct prof_thread *
 	put_fields(out, PD_REC_THREAD, v, ARRAY_SIZE(v));
 }
 
+static void put_resources(struct prof_writer *w, const struct prof_profile *p)
+{
+	for (size_t i = 0; i < p->resources.n; i++) {
+		const struct prof_resources *r = &p->resources.v[i];
+		if (i < w->resources_written.n &&
+		    !memcmp(&w->resources_written.v[i], r, sizeof(*r)))
+			continue;
+		uint64_t v[] = { r->pid, r->tid, r->user_ns, r->sys_ns, r->vol_cs, r->invol_cs,
+				 r->minflt, r->majflt, r->rss_peak_bytes, r->io_read_bytes,
+				 r->io_write_bytes };
+		put_fields(&w->out, PD_REC_RESOURCES, v, ARRAY_SIZE(v));
+		if (i < w->resources_written.n)
+			w->resources_written.v[i] = *r;
+		else
+			VEC_PUSH(&w->resources_written, *r);
+	}
+	for (; w->timeline_done < p->timeline.n; w->timeline_done++) {
+		const struct prof_timeline_sample *t = &p->timeline.v[w->timeline_done];
+		uint64_t v[] = { t->t_ns, t->pid, t->rss_bytes, t->cpu_pct_x100,
+				 t->io_wait_pct_x100 };
+		put_fields(&w->out, PD_REC_TIMELINE, v, ARRAY_SIZE(v));
+	}
+}
+
 static void put_new_definitions(struct prof_writer *w, const struct prof_profile *p)
 {
 	struct strbuf *out = &w->out;
@@ -235,6 +265,7 @@ static void put_new_definitions(struct prof_writer *w, const struct prof_profile
 		else
 			VEC_PUSH(&w->meta_written, *m);
 	}
+	put_resources(w, p);
 }
 
 static void put_summary(struct strbuf *out, unsigned type, const struct prof_profile *p)
@@ -296,6 +327,7 @@ void prof_writer_abort(struct prof_writer *w)
 		close(w->fd);
 	VEC_FREE(&w->thread_comm);
 	VEC_FREE(&w->meta_written);
+	VEC_FREE(&w->resources_written);
 	sb_release(&w->chunk);
 	sb_release(&w->pending);
 	sb_release(&w->out);

@@ -49,11 +49,14 @@ void prof_profile_free(struct prof_profile *p)
 	VEC_FREE(&p->aggs);
 	VEC_FREE(&p->edges);
 	VEC_FREE(&p->meta);
+	VEC_FREE(&p->resources);
+	VEC_FREE(&p->timeline);
 	u64map_free(&p->module_index);
 	u64map_free(&p->frame_index);
 	u64map_free(&p->node_index);
 	u64map_free(&p->thread_index);
 	u64map_free(&p->agg_index);
+	u64map_free(&p->resources_index);
 }
 
 uint32_t prof_intern(struct prof_profile *p, const char *s)
@@ -222,4 +225,32 @@ uint64_t prof_total(const struct prof_profile *p, enum prof_metric m)
 	for (size_t i = 0; i < p->aggs.n; i++)
 		t += p->aggs.v[i].value[m];
 	return t;
+}
+
+static struct prof_resources *resources_find(const struct prof_profile *p,
+					     uint32_t pid, uint32_t tid)
+{
+	uint64_t v;
+
+	if (!u64map_get(&p->resources_index, (uint64_t)pid << 32 | tid, &v))
+		return NULL;
+	return &p->resources.v[v - 1];
+}
+
+void prof_resources_set(struct prof_profile *p, const struct prof_resources *r)
+{
+	struct prof_resources *old = resources_find(p, r->pid, r->tid);
+
+	if (old) {
+		*old = *r;
+		return;
+	}
+	VEC_PUSH(&p->resources, *r);
+	u64map_put(&p->resources_index, (uint64_t)r->pid << 32 | r->tid, p->resources.n);
+}
+
+const struct prof_resources *prof_resources_get(const struct prof_profile *p,
+						uint32_t pid, uint32_t tid)
+{
+	return resources_find(p, pid, tid);
 }

@@ -20,6 +20,7 @@
  *    `#search=REGEX` runs a search on load; `#fn=NAME` selects a function;
  *    `?sort=COLUMN` sorts the functions table (descending) as a header click does.
  */
+#include "internal.h"
 #include "prof/render.h"
 #include <string.h>
 
@@ -204,14 +205,20 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 				procs.v[k].weight += prof_view_weight(p, v, a);
 	}
 	sb_adds(sb, "<table id=\"procs\"><thead><tr><th class=\"n\">PID</th><th>Command</th>"
-		"<th class=\"n\">Threads</th><th class=\"n\">Weight</th></tr></thead><tbody>\n");
+		"<th class=\"n\">Threads</th><th class=\"n\">Weight</th>");
+	if (p->resources.n)
+		html_resource_heads(sb);
+	sb_adds(sb, "</tr></thead><tbody>\n");
 	for (size_t k = 0; k < procs.n; k++) {
 		sb_reset(&w);
 		render_weight(&w, v, procs.v[k].weight);
 		sb_addf(sb, "<tr><td class=\"n\">%u</td><td>", procs.v[k].pid);
 		xml_escape(sb, prof_str(p, procs.v[k].comm));
-		sb_addf(sb, "</td><td class=\"n\">%u</td><td class=\"n\">%s</td></tr>\n",
+		sb_addf(sb, "</td><td class=\"n\">%u</td><td class=\"n\">%s</td>",
 			procs.v[k].threads, sb_str(&w));
+		if (p->resources.n)
+			html_resource_cells(sb, p, procs.v[k].pid);
+		sb_adds(sb, "</tr>\n");
 	}
 	sb_adds(sb, "</tbody></table>\n");
 	sb_release(&w);
@@ -394,5 +401,11 @@ int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof
 
 int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
-	return prof_render_html_ex(f, p, v, NULL);
+	struct prof_timeline tl;
+	int ret;
+
+	prof_timeline_from_profile(p, &tl);
+	ret = prof_render_html_ex(f, p, v, &tl);
+	prof_timeline_free(&tl);
+	return ret;
 }

@@ -41,4 +41,15 @@ void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char 
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total);
 
+/* Resource data (src/output/resources.c): JSON fields appended inside a
+ * process / thread object, and the text header lines. */
+void json_process_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t pid);
+void json_thread_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t thread_idx);
+/* --pid limits the lines to that process. */
+void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* HTML process table: extra <th> / <td> cells (CPU user/sys, peak RSS,
+ * I/O wait, off-CPU), for profiles that have resource data. */
+void html_resource_heads(struct strbuf *sb);
+void html_resource_cells(struct strbuf *sb, const struct prof_profile *p, uint32_t pid);
+
 #endif

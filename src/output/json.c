@@ -4,6 +4,15 @@
  * processes/threads, "self"/"total" of functions) are in the metric's unit:
  * samples for cpu, microseconds for time metrics.  Every string goes
  * through json_escape(); numbers are never NaN.
+ *
+ * Resource fields (issue 4, src/output/resources.c): every processes[]
+ * entry also has cpu_user_s, cpu_sys_s, rss_peak_bytes, io_wait_s,
+ * off_cpu_s, sleep_s, io_read_bytes, io_write_bytes and a timeline array
+ * of {t (s since the first sample), rss_bytes, cpu_pct, io_wait_pct};
+ * every thread has the five *_s time fields.  Both also carry
+ * voluntary_switches, involuntary_switches, minor_faults, major_faults
+ * (a process's switches are the sum of its threads').  They do not depend on
+ * --metric (0 when the recording has no such data).
  */
 #include "internal.h"
 #include <errno.h>
@@ -60,13 +69,16 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 		}
 		sb_addf(sb, "%s\n    {\"pid\": %u, ", i ? "," : "", pid);
 		add_str_field(sb, "comm", comm);
-		sb_addf(sb, ", \"samples\": %llu,\n     \"threads\": [",
-			(unsigned long long)view_units(v, sum));
+		sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, sum));
+		json_process_resources(sb, p, pid);
+		sb_adds(sb, ",\n     \"threads\": [");
 		for (size_t k = i; k < j; k++) {
 			const struct prof_thread *t = &p->threads.v[ts.v[k].thread];
 			sb_addf(sb, "%s{\"tid\": %u, ", k > i ? ", " : "", t->tid);
 			add_str_field(sb, "comm", prof_str(p, t->comm));
-			sb_addf(sb, ", \"samples\": %llu}", (unsigned long long)view_units(v, ts.v[k].w));
+			sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, ts.v[k].w));
+			json_thread_resources(sb, p, ts.v[k].thread);
+			sb_adds(sb, "}");
 		}
 		sb_adds(sb, "]}");
 		i = j;

@@ -31,7 +31,23 @@ static const struct metric_type metric_types[] = {
 	{ PROF_M_UNINT_NS, "uninterruptible", "nanoseconds", false },
 	{ PROF_M_SLEEP_NS, "sleep", "nanoseconds", false },
 	{ PROF_M_PREEMPT_NS, "preempted", "nanoseconds", false },
+	/* --metric=wall: on-CPU plus off-CPU ns (present with off-CPU data) */
+	{ PROF_METRIC_COUNT, "wall", "nanoseconds", false },
 };
+
+static uint64_t mt_value(const struct metric_type *t, const struct prof_agg *a)
+{
+	if (t->m == PROF_METRIC_COUNT)
+		return a->value[PROF_M_CPU_NS] + a->value[PROF_M_OFFCPU_NS];
+	return a->value[t->m];
+}
+
+static bool mt_used(const struct metric_type *t, const struct prof_profile *p)
+{
+	if (t->m == PROF_METRIC_COUNT)
+		return prof_total(p, PROF_M_OFFCPU_NS) > 0;
+	return t->always || prof_total(p, t->m) > 0;
+}
 
 struct u64vec { uint64_t *v; size_t n, cap; };
 
@@ -167,7 +183,7 @@ static void emit_sample(struct pprof_state *s, struct strbuf *out, const struct 
 	pb_packed(&smp, 1, locs->v, locs->n);
 	for (size_t i = 0; i < ARRAY_SIZE(metric_types); i++)
 		if (used[i])
-			values[nv++] = a->value[metric_types[i].m];
+			values[nv++] = mt_value(&metric_types[i], a);
 	pb_packed(&smp, 2, values, nv);
 	if (a->thread < p->threads.n) {
 		const struct prof_thread *t = &p->threads.v[a->thread];
@@ -185,7 +201,7 @@ static enum prof_metric view_pprof_metric(enum prof_view_metric m)
 	case PROF_VIEW_OFFCPU: return PROF_M_OFFCPU_NS;
 	case PROF_VIEW_IOWAIT: return PROF_M_IOWAIT_NS;
 	case PROF_VIEW_SLEEP: return PROF_M_SLEEP_NS;
-	case PROF_VIEW_WALL: return PROF_M_CPU_NS;
+	case PROF_VIEW_WALL: return PROF_METRIC_COUNT;	/* the "wall" type */
 	default: return PROF_M_SAMPLES;
 	}
 }
@@ -209,10 +225,13 @@ static void emit_header(struct pprof_state *s, struct strbuf *out, bool *used,
 {
 	const struct prof_profile *p = s->p;
 	enum prof_metric want = view_pprof_metric(v->metric);
+
+	if (want == PROF_METRIC_COUNT && !prof_total(p, PROF_M_OFFCPU_NS))
+		want = PROF_M_CPU_NS;	/* wall without off-CPU data is CPU time */
 	size_t nused = 0, default_index = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(metric_types); i++) {
-		used[i] = metric_types[i].always || prof_total(p, metric_types[i].m) > 0;
+		used[i] = mt_used(&metric_types[i], p);
 		if (!used[i])
 			continue;
 		if (metric_types[i].m == want)

@@ -47,6 +47,7 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
 		add_printable(&sb, cmd, "", '?');
 		fprintf(f, "# command: %s\n", sb_str(&sb));
 	}
+	text_resources_header(f, p, v);
 	if (view_is_time(v))
 		fprintf(f, "# metric: %s, total %.2f ms\n", prof_view_metric_name(v->metric),
 			(double)grand_total / 1e6);

@@ -42,7 +42,31 @@ struct prof_recorder {
 	uint64_t pcs[PROF_MAX_FRAMES];
 	uint32_t frames[MAX_OUT_FRAMES];
 	struct prof_user_regs regs;
+	/* Hooks of the resource side (offcpu.c, timeline.c); NULL if unused. */
+	void (*after_drain)(void *arg, struct prof_recorder *r);
+	void (*on_task)(void *arg, const struct perf_event_header *h);
+	void *hook_arg;
 };
+
+void prof_recorder_set_hooks(struct prof_recorder *r,
+			     void (*after_drain)(void *arg, struct prof_recorder *r),
+			     void (*on_task)(void *arg, const struct perf_event_header *h),
+			     void *arg)
+{
+	r->after_drain = after_drain;
+	r->on_task = on_task;
+	r->hook_arg = arg;
+}
+
+struct prof_writer *prof_recorder_writer(const struct prof_recorder *r)
+{
+	return r->w;
+}
+
+struct prof_profile *prof_recorder_profile(const struct prof_recorder *r)
+{
+	return r->p;
+}
 
 struct prof_recorder *prof_recorder_new(struct prof_profile *p, struct prof_writer *w,
 					struct prof_perf *pf, enum prof_unwinder_kind unwinder)
@@ -303,30 +327,27 @@ static size_t dwarf_pcs(struct prof_recorder *r, const struct prof_perf_sample *
 	return res.n;
 }
 
-static void on_sample(struct prof_recorder *r, const struct perf_event_header *h)
+uint32_t prof_recorder_resolve(struct prof_recorder *r, const struct prof_perf_sample *sp,
+			       uint32_t *thread, bool *complete)
 {
-	struct prof_perf_sample s;
+	struct prof_perf_sample s = *sp;
 	struct prof_addrspace *as;
 	size_t nk, nu = 0, n;
-	bool complete = true;
-	unsigned flags;
-	uint32_t thread, node;
 
-	if (prof_perf_parse_sample(r->pf, h, &s) < 0 || (pid_t)s.pid == r->self)
-		return;
-	thread = thread_of(r, (pid_t)s.pid, (pid_t)s.tid);
+	*complete = true;
+	*thread = thread_of(r, (pid_t)s.pid, (pid_t)s.tid);
 	as = space_of(r, (pid_t)s.pid);
 	nk = kernel_frames(r, &s, r->frames, MAX_OUT_FRAMES, &nu);
 	switch (r->pf->cfg.callgraph) {
 	case PROF_CG_DWARF:
-		nu = dwarf_pcs(r, &s, as, &complete);
+		nu = dwarf_pcs(r, &s, as, complete);
 		break;
 	case PROF_CG_FP:
-		complete = s.nr_callchain < 127;	/* kernel.perf_event_max_stack */
+		*complete = s.nr_callchain < 127;	/* kernel.perf_event_max_stack */
 		break;
 	case PROF_CG_NONE:
 		nu = 0;
-		if (s.kernel)
+		if (s.kernel && !nk)	/* the off-CPU event keeps its kernel chain */
 			nk = prof_symbolize_kernel(r->sym, s.ip, r->frames, MAX_OUT_FRAMES);
 		else
 			r->pcs[nu++] = s.ip;
@@ -337,7 +358,19 @@ static void on_sample(struct prof_recorder *r, const struct perf_event_header *h
 	n = nk;
 	for (size_t i = 0; i < nu && n < MAX_OUT_FRAMES; i++)
 		n += prof_symbolize_user(r->sym, as, r->pcs[i], i > 0, r->frames + n, MAX_OUT_FRAMES - n);
-	node = prof_node_from_stack(r->p, r->frames, n);
+	return prof_node_from_stack(r->p, r->frames, n);
+}
+
+static void on_sample(struct prof_recorder *r, const struct perf_event_header *h)
+{
+	struct prof_perf_sample s;
+	bool complete;
+	unsigned flags;
+	uint32_t thread, node;
+
+	if (prof_perf_parse_sample(r->pf, h, &s) < 0 || (pid_t)s.pid == r->self)
+		return;
+	node = prof_recorder_resolve(r, &s, &thread, &complete);
 	flags = (complete ? 0 : PROF_SAMPLE_TRUNCATED) | (s.kernel ? PROF_SAMPLE_KERNEL : 0);
 	/* CPU time is not stored per sample: the reader derives PROF_M_CPU_NS
 	 * as samples x period_ns (meta + summary), which keeps files small. */
@@ -359,8 +392,16 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 	case PERF_RECORD_SAMPLE: on_sample(r, h); break;
 	case PERF_RECORD_MMAP2: on_mmap2(r, h); break;
 	case PERF_RECORD_COMM: on_comm(r, h); break;
-	case PERF_RECORD_FORK: on_fork(r, h); break;
-	case PERF_RECORD_EXIT: on_exit_record(r, h); break;
+	case PERF_RECORD_FORK:
+		on_fork(r, h);
+		if (r->on_task)
+			r->on_task(r->hook_arg, h);
+		break;
+	case PERF_RECORD_EXIT:
+		on_exit_record(r, h);
+		if (r->on_task)
+			r->on_task(r->hook_arg, h);
+		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 		lost = prof_perf_lost_count(h);
@@ -378,6 +419,8 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 void prof_recorder_drain(struct prof_recorder *r)
 {
 	prof_perf_drain(r->pf, on_record, r);
+	if (r->after_drain)	/* before free_dead: off-CPU stacks need the spaces */
+		r->after_drain(r->hook_arg, r);
 	free_dead(r);
 }
 

@@ -14,7 +14,8 @@
  *  - Every record parser checks lengths against header.size: a short or
  *    inconsistent record is -EINVAL, never an out-of-bounds read.
  *  - sample_type is fixed by event.c (IP|TID|TIME|CPU|PERIOD, plus
- *    CALLCHAIN, REGS_USER, STACK_USER); the sample_id_all trailer of
+ *    CALLCHAIN, REGS_USER, STACK_USER; the off-CPU events of offcpu.c add
+ *    RAW in their own rings); the sample_id_all trailer of
  *    non-sample records is therefore {pid,tid}{time}{cpu,res} = 24 bytes.
  */
 #include "prof/perf.h"
@@ -181,6 +182,17 @@ static bool parse_callchain(struct cursor *c, struct prof_perf_sample *s)
 	return true;
 }
 
+/* u32 size, then size bytes; the kernel pads the pair to 8 bytes. */
+static bool parse_raw(struct cursor *c, struct prof_perf_sample *s)
+{
+	const uint8_t *p;
+
+	if (!take(c, 4, &p))
+		return false;
+	memcpy(&s->raw_size, p, 4);
+	return take(c, s->raw_size, &s->raw);
+}
+
 static bool parse_user(const struct prof_perf *pf, struct cursor *c, struct prof_perf_sample *s)
 {
 	const uint8_t *p;
@@ -218,6 +230,8 @@ int prof_perf_parse_sample(const struct prof_perf *pf, const struct perf_event_h
 	    !take_u64(&c, &s->period))
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_CALLCHAIN) && !parse_callchain(&c, s))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_RAW) && !parse_raw(&c, s))	/* off-CPU tracepoint */
 		return -EINVAL;
 	if ((st & PERF_SAMPLE_REGS_USER) && !parse_user(pf, &c, s))
 		return -EINVAL;

@@ -35,9 +35,9 @@ int res_delayacct_enabled(void)
 }
 
 /* Fields after the ")" of comm (which may contain spaces and parens). */
-int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks)
+int res_parse_stat_field(const char *stat_text, int want, uint64_t *value)
 {
-	const char *p = strrchr(stat_text, ')');
+	const char *p = strrchr(stat_text, ')');	/* comm may hold spaces and ')' */
 	int field = 2;
 
 	if (!p)
@@ -48,10 +48,10 @@ int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks)
 			p++;
 		if (!*p)
 			break;
-		if (++field == 42) {
+		if (++field == want) {
 			char *end;
 
-			*ticks = strtoull(p, &end, 10);
+			*value = strtoull(p, &end, 10);
 			return end == p ? -EINVAL : 0;
 		}
 		while (*p && *p != ' ')
@@ -60,7 +60,12 @@ int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks)
 	return -EINVAL;
 }
 
-static int io_field(const char *text, const char *key, uint64_t *v)
+int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks)
+{
+	return res_parse_stat_field(stat_text, 42, ticks);
+}
+
+int res_parse_keyed(const char *text, const char *key, uint64_t *v)
 {
 	const char *p = strstr(text, key);
 
@@ -72,8 +77,8 @@ static int io_field(const char *text, const char *key, uint64_t *v)
 
 int res_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes)
 {
-	if (io_field(io_text, "\nread_bytes:", read_bytes) < 0 ||
-	    io_field(io_text, "\nwrite_bytes:", write_bytes) < 0)
+	if (res_parse_keyed(io_text, "\nread_bytes:", read_bytes) < 0 ||
+	    res_parse_keyed(io_text, "\nwrite_bytes:", write_bytes) < 0)
 		return -EINVAL;
 	return 0;
 }

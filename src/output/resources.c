@@ -1,0 +1,220 @@
+/*
+ * resources.c - the resource side of `prof report`: per-process and
+ * per-thread CPU user/sys, peak RSS, I/O bytes (struct prof_resources,
+ * recorded from /proc) and off-CPU / I/O-wait / sleep seconds (sums of the
+ * off-CPU metrics of the thread's stacks), as JSON fields, as text header
+ * lines, and the recorded timeline as the HTML report's prof_timeline.
+ * All of it reads only the model; a profile without resource data (old
+ * files, perf.data, callgrind) prints zeros in JSON and no text lines.
+ */
+#include "internal.h"
+#include "prof/render.h"
+#include <string.h>
+
+struct res_sums {
+	uint64_t off_cpu_ns, io_wait_ns, sleep_ns, cpu_ns;
+};
+
+/* Off-CPU sums of one thread (thread_idx) or of a whole pid (thread_idx
+ * PROF_NONE), over every stack, whatever the view's filters. */
+static struct res_sums sums_of(const struct prof_profile *p, uint32_t pid, uint32_t thread_idx)
+{
+	struct res_sums s = { 0 };
+
+	for (size_t i = 0; i < p->aggs.n; i++) {
+		const struct prof_agg *a = &p->aggs.v[i];
+		if (thread_idx != PROF_NONE ? a->thread != thread_idx
+					    : p->threads.v[a->thread].pid != pid)
+			continue;
+		s.off_cpu_ns += a->value[PROF_M_OFFCPU_NS];
+		s.io_wait_ns += a->value[PROF_M_IOWAIT_NS];
+		s.sleep_ns += a->value[PROF_M_SLEEP_NS];
+		s.cpu_ns += a->value[PROF_M_CPU_NS];
+	}
+	return s;
+}
+
+static void add_times(struct strbuf *sb, const struct prof_resources *r, const struct res_sums *s)
+{
+	static const struct prof_resources none;
+
+	if (!r)
+		r = &none;
+	sb_addf(sb, ", \"cpu_user_s\": %.3f, \"cpu_sys_s\": %.3f, \"io_wait_s\": %.3f, "
+		"\"off_cpu_s\": %.3f, \"sleep_s\": %.3f",
+		(double)r->user_ns / 1e9, (double)r->sys_ns / 1e9,
+		(double)s->io_wait_ns / 1e9, (double)s->off_cpu_ns / 1e9, (double)s->sleep_ns / 1e9);
+	sb_addf(sb, ", \"voluntary_switches\": %llu, \"involuntary_switches\": %llu, "
+		"\"minor_faults\": %llu, \"major_faults\": %llu",
+		(unsigned long long)r->vol_cs, (unsigned long long)r->invol_cs,
+		(unsigned long long)r->minflt, (unsigned long long)r->majflt);
+}
+
+void json_process_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t pid)
+{
+	const struct prof_resources *r = prof_resources_get(p, pid, 0);
+	struct res_sums s = sums_of(p, pid, PROF_NONE);
+	size_t shown = 0;
+
+	add_times(sb, r, &s);
+	sb_addf(sb, ", \"rss_peak_bytes\": %llu, \"io_read_bytes\": %llu, \"io_write_bytes\": %llu",
+		(unsigned long long)(r ? r->rss_peak_bytes : 0),
+		(unsigned long long)(r ? r->io_read_bytes : 0),
+		(unsigned long long)(r ? r->io_write_bytes : 0));
+	sb_adds(sb, ",\n     \"timeline\": [");
+	for (size_t i = 0; i < p->timeline.n; i++) {
+		const struct prof_timeline_sample *t = &p->timeline.v[i];
+		if (t->pid != pid)
+			continue;
+		double rel = t->t_ns > p->start_ns && p->start_ns ? (double)(t->t_ns - p->start_ns) / 1e9 : 0;
+		sb_addf(sb, "%s{\"t\": %.3f, \"rss_bytes\": %llu, \"cpu_pct\": %.2f, \"io_wait_pct\": %.2f}",
+			shown++ ? ", " : "", rel, (unsigned long long)t->rss_bytes,
+			t->cpu_pct_x100 / 100.0, t->io_wait_pct_x100 / 100.0);
+	}
+	sb_adds(sb, "]");
+}
+
+void json_thread_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t thread_idx)
+{
+	const struct prof_thread *t = &p->threads.v[thread_idx];
+	struct res_sums s = sums_of(p, t->pid, thread_idx);
+
+	add_times(sb, prof_resources_get(p, t->pid, t->tid), &s);
+}
+
+static void add_bytes(struct strbuf *sb, uint64_t b)
+{
+	if (b >= (1ULL << 30))
+		sb_addf(sb, "%.2f GiB", (double)b / (double)(1ULL << 30));
+	else
+		sb_addf(sb, "%.1f MiB", (double)b / (double)(1ULL << 20));
+}
+
+static int by_cpu_desc(const void *pa, const void *pb)
+{
+	const struct prof_resources *a = *(const struct prof_resources *const *)pa;
+	const struct prof_resources *b = *(const struct prof_resources *const *)pb;
+	uint64_t ca = a->user_ns + a->sys_ns, cb = b->user_ns + b->sys_ns;
+
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* Wall time of a process: its timeline's first to last point, 0 if < 2. */
+static double process_wall_s(const struct prof_profile *p, uint32_t pid)
+{
+	uint64_t t0 = 0, t1 = 0;
+
+	for (size_t k = 0; k < p->timeline.n; k++)
+		if (p->timeline.v[k].pid == pid) {
+			if (!t0)
+				t0 = p->timeline.v[k].t_ns;
+			t1 = p->timeline.v[k].t_ns;
+		}
+	return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+}
+
+static void text_process_line(FILE *f, const struct prof_profile *p, const struct prof_resources *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct res_sums s = sums_of(p, r->pid, PROF_NONE);
+	double cpu = (double)(r->user_ns + r->sys_ns) / 1e9, wall = process_wall_s(p, r->pid);
+
+	sb_addf(&sb, "# pid %u: cpu %.2f s user, %.2f s sys; peak rss ", r->pid,
+		(double)r->user_ns / 1e9, (double)r->sys_ns / 1e9);
+	add_bytes(&sb, r->rss_peak_bytes);
+	sb_addf(&sb, "; io wait %.3f s, off-cpu %.3f s (sleep %.3f s)", (double)s.io_wait_ns / 1e9,
+		(double)s.off_cpu_ns / 1e9, (double)s.sleep_ns / 1e9);
+	if (wall > 0)	/* time it existed but was not on a CPU (lower bound with threads) */
+		sb_addf(&sb, "; wall - cpu = %.2f s", wall - cpu);
+	sb_addf(&sb, "; read %llu B, written %llu B\n", (unsigned long long)r->io_read_bytes,
+		(unsigned long long)r->io_write_bytes);
+	fputs(sb.buf, f);
+	sb_release(&sb);
+}
+
+#define TEXT_MAX_PROCESSES 8
+
+/* One line per process: the command, then the busiest by CPU time, at
+ * most TEXT_MAX_PROCESSES lines. */
+void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+{
+	VEC(const struct prof_resources *) procs = { 0 };
+
+	for (size_t i = 0; i < p->resources.n; i++)
+		if (!p->resources.v[i].tid && (v->pid < 0 || p->resources.v[i].pid == (uint64_t)v->pid))
+			VEC_PUSH(&procs, &p->resources.v[i]);
+	if (procs.n > 2)	/* the first is the command (recorded first): keep it first */
+		qsort(procs.v + 1, procs.n - 1, sizeof(*procs.v), by_cpu_desc);
+	for (size_t i = 0; i < procs.n && i < TEXT_MAX_PROCESSES; i++)
+		text_process_line(f, p, procs.v[i]);
+	if (procs.n > TEXT_MAX_PROCESSES)
+		fprintf(f, "# ... and %zu more processes (see --format=json)\n",
+			procs.n - TEXT_MAX_PROCESSES);
+	VEC_FREE(&procs);
+}
+
+void html_resource_heads(struct strbuf *sb)
+{
+	sb_adds(sb, "<th class=\"n\">CPU user</th><th class=\"n\">CPU sys</th>"
+		"<th class=\"n\">Peak RSS</th><th class=\"n\">I/O wait</th>"
+		"<th class=\"n\">Off-CPU</th>");
+}
+
+void html_resource_cells(struct strbuf *sb, const struct prof_profile *p, uint32_t pid)
+{
+	const struct prof_resources *r = prof_resources_get(p, pid, 0);
+	struct res_sums s = sums_of(p, pid, PROF_NONE);
+
+	sb_addf(sb, "<td class=\"n\">%.2f s</td><td class=\"n\">%.2f s</td><td class=\"n\">",
+		r ? (double)r->user_ns / 1e9 : 0.0, r ? (double)r->sys_ns / 1e9 : 0.0);
+	add_bytes(sb, r ? r->rss_peak_bytes : 0);
+	sb_addf(sb, "</td><td class=\"n\">%.3f s</td><td class=\"n\">%.3f s</td>",
+		(double)s.io_wait_ns / 1e9, (double)s.off_cpu_ns / 1e9);
+}
+
+/* The timeline of the process with the most points (the command), as
+ * the HTML report's three series.  Strings are static. */
+void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl)
+{
+	static const char *const names[] = { "CPU", "RSS", "I/O wait" };
+	static const char *const units[] = { "%", "MiB", "%" };
+	uint32_t pid = 0;
+	size_t best = 0;
+
+	memset(tl, 0, sizeof(*tl));
+	for (size_t i = 0; i < p->resources.n; i++) {
+		size_t n = 0;
+		if (p->resources.v[i].tid)
+			continue;
+		for (size_t k = 0; k < p->timeline.n; k++)
+			n += p->timeline.v[k].pid == p->resources.v[i].pid;
+		if (n > best) {
+			best = n;
+			pid = p->resources.v[i].pid;
+		}
+	}
+	if (!best)
+		return;
+	for (int s = 0; s < 3; s++) {
+		struct prof_timeline_series ser = { .name = names[s], .unit = units[s] };
+		for (size_t k = 0; k < p->timeline.n; k++) {
+			const struct prof_timeline_sample *t = &p->timeline.v[k];
+			if (t->pid != pid)
+				continue;
+			double v = s == 0 ? t->cpu_pct_x100 / 100.0
+				 : s == 1 ? (double)t->rss_bytes / (double)(1 << 20)
+					  : t->io_wait_pct_x100 / 100.0;
+			VEC_PUSH(&ser.points, ((struct prof_timeline_point){ t->t_ns, v }));
+		}
+		VEC_PUSH(&tl->series, ser);
+	}
+}
+
+void prof_timeline_free(struct prof_timeline *tl)
+{
+	for (size_t i = 0; i < tl->series.n; i++)
+		VEC_FREE(&tl->series.v[i].points);
+	VEC_FREE(&tl->series);
+}

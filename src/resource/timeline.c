@@ -1,0 +1,469 @@
+/*
+ * timeline.c - the /proc sampler of `prof record` (see
+ * include/prof/restrack.h): resource totals per process and thread, and
+ * the per-process timeline of RSS, CPU% and I/O-wait%.  Parsing reuses
+ * res_parse_stat_field / res_parse_keyed / res_parse_io (src/resource/run.c).
+ *
+ * Design notes / invariants:
+ *  - A sampler thread reads /proc every 100 ms, whatever the main loop is
+ *    doing (the first drain of a big program can take a second while its
+ *    debug info loads).  It never touches the profile: it updates the
+ *    private tables res / procs and queues timeline points in `points`.
+ *    The main thread moves them into the profile (merge) after each drain.
+ *    Everything in struct prof_restrack below `lock` is guarded by it.
+ *  - procs holds every process ever tracked (the command, attach targets,
+ *    and their descendants found through FORK records or the /proc
+ *    children files); .alive drops to false the
+ *    first time /proc/PID/stat cannot be read (or at its final reading),
+ *    and a dead process is never read again (its pid may be reused).
+ *  - res is indexed by res_index; res_dirty marks the entries changed
+ *    since the last merge, so a merge copies only those into the profile.
+ *  - Totals only grow: a reading that fails keeps the previous values,
+ *    and rss_peak_bytes is the maximum of every VmHWM / ru_maxrss seen.
+ *  - A process's context switches are the sum over its threads' values
+ *    (the kernel reports them per task only).
+ *  - Timeline points: t is CLOCK_MONOTONIC (the clock of the samples);
+ *    CPU% = delta(utime+stime) / delta(t), from the sampler; I/O-wait% is
+ *    filled at merge time from the off-CPU I/O intervals overlapping
+ *    (t_prev, t] (an interval still open at merge time is not counted).
+ *    Both may exceed 100 with several threads.
+ */
+#include "prof/restrack.h"
+#include "prof/proc.h"
+#include "prof/resource.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct proc_state {
+	uint32_t pid;
+	bool alive;
+	uint64_t last_t, last_cpu_ns;
+};
+
+struct point {
+	struct prof_timeline_sample s;
+	uint64_t t_prev;		/* start of its interval, 0 for the first */
+};
+
+struct prof_restrack {
+	struct prof_profile *p;
+	struct prof_offcpu *oc;
+	uint64_t tick_ns, page_size;
+	pthread_t thread;
+	bool thread_started;
+
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;
+	VEC(struct proc_state) procs;
+	VEC(struct prof_resources) res;	/* unique (pid, tid) */
+	VEC(bool) res_dirty;		/* index-aligned: changed since the last merge */
+	struct u64map res_index;	/* pid << 32 | tid -> index + 1 */
+	VEC(struct point) points;	/* not merged yet */
+};
+
+/* --- /proc readings (lock held) ------------------------------------------------ */
+
+static struct prof_resources *res_slot(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid, v;
+
+	if (u64map_get(&rt->res_index, key, &v))
+		return &rt->res.v[v - 1];
+	VEC_PUSH(&rt->res, ((struct prof_resources){ .pid = pid, .tid = tid }));
+	VEC_PUSH(&rt->res_dirty, true);
+	u64map_put(&rt->res_index, key, rt->res.n);
+	return &rt->res.v[rt->res.n - 1];
+}
+
+/* Stores r in its slot and marks it for the next merge when it changed. */
+static void res_store(struct prof_restrack *rt, const struct prof_resources *r)
+{
+	struct prof_resources *slot = res_slot(rt, r->pid, r->tid);
+
+	if (memcmp(slot, r, sizeof(*r))) {
+		*slot = *r;
+		rt->res_dirty.v[slot - rt->res.v] = true;
+	}
+}
+
+static struct proc_state *proc_find(struct prof_restrack *rt, uint32_t pid)
+{
+	for (size_t i = rt->procs.n; i-- > 0;)	/* newest first: pids get reused */
+		if (rt->procs.v[i].pid == pid)
+			return &rt->procs.v[i];
+	return NULL;
+}
+
+static char *read_proc(uint32_t pid, uint32_t tid, const char *name)
+{
+	char path[96];
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, name);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
+	return read_file(path, NULL);
+}
+
+/* utime, stime, minflt, majflt of a stat line into r; 0 / -EINVAL. */
+static int parse_stat(const struct prof_restrack *rt, const char *stat, struct prof_resources *r)
+{
+	uint64_t ut, st, minf, majf;
+
+	if (res_parse_stat_field(stat, 10, &minf) < 0 || res_parse_stat_field(stat, 12, &majf) < 0 ||
+	    res_parse_stat_field(stat, 14, &ut) < 0 || res_parse_stat_field(stat, 15, &st) < 0)
+		return -EINVAL;
+	r->user_ns = MAX(r->user_ns, ut * rt->tick_ns);
+	r->sys_ns = MAX(r->sys_ns, st * rt->tick_ns);
+	r->minflt = MAX(r->minflt, minf);
+	r->majflt = MAX(r->majflt, majf);
+	return 0;
+}
+
+/* One thread's totals from /proc/PID/task/TID; false when unreadable. */
+static bool sample_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
+{
+	char *stat = read_proc(pid, tid, "stat"), *status = read_proc(pid, tid, "status");
+	struct prof_resources r = *res_slot(rt, pid, tid);
+	bool ok = stat && parse_stat(rt, stat, &r) == 0;
+	uint64_t v;
+
+	if (ok && status) {
+		if (res_parse_keyed(status, "\nvoluntary_ctxt_switches:", &v) == 0)
+			r.vol_cs = MAX(r.vol_cs, v);
+		if (res_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &v) == 0)
+			r.invol_cs = MAX(r.invol_cs, v);
+	}
+	if (ok)
+		res_store(rt, &r);
+	free(stat);
+	free(status);
+	return ok;
+}
+
+static void sum_thread_switches(struct prof_restrack *rt, struct prof_resources *proc)
+{
+	uint64_t vol = 0, invol = 0;
+
+	for (size_t i = 0; i < rt->res.n; i++) {
+		const struct prof_resources *t = &rt->res.v[i];
+		if (t->pid == proc->pid && t->tid) {
+			vol += t->vol_cs;
+			invol += t->invol_cs;
+		}
+	}
+	proc->vol_cs = MAX(proc->vol_cs, vol);
+	proc->invol_cs = MAX(proc->invol_cs, invol);
+}
+
+static void sample_threads(struct prof_restrack *rt, uint32_t pid, bool final)
+{
+	pid_t *tids;
+	size_t n;
+
+	if (final) {	/* a zombie: only the leader's entry is left */
+		sample_thread(rt, pid, pid);
+		return;
+	}
+	if (prof_proc_tids((pid_t)pid, &tids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		sample_thread(rt, pid, (uint32_t)tids[i]);
+	free(tids);
+}
+
+/* rss (bytes, from stat field 24) or 0; VmHWM and io into r. */
+static uint64_t read_memory_and_io(struct prof_restrack *rt, uint32_t pid, const char *stat,
+				   struct prof_resources *r)
+{
+	uint64_t v, rss = 0, rd, wr;
+	char *status, *io;
+
+	if (res_parse_stat_field(stat, 24, &v) == 0)
+		rss = v * rt->page_size;
+	if ((status = read_proc(pid, 0, "status"))) {
+		if (res_parse_keyed(status, "\nVmHWM:", &v) == 0)
+			r->rss_peak_bytes = MAX(r->rss_peak_bytes, v * 1024);
+		free(status);
+	}
+	r->rss_peak_bytes = MAX(r->rss_peak_bytes, rss);
+	if ((io = read_proc(pid, 0, "io")) && res_parse_io(io, &rd, &wr) == 0) {
+		r->io_read_bytes = MAX(r->io_read_bytes, rd);
+		r->io_write_bytes = MAX(r->io_write_bytes, wr);
+	}
+	free(io);
+	return rss;
+}
+
+/* Process totals + a queued timeline point; false when the process is gone. */
+static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool final)
+{
+	struct prof_resources r = *res_slot(rt, ps->pid, 0);
+	char *stat = read_proc(ps->pid, 0, "stat");
+	uint64_t now = now_ns(), rss;
+
+	if (!stat || parse_stat(rt, stat, &r) < 0) {
+		free(stat);
+		return false;
+	}
+	rss = read_memory_and_io(rt, ps->pid, stat, &r);
+	free(stat);
+	sample_threads(rt, ps->pid, final);
+	sum_thread_switches(rt, &r);
+	res_store(rt, &r);
+
+	uint64_t cpu = r.user_ns + r.sys_ns;
+	struct point pt = { .s = { .t_ns = now, .pid = ps->pid, .rss_bytes = rss }, .t_prev = ps->last_t };
+	if (ps->last_t && now > ps->last_t)
+		pt.s.cpu_pct_x100 = (uint32_t)(1e4 * (double)(cpu - ps->last_cpu_ns) /
+					       (double)(now - ps->last_t) + 0.5);
+	VEC_PUSH(&rt->points, pt);
+	ps->last_t = now;
+	ps->last_cpu_ns = cpu;
+	return true;
+}
+
+static void add_pid_locked(struct prof_restrack *rt, uint32_t pid);
+
+/* Children of every thread of pid (/proc/PID/task/TID/children): the
+ * sampler finds a new process within one interval, even when the drain
+ * that brings its FORK record is late. */
+static void discover_children(struct prof_restrack *rt, uint32_t pid)
+{
+	pid_t *tids;
+	size_t n;
+
+	if (prof_proc_tids((pid_t)pid, &tids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char *text = read_proc(pid, (uint32_t)tids[i], "children");
+		for (char *p = text, *end; p && *p; p = end) {
+			unsigned long child = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+			if (child && child <= UINT32_MAX)
+				add_pid_locked(rt, (uint32_t)child);
+		}
+		free(text);
+	}
+	free(tids);
+}
+
+static void sample_all(struct prof_restrack *rt)
+{
+	size_t n = rt->procs.n;	/* discover_children may append */
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rt->procs.v[i].alive)
+			continue;
+		if (!sample_process(rt, &rt->procs.v[i], false))
+			rt->procs.v[i].alive = false;
+		else
+			discover_children(rt, rt->procs.v[i].pid);
+	}
+}
+
+/* --- the sampler thread ---------------------------------------------------------- */
+
+static void *sampler_main(void *arg)
+{
+	struct prof_restrack *rt = arg;
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&rt->lock);
+	while (!rt->stop) {
+		sample_all(rt);
+		next.tv_nsec += (long)PROF_RESTRACK_INTERVAL_NS;
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		while (!rt->stop && pthread_cond_timedwait(&rt->wake, &rt->lock, &next) == 0)
+			;	/* woken early without stop: keep waiting */
+	}
+	pthread_mutex_unlock(&rt->lock);
+	return NULL;
+}
+
+struct prof_restrack *prof_restrack_new(struct prof_profile *p, struct prof_offcpu *oc)
+{
+	struct prof_restrack *rt = xcalloc(1, sizeof(*rt));
+	pthread_condattr_t ca;
+	long tck = sysconf(_SC_CLK_TCK);
+
+	rt->p = p;
+	rt->oc = oc;
+	rt->tick_ns = 1000000000ULL / (uint64_t)(tck > 0 ? tck : 100);
+	rt->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	pthread_mutex_init(&rt->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&rt->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	return rt;
+}
+
+void prof_restrack_start(struct prof_restrack *rt)
+{
+	if (!rt->thread_started && pthread_create(&rt->thread, NULL, sampler_main, rt) == 0)
+		rt->thread_started = true;
+}
+
+static void stop_thread(struct prof_restrack *rt)
+{
+	if (!rt->thread_started)
+		return;
+	pthread_mutex_lock(&rt->lock);
+	rt->stop = true;
+	pthread_cond_signal(&rt->wake);
+	pthread_mutex_unlock(&rt->lock);
+	pthread_join(rt->thread, NULL);
+	rt->thread_started = false;
+}
+
+void prof_restrack_free(struct prof_restrack *rt)
+{
+	if (!rt)
+		return;
+	stop_thread(rt);
+	pthread_mutex_destroy(&rt->lock);
+	pthread_cond_destroy(&rt->wake);
+	VEC_FREE(&rt->procs);
+	VEC_FREE(&rt->res);
+	VEC_FREE(&rt->res_dirty);
+	u64map_free(&rt->res_index);
+	VEC_FREE(&rt->points);
+	free(rt);
+}
+
+/* --- main-thread side -------------------------------------------------------------- */
+
+static void add_pid_locked(struct prof_restrack *rt, uint32_t pid)
+{
+	struct proc_state *ps = proc_find(rt, pid);
+
+	if (!ps || !ps->alive)
+		VEC_PUSH(&rt->procs, ((struct proc_state){ .pid = pid, .alive = true }));
+}
+
+void prof_restrack_add_pid(struct prof_restrack *rt, uint32_t pid)
+{
+	pthread_mutex_lock(&rt->lock);
+	add_pid_locked(rt, pid);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+/* Moves the sampler's news into the profile (lock held). */
+static void merge_locked(struct prof_restrack *rt)
+{
+	uint64_t oldest = UINT64_MAX;
+
+	for (size_t i = 0; i < rt->res.n; i++)
+		if (rt->res_dirty.v[i]) {
+			prof_resources_set(rt->p, &rt->res.v[i]);
+			rt->res_dirty.v[i] = false;
+		}
+	for (size_t i = 0; i < rt->points.n; i++) {
+		struct point *pt = &rt->points.v[i];
+		if (pt->t_prev && pt->s.t_ns > pt->t_prev) {
+			uint64_t io = prof_offcpu_iowait_between(rt->oc, pt->s.pid, pt->t_prev, pt->s.t_ns);
+			pt->s.io_wait_pct_x100 = (uint32_t)(1e4 * (double)io /
+							    (double)(pt->s.t_ns - pt->t_prev) + 0.5);
+		}
+		VEC_PUSH(&rt->p->timeline, pt->s);
+		oldest = MIN(oldest, pt->s.t_ns);
+	}
+	rt->points.n = 0;
+	/* Later points start at or after the newest merged point of their
+	 * pid; the oldest of those bounds what can still be asked. */
+	if (oldest != UINT64_MAX) {
+		uint64_t keep = UINT64_MAX;
+		for (size_t i = 0; i < rt->procs.n; i++)
+			if (rt->procs.v[i].alive && rt->procs.v[i].last_t)
+				keep = MIN(keep, rt->procs.v[i].last_t);
+		if (keep != UINT64_MAX)
+			prof_offcpu_io_prune(rt->oc, keep);
+	}
+}
+
+void prof_restrack_sample(struct prof_restrack *rt)
+{
+	pthread_mutex_lock(&rt->lock);
+	sample_all(rt);
+	merge_locked(rt);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+void prof_restrack_final(struct prof_restrack *rt, uint32_t pid)
+{
+	pthread_mutex_lock(&rt->lock);
+	struct proc_state *ps = proc_find(rt, pid);
+	if (ps && ps->alive) {
+		sample_process(rt, ps, true);
+		ps->alive = false;
+	}
+	merge_locked(rt);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+void prof_restrack_rusage(struct prof_restrack *rt, uint32_t pid, const struct rusage *ru)
+{
+	if (!ru)
+		return;
+	pthread_mutex_lock(&rt->lock);
+	struct prof_resources r = *res_slot(rt, pid, 0);
+	/* ru_maxrss (KiB) is the largest peak of the command or of any one
+	 * waited-for descendant: exact even for a spike just before exit,
+	 * but only the command's own when it started no other process. */
+	if (rt->procs.n == 1)
+		r.rss_peak_bytes = MAX(r.rss_peak_bytes, (uint64_t)ru->ru_maxrss * 1024);
+	res_store(rt, &r);
+	merge_locked(rt);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+/* --- recorder hooks ------------------------------------------------------------ */
+
+static void after_drain(void *arg, struct prof_recorder *r)
+{
+	struct prof_restrack *rt = arg;
+
+	if (rt->oc)
+		prof_offcpu_drain(rt->oc, r);
+	pthread_mutex_lock(&rt->lock);
+	merge_locked(rt);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+static void on_task(void *arg, const struct perf_event_header *h)
+{
+	struct prof_restrack *rt = arg;
+	struct prof_perf_task t;
+
+	if (prof_perf_parse_task(h, &t) < 0)
+		return;
+	pthread_mutex_lock(&rt->lock);
+	if (h->type == PERF_RECORD_FORK) {
+		if (t.pid != t.ppid)
+			add_pid_locked(rt, t.pid);
+	} else {
+		/* EXIT: the thread's /proc entry is usually gone already
+		 * (threads are reaped at exit); if it is still there, these
+		 * are its final values. */
+		struct proc_state *ps = proc_find(rt, t.pid);
+		if (ps && ps->alive)
+			sample_thread(rt, t.pid, t.tid);
+	}
+	pthread_mutex_unlock(&rt->lock);
+}
+
+void prof_restrack_attach(struct prof_restrack *rt, struct prof_recorder *r)
+{
+	prof_recorder_set_hooks(r, after_drain, on_task, rt);
+}

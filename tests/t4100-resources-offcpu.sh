@@ -1,0 +1,108 @@
+#!/bin/bash
+# t4100-resources-offcpu - off-CPU time recorded by `prof record` (the
+# sched_switch tracepoint paired with context-switch records) against the
+# truth the workloads measure themselves: I/O wait of fdatasync within 25%
+# of the program's own clock_gettime measurement, charged to the blocking
+# function's stack; sleep is counted as sleep, never as I/O wait.
+. "$(dirname "$0")/lib/test-lib.sh"
+
+RB="$TOP/build/tests/resources"
+require_perf_events
+
+"$PROF" record -o probe.data -- true 2>probe.err
+if grep -q "no off-CPU stacks" probe.err; then
+	skip_all "off-CPU tracepoint unavailable here: $(sed -n 's/.*no off-CPU stacks in this recording: //p' probe.err) (kernel-notes/offcpu.md)"
+fi
+
+# json_get FILE EXPR: a python expression over d (the report) and p (processes[0]).
+json_get() {
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); p=d['processes'][0]; print($2)" "$1"
+}
+
+# The fdatasync workload must block at least 0.3 s to be measurable against
+# a 25% tolerance: grow the data written until it does (file in $TRASH, on
+# the repository's file system, never tmpfs).
+test_expect_success 'fdatasync: I/O wait within 25% of the measured blocked time' '
+	for rounds in 40 80 160 320; do
+		rm -f sync.bin	# O_TRUNC of an old file would wait on discards
+		"$PROF" record -o io.data -- "$RB/fsync_wait" ./sync.bin 8 $rounds >io.out 2>io.err || return 1
+		truth=$(sed -n "s/^blocked_ns //p" io.out)
+		test "$truth" -ge 300000000 && break
+	done &&
+	rm -f sync.bin &&
+	test "$truth" -ge 300000000 &&
+	say "fdatasync blocked ${truth} ns by its own clock" &&
+	"$PROF" report -i io.data --format=json --metric=io-wait >io.json &&
+	got=$(json_get io.json "int(p[\"io_wait_s\"] * 1e9)") &&
+	say "prof io_wait_s = ${got} ns" &&
+	python3 -c "import sys; t,g=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(g-t) <= 0.25*t else 1)" "$truth" "$got"
+'
+
+test_expect_success 'fdatasync: the io-wait stacks go through the blocking function' '
+	"$PROF" report -i io.data --format=folded --metric=io-wait >io.folded &&
+	total=$(awk "{s+=\$NF} END {print s}" io.folded) &&
+	inside=$(grep ";block_in_fdatasync;" io.folded | awk "{s+=\$NF} END {print s+0}") &&
+	say "io-wait us: $inside of $total under block_in_fdatasync" &&
+	test "$total" -gt 0 && test $((inside * 100)) -ge $((total * 90))
+'
+
+test_expect_success 'fdatasync: io-wait stacks have kernel frames of the wait' '
+	grep -q "io_schedule[a-z_]*_\[k\]" io.folded
+'
+
+test_expect_success 'sleep is sleep, not I/O wait' '
+	"$PROF" record -o sleep.data -- "$RB/sleeper" 500 >sleep.out 2>&1 &&
+	truth=$(sed -n "s/.*slept_ns //p" sleep.out) &&
+	"$PROF" report -i sleep.data --format=json --metric=sleep >sleep.json &&
+	io=$(json_get sleep.json "p[\"io_wait_s\"]") &&
+	sl=$(json_get sleep.json "p[\"sleep_s\"]") &&
+	say "sleeper: measured $truth ns in nanosleep; prof sleep_s $sl io_wait_s $io" &&
+	python3 -c "import sys; t,s,i=int(sys.argv[1])/1e9,float(sys.argv[2]),float(sys.argv[3]); sys.exit(0 if abs(s-t) <= 0.25*t and i < 0.01 else 1)" "$truth" "$sl" "$io" &&
+	"$PROF" report -i sleep.data --format=folded --metric=sleep >sleep.folded &&
+	grep -q ";sleep_a_while;" sleep.folded &&
+	"$PROF" report -i sleep.data --format=folded --metric=io-wait >sleep-io.folded &&
+	! grep -q sleep_a_while sleep-io.folded
+'
+
+test_expect_success 'every format works with every metric' '
+	for m in cpu off-cpu io-wait sleep wall; do
+		for f in text folded json flamegraph html speedscope pprof callgrind; do
+			"$PROF" report -i io.data --metric=$m --format=$f -o out.$m.$f 2>err || { echo "$m $f"; cat err; return 1; }
+			test -s out.$m.$f || test $f = folded || { echo "empty: $m $f"; return 1; }
+		done
+	done &&
+	python3 -c "import json; json.load(open(\"out.wall.json\")); json.load(open(\"out.io-wait.speedscope\"))"
+'
+
+test_expect_success 'folded weights: microseconds for time metrics, samples for cpu' '
+	cpu=$(awk "{s+=\$NF} END {print s}" out.cpu.folded) &&
+	wall=$(awk "{s+=\$NF} END {print s}" out.wall.folded) &&
+	off=$(awk "{s+=\$NF} END {print s}" out.off-cpu.folded) &&
+	say "cpu $cpu samples, off-cpu $off us, wall $wall us" &&
+	test "$wall" -gt "$off" && test "$off" -gt "$cpu"
+'
+
+test_expect_success '--no-resources records no off-CPU data and no timeline' '
+	"$PROF" record --no-resources -o nores.data -- "$RB/burn" 200 >/dev/null 2>&1 &&
+	"$PROF" report -i nores.data --format=json >nores.json &&
+	test "$(json_get nores.json "len(p[\"timeline\"]), p[\"off_cpu_s\"]")" = "0 0.0"
+'
+
+# As nobody (paranoid 2): tracefs is root-only and raw tracepoint data
+# needs CAP_PERFMON, so off-CPU is unavailable: said once, CPU samples go on.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	test_expect_success 'unprivileged: says once why there is no off-CPU data, still samples CPU' '
+		dir=$(mktemp -d /tmp/prof-t4100.XXXXXX) && chmod 777 "$dir" &&
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$PROF" record -o "$dir/u.data" -- "$RB/burn" 200 >/dev/null 2>"$dir/err";
+		st=$?; cat "$dir/err";
+		n=$(grep -c "no off-CPU stacks" "$dir/err");
+		samples=$(sed -n "s/^prof record: \([0-9]*\) samples.*/\1/p" "$dir/err");
+		rm -rf "$dir";
+		test $st = 0 && test "$n" = 1 && test "${samples:-0}" -gt 20
+	'
+else
+	test_skip 'unprivileged: says once why there is no off-CPU data' 'needs root, setpriv and user nobody'
+fi
+
+test_done
