@@ -380,6 +380,7 @@ struct session {
 	struct prof_writer *w;
 	struct prof_recorder *r;
 	struct prof_offcpu *oc;		/* NULL: no tracepoint or --no-resources */
+	char offcpu_why[512];		/* why oc is NULL; said once setup succeeded */
 	struct prof_restrack *rt;	/* NULL with --no-resources */
 	struct launch l;
 	bool launched, child_done, write_failed;
@@ -504,15 +505,12 @@ static void print_self_cost(void)
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
 }
 
-/* Off-CPU events and the /proc sampler; a missing tracepoint is said once
+/* Off-CPU events and the /proc sampler; a missing tracepoint is said once,
+ * after setup succeeded (a failing attach gets its one error line alone),
  * and the recording goes on with CPU samples (kernel-notes/offcpu.md). */
 static void setup_resources(struct session *s)
 {
-	char why[512];
-
-	s->oc = prof_offcpu_new(&s->pf, why, sizeof(why));
-	if (!s->oc)
-		warning("no off-CPU stacks in this recording: %s", why);
+	s->oc = prof_offcpu_new(&s->pf, s->offcpu_why, sizeof(s->offcpu_why));
 	s->rt = prof_restrack_new(&s->p, s->oc);
 	prof_restrack_attach(s->rt, s->r);
 	prof_meta_set(&s->p, "off_cpu", s->oc ? "sched_switch" : "unavailable");
@@ -605,6 +603,8 @@ int cmd_record(int argc, char **argv)
 			unlink_if_regular(o.output);
 		return EXIT_USAGE;
 	}
+	if (!o.no_resources && !s.oc)
+		warning("no off-CPU stacks in this recording: %s", s.offcpu_why);
 	if (s.pf.ring_shrunk)
 		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
 			s.pf.cfg.ring_pages * 4);

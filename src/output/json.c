@@ -62,10 +62,14 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 		size_t j = i;
 		uint64_t sum = 0;
 		const char *comm = prof_str(p, p->threads.v[ts.v[i].thread].comm);
+		uint32_t newest_main = 0;	/* exec makes a new identity: the newest names the process */
 		for (; j < ts.n && p->threads.v[ts.v[j].thread].pid == pid; j++) {
+			uint32_t t = ts.v[j].thread;
 			sum += ts.v[j].w;
-			if (p->threads.v[ts.v[j].thread].tid == pid)
-				comm = prof_str(p, p->threads.v[ts.v[j].thread].comm);
+			if (p->threads.v[t].tid == pid && t >= newest_main) {
+				newest_main = t;
+				comm = prof_str(p, p->threads.v[t].comm);
+			}
 		}
 		sb_addf(sb, "%s\n    {\"pid\": %u, ", i ? "," : "", pid);
 		add_str_field(sb, "comm", comm);
