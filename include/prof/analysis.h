@@ -197,6 +197,14 @@ struct an_cli {
 /* Parses argv (argv[0] is the command name).  0 or -EINVAL after an error line. */
 int an_cli_parse(struct an_cli *c, int argc, char **argv, bool crosscheck);
 void an_cli_free(struct an_cli *c);
+/* -o FILE (opened with fopen_output: never through a symlink) or stdout;
+ * NULL after an error line. */
+FILE *an_cli_open_output(const struct an_cli *c);
+/* Closes what an_cli_open_output returned: 0, or -EIO after an error line. */
+int an_cli_close_output(const struct an_cli *c, FILE *f);
+/* The report header both commands print. */
+struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an_side *base,
+					 const struct an_side *head);
 /* Reads each prof.data file as one run of side.  0 or -errno after an error line. */
 int an_load_side(struct an_fnset *fs, struct an_side *side, char **paths, size_t n,
 		 const struct an_load_opts *o);

@@ -159,3 +159,33 @@ int an_load_side(struct an_fnset *fs, struct an_side *side, char **paths, size_t
 	}
 	return 0;
 }
+
+FILE *an_cli_open_output(const struct an_cli *c)
+{
+	FILE *f;
+
+	if (!c->output || !strcmp(c->output, "-"))
+		return stdout;
+	if (!(f = fopen_output(c->output)))
+		error("cannot create '%s': %s", c->output, strerror(errno));
+	return f;
+}
+
+int an_cli_close_output(const struct an_cli *c, FILE *f)
+{
+	if (f == stdout)
+		return fflush(f) ? error("cannot write to stdout: %s", strerror(errno)), -EIO : 0;
+	if (fclose(f))
+		return error("cannot write '%s': %s", c->output, strerror(errno)), -EIO;
+	return 0;
+}
+
+struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an_side *base,
+					 const struct an_side *head)
+{
+	return (struct an_report_info){
+		.metric = prof_view_metric_name(c->metric),
+		.unit = base->runs.v[0].unit, .na = base->runs.n, .nb = head->runs.n,
+		.all = c->all,
+	};
+}

@@ -102,20 +102,17 @@ static int run_crosscheck(const struct an_cli *c, bool *regression)
 		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
 	if (!ret)
 		ret = an_crosscheck(&fs, &cg, &base, &head, &c->o, c->ir_threshold, &rows);
-	if (!ret && c->output && !(out = fopen(c->output, "w")))
-		ret = error("cannot open '%s': %s", c->output, strerror(errno));
+	if (!ret && !(out = an_cli_open_output(c)))
+		ret = -EIO;
 	if (!ret) {
-		struct an_report_info info = {
-			.metric = prof_view_metric_name(c->metric),
-			.unit = base.runs.v[0].unit, .na = base.runs.n, .nb = head.runs.n,
-			.all = c->all,
-		};
+		struct an_report_info info = an_cli_report_info(c, &base, &head);
 		ret = c->json ? an_crosscheck_json(out, &fs, &rows, &c->o, &info)
 			      : an_crosscheck_text(out, &fs, &rows, &c->o, &info);
 		for (size_t i = 0; i < rows.n; i++)
 			*regression |= is_slowdown(&rows.v[i]);
-		if (out != stdout && fclose(out))
-			ret = error("cannot write '%s': %s", c->output, strerror(errno));
+		int cret = an_cli_close_output(c, out);
+		if (!ret)
+			ret = cret;
 	}
 	VEC_FREE(&rows);
 	an_cg_free(&cg);

@@ -94,20 +94,17 @@ static int run_diff(struct an_cli *c, bool *regression)
 		ret = resolve_normalize(c, &fs);
 	if (!ret && (ret = an_compare_sides(&fs, &base, &head, &c->o, &res)))
 		error("--normalize: '%s' has no time in some run", c->normalize ? c->normalize : "");
-	if (!ret && c->output && !(out = fopen(c->output, "w")))
-		ret = error("cannot open '%s': %s", c->output, strerror(errno));
+	if (!ret && !(out = an_cli_open_output(c)))
+		ret = -EIO;
 	if (!ret) {
-		struct an_report_info info = {
-			.metric = prof_view_metric_name(c->metric),
-			.unit = base.runs.v[0].unit, .na = base.runs.n, .nb = head.runs.n,
-			.all = c->all,
-		};
+		struct an_report_info info = an_cli_report_info(c, &base, &head);
 		ret = c->json ? an_diff_json(out, &fs, &res, &c->o, &info)
 			      : an_diff_text(out, &fs, &res, &c->o, &info);
 		for (size_t i = 0; i < res.n; i++)
 			*regression |= res.v[i].verdict == AN_REGRESSION;
-		if (out != stdout && fclose(out))
-			ret = error("cannot write '%s': %s", c->output, strerror(errno));
+		int cret = an_cli_close_output(c, out);
+		if (!ret)
+			ret = cret;
 	}
 	VEC_FREE(&res);
 	an_side_free(&base);
