@@ -16,11 +16,11 @@ struct command {
 
 static const struct command commands[] = {
 	/* { "name", cmd_name, "one-line summary" }, in the order users need them */
-	{ "report", cmd_report, "show a recording: flat, tree, folded, json" },
 	{ "record", cmd_record, "sample a command or running processes into prof.data" },
-	{ "callgrind", cmd_callgrind, "annotate, run and compare callgrind profiles" },
+	{ "report", cmd_report, "show a recording (or perf.data): text, tree, flame graph, html, json..." },
 	{ "stat", cmd_stat, "run a command N times: CPU, RSS, I/O wait statistics" },
 	{ "diff", cmd_diff, "compare recordings: per-function change with confidence and a verdict" },
+	{ "callgrind", cmd_callgrind, "annotate, run and compare callgrind profiles" },
 	{ "crosscheck", cmd_crosscheck, "join callgrind instruction counts with sampled time: real, artifact or noise" },
 };
 
