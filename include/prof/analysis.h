@@ -202,6 +202,15 @@ void an_cli_free(struct an_cli *c);
 FILE *an_cli_open_output(const struct an_cli *c);
 /* Closes what an_cli_open_output returned: 0, or -EIO after an error line. */
 int an_cli_close_output(const struct an_cli *c, FILE *f);
+/* main() of `prof diff` and `prof crosscheck`: --help, parsing, the
+ * command's own argument check, run; exit 0, 1 (regression) or 2. */
+struct an_command {
+	bool crosscheck;
+	void (*usage)(FILE *f);
+	int (*check)(struct an_cli *c);
+	int (*run)(struct an_cli *c, bool *regression);
+};
+int an_cli_main(int argc, char **argv, const struct an_command *cmd);
 /* The report header both commands print. */
 struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an_side *base,
 					 const struct an_side *head);

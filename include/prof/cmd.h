@@ -11,6 +11,7 @@
 
 #define PROF_VERSION "0.1.0"
 #define EXIT_USAGE 2
+#define EXIT_REGRESSION 1	/* diff, crosscheck, stat --baseline: a regression passed the thresholds */
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -5,6 +5,7 @@
  * one side.  Returns 0 or -EINVAL after one error line; never exits.
  */
 #include "prof/analysis.h"
+#include "prof/cmd.h"
 #include "prof/data.h"
 #include <errno.h>
 #include <math.h>
@@ -188,4 +189,25 @@ struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an
 		.unit = base->runs.v[0].unit, .na = base->runs.n, .nb = head->runs.n,
 		.all = c->all,
 	};
+}
+
+int an_cli_main(int argc, char **argv, const struct an_command *cmd)
+{
+	struct an_cli c;
+	bool regression = false;
+	int ret;
+
+	if (wants_help(argc, argv)) {
+		cmd->usage(stdout);
+		return 0;
+	}
+	if (an_cli_parse(&c, argc, argv, cmd->crosscheck) < 0 || cmd->check(&c) < 0) {
+		an_cli_free(&c);
+		return EXIT_USAGE;
+	}
+	ret = cmd->run(&c, &regression);
+	an_cli_free(&c);
+	if (ret < 0)
+		return EXIT_USAGE;
+	return regression ? EXIT_REGRESSION : 0;
 }

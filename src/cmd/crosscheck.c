@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define EXIT_REGRESSION 1
 
 static void usage(FILE *f)
 {
@@ -47,7 +46,7 @@ static void usage(FILE *f)
 		"2 usage or input error.  Recipe: scripts/codspeed-crosscheck.sh.\n");
 }
 
-static int check_args(const struct an_cli *c)
+static int check_args(struct an_cli *c)
 {
 	if (!c->cg_base || !c->cg_head)
 		return error("give --callgrind-base FILE and --callgrind-head FILE "
@@ -82,7 +81,7 @@ static bool is_slowdown(const struct an_xrow *x)
 	return (x->verdict == AN_CONFIRMED || x->verdict == AN_TIME_ONLY) && x->time.change > 0;
 }
 
-static int run_crosscheck(const struct an_cli *c, bool *regression)
+static int run_crosscheck(struct an_cli *c, bool *regression)
 {
 	struct an_load_opts lo = { .metric = c->metric, .fold_inlined = true };
 	struct an_fnset fs;
@@ -124,21 +123,7 @@ static int run_crosscheck(const struct an_cli *c, bool *regression)
 
 int cmd_crosscheck(int argc, char **argv)
 {
-	struct an_cli c;
-	bool regression = false;
-	int ret;
+	static const struct an_command cmd = { true, usage, check_args, run_crosscheck };
 
-	if (wants_help(argc, argv)) {
-		usage(stdout);
-		return 0;
-	}
-	if (an_cli_parse(&c, argc, argv, true) < 0 || check_args(&c) < 0) {
-		an_cli_free(&c);
-		return EXIT_USAGE;
-	}
-	ret = run_crosscheck(&c, &regression);
-	an_cli_free(&c);
-	if (ret < 0)
-		return EXIT_USAGE;
-	return regression ? EXIT_REGRESSION : 0;
+	return an_cli_main(argc, argv, &cmd);
 }

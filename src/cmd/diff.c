@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define EXIT_REGRESSION 1
 
 static void usage(FILE *f)
 {
@@ -115,21 +114,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 
 int cmd_diff(int argc, char **argv)
 {
-	struct an_cli c;
-	bool regression = false;
-	int ret;
+	static const struct an_command cmd = { false, usage, check_files, run_diff };
 
-	if (wants_help(argc, argv)) {
-		usage(stdout);
-		return 0;
-	}
-	if (an_cli_parse(&c, argc, argv, false) < 0 || check_files(&c) < 0) {
-		an_cli_free(&c);
-		return EXIT_USAGE;
-	}
-	ret = run_diff(&c, &regression);
-	an_cli_free(&c);
-	if (ret < 0)
-		return EXIT_USAGE;
-	return regression ? EXIT_REGRESSION : 0;
+	return an_cli_main(argc, argv, &cmd);
 }

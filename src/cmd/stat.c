@@ -23,7 +23,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define EXIT_REGRESSION 1
 #define EXIT_CMD_FAILED 3
 #define MAX_METRICS (16 + RES_MAX_COUNTERS)
 /*

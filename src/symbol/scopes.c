@@ -83,7 +83,8 @@ static struct cu_funcs *cu_functions(struct elf_scopes *s, Dwarf_Die *cu)
 	if (created) {
 		struct cu_funcs *cf = xcalloc(1, sizeof(*cf));
 		collect_functions(cf, cu, 0);
-		qsort(cf->fns.v, cf->fns.n, sizeof(*cf->fns.v), range_cmp);
+		if (cf->fns.n)	/* qsort(NULL, 0) is undefined (a CU without functions; fuzz_elf) */
+			qsort(cf->fns.v, cf->fns.n, sizeof(*cf->fns.v), range_cmp);
 		*slot = (uintptr_t)cf;
 	}
 	return (struct cu_funcs *)(uintptr_t)*slot;
