@@ -77,6 +77,7 @@ struct prof_perf {
 	bool kernel_excluded;
 	bool ring_shrunk;		/* cfg.ring_pages was lowered to fit */
 	uint64_t nr_regs;		/* popcount of sample_regs_user */
+	struct prof_pump *pump;		/* NULL: prof_perf_drain reads the rings itself */
 };
 
 /* Fills attr from cfg; no syscalls.  0 / -EINVAL. */
@@ -100,7 +101,29 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms);
  */
 typedef int (*prof_perf_record_fn)(void *ctx, const struct perf_event_header *h);
 int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
-void prof_perf_close(struct prof_perf *pf);
+void prof_perf_close(struct prof_perf *pf);	/* frees the pump too */
+
+/*
+ * The ring pump (pump.c): a thread that empties the kernel rings into
+ * memory queues (at most max_bytes, shrinking DWARF samples to the stack
+ * bytes the kernel filled) the moment the kernel wakes it, so a slow
+ * consumer does not make the kernel drop samples.  Start it once every
+ * event is open; from then on prof_perf_poll waits for the pump and
+ * prof_perf_drain reads its queues.  prof_perf_disable stops the thread;
+ * later drains move what is left in the rings themselves.  0 / -errno
+ * (then nothing changed: the direct reader goes on).
+ */
+int prof_perf_pump_start(struct prof_perf *pf, size_t max_bytes);
+void prof_perf_pump_stop(struct prof_perf *pf);
+void prof_perf_pump_free(struct prof_perf *pf);
+int prof_perf_pump_wait(struct prof_perf *pf, int timeout_ms);
+int prof_perf_pump_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
+/* Shared by the direct reader and the pump. */
+uint64_t prof_perf_record_time(const struct perf_event_header *h);
+/* The record at tail (head: the published end), copied to scratch when it
+ * wraps; NULL at the end or when the ring looks corrupt. */
+const struct perf_event_header *prof_perf_ring_peek(const struct prof_perf_ring *r, uint64_t tail,
+						    uint64_t head, uint8_t *scratch);
 
 /* A decoded PERF_RECORD_SAMPLE; pointers into the record. */
 struct prof_perf_sample {

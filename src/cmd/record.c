@@ -475,6 +475,24 @@ static void run_loop(struct session *s)
 		stop_recording(s);
 }
 
+/*
+ * Every event is open: from here a thread empties the kernel rings into
+ * memory as soon as they pass their watermark, so that a slow drain (the
+ * first DWARF load of a big library) does not overflow them.  Up to four
+ * times the kernel rings' size is queued; beyond that the kernel drops
+ * and counts samples as it would without the pump.
+ */
+static void start_pump(struct prof_perf *pf)
+{
+	size_t rings = (size_t)pf->ncpus * pf->cfg.ring_pages * 4096;
+
+	int ret = prof_perf_pump_start(pf, MAX((size_t)64 << 20, 4 * rings));
+
+	if (ret < 0)
+		warning("cannot start the ring reader thread (%s); reading the rings from the main loop",
+			strerror(-ret));
+}
+
 static void print_summary(struct session *s)
 {
 	struct prof_profile *p = &s->p;
@@ -623,6 +641,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (s.rt)
 		prof_restrack_start(s.rt);
+	start_pump(&s.pf);
 	run_loop(&s);
 	finish_file(&s);
 	if (s.launched) {

@@ -339,10 +339,17 @@ static int ioctl_all(struct prof_perf *pf, unsigned long req)
 }
 
 int prof_perf_enable(struct prof_perf *pf) { return ioctl_all(pf, PERF_EVENT_IOC_ENABLE); }
-int prof_perf_disable(struct prof_perf *pf) { return ioctl_all(pf, PERF_EVENT_IOC_DISABLE); }
+int prof_perf_disable(struct prof_perf *pf)
+{
+	int ret = ioctl_all(pf, PERF_EVENT_IOC_DISABLE);
+
+	prof_perf_pump_stop(pf);	/* the final drain reads the rings itself */
+	return ret;
+}
 
 void prof_perf_close(struct prof_perf *pf)
 {
+	prof_perf_pump_free(pf);
 	for (int i = 0; pf->rings && i < pf->ncpus; i++)
 		if (pf->rings[i].meta)
 			munmap(pf->rings[i].meta, pf->rings[i].map_len);

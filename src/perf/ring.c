@@ -30,6 +30,8 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms)
 	struct pollfd fds[256];
 	nfds_t n = 0;
 
+	if (pf->pump)
+		return prof_perf_pump_wait(pf, timeout_ms);
 	for (int i = 0; i < pf->ncpus && n < ARRAY_SIZE(fds); i++) {
 		if (pf->rings[i].fd >= 0) {
 			fds[n].fd = pf->rings[i].fd;
@@ -49,7 +51,7 @@ struct ring_pos {
 	uint64_t time;
 };
 
-static uint64_t record_time(const struct perf_event_header *h)
+uint64_t prof_perf_record_time(const struct perf_event_header *h)
 {
 	uint64_t t = 0;
 
@@ -62,15 +64,14 @@ static uint64_t record_time(const struct perf_event_header *h)
 	return t;
 }
 
-/* Loads the record at pos->tail (copying it to scratch if it wraps). */
-static void peek(struct prof_perf_ring *r, struct ring_pos *pos, uint8_t *scratch)
+const struct perf_event_header *prof_perf_ring_peek(const struct prof_perf_ring *r, uint64_t tail,
+						    uint64_t head, uint8_t *scratch)
 {
-	uint64_t mask = r->size - 1, off = pos->tail & mask;
+	uint64_t mask = r->size - 1, off = tail & mask;
 	struct perf_event_header hdr;
 
-	pos->rec = NULL;
-	if (pos->tail + sizeof(hdr) > pos->head)
-		return;
+	if (tail + sizeof(hdr) > head)
+		return NULL;
 	if (off + sizeof(hdr) <= r->size) {
 		memcpy(&hdr, r->data + off, sizeof(hdr));
 	} else {
@@ -78,31 +79,40 @@ static void peek(struct prof_perf_ring *r, struct ring_pos *pos, uint8_t *scratc
 		memcpy(&hdr, r->data + off, first);
 		memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
 	}
-	if (hdr.size < sizeof(hdr) || pos->tail + hdr.size > pos->head) {
-		pos->tail = pos->head;	/* corrupt: resync at head */
+	if (hdr.size < sizeof(hdr) || tail + hdr.size > head)
+		return NULL;
+	if (off + hdr.size <= r->size)
+		return (const void *)(r->data + off);
+	size_t first = (size_t)(r->size - off);
+	memcpy(scratch, r->data + off, first);
+	memcpy(scratch + first, r->data, hdr.size - first);
+	return (const void *)scratch;
+}
+
+/* Loads the record at pos->tail; a corrupt one resyncs at head. */
+static void peek(struct prof_perf_ring *r, struct ring_pos *pos, uint8_t *scratch)
+{
+	pos->rec = prof_perf_ring_peek(r, pos->tail, pos->head, scratch);
+	if (!pos->rec) {
+		pos->tail = pos->head;
 		return;
 	}
-	if (off + hdr.size <= r->size) {
-		pos->rec = (const void *)(r->data + off);
-	} else {
-		size_t first = (size_t)(r->size - off);
-		memcpy(scratch, r->data + off, first);
-		memcpy(scratch + first, r->data, hdr.size - first);
-		pos->rec = (const void *)scratch;
-	}
-	pos->time = record_time(pos->rec);
+	pos->time = prof_perf_record_time(pos->rec);
 }
 
 /*
  * Merges the rings by timestamp so that a FORK, EXEC or EXIT on one CPU is
  * seen before the samples that depend on it from another CPU.  Records
- * stay in place until the pass ends (tails are published last).
+ * stay in place until the pass ends (tails are published last).  With a
+ * pump running, the records come from its queues instead (pump.c).
  */
 int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx)
 {
 	struct ring_pos pos[256];
 	int n = MIN(pf->ncpus, (int)ARRAY_SIZE(pos)), ret = 0;
 
+	if (pf->pump)
+		return prof_perf_pump_drain(pf, fn, ctx);
 	for (int i = 0; i < n; i++) {
 		struct prof_perf_ring *r = &pf->rings[i];
 		pos[i].rec = NULL;

@@ -4,6 +4,9 @@
  * checks that samples carry user regs and a stack copy, that an executable
  * mmap shows up as MMAP2 and that FORK/EXIT/COMM decode.  Skips when the
  * kernel refuses perf events.  Also checks the parsers reject short records.
+ * The same run again through the ring pump (pump.c) with a consumer that
+ * sleeps 100 ms per drain and a ring that holds ~30 ms of samples: the
+ * pump must keep (nearly) everything and hand out shrunk DWARF samples.
  */
 #include "prof/perf.h"
 #include "tap.h"
@@ -14,11 +17,13 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <fcntl.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 struct counts {
 	uint64_t samples, with_stack, with_regs, mmap2_exec, comm, fork, exit_, lost, bad;
+	uint64_t stack_field_over;	/* samples whose stack copy exceeds dyn_size rounded up */
 	char comm_name[32];
 };
 
@@ -40,6 +45,11 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 		c->samples++;
 		c->with_regs += s.regs_abi != 0;
 		c->with_stack += s.stack_size > 0;
+		if (s.stack) {
+			uint64_t field;
+			memcpy(&field, s.stack - 8, 8);
+			c->stack_field_over += field != ((s.stack_size + 7) & ~7ULL);
+		}
 		break;
 	case PERF_RECORD_MMAP2:
 		if (prof_perf_parse_mmap2(h, &m) < 0)
@@ -102,13 +112,14 @@ static void child_body(int rfd)
 	_exit(0);
 }
 
-static void test_live(void)
+static void test_live(bool pump)
 {
 	struct prof_perf pf;
 	struct prof_perf_config cfg = {
 		.event = prof_perf_event_find("cpu-clock"), .freq = 999,
 		.callgraph = PROF_CG_DWARF, .stack_size = 8192, .ring_pages = 64,
 	};
+	struct timespec nap = { 0, 100 * 1000000L };
 	struct counts c = { 0 };
 	int p[2], status;
 	pid_t pid;
@@ -132,14 +143,24 @@ static void test_live(void)
 		return;
 	}
 	ok(prof_perf_enable(&pf) == 0, "enable");
+	if (pump)
+		ok(prof_perf_pump_start(&pf, 0) == 0, "pump thread started");
 	if (write(p[1], "g", 1) != 1)
 		return;
 	while (waitpid(pid, &status, WNOHANG) == 0) {
 		prof_perf_poll(&pf, 50);
 		prof_perf_drain(&pf, on_record, &c);
+		if (pump)	/* a slow consumer: the 256 KiB ring holds ~30 ms */
+			nanosleep(&nap, NULL);
 	}
+	prof_perf_disable(&pf);
 	prof_perf_drain(&pf, on_record, &c);
 	ok(c.samples >= 50, "got %" PRIu64 " samples in 300 ms of CPU at 999 Hz", c.samples);
+	if (pump) {
+		ok(c.lost * 10 <= c.samples, "pump: %" PRIu64 " lost of %" PRIu64 " with a consumer asleep 100 ms per drain",
+		   c.lost, c.samples);
+		is_u64(c.stack_field_over, 0, "pump: every DWARF sample shrunk to its filled stack bytes");
+	}
 	is_u64(c.with_regs, c.samples, "every sample has user regs");
 	ok(c.with_stack * 10 >= c.samples * 9, "%" PRIu64 " of %" PRIu64 " samples carry a stack copy", c.with_stack, c.samples);
 	ok(c.mmap2_exec >= 1, "executable mmap seen as MMAP2");
@@ -181,6 +202,7 @@ static void test_short_records(void)
 int main(void)
 {
 	test_short_records();
-	test_live();
+	test_live(false);
+	test_live(true);
 	return done_testing();
 }
