@@ -6,10 +6,12 @@ set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PROF="$TOP/prof"
 BENCH_TMP=${BENCH_TMP:-$(mktemp -d /tmp/prof-bench.XXXXXX)}
+mkdir -p "$BENCH_TMP"
 REPEAT=${REPEAT:-5}
 TP="$BENCH_TMP/tp"
 
 HICCUP="$BENCH_TMP/hiccup"
+FLOOR="$BENCH_TMP/timerfloor"
 RUNSTAT="$BENCH_TMP/runstat"
 GEN="$BENCH_TMP/gen"
 
@@ -18,6 +20,7 @@ bench_build() {
 	local libs
 	[ -x "$TP" ] || gcc -O2 -g -fomit-frame-pointer -pthread "$TOP/scripts/bench/tp.c" -o "$TP"
 	[ -x "$RUNSTAT" ] || gcc -O2 "$TOP/scripts/bench/runstat.c" -o "$RUNSTAT"
+	[ -x "$FLOOR" ] || gcc -O2 "$TOP/scripts/bench/timerfloor.c" -o "$FLOOR"
 	[ -x "$HICCUP" ] || gcc -O2 -g "$TOP/scripts/bench/hiccup.c" -o "$HICCUP"
 	libs=$(pkg-config --libs libdw libelf libunwind-generic zlib 2>/dev/null)
 	pkg-config --exists libzstd && libs="$libs $(pkg-config --libs libzstd)"

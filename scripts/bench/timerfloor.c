@@ -1,0 +1,62 @@
+/*
+ * timerfloor.c - the floor under goal 1: runs a command under a cpu-clock
+ * sampling event at HZ (inherit, one event per CPU, enable_on_exec) that
+ * has NO ring buffer, so each timer interrupt reaches the overflow
+ * handler and stops there (no callchain, no stack copy, no record).  The
+ * target's throughput under it is what the kernel's sampling timer alone
+ * costs on this machine: no profiler built on cpu-clock can cost less.
+ *
+ *   timerfloor HZ COMMAND [ARGS...]
+ */
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int open_timer(pid_t pid, int cpu, int hz)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.freq = 1;
+	a.sample_freq = (unsigned long long)hz;
+	a.sample_type = PERF_SAMPLE_IP;
+	a.inherit = 1;
+	a.disabled = 1;
+	a.enable_on_exec = 1;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, 0);
+}
+
+int main(int argc, char **argv)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int go[2], status;
+	char b;
+	pid_t pid;
+
+	if (argc < 3 || atoi(argv[1]) <= 0 || pipe(go) < 0) {
+		fprintf(stderr, "usage: timerfloor HZ COMMAND [ARGS...]\n");
+		return 2;
+	}
+	if ((pid = fork()) == 0) {	/* waits until the events exist, then execs */
+		if (read(go[0], &b, 1) != 1)
+			_exit(126);
+		execvp(argv[2], argv + 2);
+		_exit(127);
+	}
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		if (open_timer(pid, cpu, atoi(argv[1])) < 0) {
+			perror("timerfloor: perf_event_open");
+			return 1;
+		}
+	if (write(go[1], "g", 1) != 1 || waitpid(pid, &status, 0) < 0)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
