@@ -247,8 +247,7 @@ int ksym_cache_load(struct ksym_table *t, const char *path, const struct ksym_ke
 	return 0;
 }
 
-/* mkdir -p for the directory part of path (mode 0700: a cache is private). */
-static int make_parent_dirs(const char *path)
+int symcache_mkdirs(const char *path)
 {
 	char *dir = xstrdup(path);
 
@@ -267,7 +266,7 @@ static int make_parent_dirs(const char *path)
 
 int ksym_cache_store(const struct ksym_table *t, const char *path, const struct ksym_key *key)
 {
-	if (!t->n || make_parent_dirs(path) < 0)
+	if (!t->n || symcache_mkdirs(path) < 0)
 		return -EINVAL;
 	char *tmp = xasprintf("%s.XXXXXX", path);
 	int fd = mkstemp(tmp);	/* O_EXCL, mode 0600 */
@@ -334,16 +333,25 @@ int ksym_key_current(struct ksym_key *key)
 	return 0;
 }
 
-char *ksym_cache_path(void)
+char *symcache_dir(void)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
 
 	if (xdg && xdg[0] == '/')	/* the spec says: relative ones are ignored */
-		return xasprintf("%s/prof/kallsyms", xdg);
+		return xasprintf("%s/prof", xdg);
 	if (home && home[0] == '/')
-		return xasprintf("%s/.cache/prof/kallsyms", home);
+		return xasprintf("%s/.cache/prof", home);
 	return NULL;
+}
+
+char *ksym_cache_path(void)
+{
+	char *dir = symcache_dir();
+	char *path = dir ? xasprintf("%s/kallsyms", dir) : NULL;
+
+	free(dir);
+	return path;
 }
 
 /* ---- lookups ---------------------------------------------------------------- */

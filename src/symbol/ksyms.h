@@ -39,9 +39,19 @@ int ksym_cache_load(struct ksym_table *t, const char *path, const struct ksym_ke
 int ksym_cache_store(const struct ksym_table *t, const char *path, const struct ksym_key *key);
 /* The key of the running system: 0 or -errno. */
 int ksym_key_current(struct ksym_key *key);
-/* The cache path ($XDG_CACHE_HOME or ~/.cache, then prof/kallsyms), malloc'd;
- * NULL when neither variable is set. */
+/* The cache path (symcache_dir()/kallsyms), malloc'd; NULL if no dir. */
 char *ksym_cache_path(void);
+/* prof's cache directory ($XDG_CACHE_HOME/prof, else ~/.cache/prof),
+ * malloc'd; NULL when neither variable is set (or is relative). */
+char *symcache_dir(void);
+/* mkdir -p (mode 0700: caches are private) of the directories above path. */
+int symcache_mkdirs(const char *path);
+/* Inflated copies of debug files by build-id (debugcache.c): the fd of the
+ * copy for id (and its path in *path, malloc'd), or -1 if there is none. */
+int debug_cache_find(const unsigned char *id, int len, char **path);
+/* Makes the copy for id from the debug file open as fd, if it has
+ * compressed sections; 0 or negative (then nothing changed). */
+int debug_cache_add(int fd, const unsigned char *id, int len);
 /* The symbol containing addr (a symbol ends where the next begins), its
  * start in *start; NULL if none. */
 const char *ksym_find(const struct ksym_table *t, uint64_t addr, uint64_t *start);
