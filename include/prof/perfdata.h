@@ -116,6 +116,8 @@ void pd_release_behind(struct pd_file *f, const uint8_t *upto);
 void pd_close(struct pd_file *f);
 /* Decodes a PERF_RECORD_SAMPLE.  0 or -EINVAL (no message: counted by callers). */
 int pd_decode_sample(const struct pd_file *f, const struct pd_record *r, struct pd_sample *s);
+/* A sample's time from its first bytes only (false if it has none). */
+bool pd_sample_time(const struct pd_file *f, const struct pd_record *r, uint64_t *time);
 /* Decodes the sample_id trailer of a non-sample record (fields 0 if absent). */
 void pd_decode_sample_id(const struct pd_file *f, const struct pd_record *r, struct pd_sample_id *sid);
 /* Index of the attr owning sample id (0 when there is one attr), -1 if unknown. */

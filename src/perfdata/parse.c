@@ -333,21 +333,17 @@ int pd_attr_of_id(const struct pd_file *f, uint64_t id)
 	return -1;
 }
 
-/* The time of a record, for sorting; false if it has none. */
+/* The time of a record, for sorting; false (*t untouched) if it has none. */
 static bool record_time(const struct pd_file *f, const struct pd_record *r, uint64_t *t)
 {
-	if (r->type == PERF_RECORD_SAMPLE) {
-		struct pd_sample s;
-		if (pd_decode_sample(f, r, &s) || !(s.attr->attr.sample_type & PERF_SAMPLE_TIME))
-			return false;
-		*t = s.time;
-		return true;
-	}
+	if (r->type == PERF_RECORD_SAMPLE)
+		return pd_sample_time(f, r, t);
 	if (r->type >= PD_HEADER_ATTR)
 		return false;
 	struct pd_sample_id sid;
 	pd_decode_sample_id(f, r, &sid);
-	*t = sid.time;
+	if (sid.has_time)
+		*t = sid.time;
 	return sid.has_time;
 }
 
@@ -393,6 +389,7 @@ static int pipe_feature(struct pd_file *f, const uint8_t *p, size_t size)
 
 struct decomp {			/* all decompressed bytes, parsed after the scan */
 	VEC(uint8_t) out;
+	uint64_t last_time;	/* of the last record that had one, in file order */
 #ifdef HAVE_ZSTD
 	ZSTD_DStream *z;
 #endif
@@ -480,6 +477,8 @@ static int scan_records(struct pd_file *f, struct decomp *d, const uint8_t *p, s
 			break;
 		default: {
 			struct pd_record r = { 0, rp, eh.size, eh.type, (uint32_t)f->records.n };
+			record_time(f, &r, &d->last_time);	/* none: the previous one's */
+			r.time = d->last_time;
 			VEC_PUSH(&f->records, r);
 		}
 		}
@@ -505,21 +504,18 @@ static int cmp_record(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static bool records_sorted(const struct pd_file *f)
+{
+	for (size_t i = 1; i < f->records.n; i++)
+		if (cmp_record(&f->records.v[i - 1], &f->records.v[i]) > 0)
+			return false;
+	return true;
+}
+
+/* Times were taken during the scan (one pass over the file, not two). */
 static void sort_records(struct pd_file *f)
 {
-	uint64_t last = 0;
-
-	f->released = 0;	/* a second pass in file order */
-	for (size_t i = 0; i < f->records.n; i++) {
-		struct pd_record *r = &f->records.v[i];
-		uint64_t t;
-		pd_release_behind(f, r->data);
-		r->seq = (uint32_t)i;
-		if (record_time(f, r, &t))
-			last = t;
-		r->time = last;
-	}
-	if (f->records.n > 1)
+	if (!records_sorted(f))
 		qsort(f->records.v, f->records.n, sizeof(*f->records.v), cmp_record);
 }
 

@@ -160,9 +160,11 @@ static void read_tail(struct rd *r, const struct pd_attr *pa, struct pd_sample *
 	/* WEIGHT, DATA_SRC, TRANSACTION, REGS_INTR... are not needed: stop here. */
 }
 
-int pd_decode_sample(const struct pd_file *f, const struct pd_record *rec, struct pd_sample *s)
+/* The fields up to PERIOD, which are at fixed places in the record's first
+ * bytes: all the sort by time needs, without touching the stack copy. */
+static int decode_head(const struct pd_file *f, const struct pd_record *rec, struct pd_sample *s,
+		       struct rd *r)
 {
-	struct rd r = { rec->data + sizeof(struct perf_event_header), rec->data + rec->size, false };
 	int pos = f->attrs.n ? sample_id_pos(f->attrs.v[0].attr.sample_type) : -1;
 	uint64_t id = 0;
 
@@ -172,7 +174,7 @@ int pd_decode_sample(const struct pd_file *f, const struct pd_record *rec, struc
 	if (pos >= 0) {
 		if ((size_t)(rec->size - sizeof(struct perf_event_header)) < 8 * (size_t)(pos + 1))
 			return -EINVAL;
-		id = pd_u64(r.p, (size_t)pos);
+		id = pd_u64(r->p, (size_t)pos);
 	}
 	s->attr = attr_of(f, id, pos >= 0);
 	if (!s->attr)
@@ -180,26 +182,46 @@ int pd_decode_sample(const struct pd_file *f, const struct pd_record *rec, struc
 
 	uint64_t st = s->attr->attr.sample_type;
 	if (st & PERF_SAMPLE_IDENTIFIER)
-		s->id = rd_u64(&r);
+		s->id = rd_u64(r);
 	if (st & PERF_SAMPLE_IP)
-		s->ip = rd_u64(&r);
+		s->ip = rd_u64(r);
 	if (st & PERF_SAMPLE_TID) {
-		uint64_t v = rd_u64(&r);
+		uint64_t v = rd_u64(r);
 		s->pid = (uint32_t)v;
 		s->tid = (uint32_t)(v >> 32);
 	}
 	if (st & PERF_SAMPLE_TIME)
-		s->time = rd_u64(&r);
+		s->time = rd_u64(r);
 	if (st & PERF_SAMPLE_ADDR)
-		s->addr = rd_u64(&r);
+		s->addr = rd_u64(r);
 	if (st & PERF_SAMPLE_ID)
-		s->id = rd_u64(&r);
+		s->id = rd_u64(r);
 	if (st & PERF_SAMPLE_STREAM_ID)
-		s->stream_id = rd_u64(&r);
+		s->stream_id = rd_u64(r);
 	if (st & PERF_SAMPLE_CPU)
-		s->cpu = (uint32_t)rd_u64(&r);
+		s->cpu = (uint32_t)rd_u64(r);
 	if (st & PERF_SAMPLE_PERIOD)
-		s->period = rd_u64(&r);
+		s->period = rd_u64(r);
+	return r->bad ? -EINVAL : 0;
+}
+
+bool pd_sample_time(const struct pd_file *f, const struct pd_record *rec, uint64_t *time)
+{
+	struct rd r = { rec->data + sizeof(struct perf_event_header), rec->data + rec->size, false };
+	struct pd_sample s;
+
+	if (decode_head(f, rec, &s, &r) || !(s.attr->attr.sample_type & PERF_SAMPLE_TIME))
+		return false;
+	*time = s.time;
+	return true;
+}
+
+int pd_decode_sample(const struct pd_file *f, const struct pd_record *rec, struct pd_sample *s)
+{
+	struct rd r = { rec->data + sizeof(struct perf_event_header), rec->data + rec->size, false };
+
+	if (decode_head(f, rec, s, &r))
+		return -EINVAL;
 	read_tail(&r, s->attr, s);
 	return r.bad ? -EINVAL : 0;
 }

@@ -18,11 +18,13 @@
  * DW_AT_call_line of the inlined scope just inside it (the call site).
  */
 #include "symbol-priv.h"
+#include "ksyms.h"
 #include <elfutils/libdw.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <dwarf.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
 
@@ -44,10 +46,33 @@ static char *demangle(const char *mangled)
 	return fn ? fn(mangled, NULL, NULL, &status) : NULL;
 }
 
+/* The inflated copy of the module's debug file when one was made by an
+ * earlier run (debugcache.c), else libdw's own search (build-id,
+ * debuglink), whose result is then copied for the next run.  The copy is
+ * looked up first because libdw keeps the Elf handle of the file its
+ * build-id search opened, whatever fd this callback returns. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **debuginfo_file_name)
+{
+	const unsigned char *id;
+	GElf_Addr id_vaddr;
+	int len = dwfl_module_build_id(mod, &id, &id_vaddr);
+	int fd = len > 0 ? debug_cache_find(id, len, debuginfo_file_name) : -1;
+
+	if (fd >= 0)
+		return fd;
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
+					  crc, debuginfo_file_name);
+	if (fd >= 0 && len > 0)
+		debug_cache_add(fd, id, len);
+	return fd;
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };

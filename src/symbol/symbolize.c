@@ -14,9 +14,13 @@
  *  - JIT maps are loaded the first time an anonymous address of that pid
  *    is seen, and reloaded when a lookup misses and the file has grown
  *    (JITs append as they compile).
- *  - kallsyms is process-wide and loaded once.
+ *  - kallsyms is process-wide and loaded once, at the first kernel address
+ *    (or the recorder's prewarm): from the cache file of this boot when it
+ *    is valid, else from /proc/kallsyms, which then refreshes the cache
+ *    (ksyms.c); the cache is an optimization and never an error.
  */
 #include "symbol-priv.h"
+#include "ksyms.h"
 #include "tables.h"
 #include <errno.h>
 #include <inttypes.h>
@@ -42,7 +46,7 @@ struct prof_symbolizer {
 	uint32_t kernel_module;
 };
 
-static struct sym_table kallsyms;
+static struct ksym_table kallsyms;
 static int kallsyms_state;		/* 0 unloaded, 1 ok, -1 unusable */
 
 struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p)
@@ -249,21 +253,45 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 
 static const char *kallsyms_problem;	/* why kallsyms_state is -1 */
 
+/* /proc/kallsyms, and the cache refreshed when the system did not change
+ * while it was read (a module loaded meanwhile would key a stale table). */
+static int kallsyms_load_text(const char *cache, const struct ksym_key *key, bool *all_zero)
+{
+	struct ksym_key after;
+	int ret = ksym_load_text(&kallsyms, "/proc/kallsyms", all_zero);
+
+	if (ret < 0 || *all_zero || !kallsyms.n || !cache)
+		return ret;
+	if (ksym_key_current(&after) == 0 && !memcmp(&after, key, sizeof(after)))
+		ksym_cache_store(&kallsyms, cache, key);	/* unwritable: no cache */
+	return 0;
+}
+
 static void kallsyms_load(void)
 {
-	bool all_zero;
+	bool all_zero = false;
+	struct ksym_key key;
 
 	if (kallsyms_state)
 		return;
 	kallsyms_state = -1;
-	if (sym_table_load_kallsyms(&kallsyms, "/proc/kallsyms", &all_zero) < 0) {
-		kallsyms_problem = strerror(errno);
-	} else if (all_zero || !kallsyms.syms.n) {
+	char *cache = ksym_cache_path();
+	if (cache && ksym_key_current(&key) < 0) {
+		free(cache);
+		cache = NULL;
+	}
+	int ret = cache ? ksym_cache_load(&kallsyms, cache, &key) : -ENOENT;
+	if (ret == 0) {
+		kallsyms_state = 1;
+	} else if ((ret = kallsyms_load_text(cache, &key, &all_zero)) < 0) {
+		kallsyms_problem = strerror(-ret);
+	} else if (all_zero || !kallsyms.n) {
 		kallsyms_problem = "hidden";
-		sym_table_free(&kallsyms);
+		ksym_free(&kallsyms);
 	} else {
 		kallsyms_state = 1;
 	}
+	free(cache);
 }
 
 /* Said once, at the first kernel address that needed kallsyms. */
@@ -317,8 +345,9 @@ size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *o
 	kallsyms_warn();
 	if (s->kernel_module == PROF_NONE)
 		s->kernel_module = prof_module_intern(s->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
-	const struct sym_entry *e = kallsyms_state > 0 ? sym_table_find(&kallsyms, pc) : NULL;
-	out[0] = simple_frame(s, e ? e->name : "[kernel]", s->kernel_module, e ? e->start : 0,
+	uint64_t start = 0;
+	const char *name = kallsyms_state > 0 ? ksym_find(&kallsyms, pc, &start) : NULL;
+	out[0] = simple_frame(s, name ? name : "[kernel]", s->kernel_module, start,
 			      PROF_FRAME_KERNEL);
 	return 1;
 }

@@ -1,11 +1,11 @@
 /*
  * tables.c - sorted (address, size, name) tables for code that has no ELF
- * file: /proc/kallsyms (loaded once per process) and /tmp/perf-PID.map JIT
- * maps ("START SIZE name" lines, hex, as perf and V8/JVM agents write them).
+ * file: /tmp/perf-PID.map JIT maps ("START SIZE name" lines, hex, as perf
+ * and V8/JVM agents write them).  (/proc/kallsyms has its own flat table,
+ * ksyms.c.)
  *
  * Invariant: entries are sorted by start after load; lookups are binary
- * searches.  kallsyms entries have no size, so a symbol covers up to the
- * next one.
+ * searches.  An entry without a size covers up to the next one.
  */
 #include "tables.h"
 #include <errno.h>
@@ -30,10 +30,9 @@ static bool sym_table_sorted(const struct sym_table *t)
 
 void sym_table_sort(struct sym_table *t)
 {
-	/* /proc/kallsyms comes sorted: a merge sort of 120k entries is not free */
 	if (!sym_table_sorted(t))
 		qsort(t->syms.v, t->syms.n, sizeof(*t->syms.v), sym_cmp);
-	/* kallsyms has no sizes: a symbol ends where the next begins */
+	/* no size: a symbol ends where the next begins */
 	for (size_t i = 0; i < t->syms.n; i++)
 		if (t->syms.v[i].size == 0)
 			t->syms.v[i].size = i + 1 < t->syms.n ? t->syms.v[i + 1].start - t->syms.v[i].start
@@ -85,60 +84,6 @@ int sym_table_load_perf_map(struct sym_table *t, const char *path)
 		char *name = line + pos;
 		name[strcspn(name, "\n")] = '\0';
 		struct sym_entry e = { start, size ? size : 1, xstrdup(*name ? name : "[jit]") };
-		VEC_PUSH(&t->syms, e);
-	}
-	free(line);
-	fclose(f);
-	sym_table_sort(t);
-	return 0;
-}
-
-/* One /proc/kallsyms line, "ADDR TYPE NAME[\t[module]]": a hand-written
- * parser, because sscanf was a third of loading 120k lines. */
-static bool parse_kallsyms_line(char *line, uint64_t *start, char *type, char **name)
-{
-	uint64_t v = 0;
-	char *c = line;
-
-	for (;; c++) {
-		unsigned d = (unsigned)(*c | 0x20);	/* lower-case letters */
-		if (*c >= '0' && *c <= '9')
-			v = v << 4 | (unsigned)(*c - '0');
-		else if (d >= 'a' && d <= 'f')
-			v = v << 4 | (d - 'a' + 10);
-		else
-			break;
-	}
-	if (c == line || c[0] != ' ' || !c[1] || c[2] != ' ')
-		return false;
-	*start = v;
-	*type = c[1];
-	*name = c + 3;
-	(*name)[strcspn(*name, " \t\n")] = '\0';
-	return **name != '\0';
-}
-
-/* Returns 0, or -errno; *all_zero tells if kptr_restrict hid the addresses. */
-int sym_table_load_kallsyms(struct sym_table *t, const char *path, bool *all_zero)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	static char buf[1 << 16];	/* fewer read() calls into seq_file */
-	setvbuf(f, buf, _IOFBF, sizeof(buf));
-	char *line = NULL;
-	size_t cap = 0;
-	*all_zero = true;
-	while (getline(&line, &cap, f) > 0) {
-		uint64_t start;
-		char type, *name;
-		if (!parse_kallsyms_line(line, &start, &type, &name))
-			continue;
-		if (start)
-			*all_zero = false;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		struct sym_entry e = { start, 0, xstrdup(name) };
 		VEC_PUSH(&t->syms, e);
 	}
 	free(line);

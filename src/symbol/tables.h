@@ -1,6 +1,6 @@
 /*
  * tables.h - sorted symbol tables for code without an ELF file:
- * /proc/kallsyms and /tmp/perf-PID.map (see tables.c).
+ * /tmp/perf-PID.map JIT maps (see tables.c).
  */
 #ifndef PROF_SYMBOL_TABLES_H
 #define PROF_SYMBOL_TABLES_H
@@ -21,6 +21,5 @@ void sym_table_sort(struct sym_table *t);
 const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr);
 void sym_table_free(struct sym_table *t);
 int sym_table_load_perf_map(struct sym_table *t, const char *path);
-int sym_table_load_kallsyms(struct sym_table *t, const char *path, bool *all_zero);
 
 #endif
