@@ -83,6 +83,14 @@ struct pd_file {
 	uint64_t skipped;
 	bool release_behind;		/* buf is a private read-only file map */
 	size_t released;		/* bytes of buf already given back */
+	/* streaming (pd_open_stream): the data section is scanned round by
+	 * round and f->records holds one batch at a time */
+	bool streaming, stream_done;
+	size_t data_start, data_len, scan_off;	/* scan_off: into the data section */
+	VEC(struct pd_record) pending;	/* scanned, not handed out yet */
+	uint64_t round_limit, max_time;	/* perf's ordered-events flush rule */
+	uint32_t seq;			/* records scanned so far (file order) */
+	struct pd_decomp *scan;		/* zstd state and last record time */
 };
 
 struct pd_sample {
@@ -106,9 +114,23 @@ struct pd_sample_id {			/* the sample_id_all trailer */
 
 /* Parses buf (which must outlive f).  0 or -EINVAL with error() printed. */
 int pd_open(struct pd_file *f, const uint8_t *buf, size_t len);
-/* pd_open for a private read-only mapping of the file: each pass gives the
- * pages behind it back (peak RSS stays far below the file size). */
-int pd_open_map(struct pd_file *f, const uint8_t *buf, size_t len);
+/*
+ * Like pd_open, but the records are handed out in batches by
+ * pd_next_records as the data section is read: one pass over the file,
+ * each page touched while it is hot.  Batches follow perf's rounds
+ * (FINISHED_ROUND): a record is handed out once it is older than the
+ * newest record seen at the previous round, so batches are in time order
+ * with each other.  Pipe streams and zstd-compressed files are read whole
+ * at open (their first batch is everything).  With map (buf is a private
+ * read-only mapping of the file) pages nobody needs any more are given
+ * back as the reading advances: peak RSS stays far below the file size.
+ */
+int pd_open_stream(struct pd_file *f, const uint8_t *buf, size_t len, bool map);
+/* The next batch in f->records (replacing the last one); 0 at the end.
+ * After pd_open, the first call returns all records. */
+size_t pd_next_records(struct pd_file *f);
+/* The lowest offset in buf that a record not yet handed out may use. */
+size_t pd_pending_low(const struct pd_file *f);
 /* Gives back the pages of f->buf below upto (once 4 MiB have piled up);
  * no-op unless f->release_behind.  Dropped pages read back from the file
  * if touched again, so this only ever costs time, never correctness. */

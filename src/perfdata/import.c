@@ -340,17 +340,18 @@ static void finish_lost(struct importer *im)
 
 /*
  * Peak memory: pages of the mapped file that no remaining record needs are
- * given back as replay advances (records are sorted by time, and perf
- * writes them in roughly time-ordered rounds, so the lowest offset still
+ * given back as replay advances (a batch is sorted by time, and perf
+ * writes records in roughly time-ordered rounds, so the lowest offset still
  * needed climbs steadily).  Only for our own read-only private mapping:
  * dropped pages read back from the file if touched again.  Returns, per
- * record index, the lowest file offset any record from there on uses.
+ * record index of the batch, the lowest file offset any record from there
+ * on (this batch's or a later one's) uses.
  */
 static size_t *needed_from(const struct pd_file *f)
 {
 	size_t n = f->records.n, *low = xmalloc((n + 1) * sizeof(*low));
 
-	low[n] = f->len;
+	low[n] = pd_pending_low(f);
 	for (size_t i = n; i-- > 0;) {
 		const uint8_t *d = f->records.v[i].data;
 		size_t off = d >= f->buf && d < f->buf + f->len ? (size_t)(d - f->buf) : f->len;
@@ -359,34 +360,39 @@ static size_t *needed_from(const struct pd_file *f)
 	return low;
 }
 
+static void replay_record(struct importer *im, const struct pd_record *r)
+{
+	struct perf_event_header h;
+
+	memcpy(&h, r->data, sizeof(h));
+	im->info->records++;
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE: on_sample(im, r); break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: on_mmap(im, &h, r->data, r->size); break;
+	case PERF_RECORD_COMM: on_comm(im, &h, r->data, r->size); break;
+	case PERF_RECORD_FORK: on_fork(im, r->data, r->size); break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: on_lost(im, r); break;
+	case PERF_RECORD_EXIT: break;	/* spaces stay: late samples may follow */
+	default: im->info->skipped++; break;
+	}
+}
+
 static void replay(struct importer *im)
 {
-	size_t *low = im->f->release_behind ? needed_from(im->f) : NULL;
+	struct pd_file *f = im->f;
 
-	im->f->released = 0;	/* the third pass, in time order */
-
-	for (size_t i = 0; i < im->f->records.n; i++) {
-		const struct pd_record *r = &im->f->records.v[i];
-		struct perf_event_header h;
-
-		if (low)
-			pd_release_behind(im->f, im->f->buf + low[i]);
-
-		memcpy(&h, r->data, sizeof(h));
-		im->info->records++;
-		switch (r->type) {
-		case PERF_RECORD_SAMPLE: on_sample(im, r); break;
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2: on_mmap(im, &h, r->data, r->size); break;
-		case PERF_RECORD_COMM: on_comm(im, &h, r->data, r->size); break;
-		case PERF_RECORD_FORK: on_fork(im, r->data, r->size); break;
-		case PERF_RECORD_LOST:
-		case PERF_RECORD_LOST_SAMPLES: on_lost(im, r); break;
-		case PERF_RECORD_EXIT: break;	/* spaces stay: late samples may follow */
-		default: im->info->skipped++; break;
+	f->released = 0;	/* a full scan at open gave its pages back: start over */
+	while (pd_next_records(f)) {
+		size_t *low = f->release_behind ? needed_from(f) : NULL;
+		for (size_t i = 0; i < f->records.n; i++) {
+			if (low)
+				pd_release_behind(f, f->buf + low[i]);
+			replay_record(im, &f->records.v[i]);
 		}
+		free(low);
 	}
-	free(low);
 }
 
 /* ---- meta ----------------------------------------------------------------------- */
@@ -487,13 +493,8 @@ static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
 
 	info = info ? info : &dummy;
 	memset(info, 0, sizeof(*info));
-	if ((file_map ? pd_open_map : pd_open)(&f, buf, len))
+	if (pd_open_stream(&f, buf, len, file_map))
 		return -EINVAL;
-	info->pipe = f.pipe;
-	info->compressed = f.compressed;
-	info->truncated = f.truncated;
-	info->nr_attrs = (uint32_t)f.attrs.n;
-	info->skipped = f.skipped;
 
 	im.info = info;
 	im.f = &f;
@@ -506,6 +507,11 @@ static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
 	set_meta(&im);
 	replay(&im);
 	finish_lost(&im);
+	info->pipe = f.pipe;	/* known once the stream was read */
+	info->compressed = f.compressed;
+	info->truncated = f.truncated;
+	info->nr_attrs = (uint32_t)f.attrs.n;
+	info->skipped += f.skipped;
 	if (info->other_samples)
 		warning("perf.data has %zu events; imported the first, '%s', only (%" PRIu64
 			" samples of the others ignored)",

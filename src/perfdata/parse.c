@@ -387,7 +387,7 @@ static int pipe_feature(struct pd_file *f, const uint8_t *p, size_t size)
 	return read_feature(f, (int)bit, &c);
 }
 
-struct decomp {			/* all decompressed bytes, parsed after the scan */
+struct pd_decomp {			/* all decompressed bytes, parsed after the scan */
 	VEC(uint8_t) out;
 	uint64_t last_time;	/* of the last record that had one, in file order */
 #ifdef HAVE_ZSTD
@@ -395,7 +395,24 @@ struct decomp {			/* all decompressed bytes, parsed after the scan */
 #endif
 };
 
-static int decompress(struct pd_file *f, struct decomp *d, const uint8_t *p, size_t size)
+/* Where scanned records go: all of them (pd_open) or the streaming
+ * pending list, which pd_next_records hands out round by round. */
+static void push_record(struct pd_file *f, struct pd_decomp *d, const uint8_t *rp, uint32_t size,
+			uint32_t type)
+{
+	struct pd_record r = { 0, rp, size, type, f->seq++ };
+
+	record_time(f, &r, &d->last_time);	/* none: the previous one's */
+	r.time = d->last_time;
+	if (r.time > f->max_time)
+		f->max_time = r.time;
+	if (f->streaming)
+		VEC_PUSH(&f->pending, r);
+	else
+		VEC_PUSH(&f->records, r);
+}
+
+static int decompress(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, size_t size)
 {
 	f->compressed = true;
 #ifdef HAVE_ZSTD
@@ -427,15 +444,18 @@ static int decompress(struct pd_file *f, struct decomp *d, const uint8_t *p, siz
 }
 
 /*
- * Walks one stream of records [p, p+len).  Pipe-mode headers are consumed
- * here; everything else is appended to f->records.  Returns 0 or -EINVAL.
+ * Walks one stream of records [p, p+len) from *offp.  Pipe-mode headers
+ * are consumed here; everything else is pushed (push_record).  With
+ * at_round, returns right after a FINISHED_ROUND (*round set).  *offp is
+ * where the walk stopped.  Returns 0 or -EINVAL.
  */
-static int scan_records(struct pd_file *f, struct decomp *d, const uint8_t *p, size_t len,
-			bool *truncated)
+static int scan_from(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, size_t len,
+		     size_t *offp, bool at_round, bool *round, bool *truncated)
 {
-	size_t off = 0;
+	size_t off = *offp;
+	int ret = 0;
 
-	while (off < len) {
+	while (off < len && !ret) {
 		struct perf_event_header eh;
 		if (len - off < sizeof(eh)) {
 			*truncated = true;
@@ -452,7 +472,6 @@ static int scan_records(struct pd_file *f, struct decomp *d, const uint8_t *p, s
 		}
 		const uint8_t *rp = p + off;
 		size_t extra = 0;	/* payload following the record (not in eh.size) */
-		int ret = 0;
 
 		switch (eh.type) {
 		case PD_HEADER_ATTR: pipe_header_attr(f, rp, eh.size); break;
@@ -475,24 +494,35 @@ static int scan_records(struct pd_file *f, struct decomp *d, const uint8_t *p, s
 			}
 			f->skipped++;
 			break;
-		default: {
-			struct pd_record r = { 0, rp, eh.size, eh.type, (uint32_t)f->records.n };
-			record_time(f, &r, &d->last_time);	/* none: the previous one's */
-			r.time = d->last_time;
-			VEC_PUSH(&f->records, r);
-		}
+		default:
+			push_record(f, d, rp, eh.size, eh.type);
+			if (eh.type == PD_FINISHED_ROUND && at_round)
+				*round = true;
 		}
 		if (ret)
-			return ret;
+			break;
 		off += eh.size;
-		pd_release_behind(f, p + off);
+		if (!f->streaming)	/* streamed records are still pending */
+			pd_release_behind(f, p + off);
 		if (extra > len - off) {
 			*truncated = true;
 			break;
 		}
 		off += extra;
+		if (*round)
+			break;
 	}
-	return 0;
+	*offp = off;
+	return ret;
+}
+
+static int scan_records(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, size_t len,
+			bool *truncated)
+{
+	size_t off = 0;
+	bool round = false;
+
+	return scan_from(f, d, p, len, &off, false, &round, truncated);
 }
 
 static int cmp_record(const void *a, const void *b)
@@ -552,31 +582,127 @@ static int read_header(struct pd_file *f, struct pd_header *h)
 	return 0;
 }
 
+/* The records of zstd-compressed blocks, gathered during the scan, are
+ * scanned once the file has been walked (their bytes no longer move). */
+static int scan_decompressed(struct pd_file *f, struct pd_decomp *d)
+{
+	bool trunc = false;
+	int ret = 0;
+
+	if (d->out.n) {
+		size_t n = d->out.n;
+		VEC_PUSH(&f->owned, d->out.v);
+		d->out.v = NULL;
+		d->out.n = d->out.cap = 0;
+		ret = scan_records(f, d, f->owned.v[f->owned.n - 1], n, &trunc);
+	}
+	f->truncated |= trunc;
+	return ret;
+}
+
+static void decomp_free(struct pd_decomp *d)
+{
+	if (!d)
+		return;
+#ifdef HAVE_ZSTD
+	if (d->z)
+		ZSTD_freeDStream(d->z);
+#endif
+	free(d->out.v);
+	free(d);
+}
+
 static int scan_all(struct pd_file *f, const struct pd_header *h)
 {
-	struct decomp d = { 0 };
+	struct pd_decomp *d = xcalloc(1, sizeof(*d));
 	bool trunc = false;
 	int ret;
 
 	if (f->pipe)
-		ret = scan_records(f, &d, f->buf + 16, f->len - 16, &trunc);
+		ret = scan_records(f, d, f->buf + 16, f->len - 16, &trunc);
 	else
-		ret = scan_records(f, &d, f->buf + h->data.offset, h->data.size, &trunc);
-	if (!ret && d.out.n) {
-		VEC_PUSH(&f->owned, d.out.v);
-		d.out.v = NULL;
-		const uint8_t *buf = f->owned.v[f->owned.n - 1];
-		bool dtrunc = false;
-		ret = scan_records(f, &d, buf, d.out.n, &dtrunc);
-		trunc |= dtrunc;
-	}
-#ifdef HAVE_ZSTD
-	if (d.z)
-		ZSTD_freeDStream(d.z);
-#endif
-	free(d.out.v);
+		ret = scan_records(f, d, f->buf + h->data.offset, h->data.size, &trunc);
 	f->truncated |= trunc;
+	if (!ret)
+		ret = scan_decompressed(f, d);
+	decomp_free(d);
 	return ret;
+}
+
+/* ---- streaming: records in perf's rounds ------------------------------------ */
+
+/*
+ * Moves the pending records with time <= limit, in (time, file order)
+ * order, to f->records.  This is perf's ordered-events rule: at each
+ * FINISHED_ROUND, what is older than the newest time seen at the previous
+ * round is final; the rest waits one more round.
+ */
+static void take_ready(struct pd_file *f, uint64_t limit)
+{
+	size_t n = 0;
+
+	f->records.n = 0;
+	if (!f->pending.n)	/* qsort/memcpy of NULL, 0 is undefined */
+		return;
+	qsort(f->pending.v, f->pending.n, sizeof(*f->pending.v), cmp_record);
+	while (n < f->pending.n && f->pending.v[n].time <= limit)
+		n++;
+	if (!n)
+		return;
+	VEC_GROW(&f->records, n);
+	memcpy(f->records.v, f->pending.v, n * sizeof(*f->pending.v));
+	f->records.n = n;
+	memmove(f->pending.v, f->pending.v + n, (f->pending.n - n) * sizeof(*f->pending.v));
+	f->pending.n -= n;
+}
+
+/* Scans up to the next FINISHED_ROUND; false at the end of the data. */
+static bool scan_round(struct pd_file *f)
+{
+	bool round = false, trunc = false;
+	int ret = scan_from(f, f->scan, f->buf + f->data_start, f->data_len, &f->scan_off, true,
+			    &round, &trunc);
+
+	/* An error was said by error(); what was read stays usable. */
+	f->truncated |= trunc || ret < 0;
+	return ret == 0 && round && f->scan_off < f->data_len;
+}
+
+size_t pd_next_records(struct pd_file *f)
+{
+	if (!f->streaming) {	/* everything was handed out by open */
+		if (f->stream_done)
+			f->records.n = 0;
+		f->stream_done = true;
+		return f->records.n;
+	}
+	f->records.n = 0;
+	while (!f->stream_done) {
+		if (!scan_round(f)) {
+			if (scan_decompressed(f, f->scan) < 0)
+				f->truncated = true;
+			f->stream_done = true;
+			break;
+		}
+		take_ready(f, f->round_limit);
+		f->round_limit = f->max_time;
+		if (f->records.n)
+			return f->records.n;
+	}
+	take_ready(f, UINT64_MAX);
+	return f->records.n;
+}
+
+size_t pd_pending_low(const struct pd_file *f)
+{
+	size_t low = f->streaming && !f->stream_done ? f->data_start + f->scan_off : f->len;
+
+	for (size_t i = 0; i < f->pending.n; i++) {
+		const uint8_t *d = f->pending.v[i].data;
+		if (d >= f->buf && d < f->buf + f->len)
+			low = MIN(low, (size_t)(d - f->buf));
+	}
+	return low;
 }
 
 void pd_release_behind(struct pd_file *f, const uint8_t *upto)
@@ -591,19 +717,34 @@ void pd_release_behind(struct pd_file *f, const uint8_t *upto)
 	f->released = end;
 }
 
-static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map);
+static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map, bool stream);
 
 int pd_open(struct pd_file *f, const uint8_t *buf, size_t len)
 {
-	return open_file(f, buf, len, false);
+	return open_file(f, buf, len, false, false);
 }
 
-int pd_open_map(struct pd_file *f, const uint8_t *buf, size_t len)
+int pd_open_stream(struct pd_file *f, const uint8_t *buf, size_t len, bool map)
 {
-	return open_file(f, buf, len, true);
+	return open_file(f, buf, len, map, true);
 }
 
-static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map)
+static bool has_feature(const struct pd_header *h, int bit)
+{
+	return (h->features[bit / 64] >> (bit % 64)) & 1;
+}
+
+/* Streaming needs a seekable data section whose records sit in the file
+ * itself: not a pipe stream, not zstd blocks (perf record -z). */
+static void start_stream(struct pd_file *f, const struct pd_header *h)
+{
+	f->streaming = true;
+	f->scan = xcalloc(1, sizeof(*f->scan));
+	f->data_start = (size_t)h->data.offset;
+	f->data_len = (size_t)h->data.size;
+}
+
+static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map, bool stream)
 {
 	struct pd_header h;
 	int ret;
@@ -617,7 +758,9 @@ static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map
 		ret = read_attrs(f, &h);
 	if (!ret && !f->pipe)
 		ret = read_features(f, &h);
-	if (!ret)
+	if (!ret && stream && !f->pipe && !has_feature(&h, PD_FEAT_COMPRESSED))
+		start_stream(f, &h);
+	else if (!ret)
 		ret = scan_all(f, &h);
 	if (!ret && f->attrs.n == 0)
 		ret = error("perf.data describes no events (pipe stream without HEADER_ATTR)");
@@ -638,6 +781,8 @@ void pd_close(struct pd_file *f)
 	VEC_FREE(&f->attrs);
 	u64map_free(&f->id_to_attr);
 	VEC_FREE(&f->records);
+	VEC_FREE(&f->pending);
+	decomp_free(f->scan);
 	for (size_t i = 0; i < f->owned.n; i++)
 		free(f->owned.v[i]);
 	VEC_FREE(&f->owned);

@@ -258,9 +258,9 @@ static void put_sid(struct fbuf *f, uint64_t time)
 	put64(f, 42);
 }
 
-static void test_synthetic(void)
+/* The header, one task-clock attr (id 42) and its ids; returns data_off. */
+static size_t synth_begin(struct fbuf *f)
 {
-	struct fbuf f = { .n = 0 };
 	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
 				     .config = PERF_COUNT_SW_TASK_CLOCK, .sample_period = 250000,
 				     .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
@@ -277,21 +277,39 @@ static void test_synthetic(void)
 	hdr[3] = attrs_off;
 	hdr[4] = sizeof(a) + 16;
 	hdr[5] = data_off;
-	put(&f, hdr, sizeof(hdr));
-	put(&f, &a, sizeof(a));
-	put64(&f, ids_off);
-	put64(&f, 8);
-	put64(&f, 42);		/* the attr's one id */
+	put(f, hdr, sizeof(hdr));
+	put(f, &a, sizeof(a));
+	put64(f, ids_off);
+	put64(f, 8);
+	put64(f, 42);		/* the attr's one id */
+	return data_off;
+}
+
+static void synth_end(struct fbuf *f, size_t data_off)
+{
+	uint64_t data_size = f->n - data_off;
+	memcpy(f->b + 6 * 8, &data_size, 8);
+}
+
+/* A kernel-mode task-clock sample without callchain. */
+static void put_sample(struct fbuf *f, uint64_t ip, uint64_t time)
+{
+	put_hdr(f, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 8 + 5 * 8);
+	put64(f, 42);
+	put64(f, ip);
+	put64(f, (7ULL << 32) | 7);
+	put64(f, time);
+	put64(f, 250000);
+}
+
+static void test_synthetic(void)
+{
+	struct fbuf f = { .n = 0 };
+	size_t data_off = synth_begin(&f);
 
 	/* records deliberately out of time order: the parser sorts them */
-	for (int i = 0; i < 3; i++) {	/* kernel-mode samples, no callchain */
-		put_hdr(&f, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 8 + 5 * 8);
-		put64(&f, 42);
-		put64(&f, 0xffffffff81000000ULL + i);
-		put64(&f, (7ULL << 32) | 7);
-		put64(&f, 3000 - i);
-		put64(&f, 250000);
-	}
+	for (int i = 0; i < 3; i++)
+		put_sample(&f, 0xffffffff81000000ULL + i, 3000 - i);
 	put_hdr(&f, PERF_RECORD_COMM, 0, 8 + 8 + 8 + 24);
 	put64(&f, (7ULL << 32) | 7);
 	put(&f, "worker\0\0", 8);
@@ -303,8 +321,7 @@ static void test_synthetic(void)
 	put_hdr(&f, PERF_RECORD_LOST_SAMPLES, 0, 8 + 8 + 24);
 	put64(&f, 4);
 	put_sid(&f, 300);
-	uint64_t data_size = f.n - data_off;
-	memcpy(f.b + 6 * 8, &data_size, 8);
+	synth_end(&f, data_off);
 
 	struct prof_profile p;
 	struct perfdata_info info;
@@ -321,6 +338,55 @@ static void test_synthetic(void)
 	   "synthetic: kernel-mode ip gives a kernel frame");
 	is_u64(p.start_ns, 2998, "synthetic: start_ns is the earliest sample");
 	is_u64(p.end_ns, 3000, "synthetic: end_ns is the latest sample");
+	prof_profile_free(&p);
+}
+
+/*
+ * Streaming follows perf's rounds: at each FINISHED_ROUND what is not
+ * newer than the newest time of the previous round is handed out, in time
+ * order; a record that arrives after its time was passed comes late, as
+ * in perf (the 150 below), instead of the whole file being sorted.
+ */
+static void test_rounds(void)
+{
+	struct fbuf f = { .n = 0 };
+	size_t data_off = synth_begin(&f);
+	struct pd_file pf;
+	uint64_t want[2][5] = { { 100, 200, 200, 300, 300 }, { 150, 400 } };
+	size_t want_n[2] = { 5, 2 }, batch = 0;
+	bool same = true;
+
+	put_hdr(&f, PERF_RECORD_COMM, 0, 8 + 8 + 8 + 24);
+	put64(&f, (7ULL << 32) | 7);
+	put(&f, "worker\0\0", 8);
+	put_sid(&f, 100);
+	put_sample(&f, 0xffffffff81000000ULL, 300);
+	put_hdr(&f, 68, 0, 8);	/* FINISHED_ROUND: flushes nothing (limit 0) */
+	put_sample(&f, 0xffffffff81000001ULL, 200);
+	put_hdr(&f, 68, 0, 8);	/* flushes <= 300: everything so far */
+	put_sample(&f, 0xffffffff81000002ULL, 400);
+	put_sample(&f, 0xffffffff81000003ULL, 150);
+	synth_end(&f, data_off);
+
+	if (!ok(pd_open_stream(&pf, f.b, f.n, false) == 0, "rounds: opens for streaming"))
+		return;
+	ok(pf.streaming && pf.records.n == 0, "rounds: nothing scanned at open");
+	while (pd_next_records(&pf)) {
+		if (batch < 2 && pf.records.n == want_n[batch])
+			for (size_t i = 0; i < pf.records.n; i++)
+				same &= pf.records.v[i].time == want[batch][i];
+		else
+			same = false;
+		batch++;
+	}
+	is_u64(batch, 2, "rounds: two batches (the first round flushes nothing)");
+	ok(same, "rounds: batches in time order; the late record comes after the flushed ones");
+	pd_close(&pf);
+
+	struct prof_profile p;
+	prof_profile_init(&p);
+	ok(perfdata_read_mem(f.b, f.n, &p, NULL) == 0 && p.samples == 4 && p.threads.n == 1,
+	   "rounds: the importer streams all 4 samples, thread named");
 	prof_profile_free(&p);
 }
 
@@ -368,6 +434,7 @@ int main(int argc, char **argv)
 		prof_profile_free(&p);
 	}
 	test_synthetic();
+	test_rounds();
 	test_errors();
 	return done_testing();
 }

@@ -94,6 +94,32 @@ static void test_seed(const char *name, uint64_t want_samples, bool callchain, b
 	free(buf);
 }
 
+/* Streaming hands out the same records in the same order as a full sort
+ * of a real perf.data (perf's rounds never go back in time there). */
+static void test_stream_same(const char *name)
+{
+	size_t len, k = 0;
+	uint8_t *buf = load(name, &len);
+	struct pd_file full, st;
+	bool same = true;
+
+	if (!buf || pd_open(&full, buf, len) != 0) {
+		ok(0, "%s: parses", name);
+		free(buf);
+		return;
+	}
+	if (pd_open_stream(&st, buf, len, false) == 0) {
+		while (pd_next_records(&st))
+			for (size_t i = 0; i < st.records.n; i++, k++)
+				same &= k < full.records.n && st.records.v[i].data == full.records.v[k].data;
+		pd_close(&st);
+	}
+	ok(same && k == full.records.n, "%s: streamed records (%zu) = sorted records (%zu)", name, k,
+	   full.records.n);
+	pd_close(&full);
+	free(buf);
+}
+
 /* Every prefix and a set of byte flips must parse or fail, never crash. */
 static void test_damage(const char *name)
 {
@@ -173,6 +199,10 @@ int main(void)
 		}
 		free(buf);
 	}
+	test_stream_same("fp.data");
+	test_stream_same("dwarf.data");
+	test_stream_same("killed.data");
+	test_stream_same("two-events.data");
 	test_damage("fp.data");
 	test_damage("pipe.data");
 	test_not_perf_data();
