@@ -73,12 +73,25 @@ void sb_reset(struct strbuf *sb);
 void sb_release(struct strbuf *sb);
 const char *sb_str(struct strbuf *sb);	/* "" for an empty buffer */
 
-/* --- u64 -> u64 hash map (open addressing, key 0 allowed) ------------------ */
-struct u64map { uint64_t *keys, *vals; uint8_t *used; size_t n, cap; };
+/* --- u64 -> u64 hash map (open addressing, any key allowed) ---------------- */
+/* A slot holds key and value side by side (one cache line per probe); a
+ * slot whose key is U64MAP_EMPTY is free, and that one key value itself is
+ * kept beside the table (has_empty_key, empty_val).  n counts all entries. */
+#define U64MAP_EMPTY 0x9e3779b97f4a7c15ULL
+struct u64map_entry { uint64_t key, val; };
+struct u64map {
+	struct u64map_entry *slots;
+	size_t n, cap;
+	bool has_empty_key;
+	uint64_t empty_val;
+};
 bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
 void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
 uint64_t *u64map_slot(struct u64map *m, uint64_t key, bool *created); /* insert-or-find */
 void u64map_free(struct u64map *m);
+/* Visits every entry once, in no particular order; no inserts meanwhile:
+ *   size_t it = 0; uint64_t k, v; while (u64map_next(m, &it, &k, &v)) ... */
+bool u64map_next(const struct u64map *m, size_t *it, uint64_t *key, uint64_t *val);
 uint64_t hash64(uint64_t x);
 uint64_t hash_bytes(const void *p, size_t n);
 

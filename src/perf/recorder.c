@@ -96,9 +96,10 @@ void prof_recorder_free(struct prof_recorder *r)
 	if (!r)
 		return;
 	free_dead(r);
-	for (size_t i = 0; i < r->spaces.cap; i++)
-		if (r->spaces.used && r->spaces.used[i] && r->spaces.vals[i])
-			prof_addrspace_free((struct prof_addrspace *)(uintptr_t)r->spaces.vals[i]);
+	size_t it = 0;
+	uint64_t pid, ptr;
+	while (u64map_next(&r->spaces, &it, &pid, &ptr))
+		prof_addrspace_free((struct prof_addrspace *)(uintptr_t)ptr);
 	u64map_free(&r->spaces);
 	u64map_free(&r->live);
 	u64map_free(&r->threads);

@@ -164,12 +164,13 @@ void elf_scopes_free(struct elf_scopes *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->by_cu.cap; i++)
-		if (s->by_cu.used[i]) {
-			struct cu_funcs *cf = (struct cu_funcs *)(uintptr_t)s->by_cu.vals[i];
-			free(cf->fns.v);
-			free(cf);
-		}
+	size_t it = 0;
+	uint64_t cu, ptr;
+	while (u64map_next(&s->by_cu, &it, &cu, &ptr)) {
+		struct cu_funcs *cf = (struct cu_funcs *)(uintptr_t)ptr;
+		free(cf->fns.v);
+		free(cf);
+	}
 	u64map_free(&s->by_cu);
 	free(s);
 }

@@ -62,12 +62,13 @@ void prof_symbolizer_free(struct prof_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->jit.cap; i++)
-		if (s->jit.used[i]) {
-			struct sym_table *t = (struct sym_table *)(uintptr_t)s->jit.vals[i];
-			sym_table_free(t);
-			free(t);
-		}
+	size_t it = 0;
+	uint64_t pid, ptr;
+	while (u64map_next(&s->jit, &it, &pid, &ptr)) {
+		struct sym_table *t = (struct sym_table *)(uintptr_t)ptr;
+		sym_table_free(t);
+		free(t);
+	}
 	u64map_free(&s->jit);
 	u64map_free(&s->index);
 	u64map_free(&s->modules);

@@ -1,8 +1,10 @@
 /*
  * hash.c - a u64->u64 open-addressing hash map and a string intern table.
  * These carry the hot dedup paths (stack trie children, address caches,
- * symbol names), so they avoid per-entry allocation: three flat arrays,
- * linear probing, load factor kept under 1/2.
+ * symbol names), so they avoid per-entry allocation: one flat array of
+ * (key, value) slots, so a probe touches one cache line, linear probing,
+ * load factor kept under 1/2.  A reserved key value (U64MAP_EMPTY) marks
+ * free slots; an entry with that very key is kept outside the array.
  */
 #include "prof/util.h"
 #include <stdlib.h>
@@ -30,64 +32,82 @@ uint64_t hash_bytes(const void *p, size_t n)
 	return hash64(h);
 }
 
-static size_t probe(const struct u64map *m, uint64_t key)
+/* The table proper never holds U64MAP_EMPTY as a key: that key lives in
+ * has_empty_key/empty_val.  Returns the slot holding key, or the free slot
+ * where it would go. */
+static inline __attribute__((always_inline)) struct u64map_entry *
+probe(const struct u64map *m, uint64_t key)
 {
 	size_t mask = m->cap - 1, i = hash64(key) & mask;
 
-	while (m->used[i] && m->keys[i] != key)
+	while (m->slots[i].key != key && m->slots[i].key != U64MAP_EMPTY)
 		i = (i + 1) & mask;
-	return i;
+	return &m->slots[i];
 }
 
-static void rehash(struct u64map *m, size_t cap)
+/* Out of line and cold, as is empty_key_slot(): the hit path of
+ * u64map_slot() then makes no call and saves no registers. */
+static __attribute__((noinline, cold)) void rehash(struct u64map *m, size_t cap)
 {
-	struct u64map old = *m;
+	struct u64map_entry *old = m->slots;
+	size_t old_cap = m->cap;
 
-	m->keys = xcalloc(cap, sizeof(*m->keys));
-	m->vals = xcalloc(cap, sizeof(*m->vals));
-	m->used = xcalloc(cap, 1);
+	m->slots = xmalloc(cap * sizeof(*m->slots));
+	for (size_t i = 0; i < cap; i++)
+		m->slots[i].key = U64MAP_EMPTY;
 	m->cap = cap;
-	m->n = 0;
-	for (size_t i = 0; i < old.cap; i++) {
-		if (!old.used[i])
-			continue;
-		size_t j = probe(m, old.keys[i]);
-		m->used[j] = 1;
-		m->keys[j] = old.keys[i];
-		m->vals[j] = old.vals[i];
-		m->n++;
-	}
-	free(old.keys);
-	free(old.vals);
-	free(old.used);
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].key != U64MAP_EMPTY)
+			*probe(m, old[i].key) = old[i];
+	free(old);
 }
 
+/* probe() stops at key or at a free slot, so a slot with another key than
+ * U64MAP_EMPTY is the key's own: hits pay no test for the reserved key. */
 bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val)
 {
-	if (!m->cap)
-		return false;
-	size_t i = probe(m, key);
-	if (!m->used[i])
-		return false;
-	if (val)
-		*val = m->vals[i];
-	return true;
+	const uint64_t *v = NULL;
+
+	if (m->cap) {
+		const struct u64map_entry *e = probe(m, key);
+		if (e->key != U64MAP_EMPTY)
+			v = &e->val;
+	}
+	if (!v && key == U64MAP_EMPTY && m->has_empty_key)
+		v = &m->empty_val;
+	if (v && val)
+		*val = *v;
+	return v != NULL;
+}
+
+static __attribute__((noinline, cold)) uint64_t *empty_key_slot(struct u64map *m, bool *created)
+{
+	if (created)
+		*created = !m->has_empty_key;
+	if (!m->has_empty_key) {
+		m->has_empty_key = true;
+		m->empty_val = 0;
+		m->n++;
+	}
+	return &m->empty_val;
 }
 
 uint64_t *u64map_slot(struct u64map *m, uint64_t key, bool *created)
 {
 	if ((m->n + 1) * 2 > m->cap)
 		rehash(m, m->cap ? m->cap * 2 : 64);
-	size_t i = probe(m, key);
+	struct u64map_entry *e = probe(m, key);
+	bool fresh = e->key == U64MAP_EMPTY;
 	if (created)
-		*created = !m->used[i];
-	if (!m->used[i]) {
-		m->used[i] = 1;
-		m->keys[i] = key;
-		m->vals[i] = 0;
+		*created = fresh;
+	if (fresh) {
+		if (key == U64MAP_EMPTY)
+			return empty_key_slot(m, created);
+		e->key = key;
+		e->val = 0;
 		m->n++;
 	}
-	return &m->vals[i];
+	return &e->val;
 }
 
 void u64map_put(struct u64map *m, uint64_t key, uint64_t val)
@@ -95,11 +115,28 @@ void u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 	*u64map_slot(m, key, NULL) = val;
 }
 
+bool u64map_next(const struct u64map *m, size_t *it, uint64_t *key, uint64_t *val)
+{
+	while (*it < m->cap) {
+		const struct u64map_entry *e = &m->slots[(*it)++];
+		if (e->key != U64MAP_EMPTY) {
+			*key = e->key;
+			*val = e->val;
+			return true;
+		}
+	}
+	if (*it == m->cap && m->has_empty_key) {
+		(*it)++;	/* the side slot comes last */
+		*key = U64MAP_EMPTY;
+		*val = m->empty_val;
+		return true;
+	}
+	return false;
+}
+
 void u64map_free(struct u64map *m)
 {
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
+	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
 
