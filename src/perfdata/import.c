@@ -379,6 +379,23 @@ static void replay_record(struct importer *im, const struct pd_record *r)
 	}
 }
 
+/*
+ * The import is bound by memory latency: each sample's registers and
+ * stack copy are cold (8 KiB apart, visited in time order, not file
+ * order).  Asking for the first 2 KiB of the record two places ahead
+ * while this one is unwound cut a 30k-sample DWARF import from ~60 to
+ * ~53 ms of CPU (perf stat -r 15, interleaved; distances 2-8 and
+ * 1-4 KiB all gave the same).
+ */
+static void prefetch_record(const struct pd_file *f, size_t i)
+{
+	if (i >= f->records.n)
+		return;
+	const struct pd_record *r = &f->records.v[i];
+	for (uint32_t k = 0; k < r->size && k < 2048; k += 64)
+		__builtin_prefetch(r->data + k);
+}
+
 static void replay(struct importer *im)
 {
 	struct pd_file *f = im->f;
@@ -389,6 +406,7 @@ static void replay(struct importer *im)
 		for (size_t i = 0; i < f->records.n; i++) {
 			if (low)
 				pd_release_behind(f, f->buf + low[i]);
+			prefetch_record(f, i + 2);
 			replay_record(im, &f->records.v[i]);
 		}
 		free(low);
