@@ -38,6 +38,10 @@ struct prof_elf {
 	bool has_symbols;	/* symtab or DWARF found */
 	struct elf_symidx *symidx;	/* sorted ELF symbols, built on first lookup */
 	struct elf_scopes *scopes;	/* per-CU function ranges (scopes.c) */
+	bool eh_tried;			/* .eh_frame_hdr looked up (ehframe.c) */
+	const uint8_t *eh_table;	/* its sorted (start, fde) pairs, in image */
+	uint32_t eh_count;
+	uint64_t eh_vaddr;		/* the table's entries are relative to this */
 };
 
 struct elf_frame {		/* one entry of an inline chain */
@@ -66,5 +70,8 @@ void elf_scopes_free(struct elf_scopes *s);
  * (0: nothing known).  The caller frees each entry's file. */
 size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
 bool prof_elf_has_symbols(struct prof_elf *e);
+/* Start (file vaddr) of the function around vaddr from .eh_frame_hdr, for
+ * code without symbols; false when the binary has no usable table. */
+bool prof_elf_function_start(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
 
 #endif

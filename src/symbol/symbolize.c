@@ -121,9 +121,11 @@ static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t 
 	struct elf_frame chain[MAX_INLINE];
 	size_t n = prof_elf_lookup(e, vaddr, chain, MAX_INLINE);
 
-	if (n == 0) {
-		char *name = xasprintf("%s+0x%" PRIx64, base_name(e->path), vaddr);
-		VEC_PUSH(&s->ids, simple_frame(s, name, module, vaddr, PROF_FRAME_USER));
+	if (n == 0) {	/* no symbol: named after its function's start if known */
+		uint64_t start = vaddr;
+		prof_elf_function_start(e, vaddr, &start);
+		char *name = xasprintf("%s+0x%" PRIx64, base_name(e->path), start);
+		VEC_PUSH(&s->ids, simple_frame(s, name, module, start, PROF_FRAME_USER));
 		free(name);
 		return;
 	}

@@ -202,6 +202,12 @@ static void test_stripped(void)
 	char *want = xasprintf("prof-symtest-stripped+0x%" PRIx64, vaddr);
 	is_u64(n, 1, "stripped address gives one frame");
 	is_str(n ? fname(ids[0]) : "", want, "stripped binary: module+0xOFF name");
+	/* a pc inside the function: named after the function's start
+	 * (.eh_frame_hdr), so one function is one row */
+	uint32_t inner[4];
+	size_t ni = prof_symbolize_user(sym, as, (uintptr_t)&stripped_target + 2, false, inner, 4);
+	ok(ni == 1 && n == 1 && inner[0] == ids[0],
+	   "stripped: a pc 2 bytes into the function gives the same frame (%s)", ni ? fname(inner[0]) : "");
 	ok(n && (prof.modules.v[frame(ids[0])->module].flags & PROF_MOD_NO_SYMBOLS), "module flagged NO_SYMBOLS");
 	free(want);
 	/* an MMAP2 build-id that does not match the file on disk: replaced binary */
