@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdio.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PROF_NONE UINT32_MAX
@@ -126,6 +126,10 @@ char *read_file(const char *path, size_t *len);
  * fail with ELOOP.  Paths under /dev/ (/dev/stdout, /dev/null) are opened
  * as given.  NULL with errno set. */
 FILE *fopen_output(const char *path);
+/* pthread_create for prof's helper threads (ring pump, resource sampler):
+ * the thread blocks every signal, so Ctrl-C, SIGTERM and SIGCHLD always
+ * reach the main thread and interrupt its poll.  0 or an errno value. */
+int thread_start_nosignals(pthread_t *t, void *(*fn)(void *), void *arg);
 
 
 #endif

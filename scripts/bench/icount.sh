@@ -56,7 +56,10 @@ for op in $ops; do
 		row "icount $op" "Ir / op (no baseline)" "-" "${now[$op]}" "-" "info"
 		continue
 	fi
-	ok=$(verdict "${now[$op]} <= $b * (1 + $TOL / 100)")
+	# Also 16 Ir of slack: a cache hit's hash probes depend on where the
+	# heap put the ELF handle, which the checkout's path length moves
+	# (symhit: 238 Ir in one worktree, 251 in another, same code).
+	ok=$(verdict "${now[$op]} <= $b * (1 + $TOL / 100) || ${now[$op]} <= $b + 16")
 	[ "$ok" = yes ] || fail=1
 	row "icount $op" "Ir / op vs baseline" "$b" "${now[$op]}" "$(ratio "${now[$op]}" "$b")" "$ok"
 done

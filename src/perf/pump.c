@@ -224,8 +224,7 @@ int prof_perf_pump_start(struct prof_perf *pf, size_t max_bytes)
 		pp->q[i].head = pp->q[i].tail = chunk_new(pp);
 	pp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pp->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (pp->wake_fd < 0 || pp->stop_fd < 0 ||
-	    (errno = pthread_create(&pp->thread, NULL, pump_main, pp)) != 0) {
+	if (pp->wake_fd < 0 || pp->stop_fd < 0 || (errno = thread_start_nosignals(&pp->thread, pump_main, pp)) != 0) {
 		int e = errno;
 		pf->pump = pp;
 		prof_perf_pump_free(pf);

@@ -311,7 +311,7 @@ struct prof_restrack *prof_restrack_new(struct prof_profile *p, struct prof_offc
 
 void prof_restrack_start(struct prof_restrack *rt)
 {
-	if (!rt->thread_started && pthread_create(&rt->thread, NULL, sampler_main, rt) == 0)
+	if (!rt->thread_started && thread_start_nosignals(&rt->thread, sampler_main, rt) == 0)
 		rt->thread_started = true;
 }
 
