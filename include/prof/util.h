@@ -126,6 +126,10 @@ char *read_file(const char *path, size_t *len);
  * fail with ELOOP.  Paths under /dev/ (/dev/stdout, /dev/null) are opened
  * as given.  NULL with errno set. */
 FILE *fopen_output(const char *path);
+/* Ends a file written through fd to tmp (a mkstemp name next to path):
+ * closes fd, then renames tmp over path if ret is 0 so that readers never
+ * see half a file, else removes tmp.  Returns ret or the first -errno. */
+int finish_temp_file(int fd, const char *tmp, const char *path, int ret);
 /* pthread_create for prof's helper threads (ring pump, resource sampler):
  * the thread blocks every signal, so Ctrl-C, SIGTERM and SIGCHLD always
  * reach the main thread and interrupt its poll.  0 or an errno value. */

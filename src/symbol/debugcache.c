@@ -123,12 +123,7 @@ static int write_copy(int fd, const char *path)
 
 	if (!ret)
 		ret = inflate_in_place(out);
-	if (out >= 0 && close(out) < 0 && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret && out >= 0)
-		unlink(tmp);
+	ret = finish_temp_file(out, tmp, path, ret);
 	free(tmp);
 	return ret;
 }

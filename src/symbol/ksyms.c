@@ -280,12 +280,7 @@ int ksym_cache_store(const struct ksym_table *t, const char *path, const struct 
 		ret = write_all(fd, &h, sizeof(h));
 	if (!ret)
 		ret = write_all(fd, (const uint8_t *)t->image + sizeof(h), t->image_len - sizeof(h));
-	if (fd >= 0 && close(fd) < 0 && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret && fd >= 0)
-		unlink(tmp);
+	ret = finish_temp_file(fd, tmp, path, ret);
 	free(tmp);
 	return ret;
 }

@@ -148,3 +148,14 @@ int thread_start_nosignals(pthread_t *t, void *(*fn)(void *), void *arg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
 }
+
+int finish_temp_file(int fd, const char *tmp, const char *path, int ret)
+{
+	if (fd >= 0 && close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret && fd >= 0)
+		unlink(tmp);
+	return ret;
+}
