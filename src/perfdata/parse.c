@@ -525,28 +525,70 @@ static int scan_records(struct pd_file *f, struct pd_decomp *d, const uint8_t *p
 	return scan_from(f, d, p, len, &off, false, &round, truncated);
 }
 
-static int cmp_record(const void *a, const void *b)
+static bool record_before(const struct pd_record *x, const struct pd_record *y)
 {
-	const struct pd_record *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return x->time != y->time ? x->time < y->time : x->seq < y->seq;
 }
 
-static bool records_sorted(const struct pd_file *f)
+/* End of the sorted run of v that starts at lo. */
+static size_t run_end(const struct pd_record *v, size_t lo, size_t n)
 {
-	for (size_t i = 1; i < f->records.n; i++)
-		if (cmp_record(&f->records.v[i - 1], &f->records.v[i]) > 0)
-			return false;
-	return true;
+	size_t i = lo + 1;
+
+	while (i < n && !record_before(&v[i], &v[i - 1]))
+		i++;
+	return i;
+}
+
+static void merge_runs(const struct pd_record *src, size_t lo, size_t mid, size_t hi,
+		       struct pd_record *dst)
+{
+	size_t i = lo, j = mid, k = lo;
+
+	while (i < mid && j < hi)
+		dst[k++] = record_before(&src[j], &src[i]) ? src[j++] : src[i++];
+	while (i < mid)
+		dst[k++] = src[i++];
+	while (j < hi)
+		dst[k++] = src[j++];
+}
+
+/*
+ * Sorts by (time, file order).  A natural merge sort: perf.data arrives as
+ * sorted runs (one per CPU buffer flush), so merging neighbouring runs
+ * until one is left costs O(n log runs), and an already sorted array one
+ * pass with no copy; qsort was 9% of an import's instructions.  seq is
+ * unique, so the order is total.
+ */
+static void sort_by_time(struct pd_record *v, size_t n)
+{
+	struct pd_record *tmp, *src = v, *dst;
+	size_t runs;
+
+	if (n < 2 || run_end(v, 0, n) == n)
+		return;
+	tmp = xmalloc(n * sizeof(*tmp));
+	dst = tmp;
+	do {
+		runs = 0;
+		for (size_t lo = 0; lo < n; runs++) {
+			size_t mid = run_end(src, lo, n), hi = mid < n ? run_end(src, mid, n) : n;
+			merge_runs(src, lo, mid, hi, dst);
+			lo = hi;
+		}
+		struct pd_record *t = src;
+		src = dst;
+		dst = t;
+	} while (runs > 1);
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(tmp);
 }
 
 /* Times were taken during the scan (one pass over the file, not two). */
 static void sort_records(struct pd_file *f)
 {
-	if (!records_sorted(f))
-		qsort(f->records.v, f->records.n, sizeof(*f->records.v), cmp_record);
+	sort_by_time(f->records.v, f->records.n);
 }
 
 static int read_header(struct pd_file *f, struct pd_header *h)
@@ -642,9 +684,9 @@ static void take_ready(struct pd_file *f, uint64_t limit)
 	size_t n = 0;
 
 	f->records.n = 0;
-	if (!f->pending.n)	/* qsort/memcpy of NULL, 0 is undefined */
+	if (!f->pending.n)	/* memcpy of NULL, 0 is undefined */
 		return;
-	qsort(f->pending.v, f->pending.n, sizeof(*f->pending.v), cmp_record);
+	sort_by_time(f->pending.v, f->pending.n);
 	while (n < f->pending.n && f->pending.v[n].time <= limit)
 		n++;
 	if (!n)
