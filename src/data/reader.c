@@ -63,6 +63,15 @@ static inline bool get(struct cursor *c, uint64_t *v)
 	return n != 0;
 }
 
+/* n values in a row; false if the record ends first. */
+static bool get_n(struct cursor *c, uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!get(c, &v[i]))
+			return false;
+	return true;
+}
+
 static bool get_id(struct cursor *c, size_t count, uint64_t *v)
 {
 	return get(c, v) && *v < count;
@@ -167,11 +176,8 @@ static int read_edge(struct reader *r, struct cursor *c)
 	uint64_t caller, callee, calls, value[PROF_METRIC_COUNT];
 
 	if (!get_id(c, r->frame.n, &caller) || !get_id(c, r->frame.n, &callee) ||
-	    !get(c, &calls))
+	    !get(c, &calls) || !get_n(c, value, PROF_METRIC_COUNT))
 		return corrupt(r, "bad edge record");
-	for (int m = 0; m < PROF_METRIC_COUNT; m++)
-		if (!get(c, &value[m]))
-			return corrupt(r, "bad edge record");
 	prof_edge_add(r->p, r->frame.v[caller], r->frame.v[callee], calls, value);
 	return 0;
 }
@@ -180,9 +186,8 @@ static int read_resources(struct reader *r, struct cursor *c)
 {
 	uint64_t v[11];
 
-	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
-		if (!get(c, &v[i]))
-			return corrupt(r, "bad resources record");
+	if (!get_n(c, v, ARRAY_SIZE(v)))
+		return corrupt(r, "bad resources record");
 	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX)
 		return corrupt(r, "bad resources record");
 	struct prof_resources res = {
@@ -198,9 +203,8 @@ static int read_timeline(struct reader *r, struct cursor *c)
 {
 	uint64_t v[5];
 
-	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
-		if (!get(c, &v[i]))
-			return corrupt(r, "bad timeline record");
+	if (!get_n(c, v, ARRAY_SIZE(v)))
+		return corrupt(r, "bad timeline record");
 	if (v[1] > UINT32_MAX || v[3] > UINT32_MAX || v[4] > UINT32_MAX)
 		return corrupt(r, "bad timeline record");
 	VEC_PUSH(&r->p->timeline, ((struct prof_timeline_sample){

@@ -122,9 +122,8 @@ static size_t shrink_record(const struct prof_perf *pf, const struct perf_event_
 	const uint8_t *after = s.stack + size + 8;	/* past dyn_size */
 	if (keep >= size || after > end)
 		goto whole;
-	size_t prefix = (size_t)(s.stack - rec), n = 0;
-	memcpy(out, rec, prefix - 8);
-	n = prefix - 8;
+	size_t n = (size_t)(s.stack - rec) - 8;	/* up to the stack's size field */
+	memcpy(out, rec, n);
 	memcpy(out + n, &keep, 8);
 	n += 8;
 	if (keep) {
@@ -139,8 +138,7 @@ static size_t shrink_record(const struct prof_perf *pf, const struct perf_event_
 	((struct perf_event_header *)out)->size = (uint16_t)n;
 	return n;
 whole:
-	if ((const uint8_t *)h != out)
-		memcpy(out, h, h->size);
+	memcpy(out, h, h->size);
 	return h->size;
 }
 
@@ -148,7 +146,7 @@ whole:
  * Moves what fits from one kernel ring into its queue.  Returns the
  * number of records moved.
  */
-static size_t pump_ring(struct prof_pump *pp, int cpu, bool unbounded)
+static size_t pump_ring(struct prof_pump *pp, int cpu)
 {
 	struct prof_perf_ring *r = &pp->pf->rings[cpu];
 	struct queue *q = &pp->q[cpu];
@@ -166,10 +164,6 @@ static size_t pump_ring(struct prof_pump *pp, int cpu, bool unbounded)
 			break;
 		}
 		uint8_t *dst = queue_reserve(pp, q, h->size);
-		if (!dst && unbounded) {
-			pp->max_bytes = SIZE_MAX;
-			dst = queue_reserve(pp, q, h->size);
-		}
 		if (!dst)
 			break;	/* over budget: the kernel ring fills and counts LOST */
 		queue_commit(q, shrink_record(pp->pf, h, dst));
@@ -180,12 +174,12 @@ static size_t pump_ring(struct prof_pump *pp, int cpu, bool unbounded)
 	return moved;
 }
 
-static size_t pump_all(struct prof_pump *pp, bool unbounded)
+static size_t pump_all(struct prof_pump *pp)
 {
 	size_t moved = 0;
 
 	for (int i = 0; i < pp->pf->ncpus; i++)
-		moved += pump_ring(pp, i, unbounded);
+		moved += pump_ring(pp, i);
 	return moved;
 }
 
@@ -206,7 +200,7 @@ static void *pump_main(void *arg)
 			break;
 		if (fds[0].revents & POLLIN)
 			break;
-		if (pump_all(pp, false) && write(pp->wake_fd, &one, 8) < 0)
+		if (pump_all(pp) && write(pp->wake_fd, &one, 8) < 0)
 			continue;	/* the counter is saturated: a wake is pending */
 	}
 	return NULL;
@@ -242,11 +236,13 @@ void prof_perf_pump_stop(struct prof_perf *pf)
 
 	if (!pp || !pp->running)
 		return;
-	if (write(pp->stop_fd, &one, 8) == 8)
-		pthread_join(pp->thread, NULL);
-	else
-		pthread_cancel(pp->thread), pthread_join(pp->thread, NULL);
+	if (write(pp->stop_fd, &one, 8) != 8)
+		pthread_cancel(pp->thread);
+	pthread_join(pp->thread, NULL);
 	pp->running = false;
+	/* The final drains move what is left in the kernel rings, which are
+	 * bounded themselves: no budget any more. */
+	pp->max_bytes = SIZE_MAX;
 }
 
 void prof_perf_pump_free(struct prof_perf *pf)
@@ -310,7 +306,7 @@ static const struct perf_event_header *queue_peek(struct prof_pump *pp, struct q
 /*
  * Consumer side of prof_perf_drain: the queues merged by timestamp (as
  * the direct reader merges the rings).  After prof_perf_pump_stop the
- * kernel rings are first moved into the queues here, without the budget.
+ * kernel rings are first moved into the queues here.
  */
 int prof_perf_pump_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx)
 {
@@ -320,7 +316,7 @@ int prof_perf_pump_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx
 	int n = MIN(pf->ncpus, (int)ARRAY_SIZE(rec)), ret = 0;
 
 	if (!pp->running)
-		pump_all(pp, true);
+		pump_all(pp);
 	for (int i = 0; i < n; i++)
 		if ((rec[i] = queue_peek(pp, &pp->q[i])))
 			time[i] = prof_perf_record_time(rec[i]);

@@ -123,6 +123,17 @@ static void make_run(struct prof_profile *p, unsigned hot, unsigned steady)
 		p->aggs.v[i].value[PROF_M_CPU_NS] = p->aggs.v[i].value[PROF_M_SAMPLES] * p->period_ns;
 }
 
+/* make_run(hot, steady) added to side as one more run. */
+static void add_run(struct an_fnset *fs, struct an_side *side, const struct an_load_opts *lo,
+		    unsigned hot, unsigned steady)
+{
+	struct prof_profile p;
+
+	make_run(&p, hot, steady);
+	an_side_add_profile(fs, side, &p, lo);
+	prof_profile_free(&p);
+}
+
 static double cost_of(const struct an_fnset *fs, const struct an_run *r, const char *name, bool incl)
 {
 	uint32_t id = an_fn_find(fs, name, NULL);
@@ -170,13 +181,8 @@ static void test_sides(void)
 
 	an_fnset_init(&fs);
 	for (int i = 0; i < 5; i++) {
-		struct prof_profile p;
-		make_run(&p, hb[i], st[i]);
-		an_side_add_profile(&fs, &base, &p, &lo);
-		prof_profile_free(&p);
-		make_run(&p, hh[i], st2[i]);
-		an_side_add_profile(&fs, &head, &p, &lo);
-		prof_profile_free(&p);
+		add_run(&fs, &base, &lo, hb[i], st[i]);
+		add_run(&fs, &head, &lo, hh[i], st2[i]);
 	}
 	an_opts_init(&o);
 	o.min_samples = 5;
@@ -253,16 +259,9 @@ static void test_crosscheck(void)
 	struct an_load_opts lf = { PROF_VIEW_CPU, true };
 	const unsigned hb[] = { 400, 404, 398, 401, 399 }, hh[] = { 560, 557, 563, 561, 558 };
 	for (int i = 0; i < 5; i++) {
-		struct prof_profile p;
-		make_run(&p, hb[i], 200);
-		an_side_add_profile(&fs, &base, &p, &lf);
-		prof_profile_free(&p);
-		make_run(&p, hh[i], 200);
-		an_side_add_profile(&fs, &head, &p, &lf);
-		prof_profile_free(&p);
-		make_run(&p, hb[4 - i], 201);
-		an_side_add_profile(&fs, &flat, &p, &lf);
-		prof_profile_free(&p);
+		add_run(&fs, &base, &lf, hb[i], 200);
+		add_run(&fs, &head, &lf, hh[i], 200);
+		add_run(&fs, &flat, &lf, hb[4 - i], 201);
 	}
 	struct an_opts o;
 	an_xrows x = { 0 };
@@ -313,13 +312,8 @@ static void test_time_only(void)
 	struct an_load_opts lf = { PROF_VIEW_CPU, true };
 	const unsigned hb[] = { 400, 404, 398, 401, 399 }, hh[] = { 560, 557, 563, 561, 558 };
 	for (int i = 0; i < 5; i++) {
-		struct prof_profile p;
-		make_run(&p, hb[i], 200);
-		an_side_add_profile(&fs, &base, &p, &lf);
-		prof_profile_free(&p);
-		make_run(&p, hh[i], 200);
-		an_side_add_profile(&fs, &head, &p, &lf);
-		prof_profile_free(&p);
+		add_run(&fs, &base, &lf, hb[i], 200);
+		add_run(&fs, &head, &lf, hh[i], 200);
 	}
 	struct an_opts o;
 	an_xrows x = { 0 };
