@@ -310,7 +310,7 @@ static void on_switch_out(struct prof_offcpu *oc, const struct perf_event_header
 	uint32_t thread, node;
 	bool complete;
 
-	if (prof_perf_parse_sample(&oc->pf, h, &s) < 0 || (pid_t)s.pid == oc->self)
+	if (prof_perf_parse_sample(&oc->pf.attr, h, &s) < 0 || (pid_t)s.pid == oc->self)
 		return;
 	node = prof_recorder_resolve(oc->r, &s, &thread, &complete);
 	p = prof_recorder_profile(oc->r);
@@ -326,7 +326,7 @@ static void on_switch_in(struct prof_offcpu *oc, const struct perf_event_header 
 	struct prof_writer *w = prof_recorder_writer(oc->r);
 	struct pend *pe;
 
-	if (prof_perf_parse_id(h, &id) < 0 || !(pe = pend_of(oc, id.tid, false)) || !pe->open)
+	if (prof_perf_parse_id(&oc->pf.attr, h, &id) < 0 || !(pe = pend_of(oc, id.tid, false)) || !pe->open)
 		return;
 	pe->open = false;
 	if (id.time <= pe->t_out)

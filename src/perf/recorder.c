@@ -288,7 +288,7 @@ static size_t kernel_frames(struct prof_recorder *r, const struct prof_perf_samp
 
 	*n_user_pcs = 0;
 	for (uint64_t i = 0; i < s->nr_callchain; i++) {
-		uint64_t pc = s->callchain[i];
+		uint64_t pc = prof_perf_callchain(s, i);
 		if (is_context_marker(pc)) {
 			ctx = pc;
 			continue;
@@ -303,12 +303,7 @@ static size_t kernel_frames(struct prof_recorder *r, const struct prof_perf_samp
 
 static void fill_regs(struct prof_recorder *r, const struct prof_perf_sample *s)
 {
-	uint64_t mask = r->pf->attr.sample_regs_user;
-	size_t k = 0;
-
-	for (int bit = 0; bit < PERF_REG_X86_64_MAX; bit++)
-		if (mask & (1ULL << bit))
-			r->regs.r[bit] = s->regs[k++];
+	prof_perf_sample_regs(s, r->regs.r, ARRAY_SIZE(r->regs.r));
 }
 
 /* User pcs for -g dwarf: unwinds the stack copy.  Returns the count. */
@@ -369,7 +364,7 @@ static void on_sample(struct prof_recorder *r, const struct perf_event_header *h
 	unsigned flags;
 	uint32_t thread, node;
 
-	if (prof_perf_parse_sample(r->pf, h, &s) < 0 || (pid_t)s.pid == r->self)
+	if (prof_perf_parse_sample(&r->pf->attr, h, &s) < 0 || (pid_t)s.pid == r->self)
 		return;
 	node = prof_recorder_resolve(r, &s, &thread, &complete);
 	flags = (complete ? 0 : PROF_SAMPLE_TRUNCATED) | (s.kernel ? PROF_SAMPLE_KERNEL : 0);
@@ -408,7 +403,7 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 		lost = prof_perf_lost_count(h);
 		if (lost) {
 			struct prof_perf_sample_id id = { 0 };
-			prof_perf_parse_id(h, &id);
+			prof_perf_parse_id(&r->pf->attr, h, &id);
 			r->p->lost += lost;
 			prof_writer_lost(r->w, id.time, lost);
 		}

@@ -169,9 +169,9 @@ static void time_parse(const char *path)
 	uint64_t c0 = cpu_ns(), t0 = now_ns(), n = 0;
 	if (pd_open(&f, map, (size_t)st.st_size) == 0) {
 		for (size_t i = 0; i < f.records.n; i++) {
-			struct pd_sample s;
+			struct prof_perf_sample s;
 			n += f.records.v[i].type == PERF_RECORD_SAMPLE &&
-			     !pd_decode_sample(&f, &f.records.v[i], &s);
+			     !pd_decode_sample(&f, &f.records.v[i], &s, NULL);
 		}
 		pd_close(&f);
 	}
