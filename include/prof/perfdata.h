@@ -4,10 +4,11 @@
  * lower-level parser the importer, the unit tests and the fuzzer share.
  *
  * Layering: the parser (src/perfdata/parse.c, sample.c) only checks and
- * splits bytes (records are decoded by src/perf/decode.c): header, attrs with their ids, feature sections, and the
- * records, sorted by time the way perf's ordered-events queue sorts them.
- * The importer (src/perfdata/import.c) replays those records into per-pid
- * address spaces, unwinds and symbolizes samples and fills a prof_profile.
+ * splits bytes: header, attrs with their ids, feature sections, and the
+ * records, sorted by time the way perf's ordered-events queue sorts them
+ * (src/perf/decode.c decodes each record with its attr).  The importer
+ * (src/perfdata/import.c) hands those records to the replay engine
+ * (prof/replay.h), which fills a prof_profile.
  */
 #ifndef PROF_PERFDATA_H
 #define PROF_PERFDATA_H

@@ -236,7 +236,7 @@ static uint32_t thread_of(struct prof_replay *rp, uint32_t pid, uint32_t tid)
 
 	if (t->thread && t->pid == pid)
 		return t->thread - 1;
-	if (created && rp->cfg.live && prof_proc_comm((pid_t)pid, (pid_t)tid, comm, sizeof(comm)) == 0)
+	if (!t->comm && rp->cfg.live && prof_proc_comm((pid_t)pid, (pid_t)tid, comm, sizeof(comm)) == 0)
 		t->comm = prof_intern(rp->p, comm);
 	th = t->fresh ? prof_thread_add(rp->p, pid, tid, prof_str(rp->p, t->comm))
 		      : prof_thread_intern(rp->p, pid, tid, prof_str(rp->p, t->comm));
