@@ -24,8 +24,11 @@ struct prof_elf *prof_elf_get(const char *path);
 struct prof_elf *prof_elf_vdso(void);
 const char *prof_elf_path(const struct prof_elf *e);
 const char *prof_elf_build_id(const struct prof_elf *e);	/* hex or "" */
-/* Load bias for a mapping of this file at start with file offset pgoff. */
-uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff);
+/* Load bias (runtime address - file vaddr) for a mapping of this file at
+ * start with file offset pgoff and protection prot (PROT_*): the PT_LOAD is
+ * chosen by file range and permissions, so packed lld/mold layouts and
+ * executables mapped twice (V8) each get their own right bias. */
+uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff, uint32_t prot);
 void prof_elf_cache_free(void);	/* at exit; for leak-checked runs */
 /* For unwinders: the file name libdw should open ("/proc/self/fd/N" for the
  * vdso), the libelf handle, and file contents read by file vaddr. */

@@ -62,6 +62,12 @@ static bool path_is_anon(const char *path)
 	       (path[0] == '[' && strcmp(path, "[vdso]"));
 }
 
+/* Only executable mappings are kept, so the segment is the r-x one. */
+static uint64_t mapping_bias(const struct prof_mapping *m)
+{
+	return prof_elf_bias(m->elf, m->start, m->pgoff, PROT_READ | PROT_EXEC);
+}
+
 /* Fills flags and elf of a new mapping from its path. */
 static void mapping_resolve(struct prof_addrspace *as, struct prof_mapping *m)
 {
@@ -87,7 +93,7 @@ static void mapping_resolve(struct prof_addrspace *as, struct prof_mapping *m)
 		m->elf = prof_elf_get(m->path);
 	}
 	if (m->elf)
-		m->bias = prof_elf_bias(m->elf, m->start, m->pgoff);
+		m->bias = mapping_bias(m);
 }
 
 /* Removes [start, end) from every mapping, splitting where needed;
@@ -182,7 +188,7 @@ void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint
 	free(mf);
 	m->elf = orig && !strcmp(orig->build_id, build_id) ? orig : NULL;
 	if (m->elf)
-		m->bias = prof_elf_bias(m->elf, m->start, m->pgoff);
+		m->bias = mapping_bias(m);
 	if (warned != on_disk) {
 		warned = on_disk;
 		warning("'%s' was replaced while mapped by pid %d: the build-id changed (mapped %.16s, on disk %.16s); %s",
