@@ -81,6 +81,11 @@ void prof_addrspace_clear(struct prof_addrspace *as);
 struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child);
 const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, uint64_t addr);
 
+/* The display name of a mangled C++ / Rust (legacy or v0) symbol, Rust's
+ * "::h<hash>" left out; malloc'd, or NULL when name is not mangled (or
+ * prof was built without libiberty). */
+char *prof_demangle(const char *name);
+
 struct prof_symbolizer;
 struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);
 void prof_symbolizer_free(struct prof_symbolizer *s);

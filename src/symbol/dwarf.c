@@ -5,8 +5,8 @@
  * file:line.
  *
  * Names: the ELF symbol for the real function (C names as perf shows
- * them, "@VERSION" dropped), C++ names demangled with libstdc++'s
- * __cxa_demangle when it can be loaded, DWARF names otherwise.
+ * them, "@VERSION" dropped), C++ and Rust names demangled (demangle.c),
+ * DWARF names otherwise.
  *
  * Inline chain: scopes.c finds the function containing the address from a
  * per-CU sorted table and walks down its inlined scopes; when that finds
@@ -20,31 +20,10 @@
 #include "symbol-priv.h"
 #include "ksyms.h"
 #include <elfutils/libdw.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <dwarf.h>
 #include <string.h>
 #include <unistd.h>
-
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
-
-/* C++ names: libstdc++'s demangler, loaded the first time a mangled name
- * shows up, so prof itself needs no C++ runtime.  NULL if unavailable. */
-static char *demangle(const char *mangled)
-{
-	static bool tried;
-	static cxa_demangle_fn fn;
-	int status;
-
-	if (strncmp(mangled, "_Z", 2))
-		return NULL;
-	if (!tried) {
-		tried = true;
-		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		fn = h ? (cxa_demangle_fn)dlsym(h, "__cxa_demangle") : NULL;
-	}
-	return fn ? fn(mangled, NULL, NULL, &status) : NULL;
-}
 
 /* The inflated copy of the module's debug file when one was made by an
  * earlier run (debugcache.c), else libdw's own search (build-id,
@@ -201,7 +180,7 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *ou
 		Dwarf_Attribute attr;
 		const char *linkage = dwarf_formstring(
 			dwarf_attr_integrate(&chain[i], DW_AT_linkage_name, &attr));
-		f->func_owned = linkage ? demangle(linkage) : NULL;
+		f->func_owned = prof_demangle(linkage);
 		f->func = f->func_owned ? f->func_owned : die_name(&chain[i]);
 		f->inlined = tag == DW_TAG_inlined_subroutine;
 		if (prev_inl) {
@@ -250,8 +229,9 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	if (symname && !outer->func_owned) {
 		/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name */
 		char *plain = xstrndup(symname, strcspn(symname, "@"));
-		char *dem = demangle(plain);
-		if (dem || strncmp(plain, "_Z", 2) || !outer->func) {
+		char *dem = prof_demangle(plain);
+		if (dem || !outer->func ||
+		    (strncmp(plain, "_Z", 2) && strncmp(plain, "_R", 2))) {
 			outer->func_owned = dem ? dem : plain;
 			outer->func = outer->func_owned;
 			if (dem)
