@@ -197,6 +197,33 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *ou
 	return n;
 }
 
+/* The symbol of the function around vaddr and its start (file vaddrs); *synthetic
+ * is set for names made up by synthetic.c: a PLT stub's "NAME@plt" (no real
+ * symbol lives in a PLT), else the ELF symbol, else "_start" at e_entry
+ * when no symbol starts there (stripped executables: the nearest export
+ * below the entry point would claim it). */
+static const char *function_symbol(struct prof_elf *e, uint64_t vaddr, uint64_t *start, bool *synthetic)
+{
+	const char *name = elf_plt_name(e, vaddr, start);
+
+	*synthetic = name != NULL;
+	if (name)
+		return name;
+	if (!e->symidx)
+		e->symidx = elf_symidx_build(e->mod);
+	uint64_t a = 0;
+	name = elf_symidx_find(e->symidx, vaddr + e->mod_bias, &a);
+	if (name)
+		*start = a - e->mod_bias;
+	uint64_t entry;
+	if (elf_is_entry_point(e, vaddr, &entry) && (!name || *start != entry)) {
+		*synthetic = true;
+		*start = entry;
+		return "_start";
+	}
+	return name;
+}
+
 size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max)
 {
 	if (max == 0 || !elf_open_dwfl(e))
@@ -213,10 +240,9 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 
 	/* The outermost (real) function: prefer the ELF symbol (full C name,
 	 * matches perf), but DWARF's name over a mangled C++ symbol. */
-	if (!e->symidx)
-		e->symidx = elf_symidx_build(e->mod);
 	uint64_t symstart = 0;
-	const char *symname = elf_symidx_find(e->symidx, a, &symstart);
+	bool synthetic;
+	const char *symname = function_symbol(e, vaddr, &symstart, &synthetic);
 	if (n == 0) {
 		if (!symname && !file) {
 			free(abs_file);
@@ -226,7 +252,9 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 		out[0].inlined = false;
 	}
 	struct elf_frame *outer = &out[n - 1];
-	if (symname && !outer->func_owned) {
+	if (synthetic && !outer->func_owned) {
+		outer->func = symname;	/* owned by the prof_elf */
+	} else if (symname && !outer->func_owned) {
 		/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name */
 		char *plain = xstrndup(symname, strcspn(symname, "@"));
 		char *dem = prof_demangle(plain);
@@ -241,7 +269,7 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 		}
 	}
 	if (symname)
-		outer->entry = symstart - e->mod_bias;
+		outer->entry = symstart;
 	free(out[0].file);
 	out[0].file = abs_file;
 	out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);

@@ -42,6 +42,7 @@ struct prof_elf {
 	const uint8_t *eh_table;	/* its sorted (start, fde) pairs, in image */
 	uint32_t eh_count;
 	uint64_t eh_vaddr;		/* the table's entries are relative to this */
+	struct elf_synth *synth;	/* PLT stub names, e_entry (synthetic.c) */
 };
 
 struct elf_frame {		/* one entry of an inline chain */
@@ -73,5 +74,13 @@ bool prof_elf_has_symbols(struct prof_elf *e);
 /* Start (file vaddr) of the function around vaddr from .eh_frame_hdr, for
  * code without symbols; false when the binary has no usable table. */
 bool prof_elf_function_start(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
+
+/* Names for code without symbols (synthetic.c): the "NAME@plt" stub at
+ * vaddr (its start in *start), NULL if vaddr is in no PLT stub; and whether
+ * vaddr lies in the function at e_entry (_start), *entry set to e_entry. */
+struct elf_synth;
+const char *elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
+bool elf_is_entry_point(struct prof_elf *e, uint64_t vaddr, uint64_t *entry);
+void elf_synth_free(struct elf_synth *s);
 
 #endif

@@ -7,6 +7,9 @@
  * equal the loader's, and the address must symbolize to `probe_target`.
  * lld and mold pack the r-x segment into the read-only segment's file
  * page, which is where a bias chosen by file offset alone goes wrong.
+ * The non-PIE builds are stripped: their entry point must still be named
+ * `_start` (from e_entry) and their `puts` stub `puts@plt` (non-PIE code
+ * takes an external function's address as its PLT stub).
  * A linker that is not installed is a SKIP with its name.
  */
 #include "tap.h"
@@ -23,8 +26,10 @@ static const char probe_src[] =
 	"__attribute__((noinline)) int probe_target(int x) { return x * 3 + 1; }\n"
 	"static int first(struct dl_phdr_info *i, size_t n, void *a)\n"
 	"{ *(unsigned long *)a = i->dlpi_addr; return 1; }\n"
+	"extern char _start[];\n"
 	"int main(void) { unsigned long bias = 0; dl_iterate_phdr(first, &bias);\n"
-	"  printf(\"%lx %lx\\n\", (unsigned long)&probe_target, bias); fflush(stdout);\n"
+	"  printf(\"%lx %lx %lx %lx\\n\", (unsigned long)&probe_target, bias,\n"
+	"         (unsigned long)_start, (unsigned long)&puts); fflush(stdout);\n"
 	"  char c; return (int)read(0, &c, 1) + probe_target(0); }\n";
 
 static struct prof_profile prof;
@@ -40,8 +45,12 @@ static int write_source(const char *path)
 	return fclose(f);
 }
 
-/* Starts bin with pipes; reads its two hex numbers.  0 on success. */
-static int start_probe(const char *bin, pid_t *pid, int *stdin_w, uint64_t *addr, uint64_t *bias)
+struct probe {
+	uint64_t target, bias, start, puts;	/* what the child printed */
+};
+
+/* Starts bin with pipes; reads its four hex numbers.  0 on success. */
+static int start_probe(const char *bin, pid_t *pid, int *stdin_w, struct probe *pr)
 {
 	int in[2], out[2];
 
@@ -60,42 +69,64 @@ static int start_probe(const char *bin, pid_t *pid, int *stdin_w, uint64_t *addr
 	close(out[1]);
 	*stdin_w = in[1];
 	FILE *f = fdopen(out[0], "r");
-	int got = f ? fscanf(f, "%" SCNx64 " %" SCNx64, addr, bias) : 0;
+	int got = f ? fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64, &pr->target,
+			     &pr->bias, &pr->start, &pr->puts) : 0;
 	if (f)
 		fclose(f);
-	return got == 2 ? 0 : -1;
+	return got == 4 ? 0 : -1;
+}
+
+/* The outermost frame's name at a live address of as. */
+static const char *name_at(struct prof_addrspace *as, uint64_t addr)
+{
+	uint32_t ids[4];
+	size_t n = prof_symbolize_user(sym, as, addr, false, ids, 4);
+
+	return n ? prof_str(&prof, prof.frames.v[ids[n - 1]].func) : "";
+}
+
+#define CHECKS_PER_LINKER 3
+
+static void check_probe(struct prof_addrspace *as, const struct probe *pr, const char *ld, bool pie)
+{
+	const char *kind = pie ? "PIE" : "stripped non-PIE";
+	const struct prof_mapping *m = prof_addrspace_find(as, pr->target);
+
+	if (!ok(m && m->elf && m->bias == pr->bias, "%s %s: bias of the text mapping is the loader's",
+		ld, kind))
+		printf("#   got %#" PRIx64 ", want %#" PRIx64 "\n", m ? m->bias : 0, pr->bias);
+	is_str(name_at(as, pr->start), "_start", "%s %s: the entry point is _start", ld, kind);
+	if (pie)
+		is_str(name_at(as, pr->target), "probe_target", "%s %s: the function's address is named", ld, kind);
+	else
+		is_str(name_at(as, pr->puts), "puts@plt", "%s %s: the PLT stub is puts@plt", ld, kind);
 }
 
 static void check_linker(const char *ld, bool pie)
 {
 	char bin[128], cmd[512];
-	const char *kind = pie ? "PIE" : "non-PIE";
 
 	snprintf(bin, sizeof(bin), "/tmp/prof-linkers-%d-%s-%s", (int)getpid(), ld, pie ? "pie" : "nopie");
-	snprintf(cmd, sizeof(cmd), "cc -O1 -g %s -fuse-ld=%s -o %s /tmp/prof-linkers-%d.c 2>/dev/null",
-		 pie ? "-fPIE -pie" : "-fno-PIE -no-pie", ld, bin, (int)getpid());
+	snprintf(cmd, sizeof(cmd), "cc -O1 -g %s -fuse-ld=%s -o %s /tmp/prof-linkers-%d.c 2>/dev/null%s",
+		 pie ? "-fPIE -pie" : "-fno-PIE -no-pie", ld, bin, (int)getpid(),
+		 pie ? "" : " && strip ");
+	if (!pie)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%s", bin);
 	if (system(cmd) != 0) {
-		ok(1, "# SKIP cannot link with -fuse-ld=%s (not installed)", ld);
-		ok(1, "# SKIP cannot link with -fuse-ld=%s (not installed)", ld);
+		for (int i = 0; i < CHECKS_PER_LINKER; i++)
+			ok(1, "# SKIP cannot link with -fuse-ld=%s (not installed)", ld);
 		return;
 	}
 	pid_t pid = -1;
 	int w = -1;
-	uint64_t addr = 0, want_bias = 0;
-	if (start_probe(bin, &pid, &w, &addr, &want_bias) < 0) {
-		ok(0, "%s %s: the probe did not report its addresses", ld, kind);
-		ok(0, "%s %s: no symbol to check", ld, kind);
+	struct probe pr = { 0 };
+	if (start_probe(bin, &pid, &w, &pr) < 0) {
+		for (int i = 0; i < CHECKS_PER_LINKER; i++)
+			ok(0, "%s: the probe did not report its addresses", ld);
 	} else {
 		struct prof_addrspace *as = prof_addrspace_new(pid);
 		prof_addrspace_load_proc(as);
-		const struct prof_mapping *m = prof_addrspace_find(as, addr);
-		if (!ok(m && m->elf && m->bias == want_bias, "%s %s: bias of the text mapping is the loader's",
-			ld, kind))
-			printf("#   got %#" PRIx64 ", want %#" PRIx64 "\n", m ? m->bias : 0, want_bias);
-		uint32_t ids[4];
-		size_t n = prof_symbolize_user(sym, as, addr, false, ids, 4);
-		const char *name = n ? prof_str(&prof, prof.frames.v[ids[n - 1]].func) : "";
-		is_str(name, "probe_target", "%s %s: the function's address is named", ld, kind);
+		check_probe(as, &pr, ld, pie);
 		prof_addrspace_free(as);
 	}
 	if (w >= 0)
