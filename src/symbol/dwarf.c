@@ -153,11 +153,36 @@ static const char *die_name(Dwarf_Die *die)
 
 #define MAX_CHAIN 64
 
-/* Fills the inline chain from DWARF scopes; returns entries written. */
-static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *out, size_t max)
+/* The CU of Dwfl address a: libdw's (from .debug_aranges), else from the
+ * CUs' own ranges (clang and Go write no .debug_aranges). */
+static Dwarf_Die *addr_cu(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *cubias, Dwarf_Die *mem)
 {
-	Dwarf_Addr cubias;
-	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, a, &cubias);
+	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, a, cubias);
+
+	return cu ? cu : elf_cu_at(e, a, cubias, mem);
+}
+
+/* The line table's source file (malloc'd, absolute) and line at a. */
+static char *addr_line(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Addr cubias, int *lineno)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(e->mod, a);
+
+	*lineno = 0;
+	if (line) {
+		const char *file = dwfl_lineinfo(line, NULL, lineno, NULL, NULL, NULL);
+		return abs_source(file, dwfl_line_comp_dir(line));
+	}
+	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, a - cubias) : NULL;
+	if (!l || dwarf_lineno(l, lineno) != 0)
+		return NULL;
+	Dwarf_Attribute dir;
+	return abs_source(dwarf_linesrc(l, NULL, NULL), dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &dir)));
+}
+
+/* Fills the inline chain from DWARF scopes; returns entries written. */
+static size_t dwarf_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Addr cubias,
+			  struct elf_frame *out, size_t max)
+{
 	Dwarf_Die *scopes = NULL, *chain = NULL, fast[MAX_CHAIN];
 	size_t n = 0;
 
@@ -228,15 +253,14 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 {
 	if (max == 0 || !elf_open_dwfl(e))
 		return 0;
-	Dwarf_Addr a = vaddr + e->mod_bias;
+	Dwarf_Addr a = vaddr + e->mod_bias, cubias = 0;
+	Dwarf_Die cu_mem, *cu = addr_cu(e, a, &cubias, &cu_mem);
 	memset(out, 0, max * sizeof(*out));
-	size_t n = dwarf_chain(e, a, out, max);
+	size_t n = dwarf_chain(e, cu, a, cubias, out, max);
 
 	/* Innermost line from the line table. */
-	Dwfl_Line *line = dwfl_module_getsrc(e->mod, a);
 	int lineno = 0;
-	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-	char *abs_file = abs_source(file, line ? dwfl_line_comp_dir(line) : NULL);
+	char *abs_file = addr_line(e, cu, a, cubias, &lineno);
 
 	/* The outermost (real) function: prefer the ELF symbol (full C name,
 	 * matches perf), but DWARF's name over a mangled C++ symbol. */
@@ -244,7 +268,7 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	bool synthetic;
 	const char *symname = function_symbol(e, vaddr, &symstart, &synthetic);
 	if (n == 0) {
-		if (!symname && !file) {
+		if (!symname && !abs_file) {
 			free(abs_file);
 			return 0;
 		}

@@ -66,6 +66,9 @@ const char *elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t 
 struct elf_scopes;
 int elf_scope_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max);
 void elf_scopes_free(struct elf_scopes *s);
+/* The CU holding Dwfl address a from the CUs' own pc ranges, for binaries
+ * without .debug_aranges (clang, Go); *bias is its Dwfl bias.  NULL if none. */
+Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_Die *mem);
 
 /* Inline chain for file vaddr, innermost first; returns entries written
  * (0: nothing known).  The caller frees each entry's file. */
