@@ -86,6 +86,16 @@ const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, 
  * prof was built without libiberty). */
 char *prof_demangle(const char *name);
 
+/* Whether func is where a thread starts (_start, clone3, start_thread,
+ * ret_from_fork, runtime.goexit, ...: roots.c), and whether a stack given
+ * innermost first ends in one: a stack is complete only then, whatever the
+ * unwinder said. */
+bool prof_is_thread_root(const char *func);
+bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames_inner_first, size_t n);
+/* The same for a pc of as (a return address: pc-1 is looked up), by ELF
+ * symbol: for unwinders. */
+bool prof_addrspace_pc_is_root(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr);
+
 struct prof_symbolizer;
 struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);
 void prof_symbolizer_free(struct prof_symbolizer *s);

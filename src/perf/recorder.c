@@ -359,6 +359,8 @@ uint32_t prof_recorder_resolve(struct prof_recorder *r, const struct prof_perf_s
 	n = nk;
 	for (size_t i = 0; i < nu && n < MAX_OUT_FRAMES; i++)
 		n += prof_symbolize_user(r->sym, as, r->pcs[i], i > 0, r->frames + n, MAX_OUT_FRAMES - n);
+	if (r->pf->cfg.callgraph != PROF_CG_NONE)	/* complete only at a thread root */
+		*complete = *complete && prof_frames_reach_root(r->p, r->frames, n);
 	return prof_node_from_stack(r->p, r->frames, n);
 }
 

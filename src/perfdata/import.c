@@ -289,6 +289,8 @@ static void on_sample(struct importer *im, const struct pd_record *r)
 		complete = unwind_dwarf(im, as, &s);
 	if (im->nframes == 0)
 		push_user(im, as, s.ip, false);
+	if (s.nr_callchain || dwarf)	/* complete only at a thread root */
+		complete = complete && prof_frames_reach_root(im->p, im->frames, im->nframes);
 
 	uint32_t thread = thread_of(im, s.pid, s.tid);
 	uint32_t node = prof_node_from_stack(im->p, im->frames, im->nframes);

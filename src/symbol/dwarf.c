@@ -229,6 +229,8 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr a, Dwarf
  * below the entry point would claim it). */
 static const char *function_symbol(struct prof_elf *e, uint64_t vaddr, uint64_t *start, bool *synthetic)
 {
+	if (!elf_open_dwfl(e))
+		return NULL;
 	const char *name = elf_plt_name(e, vaddr, start);
 
 	*synthetic = name != NULL;
@@ -247,6 +249,14 @@ static const char *function_symbol(struct prof_elf *e, uint64_t vaddr, uint64_t 
 		return "_start";
 	}
 	return name;
+}
+
+const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr)
+{
+	uint64_t start;
+	bool synthetic;
+
+	return function_symbol(e, vaddr, &start, &synthetic);
 }
 
 size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max)

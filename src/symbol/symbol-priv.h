@@ -74,6 +74,9 @@ Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_D
  * (0: nothing known).  The caller frees each entry's file. */
 size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
 bool prof_elf_has_symbols(struct prof_elf *e);
+/* The symbol (or synthetic name) of the function around vaddr, without
+ * DWARF: "@VERSION" may follow, C++/Rust names stay mangled.  NULL if none. */
+const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr);
 /* Start (file vaddr) of the function around vaddr from .eh_frame_hdr, for
  * code without symbols; false when the binary has no usable table. */
 bool prof_elf_function_start(struct prof_elf *e, uint64_t vaddr, uint64_t *start);

@@ -183,6 +183,14 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 			res->stop = "unwind ended outside known code";
 		}
 	}
+	/* A walk that got to a thread root is complete whatever stopped it there:
+	 * libdw fails on the loader's _start (no "return address undefined" in
+	 * its CFI), and restoring the outermost frame's registers reads past
+	 * the stack copy, which the kernel cuts at the end of the stack. */
+	if (!res->complete && as && prof_addrspace_pc_is_root(as, pcs[res->n - 1], res->n > 1)) {
+		res->complete = true;
+		res->stop = NULL;
+	}
 	/* A CFI unwind that could not even start: frame pointers may still work. */
 	if (res->n <= 1 && !res->complete) {
 		struct prof_unwind_result fp = { .n = 1 };
