@@ -57,6 +57,7 @@ struct prof_addrspace {
 	pid_t pid;
 	VEC(struct prof_mapping) maps;	/* sorted by start, non-overlapping */
 	uint64_t generation;		/* bumped on every change (unwinder caches key on it) */
+	int8_t mntns;			/* 0 unknown, 1 prof's mount namespace, -1 another */
 	void *unwind_state;		/* owned by the unwinder backend */
 	void (*unwind_state_free)(void *);
 };
@@ -80,6 +81,14 @@ void prof_addrspace_clear(struct prof_addrspace *as);
 /* Copy the maps of parent into a new space for child (fork). */
 struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child);
 const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, uint64_t addr);
+/* The path prof opens for a file the process names path (malloc'd): the
+ * same path, or /proc/PID/root/path when the process lives in another
+ * mount namespace (a container) and can still be reached. */
+char *prof_addrspace_file_path(struct prof_addrspace *as, const char *path);
+/* The process's JIT symbol map (malloc'd): /tmp/perf-PID.map, or
+ * /proc/PID/root/tmp/perf-NSPID.map in another mount namespace, where
+ * NSPID is its pid in its own pid namespace (NSpid in /proc/PID/status). */
+char *prof_addrspace_perf_map_path(struct prof_addrspace *as);
 
 /* The display name of a mangled C++ / Rust (legacy or v0) symbol, Rust's
  * "::h<hash>" left out; malloc'd, or NULL when name is not mangled (or
