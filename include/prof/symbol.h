@@ -58,6 +58,8 @@ struct prof_addrspace {
 	VEC(struct prof_mapping) maps;	/* sorted by start, non-overlapping */
 	uint64_t generation;		/* bumped on every change (unwinder caches key on it) */
 	int8_t mntns;			/* 0 unknown, 1 prof's mount namespace, -1 another */
+	bool live;			/* a running process (recording): /proc may be re-read */
+	uint64_t refreshed_at;		/* generation after the last re-read */
 	void *unwind_state;		/* owned by the unwinder backend */
 	void (*unwind_state_free)(void *);
 };
@@ -78,6 +80,11 @@ void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint
 				 const char *build_id);
 /* Drop all mappings (exec). */
 void prof_addrspace_clear(struct prof_addrspace *as);
+/* While recording, a pc in no known mapping usually means the side-band
+ * records were seen out of order (an exec's clear after the new program's
+ * mmaps, from another CPU's ring): re-reads /proc/PID/maps, at most once per
+ * change of the mappings, for a live process only.  True if addr is mapped now. */
+bool prof_addrspace_refresh(struct prof_addrspace *as, uint64_t addr);
 /* Copy the maps of parent into a new space for child (fork). */
 struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child);
 const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, uint64_t addr);

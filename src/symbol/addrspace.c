@@ -290,7 +290,18 @@ int prof_addrspace_load_proc(struct prof_addrspace *as)
 	}
 	free(line);
 	fclose(f);
+	as->live = true;
 	return 0;
+}
+
+bool prof_addrspace_refresh(struct prof_addrspace *as, uint64_t addr)
+{
+	if (!as || !as->live || as->refreshed_at == as->generation)
+		return false;
+	if (prof_addrspace_load_proc(as) < 0)
+		as->live = false;	/* exited: nothing more to learn */
+	as->refreshed_at = as->generation;
+	return prof_addrspace_find(as, addr) != NULL;
 }
 
 struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child)
@@ -304,6 +315,7 @@ struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, 
 	}
 	as->maps.n = parent->maps.n;
 	as->generation = 1;
+	as->live = parent->live;
 	return as;
 }
 

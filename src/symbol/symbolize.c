@@ -245,6 +245,9 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 	uint64_t addr = is_return_addr && pc ? pc - 1 : pc;
 	const struct prof_mapping *m = as ? prof_addrspace_find(as, addr) : NULL;
 
+	if (!m && prof_addrspace_refresh(as, addr))
+		m = prof_addrspace_find(as, addr);
+
 	if (m && m->elf)
 		return symbolize_elf(s, m, addr, out, max);
 	if (!m || (m->flags & PROF_MAP_ANON)) {

@@ -179,6 +179,8 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	if (max == 0)
 		return;
 	pcs[0] = regs->r[PERF_REG_X86_IP];
+	if (as && !prof_addrspace_find(as, pcs[0]))
+		prof_addrspace_refresh(as, pcs[0]);
 	res->n = 1;
 	res->stop = "no call graph";
 	max = MIN(max, (size_t)PROF_MAX_FRAMES);
