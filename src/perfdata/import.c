@@ -52,7 +52,7 @@ struct importer {
 	uint64_t pcs[PROF_MAX_FRAMES];
 	uint32_t frames[PD_FRAMES_MAX];
 	size_t nframes;
-	bool warned_build_id, kernel_checked;
+	bool kernel_checked;
 	uint64_t lost_records, lost_samples;	/* LOST / LOST_SAMPLES sums */
 };
 
@@ -122,24 +122,14 @@ static void on_comm(struct importer *im, const struct perf_event_header *eh, con
 		prof_addrspace_clear(space_get(im, v[0]));
 }
 
-/* Warns once when a mapped binary is not the one perf saw (build-id differs). */
-static void check_build_id(struct importer *im, const char *path)
+/* The build-id perf recorded for path ("" if none): the address space never
+ * symbolizes the mapping with a file that has another one. */
+static const char *recorded_build_id(struct importer *im, const char *path)
 {
-	if (im->warned_build_id)
-		return;
-	for (size_t i = 0; i < im->f->build_ids.n; i++) {
-		const struct pd_build_id *b = &im->f->build_ids.v[i];
-		if (strcmp(b->filename, path))
-			continue;
-		struct prof_elf *e = prof_elf_get(path);
-		const char *have = e ? prof_elf_build_id(e) : "";
-		if (*have && *b->hex && strcmp(have, b->hex)) {
-			warning("'%s' changed since it was recorded (build-id %s, now %s); "
-				"its symbols may be wrong", path, b->hex, have);
-			im->warned_build_id = true;
-		}
-		return;
-	}
+	for (size_t i = 0; i < im->f->build_ids.n; i++)
+		if (!strcmp(im->f->build_ids.v[i].filename, path))
+			return im->f->build_ids.v[i].hex;
+	return "";
 }
 
 static void on_mmap(struct importer *im, const struct perf_event_header *eh, const uint8_t *d,
@@ -169,9 +159,8 @@ static void on_mmap(struct importer *im, const struct perf_event_header *eh, con
 	if (pid == PD_PID_KERNEL)
 		return;
 	char *path = xstrndup((const char *)d + name_off, size - name_off);
-	if (prot & PROT_EXEC)
-		check_build_id(im, path);
-	prof_addrspace_map(space_get(im, pid), addr, len, pgoff, path, prot);
+	prof_addrspace_map_build_id(space_get(im, pid), addr, len, pgoff, path, prot,
+				    recorded_build_id(im, path));
 	free(path);
 }
 

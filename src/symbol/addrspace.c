@@ -252,17 +252,19 @@ void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint
 	static const struct prof_elf *warned;	/* one warning per replaced file */
 	const struct prof_elf *on_disk = m->elf;
 	m->flags |= PROF_MAP_DELETED;
-	char *mf = xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid, m->start, m->end);
-	struct prof_elf *orig = prof_elf_get(mf);
-	free(mf);
-	m->elf = orig && !strcmp(orig->build_id, build_id) ? orig : NULL;
+	m->elf = elf_find_by_build_id(as->pid, m->start, m->end, build_id);
 	if (m->elf)
 		m->bias = mapping_bias(m);
 	if (warned != on_disk) {
 		warned = on_disk;
+		bool original = m->elf && !strncmp(m->elf->path, "/proc/", 6);
+		char *from = m->elf && !original ? xasprintf("symbolizing from %s", m->elf->path) : NULL;
 		warning("'%s' was replaced while mapped by pid %d: the build-id changed (mapped %.16s, on disk %.16s); %s",
 			m->path, (int)as->pid, build_id, on_disk->build_id,
-			m->elf ? "symbolizing from the mapped original" : "the original is gone, its frames stay unresolved");
+			original ? "symbolizing from the mapped original"
+			: from ? from
+			: "no file has that build-id (map_files, ~/.debug, /usr/lib/debug): its frames stay addresses");
+		free(from);
 	}
 }
 

@@ -81,6 +81,11 @@ const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr);
  * code without symbols; false when the binary has no usable table. */
 bool prof_elf_function_start(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
 
+/* The file with build-id hex for a mapping [start, end) of pid whose file
+ * on disk has another build-id (buildid.c): map_files, perf's build-id
+ * cache, /usr/lib/debug/.build-id; NULL if none has it. */
+struct prof_elf *elf_find_by_build_id(pid_t pid, uint64_t start, uint64_t end, const char *hex);
+
 /* Names for code without symbols (synthetic.c): the "NAME@plt" stub at
  * vaddr (its start in *start), NULL if vaddr is in no PLT stub; and whether
  * vaddr lies in the function at e_entry (_start), *entry set to e_entry. */
