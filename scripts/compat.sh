@@ -6,6 +6,9 @@
 # `perf record --call-graph dwarf`, and a markdown table row is printed per
 # kind: the share of complete stacks (outermost frame a thread root, for
 # both tools) and the self share of the kind's three hot functions.
+# perf script runs with --no-inline: its addr2line child hangs on node's
+# binary, and perf report's default self view does not split inlined
+# functions either (so Go's inlined main.gamma reads 0 there).
 #   scripts/compat.sh [SECONDS=2]     (run from the source tree, after make)
 # Needs perf and perf_event access; kinds whose toolchain is missing are
 # listed as skipped.  docs/compat.md holds a run's table.
@@ -34,14 +37,15 @@ kind() {
 	shift
 	mapfile -t names < <(names_of "$@")
 	local p q
-	if "$PROF" record -q -o "$name.data" -- "${cmd[@]}" >/dev/null 2>&1 &&
+	# the commands are shell words as t1200 hands them to eval (mntns quotes its sh -c)
+	if eval "'$PROF' record -q -o $name.data -- ${cmd[*]}" >/dev/null 2>&1 &&
 	   "$PROF" report -i "$name.data" --format=json >"$name.json" 2>/dev/null; then
 		p=$($CHECK summary "$name.json" "${names[@]}" | row_cells)
 	else
 		p="prof failed | -"
 	fi
-	if perf record -q -F 999 --call-graph dwarf -o "$name.perf" -- "${cmd[@]}" >/dev/null 2>&1 &&
-	   perf script -F comm,ip,sym -i "$name.perf" >"$name.script" 2>/dev/null; then
+	if eval "perf record -q -F 999 --call-graph dwarf -o $name.perf -- ${cmd[*]}" >/dev/null 2>&1 &&
+	   timeout 300 perf script --no-inline -F comm,ip,sym -i "$name.perf" >"$name.script" 2>/dev/null; then
 		q=$($CHECK perf-script "$name.script" "${names[@]}" | row_cells)
 	else
 		q="perf failed | -"

@@ -105,15 +105,8 @@ static struct cu_funcs *cu_functions(struct elf_scopes *s, Dwarf_Die *cu)
 /* The function containing pc: the nearest start below it that covers it. */
 static const struct fn_range *find_function(const struct cu_funcs *cf, Dwarf_Addr pc)
 {
-	size_t lo = 0, hi = cf->fns.n;
+	size_t lo = COUNT_AT_OR_BELOW(cf->fns.v, cf->fns.n, low, pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cf->fns.v[mid].low <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t k = 0; k < 8 && k < lo; k++)	/* nested functions overlap */
 		if (pc < cf->fns.v[lo - 1 - k].high)
 			return &cf->fns.v[lo - 1 - k];
@@ -205,14 +198,7 @@ Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_D
 	struct elf_scopes *s = e->scopes;
 	if (!s->cus_listed)
 		list_cus(s, e->mod);
-	size_t lo = 0, hi = s->cus.n;
-	while (lo < hi) {	/* first range starting after a */
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->cus.v[mid].low <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = COUNT_AT_OR_BELOW(s->cus.v, s->cus.n, low, a);
 	for (size_t k = 0; k < 4 && k < lo; k++) {	/* CU ranges rarely overlap */
 		const struct cu_range *r = &s->cus.v[lo - 1 - k];
 		if (a < r->high) {

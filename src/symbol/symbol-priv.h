@@ -10,6 +10,21 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+/* How many elements of the sorted array v[0..n) have member field <= key:
+ * the index of the first one starting after key (a binary search). */
+#define COUNT_AT_OR_BELOW(v, n, field, key)                          \
+	({                                                          \
+		size_t lo_ = 0, hi_ = (n);                          \
+		while (lo_ < hi_) {                                 \
+			size_t mid_ = lo_ + (hi_ - lo_) / 2;        \
+			if ((v)[mid_].field <= (key))               \
+				lo_ = mid_ + 1;                     \
+			else                                        \
+				hi_ = mid_;                         \
+		}                                                   \
+		lo_;                                                \
+	})
+
 struct elf_load {		/* one PT_LOAD program header */
 	uint64_t vaddr, offset, filesz, memsz, align;
 	uint32_t flags;

@@ -175,14 +175,7 @@ const char *elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start)
 	if (!e->synth)
 		e->synth = synth_build(e->elf);
 	const struct elf_synth *s = e->synth;
-	size_t lo = 0, hi = s->stubs.n;
-	while (lo < hi) {	/* first stub starting after vaddr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->stubs.v[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = COUNT_AT_OR_BELOW(s->stubs.v, s->stubs.n, start, vaddr);
 	if (lo == 0 || vaddr - s->stubs.v[lo - 1].start >= s->stubs.v[lo - 1].size)
 		return NULL;
 	*start = s->stubs.v[lo - 1].start;

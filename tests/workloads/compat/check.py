@@ -98,13 +98,20 @@ def perf_stacks(path):
                 frames = []
             elif line[0] in " \t":
                 parts = line.split(None, 1)
-                frames.append(parts[1].strip() if len(parts) > 1 else "[unknown]")
+                sym = parts[1].strip() if len(parts) > 1 else "[unknown]"
+                frames.append(sym.replace(" (inlined)", ""))
     if frames:
         stacks.append((frames[0], frames[-1]))
     return stacks
 
 
+def without_params(name):
+    """perf script prints C++ names without their parameter list."""
+    return name if name.startswith("re:") else re.sub(r"\([^()]*\)$", "", name)
+
+
 def cmd_perf_script(path, names):
+    names = [without_params(n) for n in names]
     stacks = perf_stacks(path)
     n = len(stacks) or 1
     complete = 100.0 * sum(is_root(outer) for _, outer in stacks) / n
