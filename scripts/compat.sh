@@ -29,6 +29,17 @@ names_of() { for a in "$@"; do [ "$a" = --no-line ] || printf '%s\n' "${a%=*}"; 
 # "85.0 59.1 30.2 9.8" -> "85.0 | 59.1 / 30.2 / 9.8"
 row_cells() { awk '{ printf "%s | ", $1; for (i = 2; i <= NF; i++) printf "%s%s", $i, (i < NF ? " / " : ""); }'; }
 
+# perf 6.1 aborts now and then here ("assertion failed at util/build-id.c"):
+# up to three tries.
+perf_record() {
+	local out=$1 cmd=$2
+	for _ in 1 2 3; do
+		eval "perf record -q --no-buildid-cache -F 999 --call-graph dwarf -o $out -- $cmd" \
+			>/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+
 kind() {
 	local name=$1
 	shift 2
@@ -44,7 +55,7 @@ kind() {
 	else
 		p="prof failed | -"
 	fi
-	if eval "perf record -q -F 999 --call-graph dwarf -o $name.perf -- ${cmd[*]}" >/dev/null 2>&1 &&
+	if perf_record "$name.perf" "${cmd[*]}" &&
 	   timeout 300 perf script --no-inline -F comm,ip,sym -i "$name.perf" >"$name.script" 2>/dev/null; then
 		q=$($CHECK perf-script "$name.script" "${names[@]}" | row_cells)
 	else
