@@ -15,7 +15,7 @@
 require_perf_events
 COMPAT="$TOP/tests/workloads/compat"
 CHECK="python3 $COMPAT/check.py"
-SECS=${COMPAT_SECONDS:-1.5}
+SECS=${COMPAT_SECONDS:-1}
 MIN_COMPLETE=97		# the target is 99: a few samples of exec and the loader's startup
 TOL=12			# points of the split; a loaded 2-vCPU VM gives ~150 samples a run
 
