@@ -54,6 +54,7 @@ void prof_ident_module_role(const char *path, struct strbuf *out);
 /* --- the set of identities ------------------------------------------------ */
 struct prof_ident {
 	uint32_t name, clone, module, file;	/* strs ids: the key */
+	uint32_t shown_name;			/* strs id: name + clone ("walk.constprop.0") */
 	uint32_t shown_module;			/* strs id: the module as first seen (display) */
 };
 
@@ -80,7 +81,10 @@ static inline const char *prof_ident_str(const struct prof_idset *s, uint32_t id
 	return strtab_get(&s->strs, id);
 }
 /* Display name: name plus clone suffix ("walk.constprop.0"). */
-const char *prof_ident_display(const struct prof_idset *s, uint32_t id, struct strbuf *sb);
+static inline const char *prof_ident_name(const struct prof_idset *s, uint32_t id)
+{
+	return strtab_get(&s->strs, s->ids.v[id].shown_name);
+}
 static inline const char *prof_ident_module(const struct prof_idset *s, uint32_t id)
 {
 	return strtab_get(&s->strs, s->ids.v[id].shown_module);
@@ -119,5 +123,9 @@ uint32_t *prof_idset_add_profile(struct prof_idset *s, const struct prof_profile
  * one] = the base one.  Every other canon[id] = id.  canon holds s->ids.n.
  */
 void prof_idset_merge_clones(const struct prof_idset *s, const uint8_t *present, uint32_t *canon);
+/* The id of name (and of module, a path or role, when not NULL), both
+ * normalized like any input; PROF_NONE when absent or, without module,
+ * in several modules. */
+uint32_t prof_idset_find(const struct prof_idset *s, const char *name, const char *module);
 
 #endif

@@ -5,8 +5,8 @@
  * interval excludes what the instructions predict), or invisible to
  * instruction counts (time-only: memory system, syscalls, I/O, locks).
  *
- * Design notes: both sides are keyed by (name, module basename) in one
- * an_fnset.  Callgrind costs are inclusive and taken per function name:
+ * Design notes: both sides are keyed by identity (src/model/identity.c)
+ * in one an_fnset.  Callgrind costs are inclusive and taken per function name:
  * rows of the same function under different files (fi=/fe= inlined code)
  * are summed; recursion rows (fib'2) are skipped because the inclusive
  * cost of the outer row already contains them.  The time side is loaded
@@ -53,19 +53,51 @@ static bool is_recursion_row(const char *name)
 	return true;
 }
 
+/* The identity of every row of a part (recursion rows: PROF_NONE).  The
+ * row's home file tells two same-name functions apart, as fl= does. */
+static uint32_t *part_ids(struct an_fnset *fs, const struct cg_profile *p,
+			  const struct cg_part *part)
+{
+	struct prof_ident_rec *recs = xcalloc(part->fns.n + 1, sizeof(*recs));
+	uint32_t *ids = xcalloc(part->fns.n + 1, sizeof(*ids));
+	size_t n = 0;
+
+	for (size_t i = 0; i < part->fns.n; i++) {
+		const struct cg_fn *f = &part->fns.v[i];
+		if (is_recursion_row(strtab_get(&p->strs, f->name)))
+			continue;
+		recs[n++] = (struct prof_ident_rec){
+			.name = strtab_get(&p->strs, f->name),
+			.module = strtab_get(&p->strs, f->object),
+			.file = strtab_get(&p->strs, f->home_file),
+			.token = (uint64_t)f->home_file + 1,
+		};
+	}
+	prof_idset_add_input(&fs->ids, recs, n, ids);
+	for (size_t i = part->fns.n, k = n; i-- > 0;)	/* spread out, skipping recursion rows */
+		ids[i] = is_recursion_row(strtab_get(&p->strs, part->fns.v[i].name)) ? PROF_NONE
+										       : ids[--k];
+	free(recs);
+	return ids;
+}
+
 static void add_part(struct an_fnset *fs, struct an_cg_side *cg, const struct cg_profile *p,
 		     const struct cg_part *part, bool head)
 {
 	int ev[AN_MAX_EVENTS];
+	uint32_t *ids = part_ids(fs, p, part);
 
 	for (size_t e = 0; e < cg->nev; e++)
 		ev[e] = cg_event_index(p, part, cg->events[e]);
+	if (ev[0] >= 0)
+		cg->total[head] += (double)cg_cost(part, part->totals)[ev[0]];
 	for (size_t i = 0; i < part->fns.n; i++) {
 		const struct cg_fn *f = &part->fns.v[i];
-		const char *name = strtab_get(&p->strs, f->name);
-		if (is_recursion_row(name))
+		if (ids[i] == PROF_NONE)
 			continue;
-		struct an_ir *ir = cg_fn(cg, an_fn_intern(fs, name, strtab_get(&p->strs, f->object)));
+		/* a clone joined by an_join_clones() stays joined in later parts */
+		uint32_t id = ids[i] < fs->canon.n ? fs->canon.v[ids[i]] : ids[i];
+		struct an_ir *ir = cg_fn(cg, id);
 		const uint64_t *c = cg_cost(part, f->incl);
 		double *dst = head ? ir->head : ir->base;
 		for (size_t e = 0; e < cg->nev; e++)
@@ -76,6 +108,7 @@ static void add_part(struct an_fnset *fs, struct an_cg_side *cg, const struct cg
 		else
 			ir->in_base = true;
 	}
+	free(ids);
 }
 
 int an_cg_add(struct an_fnset *fs, struct an_cg_side *cg, const struct cg_profile *p,
@@ -117,8 +150,9 @@ static const struct an_ir *find_ir(const struct an_fnset *fs, const struct an_cg
 	if (fn < cg->fn.n && cg->fn.v[fn].in_base && cg->fn.v[fn].in_head)
 		return &cg->fn.v[fn];
 	for (size_t i = 0; i < cg->fn.n; i++) {
+		const struct prof_ident *a = &fs->ids.ids.v[i], *b = &fs->ids.ids.v[fn];
 		if (i == fn || !cg->fn.v[i].in_base || !cg->fn.v[i].in_head ||
-		    fs->fns.v[i].name != fs->fns.v[fn].name)
+		    a->name != b->name || a->clone != b->clone)
 			continue;
 		if (found)
 			return NULL;	/* the name alone is ambiguous */

@@ -88,10 +88,11 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 	struct an_cg_side cg = { 0 };
 	struct an_side base = { 0 }, head = { 0 };
 	an_xrows rows = { 0 };
+	struct an_join join[2] = { 0 };
 	FILE *out = stdout;
 	int ret;
 
-	an_fnset_init(&fs);
+	an_cli_fnset_init(c, &fs);
 	ret = load_callgrind(&fs, &cg, c->cg_base, c->benchmark, false);
 	if (!ret)
 		ret = load_callgrind(&fs, &cg, c->cg_head, c->benchmark, true);
@@ -100,11 +101,15 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 	if (!ret)
 		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
 	if (!ret)
+		ret = an_join_crosscheck(&fs, &cg, &base, &head, join);
+	if (!ret)
 		ret = an_crosscheck(&fs, &cg, &base, &head, &c->o, c->ir_threshold, &rows);
 	if (!ret && !(out = an_cli_open_output(c)))
 		ret = -EIO;
 	if (!ret) {
 		struct an_report_info info = an_cli_report_info(c, &base, &head);
+		info.joins[0] = &join[0];
+		info.joins[1] = &join[1];
 		ret = c->json ? an_crosscheck_json(out, &fs, &rows, &c->o, &info)
 			      : an_crosscheck_text(out, &fs, &rows, &c->o, &info);
 		for (size_t i = 0; i < rows.n; i++)
@@ -114,6 +119,8 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 			ret = cret;
 	}
 	VEC_FREE(&rows);
+	an_join_free(&join[0]);
+	an_join_free(&join[1]);
 	an_cg_free(&cg);
 	an_side_free(&base);
 	an_side_free(&head);

@@ -82,13 +82,16 @@ static int run_diff(struct an_cli *c, bool *regression)
 	struct an_fnset fs;
 	struct an_side base = { 0 }, head = { 0 };
 	an_results res = { 0 };
+	struct an_join join = { 0 };
 	FILE *out = stdout;
 	int ret;
 
-	an_fnset_init(&fs);
+	an_cli_fnset_init(c, &fs);
 	ret = an_load_side(&fs, &base, c->base.v, c->base.n, &lo);
 	if (!ret)
 		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
+	if (!ret)
+		ret = an_join_diff(&fs, &base, &head, &join);
 	if (!ret)
 		ret = resolve_normalize(c, &fs);
 	if (!ret && (ret = an_compare_sides(&fs, &base, &head, &c->o, &res)))
@@ -97,6 +100,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 		ret = -EIO;
 	if (!ret) {
 		struct an_report_info info = an_cli_report_info(c, &base, &head);
+		info.joins[0] = &join;
 		ret = c->json ? an_diff_json(out, &fs, &res, &c->o, &info)
 			      : an_diff_text(out, &fs, &res, &c->o, &info);
 		for (size_t i = 0; i < res.n; i++)
@@ -106,6 +110,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 			ret = cret;
 	}
 	VEC_FREE(&res);
+	an_join_free(&join);
 	an_side_free(&base);
 	an_side_free(&head);
 	an_fnset_free(&fs);

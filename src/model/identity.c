@@ -163,12 +163,29 @@ static size_t clone_suffix(const char *s, size_t n)
 	return 0;
 }
 
+/* "memcpy@@GLIBC_2.14", "stat@GLIBC_2.2.5": a symbol version, not a name. */
+static size_t symbol_version(const char *s, size_t n)
+{
+	const char *at = memchr(s, '@', n);
+
+	if (!at || at == s || at + strspn(at, "@") >= s + n)
+		return 0;
+	for (const char *p = at; p < s + n; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '.' && *p != '@')
+			return 0;
+	return (size_t)(s + n - at);
+}
+
 /* Peels one noise or clone suffix off s[0..*n); false when none is left. */
 static bool peel(const char *s, size_t *n, struct strbuf *clone, bool *rust)
 {
 	const char *dot = memrchr(s, '.', *n);
 	size_t len;
 
+	if ((len = symbol_version(s, *n))) {
+		*n -= len;
+		return true;
+	}
 	if (*n > 19 && ends_with(s, *n - 17, "::") && is_rust_hash(s + *n - 17, 17)) {
 		*n -= 19;
 		*rust = true;
@@ -331,14 +348,6 @@ int prof_idset_map_function(struct prof_idset *s, const char *spec)
 	return 0;
 }
 
-const char *prof_ident_display(const struct prof_idset *s, uint32_t id, struct strbuf *sb)
-{
-	sb_reset(sb);
-	sb_adds(sb, prof_ident_str(s, s->ids.v[id].name));
-	sb_adds(sb, prof_ident_str(s, s->ids.v[id].clone));
-	return sb_str(sb);
-}
-
 /* The module path after --map-module (matched on path, file name or soname). */
 static const char *mapped_module(const struct prof_idset *s, const char *path, struct strbuf *tmp)
 {
@@ -392,6 +401,9 @@ static uint32_t intern_ident(struct prof_idset *s, const struct rec_key *k, cons
 			.file = strtab_intern(&s->strs, file),
 			.shown_module = strtab_intern(&s->strs, shown),
 		};
+		sb_reset(sb);
+		sb_addf(sb, "%s%s", prof_ident_str(s, k->name), prof_ident_str(s, k->clone));
+		id.shown_name = strtab_intern(&s->strs, sb_str(sb));
 		VEC_PUSH(&s->ids, id);
 	}
 	return key - 1;		/* key ids are dense from 1 ("" is 0) */
@@ -536,4 +548,28 @@ void prof_idset_merge_clones(const struct prof_idset *s, const uint8_t *present,
 	free(group);
 	free(only);
 	free(count);
+}
+
+uint32_t prof_idset_find(const struct prof_idset *s, const char *name, const char *module)
+{
+	struct strbuf n = STRBUF_INIT, clone = STRBUF_INIT, role = STRBUF_INIT;
+	uint32_t found = PROF_NONE;
+	bool ambiguous = false;
+
+	prof_ident_normalize(name, &n, &clone);
+	if (module)
+		prof_ident_module_role(module, &role);
+	for (uint32_t id = 0; id < s->ids.n; id++) {
+		const struct prof_ident *x = &s->ids.v[id];
+		if (strcmp(prof_ident_str(s, x->name), sb_str(&n)) ||
+		    strcmp(prof_ident_str(s, x->clone), sb_str(&clone)) ||
+		    (module && strcmp(prof_ident_str(s, x->module), sb_str(&role))))
+			continue;
+		ambiguous |= found != PROF_NONE;
+		found = id;
+	}
+	sb_release(&n);
+	sb_release(&clone);
+	sb_release(&role);
+	return ambiguous ? PROF_NONE : found;
 }

@@ -43,7 +43,10 @@ static void test_names(void)
 	check_norm("walk.constprop.0.isra.0", "walk", ".constprop.0.isra.0");
 	check_norm("count_words.cold", "count_words", ".cold");
 	check_norm("foo(int) [clone .cold]", "foo(int)", ".cold");
+	check_norm("__libc_start_main@@GLIBC_2.34", "__libc_start_main", "");
+	check_norm("stat@GLIBC_2.2.5", "stat", "");
 	/* things that only look like it */
+	check_norm("operator@", "operator@", "");
 	check_norm("fib'2", "fib'2", "");
 	check_norm("_ZN3foo3barEv", "_ZN3foo3barEv", "");	/* C++, not Rust: untouched */
 	check_norm("std::vector<int>::push_back(int const&)", "std::vector<int>::push_back(int const&)", "");
