@@ -41,51 +41,11 @@ static struct an_ir *cg_fn(struct an_cg_side *cg, uint32_t fn)
 	return &cg->fn.v[fn];
 }
 
-/* fib'2 and friends: callgrind's names for deeper recursion levels. */
-static bool is_recursion_row(const char *name)
-{
-	const char *q = strrchr(name, '\'');
-	if (!q || !q[1])
-		return false;
-	for (q++; *q; q++)
-		if (*q < '0' || *q > '9')
-			return false;
-	return true;
-}
-
-/* The identity of every row of a part (recursion rows: PROF_NONE).  The
- * row's home file tells two same-name functions apart, as fl= does. */
-static uint32_t *part_ids(struct an_fnset *fs, const struct cg_profile *p,
-			  const struct cg_part *part)
-{
-	struct prof_ident_rec *recs = xcalloc(part->fns.n + 1, sizeof(*recs));
-	uint32_t *ids = xcalloc(part->fns.n + 1, sizeof(*ids));
-	size_t n = 0;
-
-	for (size_t i = 0; i < part->fns.n; i++) {
-		const struct cg_fn *f = &part->fns.v[i];
-		if (is_recursion_row(strtab_get(&p->strs, f->name)))
-			continue;
-		recs[n++] = (struct prof_ident_rec){
-			.name = strtab_get(&p->strs, f->name),
-			.module = strtab_get(&p->strs, f->object),
-			.file = strtab_get(&p->strs, f->home_file),
-			.token = (uint64_t)f->home_file + 1,
-		};
-	}
-	prof_idset_add_input(&fs->ids, recs, n, ids);
-	for (size_t i = part->fns.n, k = n; i-- > 0;)	/* spread out, skipping recursion rows */
-		ids[i] = is_recursion_row(strtab_get(&p->strs, part->fns.v[i].name)) ? PROF_NONE
-										       : ids[--k];
-	free(recs);
-	return ids;
-}
-
 static void add_part(struct an_fnset *fs, struct an_cg_side *cg, const struct cg_profile *p,
 		     const struct cg_part *part, bool head)
 {
 	int ev[AN_MAX_EVENTS];
-	uint32_t *ids = part_ids(fs, p, part);
+	uint32_t *ids = cg_part_identities(&fs->ids, p, part, true);
 
 	for (size_t e = 0; e < cg->nev; e++)
 		ev[e] = cg_event_index(p, part, cg->events[e]);
