@@ -179,6 +179,26 @@ int an_crosscheck(const struct an_fnset *fs, const struct an_cg_side *cg,
 		  const struct an_side *base, const struct an_side *head,
 		  const struct an_opts *o, double ir_threshold, an_xrows *out);
 
+/* Loads a callgrind file into p (owned by the caller, cg_profile_init'ed)
+ * and adds it with an_cg_add.  0 or -errno / -EINVAL after an error line. */
+int an_cg_load(struct an_fnset *fs, struct an_cg_side *cg, struct cg_profile *p,
+	       const char *path, const char *benchmark, bool head);
+
+/* The rows of one benchmark (callgrind part, by its trigger URI). */
+struct an_part_rows {
+	const char *benchmark;		/* points into the base cg_profile */
+	an_xrows rows;			/* only functions of that part */
+};
+typedef VEC(struct an_part_rows) an_parts;
+/* Crosschecks every benchmark of the base callgrind file that the head
+ * file has too, against the same recordings: what `--format=json` groups
+ * per part when no --benchmark is given.  0 or -EINVAL. */
+int an_crosscheck_parts(struct an_fnset *fs, const struct cg_profile *cb,
+			const struct cg_profile *ch, const struct an_side *base,
+			const struct an_side *head, const struct an_opts *o, double ir_threshold,
+			an_parts *out);
+void an_parts_free(an_parts *parts);
+
 /* --- the join of the inputs (join.c) ------------------------------------------ */
 #define AN_JOIN_SHARE 0.001	/* functions with >= 0.1% of a side's cost are counted */
 #define AN_JOIN_WARN 0.80	/* under 80% matched: warn with the unmatched names */
@@ -221,6 +241,7 @@ struct an_report_info {
 	size_t untested;	/* functions under min_samples */
 	bool all;		/* text: also no-change rows */
 	const struct an_join *joins[2];	/* match rates to print (NULL: none) */
+	const an_parts *parts;		/* crosscheck json: rows per benchmark (or NULL) */
 };
 int an_diff_text(FILE *f, const struct an_fnset *fs, const an_results *r,
 		 const struct an_opts *o, const struct an_report_info *info);

@@ -218,3 +218,59 @@ int an_crosscheck(const struct an_fnset *fs, const struct an_cg_side *cg,
 		qsort(out->v, out->n, sizeof(*out->v), xrow_cmp);
 	return 0;
 }
+
+int an_cg_load(struct an_fnset *fs, struct an_cg_side *cg, struct cg_profile *p,
+	       const char *path, const char *benchmark, bool head)
+{
+	int ret = cg_load_file(p, path);
+	return ret ? ret : an_cg_add(fs, cg, p, benchmark, head);
+}
+
+void an_parts_free(an_parts *parts)
+{
+	for (size_t i = 0; i < parts->n; i++)
+		VEC_FREE(&parts->v[i].rows);
+	VEC_FREE(parts);
+}
+
+/* The crosscheck of one benchmark: only the rows of its part's functions. */
+static int crosscheck_part(struct an_fnset *fs, const struct cg_profile *cb,
+			   const struct cg_profile *ch, const char *uri, const struct an_side *base,
+			   const struct an_side *head, const struct an_opts *o, double ir_threshold,
+			   an_xrows *out)
+{
+	struct an_cg_side cg = { 0 };
+	an_xrows all = { 0 };
+	int ret = an_cg_add(fs, &cg, cb, uri, false);
+
+	if (!ret)
+		ret = an_cg_add(fs, &cg, ch, uri, true);
+	if (!ret)
+		ret = an_crosscheck(fs, &cg, base, head, o, ir_threshold, &all);
+	for (size_t i = 0; !ret && i < all.n; i++)
+		if (all.v[i].has_ir)
+			VEC_PUSH(out, all.v[i]);
+	VEC_FREE(&all);
+	an_cg_free(&cg);
+	return ret;
+}
+
+int an_crosscheck_parts(struct an_fnset *fs, const struct cg_profile *cb,
+			const struct cg_profile *ch, const struct an_side *base,
+			const struct an_side *head, const struct an_opts *o, double ir_threshold,
+			an_parts *out)
+{
+	for (size_t i = 0; i < cb->parts.n; i++) {
+		const struct cg_part *part = cb->parts.v[i];
+		const char *uri = strtab_get(&cb->strs, part->trigger);
+		if (!*uri || cg_part_empty(part) || cg_event_index(cb, part, "Ir") < 0 ||
+		    !cg_find_part(ch, 0, uri))
+			continue;	/* unnamed, metadata, or not in the head file */
+		struct an_part_rows pr = { .benchmark = uri };
+		int ret = crosscheck_part(fs, cb, ch, uri, base, head, o, ir_threshold, &pr.rows);
+		VEC_PUSH(out, pr);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

@@ -309,42 +309,63 @@ int an_crosscheck_text(FILE *f, const struct an_fnset *fs, const an_xrows *x,
 	return ferror(f) ? -1 : 0;
 }
 
+static void json_xrow(struct strbuf *sb, const struct an_fnset *fs, const struct an_xrow *r)
+{
+	json_fn(sb, fs, r->fn);
+	sb_adds(sb, ",\"ir\":");
+	if (r->has_ir) {
+		sb_adds(sb, "{");
+		json_key_num(sb, "base", r->ir_base);
+		sb_addch(sb, ',');
+		json_key_num(sb, "head", r->ir_head);
+		sb_addch(sb, ',');
+		json_key_num(sb, "change_pct", r->ir_change * 100);
+		sb_adds(sb, "}");
+	} else {
+		sb_adds(sb, "null");
+	}
+	sb_adds(sb, ",\"time\":{");
+	json_key_num(sb, "base_s", r->time.base);
+	sb_addch(sb, ',');
+	json_key_num(sb, "head_s", r->time.head);
+	sb_addch(sb, ',');
+	json_stats(sb, &r->time);
+	sb_adds(sb, "},");
+	json_key_str(sb, "verdict", an_verdict_name(r->verdict));
+	sb_addf(sb, ",\"runs_needed\":%llu,\"tested\":%s,",
+		(unsigned long long)r->time.runs_needed, r->time.tested ? "true" : "false");
+	json_key_str(sb, "moved", r->moved);
+}
+
+static void json_xrows(struct strbuf *sb, const struct an_fnset *fs, const an_xrows *x)
+{
+	sb_adds(sb, "\"functions\":[");
+	for (size_t i = 0; i < x->n; i++) {
+		sb_adds(sb, i ? ",\n{" : "\n{");
+		json_xrow(sb, fs, &x->v[i]);
+		sb_addch(sb, '}');
+	}
+	sb_adds(sb, "\n]");
+}
+
 int an_crosscheck_json(FILE *f, const struct an_fnset *fs, const an_xrows *x,
 		       const struct an_opts *o, const struct an_report_info *info)
 {
 	struct strbuf sb = STRBUF_INIT;
 
 	json_header(&sb, "prof-crosscheck/1", fs, o, info);
-	sb_adds(&sb, "\"functions\":[");
-	for (size_t i = 0; i < x->n; i++) {
-		const struct an_xrow *r = &x->v[i];
-		sb_adds(&sb, i ? ",\n{" : "\n{");
-		json_fn(&sb, fs, r->fn);
-		sb_adds(&sb, ",\"ir\":");
-		if (r->has_ir) {
-			sb_adds(&sb, "{");
-			json_key_num(&sb, "base", r->ir_base);
+	json_xrows(&sb, fs, x);
+	if (info->parts) {	/* the same, benchmark by benchmark */
+		sb_adds(&sb, ",\"benchmarks\":[");
+		for (size_t i = 0; i < info->parts->n; i++) {
+			sb_adds(&sb, i ? ",\n{" : "\n{");
+			json_key_str(&sb, "benchmark", info->parts->v[i].benchmark);
 			sb_addch(&sb, ',');
-			json_key_num(&sb, "head", r->ir_head);
-			sb_addch(&sb, ',');
-			json_key_num(&sb, "change_pct", r->ir_change * 100);
-			sb_adds(&sb, "}");
-		} else {
-			sb_adds(&sb, "null");
+			json_xrows(&sb, fs, &info->parts->v[i].rows);
+			sb_addch(&sb, '}');
 		}
-		sb_adds(&sb, ",\"time\":{");
-		json_key_num(&sb, "base_s", r->time.base);
-		sb_addch(&sb, ',');
-		json_key_num(&sb, "head_s", r->time.head);
-		sb_addch(&sb, ',');
-		json_stats(&sb, &r->time);
-		sb_adds(&sb, "},");
-		json_key_str(&sb, "verdict", an_verdict_name(r->verdict));
-		sb_addf(&sb, ",\"runs_needed\":%llu,\"tested\":%s,",
-			(unsigned long long)r->time.runs_needed, r->time.tested ? "true" : "false");
-		json_key_str(&sb, "moved", r->moved);
-		sb_addch(&sb, '}');
+		sb_adds(&sb, "]");
 	}
-	sb_adds(&sb, "\n]}\n");
+	sb_adds(&sb, "}\n");
 	return flush_sb(f, &sb);
 }

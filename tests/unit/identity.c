@@ -35,6 +35,13 @@ static void test_names(void)
 		   "<alloc::string::String as core::fmt::Display>::fmt", "");
 	check_norm("<alloc::string::String as core::fmt::Display>::fmt",
 		   "<alloc::string::String as core::fmt::Display>::fmt", "");
+	/* Rust v0: std is precompiled with it */
+	check_norm("_RNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal", "std::rt::lang_start_internal", "");
+	check_norm("_RNvNtCs2T2YeOPBgHV_7rsknown4work5alpha", "rsknown::work::alpha", "");
+	check_norm("_RNCNvCs1234_3app4main0B3_", "app::main::{closure#0}", "");
+	check_norm("_RNCNvCs1234_3app4mains_0B3_", "app::main::{closure#1}", "");
+	check_norm("_RINvCs1234_3app4makeReE", "_RINvCs1234_3app4makeReE", "");	/* generics: left alone */
+	check_norm("_RNvCs1234_3app4main.llvm.42", "app::main", "");
 	/* ThinLTO and GCC */
 	check_norm("_ZN4core3fmt5write17h1111111111111111E.llvm.1234567890123",
 		   "core::fmt::write", "");
