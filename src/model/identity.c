@@ -484,8 +484,24 @@ static void mapped_name(const struct prof_idset *s, const char *raw, struct strb
 	}
 }
 
+/*
+ * The key of a shared object's function: without leading underscores and
+ * glibc's "__GI_" prefix.  Libraries export one function under several
+ * names (snprintf, __snprintf, __GI___snprintf) and every tool picks its
+ * own: valgrind says snprintf where the symbol table walk says __snprintf.
+ */
+static const char *alias_key(const char *name)
+{
+	if (!strncmp(name, "__GI_", 5) && name[5])
+		name += 5;
+	while (name[0] == '_' && name[1] && name[1] != ':')
+		name++;
+	return name;
+}
+
 struct rec_key {
-	uint32_t name, clone, module;	/* s->strs ids */
+	uint32_t name, clone, module;	/* s->strs ids: the key */
+	uint32_t shown;			/* s->strs id: the name as normalized (display) */
 	uint32_t group;			/* clash group (same name, clone, module) */
 	const char *path, *file;
 };
@@ -507,7 +523,7 @@ static uint32_t intern_ident(struct prof_idset *s, const struct rec_key *k, cons
 			.shown_module = strtab_intern(&s->strs, shown),
 		};
 		sb_reset(sb);
-		sb_addf(sb, "%s%s", prof_ident_str(s, k->name), prof_ident_str(s, k->clone));
+		sb_addf(sb, "%s%s", prof_ident_str(s, k->shown), prof_ident_str(s, k->clone));
 		id.shown_name = strtab_intern(&s->strs, sb_str(sb));
 		VEC_PUSH(&s->ids, id);
 	}
@@ -562,7 +578,9 @@ void prof_idset_add_input(struct prof_idset *s, const struct prof_ident_rec *rec
 		k->file = recs[i].file ? recs[i].file : "";
 		prof_ident_module_role(k->path, &role);
 		mapped_name(s, recs[i].name && *recs[i].name ? recs[i].name : "[unknown]", &name, &clone);
-		k->name = strtab_intern(&s->strs, sb_str(&name));
+		k->shown = strtab_intern(&s->strs, sb_str(&name));
+		k->name = role.len && !is_pseudo_module(role.buf) ?
+			  strtab_intern(&s->strs, alias_key(sb_str(&name))) : k->shown;
 		k->clone = strtab_intern(&s->strs, sb_str(&clone));
 		k->module = strtab_intern(&s->strs, sb_str(&role));
 		sb_reset(&tmp);

@@ -115,6 +115,19 @@ static void test_join(void)
 	is_str(prof_ident_file(&s, a[1]), "util/b.c", "told apart by the file under the common root");
 	is_u64(a[2], b[2], "Rust main: mangled and demangled, two hashes, one identity");
 	is_u64(a[3], b[3], "libc by soname, not path");
+	const struct prof_ident_rec alias[] = {
+		{ "snprintf", "/usr/lib/x86_64-linux-gnu/libc.so.6", "", 0x70 },
+		{ "__snprintf", "/lib/x86_64-linux-gnu/libc.so.6", "", 0x70 },
+		{ "__helper", "/x/app", "", 0x70 },
+		{ "helper2", "/x/app", "", 0x80 },
+	};
+	uint32_t al[4];
+	prof_idset_add_input(&s, alias, 1, &al[0]);
+	prof_idset_add_input(&s, alias + 1, 3, &al[1]);
+	is_u64(al[0], al[1], "a library's aliases (snprintf, __snprintf) are one function");
+	is_str(prof_ident_name(&s, al[0]), "snprintf", "shown as first seen");
+	ok(prof_idset_find(&s, "__helper", NULL) == al[2] && al[2] != al[3],
+	   "the program's own underscores stay");
 	is_str(prof_ident_module(&s, a[0]), "app-3f9a", "the program is shown by its first name");
 	ok(a[4] != b[4], "walk.constprop.0 and walk: two identities before the clone join");
 
