@@ -22,10 +22,14 @@
 #       amount of work (fixed iterations), because prof compares absolute
 #       time per function;
 #     - with -S/-L, production-like load: SERVE_CMD (a long-running server)
-#       is started once per build, and each run starts LOAD_CMD (a load
-#       generator at a FIXED request rate; it is stopped with SIGTERM after
-#       the recording), waits a second for it to flow, and records the
-#       server with `prof record -p PID -d SECS` (default 3).
+#       is started once per build; each run records the server with
+#       `prof record -p PID -d SECS` (default 10, the cap) and, a second
+#       into the recording, runs LOAD_CMD: a load generator sending a FIXED
+#       number of requests at a steady rate.  When it is done the recording
+#       is stopped (SIGTERM), so every recording holds all of the load and
+#       nothing else of it (a window of fixed length under a fixed rate is
+#       not enough: a starved generator catches up in bursts that
+#       straddle the window).
 #       Both commands run in the build's tree with PROF_SIDE=base|head and
 #       PROF_OUT=OUTDIR in the environment (e.g. a port file
 #       "$PROF_OUT/$PROF_SIDE.port");
@@ -38,7 +42,7 @@
 set -eu
 PROF=${PROF:-prof}
 BASE_REF=origin/main BASE_DIR="" HEAD_DIR="" RUNS=5 BUILD=make URI="" OUT=prof-crosscheck
-SERVE="" LOAD="" SECS=3
+SERVE="" LOAD="" SECS=10
 while getopts "r:D:C:n:B:b:o:S:L:d:h" opt; do
 	case $opt in
 	r) BASE_REF=$OPTARG ;; D) BASE_DIR=$OPTARG ;; C) HEAD_DIR=$OPTARG ;;
@@ -105,13 +109,18 @@ for i in $(seq 1 "$RUNS"); do
 			continue
 		fi
 		kill -0 "${server[$side]}" || { echo "codspeed-crosscheck: the $side server died" >&2; exit 2; }
-		(cd "$dir" && PROF_SIDE=$side exec bash -c "exec $LOAD") >>"$OUT/$side.load.log" 2>&1 &
-		load=$!
-		sleep 1	# the load is flowing before the recording starts
-		kill -0 $load || { echo "codspeed-crosscheck: the load generator stopped" >&2; exit 2; }
-		"$PROF" record -q -p "${server[$side]}" -d "$SECS" -o "$OUT/$side.$i.data"
-		kill $load 2>/dev/null
-		wait $load 2>/dev/null || true
+		"$PROF" record -q -p "${server[$side]}" -d "$SECS" -o "$OUT/$side.$i.data" &
+		rec=$!
+		sleep 1	# attached before the first request
+		(cd "$dir" && PROF_SIDE=$side exec bash -c "$LOAD") >>"$OUT/$side.load.log" 2>&1 ||
+			{ echo "codspeed-crosscheck: the load generator failed" >&2; exit 2; }
+		if ! kill -0 $rec 2>/dev/null; then
+			echo "codspeed-crosscheck: the load outlasted the $SECS s recording; raise -d" >&2
+			exit 2
+		fi
+		sleep 0.2	# the last replies
+		kill -TERM $rec	# all of the load is in: stop early (-d is the cap)
+		wait $rec || { echo "codspeed-crosscheck: prof record failed" >&2; exit 2; }
 	done
 done
 args=(--callgrind-base "$OUT/base.callgrind" --callgrind-head "$OUT/head.callgrind"

@@ -5,9 +5,10 @@
  *
  *   server serve PORTFILE          listen on 127.0.0.1 (any port, written to
  *                                  PORTFILE), answer requests until killed
- *   server load PORT RATE SECONDS  load generator: RATE requests per second
- *                                  on one connection, paced in 10 ms ticks
- *                                  (SECONDS 0: until killed)
+ *   server load PORT RATE SECONDS  load generator: RATE x SECONDS requests
+ *                                  (a fixed amount of work) on one
+ *                                  connection at RATE per second, paced in
+ *                                  10 ms ticks
  *   server bench N                 N requests in-process, one callgrind part
  *                                  "server.c::bench_requests" (CodSpeed style)
  *
@@ -15,8 +16,9 @@
  * parse_request() reads the key, lookup() hashes it LOOKUP_ROUNDS times
  * (the hot part) and render_reply() formats the answer (steady work).
  * Build the head with -DLOOKUP_EXTRA=50 for 50% more work in lookup().
- * The load is open-loop at a fixed rate, so a recording of fixed duration
- * covers a fixed amount of work: absolute time per function compares.
+ * The load is a fixed number of requests at a fixed rate; a recording that
+ * covers all of it holds a fixed amount of work, so absolute time per
+ * function compares between runs.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -123,14 +125,15 @@ static int load(int port, double rate, double seconds)
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int s = socket(AF_INET, SOCK_STREAM, 0);
 	FILE *in;
-	double start = now(), sent = 0;
+	double start = now(), sent = 0, total = rate * seconds;
 	char line[128];
 
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) || !(in = fdopen(dup(s), "r")))
 		return perror("load"), 1;
-	while (seconds <= 0 || now() - start < seconds) {
-		/* catch up to rate x elapsed, then sleep to the next 10 ms tick */
-		for (; sent < rate * (now() - start); sent++) {
+	while (sent < total) {
+		/* catch up to rate x elapsed, then sleep to the next 10 ms tick;
+		 * a starved generator sends late, never fewer */
+		for (; sent < total && sent < rate * (now() - start); sent++) {
 			int n = snprintf(line, sizeof(line), "GET key%05d\n", (int)sent % 10000);
 			if (write(s, line, (size_t)n) != n || !fgets(line, sizeof(line), in))
 				return perror("load"), 1;
