@@ -61,12 +61,13 @@ struct prof_ident {
 struct prof_ident_map {
 	char *from, *to;
 };
+typedef VEC(struct prof_ident_map) prof_ident_maps;
 
 struct prof_idset {
 	struct strtab strs;
 	struct strtab keys;		/* "name\x1fclone\x1fmodule\x1ffile" -> id + 1 */
 	VEC(struct prof_ident) ids;
-	VEC(struct prof_ident_map) map_modules, map_functions;
+	prof_ident_maps map_modules, map_functions;
 };
 
 void prof_idset_init(struct prof_idset *s);

@@ -422,35 +422,25 @@ void prof_idset_free(struct prof_idset *s)
 	VEC_FREE(&s->map_functions);
 }
 
-static int parse_map(const char *spec, struct prof_ident_map *m)
+static int add_map(prof_ident_maps *maps, const char *spec)
 {
 	const char *eq = strchr(spec, '=');
 
 	if (!eq || eq == spec || !eq[1])
 		return -EINVAL;
-	m->from = xstrndup(spec, (size_t)(eq - spec));
-	m->to = xstrdup(eq + 1);
+	struct prof_ident_map m = { xstrndup(spec, (size_t)(eq - spec)), xstrdup(eq + 1) };
+	VEC_PUSH(maps, m);
 	return 0;
 }
 
 int prof_idset_map_module(struct prof_idset *s, const char *spec)
 {
-	struct prof_ident_map m;
-
-	if (parse_map(spec, &m))
-		return -EINVAL;
-	VEC_PUSH(&s->map_modules, m);
-	return 0;
+	return add_map(&s->map_modules, spec);
 }
 
 int prof_idset_map_function(struct prof_idset *s, const char *spec)
 {
-	struct prof_ident_map m;
-
-	if (parse_map(spec, &m))
-		return -EINVAL;
-	VEC_PUSH(&s->map_functions, m);
-	return 0;
+	return add_map(&s->map_functions, spec);
 }
 
 /* The module path after --map-module (matched on path, file name or soname). */
