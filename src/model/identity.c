@@ -19,11 +19,12 @@
  *    /home/runner/work/x/bench-77be must agree on it.
  */
 #include "prof/identity.h"
+#include "prof/symbol.h"
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
-/* --- Rust legacy names ------------------------------------------------------ */
+/* --- Rust legacy escapes (names a C++ demangler left half done) ------------------------------------------------------ */
 
 static bool is_hex(const char *s, size_t n)
 {
@@ -86,146 +87,24 @@ static void rust_unescape(struct strbuf *out, const char *s, size_t n)
 }
 
 /* _ZN<len><ident>...17h<hash>E: the components joined by "::", no hash. */
-static char *demangle_rust_legacy(const char *raw)
-{
-	struct strbuf out = STRBUF_INIT;
-	const char *p = raw + 3;
-	bool hash = false;
-
-	while (isdigit((unsigned char)*p)) {
-		char *end;
-		unsigned long len = strtoul(p, &end, 10);
-		if (len == 0 || strnlen(end, len) < len)
-			break;
-		if (is_rust_hash(end, len) && end[len] == 'E') {
-			hash = true;
-			p = end + len;
-			break;
-		}
-		if (out.len)
-			sb_adds(&out, "::");
-		rust_unescape(&out, end, len);
-		p = end + len;
-	}
-	if (!hash || *p != 'E') {	/* not Rust (a C++ nested name) or malformed */
-		sb_release(&out);
-		return NULL;
-	}
-	sb_adds(&out, p + 1);		/* ".llvm.123" and the like: normalize() peels them */
-	return out.buf;
-}
-
-/* --- Rust v0 names, the plain part -------------------------------------------
- * _R<path>: enough of the v0 grammar for nested paths of identifiers and
- * closures (std::rt::lang_start_internal, app::parse::{closure#0}), which
- * is what precompiled std functions look like in a stack.  Generic
- * arguments, impls, backrefs and punycode give up (NULL): a full
- * demangler (libiberty's) belongs here when one is linked. */
-struct v0 {
-	const char *p;
-	struct strbuf out;
-};
-
-/* base-62-number: "_" is 0, "<digits>_" is their value + 1. */
-static bool v0_base62(struct v0 *d, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	if (*d->p == '_') {
-		d->p++;
-		*v = 0;
-		return true;
-	}
-	for (; *d->p && *d->p != '_'; d->p++) {
-		char c = *d->p;
-		int digit = isdigit((unsigned char)c) ? c - '0' : islower((unsigned char)c) ? c - 'a' + 10
-			    : isupper((unsigned char)c) ? c - 'A' + 36 : -1;
-		if (digit < 0)
-			return false;
-		x = x * 62 + (uint64_t)digit;
-	}
-	if (*d->p != '_')
-		return false;
-	d->p++;
-	*v = x + 1;
-	return true;
-}
-
-/* [s<base62>] <len> [_] <bytes>: appends the bytes, returns the disambiguator + 1 (0: error). */
-static uint64_t v0_ident(struct v0 *d, bool emit)
-{
-	uint64_t dis = 0;
-	char *end;
-
-	if (*d->p == 's') {
-		d->p++;
-		if (!v0_base62(d, &dis))
-			return 0;
-		dis++;
-	}
-	if (!isdigit((unsigned char)*d->p))	/* 'u': punycode, not handled */
-		return 0;
-	unsigned long len = strtoul(d->p, &end, 10);
-	d->p = end;
-	if (*d->p == '_')
-		d->p++;
-	if (strnlen(d->p, len) < len)
-		return 0;
-	if (emit)
-		sb_add(&d->out, d->p, len);
-	d->p += len;
-	return dis + 1;
-}
-
-static bool v0_path(struct v0 *d, int depth)
-{
-	if (depth > 64)
-		return false;
-	if (*d->p == 'C') {
-		d->p++;
-		return v0_ident(d, true) != 0;
-	}
-	if (*d->p != 'N')
-		return false;
-	char ns = *++d->p;
-	d->p++;
-	if (!ns || !v0_path(d, depth + 1))
-		return false;
-	sb_adds(&d->out, "::");
-	if (ns == 'C') {		/* a closure: {closure#N} */
-		uint64_t dis = v0_ident(d, false);
-		if (dis)
-			sb_addf(&d->out, "{closure#%llu}", (unsigned long long)(dis - 1));
-		return dis != 0;
-	}
-	return v0_ident(d, true) != 0;
-}
-
-static char *demangle_rust_v0(const char *raw)
-{
-	struct v0 d = { raw + 2, STRBUF_INIT };
-
-	while (isdigit((unsigned char)*d.p))	/* encoding version */
-		d.p++;
-	if (!v0_path(&d, 0)) {
-		sb_release(&d.out);
-		return NULL;
-	}
-	const char *dot = strchr(d.p, '.');	/* ".llvm.123": normalize() peels it */
-	if (dot)
-		sb_adds(&d.out, dot);
-	return d.out.buf;
-}
-
+/* The one demangler (src/symbol/demangle.c, libiberty): C++, Rust legacy
+ * and v0; normalize() then peels what is left of compiler noise. */
 char *prof_ident_demangle(const char *raw)
 {
-	/* The one place a demangler plugs in: C++ needs libiberty (or
-	 * __cxa_demangle, as the symbolizer does). */
-	if (!strncmp(raw, "_ZN", 3))
-		return demangle_rust_legacy(raw);
-	if (!strncmp(raw, "_R", 2))
-		return demangle_rust_v0(raw);
-	return NULL;
+	char *d = prof_demangle(raw);
+	const char *dot = d ? NULL : strchr(raw, '.');
+
+	if (!dot)
+		return d;
+	/* "_ZN..E.llvm.123": libiberty refuses the suffix; keep it for peel() */
+	char *head = xstrndup(raw, (size_t)(dot - raw));
+	d = prof_demangle(head);
+	free(head);
+	if (!d)
+		return NULL;
+	char *full = xasprintf("%s%s", d, dot);
+	free(d);
+	return full;
 }
 
 /* --- suffixes ----------------------------------------------------------------- */
