@@ -49,6 +49,7 @@ struct record_opts {
 	VEC(pid_t) pids;
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
+	bool children;		/* --children: -p also takes the running descendants */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -79,6 +80,8 @@ static void usage(FILE *f)
 		"      --unwinder NAME     libdw (default) or libunwind\n"
 		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
 		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
+		"      --children          with -p: also the descendants that run now (new\n"
+		"                          children of attached threads are always followed)\n"
 		"  -d, --duration SECONDS  stop after this long\n"
 		"      --no-resources      no off-CPU stacks (sched_switch), no CPU/RSS/I/O timeline\n"
 		"  -q, --quiet             no warnings and no summary line\n"
@@ -162,6 +165,7 @@ static int parse_option(struct record_opts *o, int c, const char *arg)
 		return 0;
 	case 'q': prof_quiet = 1; return 0;
 	case 'R': o->no_resources = true; return 0;
+	case 'C': o->children = true; return 0;
 	default: return -EINVAL;
 	}
 }
@@ -180,6 +184,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-resources", no_argument, NULL, 'R' },
+		{ "children", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -201,6 +206,10 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 	}
 	if (o->argv && o->pids.n) {
 		error("give either a command or -p PID, not both");
+		return -EINVAL;
+	}
+	if (o->children && !o->pids.n) {
+		error("--children goes with -p PID (a launched command's children are always followed)");
 		return -EINVAL;
 	}
 	return 0;
@@ -230,6 +239,8 @@ static void set_meta(struct prof_profile *p, const struct record_opts *o)
 		sb_adds(&sb, "-p ");
 		for (size_t i = 0; i < o->pids.n; i++)
 			sb_addf(&sb, "%s%d", i ? "," : "", (int)o->pids.v[i]);
+		if (o->children)
+			sb_adds(&sb, " --children");
 	}
 	prof_meta_set(p, "command", sb_str(&sb));
 	gethostname(host, sizeof(host) - 1);
@@ -331,34 +342,63 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* Events on every thread of pid, its threads' names and maps; 0 or -errno
+ * (-ESRCH: gone, which a descendant may be by now). */
+static int attach_one(struct prof_perf *pf, struct prof_recorder *r, pid_t pid,
+		      struct prof_offcpu *oc, struct prof_restrack *rt)
+{
+	pid_t *tids;
+	size_t n;
+	int ret = 0;
+
+	if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0)
+		return -ESRCH;
+	for (size_t t = 0; t < n && (ret == 0 || ret == -ESRCH); t++) {
+		ret = prof_perf_open_task(pf, tids[t]);
+		if (oc && ret == 0)
+			prof_offcpu_open_task(oc, tids[t]);
+	}
+	free(tids);
+	if (ret < 0 && ret != -ESRCH)
+		return ret;
+	if (rt)
+		prof_restrack_add_attached(rt, (uint32_t)pid);
+	return prof_recorder_add_process(r, pid);
+}
+
+/* With --children, the descendants of pid that run now; one that exits
+ * meanwhile is skipped. */
+static int attach_descendants(struct prof_perf *pf, struct prof_recorder *r, pid_t pid,
+			      struct prof_offcpu *oc, struct prof_restrack *rt)
+{
+	pid_t *kids;
+	size_t n;
+	int ret = 0;
+
+	if (prof_proc_descendants(pid, &kids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && (ret == 0 || ret == -ESRCH); i++)
+		ret = attach_one(pf, r, kids[i], oc, rt);
+	free(kids);
+	return ret == -ESRCH ? 0 : ret;
+}
+
 static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o,
 		      struct prof_offcpu *oc, struct prof_restrack *rt)
 {
 	raise_fd_limit();
 	for (size_t i = 0; i < o->pids.n; i++) {
-		pid_t pid = o->pids.v[i], *tids;
-		size_t n;
+		pid_t pid = o->pids.v[i];
+		int ret = attach_one(pf, r, pid, oc, rt);
 
-		if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0) {
+		if (ret == -ESRCH) {
 			error("no process with pid %d", (int)pid);
-			return -ESRCH;
+			return ret;
 		}
-		for (size_t t = 0; t < n; t++) {
-			int ret = prof_perf_open_task(pf, tids[t]);
-			if (ret < 0 && ret != -ESRCH) {
-				free(tids);
-				return ret;
-			}
-			if (oc)
-				prof_offcpu_open_task(oc, tids[t]);
-		}
-		free(tids);
-		if (rt)
-			prof_restrack_add_pid(rt, (uint32_t)pid);
-		if (prof_recorder_add_process(r, pid) < 0) {
-			error("no process with pid %d (it exited while prof attached)", (int)pid);
-			return -ESRCH;
-		}
+		if (ret == 0 && o->children)
+			ret = attach_descendants(pf, r, pid, oc, rt);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }
@@ -500,7 +540,7 @@ static void print_summary(struct session *s)
 
 	info("%llu samples (%llu lost, %.1f%% fully unwound), %zu processes, %zu threads, %llu KiB written to %s",
 	     (unsigned long long)p->samples, (unsigned long long)p->lost, full,
-	     prof_recorder_processes(s->r), p->threads.n,
+	     prof_recorder_processes(s->r), prof_task_count(p, PROF_NONE),
 	     (unsigned long long)((s->bytes_written + 1023) / 1024), s->o->output);
 }
 
