@@ -37,6 +37,13 @@ void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t);
 uint64_t prof_offcpu_lost(const struct prof_offcpu *oc);
 void prof_offcpu_free(struct prof_offcpu *oc);
 
+/*
+ * For a reader of its own (prof stat's I/O wait, src/resource/iowait.c):
+ * the events' rings, and the prev_state of a decoded switch-out sample.
+ */
+struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc);
+uint64_t prof_offcpu_prev_state(const struct prof_offcpu *oc, const struct prof_perf_sample *s);
+
 /* Classification of one blocked interval (exposed for unit tests). */
 enum prof_metric prof_offcpu_classify(uint64_t prev_state, bool kernel_stack_in_io);
 /* Is this kernel function a block-layer / filesystem I/O wait? */
