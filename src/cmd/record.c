@@ -366,19 +366,24 @@ static int attach_one(struct prof_perf *pf, struct prof_recorder *r, pid_t pid,
 	return prof_recorder_add_process(r, pid);
 }
 
-/* With --children, the descendants of pid that run now; one that exits
- * meanwhile is skipped. */
+/* With --children, the descendants of pid that run now, each once (a
+ * pid given with -p too is already attached); one that exits meanwhile
+ * is skipped. */
 static int attach_descendants(struct prof_perf *pf, struct prof_recorder *r, pid_t pid,
-			      struct prof_offcpu *oc, struct prof_restrack *rt)
+			      struct prof_offcpu *oc, struct prof_restrack *rt, struct u64map *done)
 {
 	pid_t *kids;
 	size_t n;
 	int ret = 0;
+	bool fresh;
 
 	if (prof_proc_descendants(pid, &kids, &n) < 0)
 		return 0;
-	for (size_t i = 0; i < n && (ret == 0 || ret == -ESRCH); i++)
-		ret = attach_one(pf, r, kids[i], oc, rt);
+	for (size_t i = 0; i < n && (ret == 0 || ret == -ESRCH); i++) {
+		u64map_slot(done, (uint64_t)kids[i], &fresh);
+		if (fresh)
+			ret = attach_one(pf, r, kids[i], oc, rt);
+	}
 	free(kids);
 	return ret == -ESRCH ? 0 : ret;
 }
@@ -386,21 +391,22 @@ static int attach_descendants(struct prof_perf *pf, struct prof_recorder *r, pid
 static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o,
 		      struct prof_offcpu *oc, struct prof_restrack *rt)
 {
-	raise_fd_limit();
-	for (size_t i = 0; i < o->pids.n; i++) {
-		pid_t pid = o->pids.v[i];
-		int ret = attach_one(pf, r, pid, oc, rt);
+	struct u64map done = { 0 };	/* pids attached */
+	int ret = 0;
+	bool fresh;
 
-		if (ret == -ESRCH) {
+	raise_fd_limit();
+	for (size_t i = 0; i < o->pids.n && ret == 0; i++) {
+		pid_t pid = o->pids.v[i];
+
+		u64map_slot(&done, (uint64_t)pid, &fresh);
+		if (fresh && (ret = attach_one(pf, r, pid, oc, rt)) == -ESRCH)
 			error("no process with pid %d", (int)pid);
-			return ret;
-		}
-		if (ret == 0 && o->children)
-			ret = attach_descendants(pf, r, pid, oc, rt);
-		if (ret < 0)
-			return ret;
 	}
-	return 0;
+	for (size_t i = 0; i < o->pids.n && ret == 0 && o->children; i++)
+		ret = attach_descendants(pf, r, o->pids.v[i], oc, rt, &done);
+	u64map_free(&done);
+	return ret;
 }
 
 static bool any_target_alive(const struct record_opts *o)

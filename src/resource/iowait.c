@@ -184,6 +184,8 @@ struct res_iowait *res_iowait_start(pid_t pid, char *why, size_t len)
 		return NULL;
 	}
 	iw->sym = prof_symbolizer_new(&iw->scratch);
+	uint32_t frame;	/* loads kallsyms now, not on the reader thread during the run */
+	prof_symbolize_kernel(iw->sym, 0, &frame, 1);
 	if ((ret = thread_start_nosignals(&iw->reader, reader_main, iw)) != 0) {
 		snprintf(why, len, "cannot start a reader thread: %s", strerror(ret));
 		iowait_free(iw);
