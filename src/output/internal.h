@@ -48,9 +48,9 @@ void json_thread_resources(struct strbuf *sb, const struct prof_profile *p, uint
 /*
  * The processes every format lists, sorted by pid (malloc'ed, *n of them):
  * each with weight under the view, and, unless --tid, --comm or --dso
- * narrows the view, each with resource readings or a thread in the
- * profile (an attached process that was never sampled is still there).
- * --pid limits it to that process.
+ * narrows the view, each with resource readings (an attached process that
+ * was never sampled is still there; a perf.data file's idle processes are
+ * not).  --pid limits it to that process.
  */
 uint32_t *report_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n);
 /* --pid limits the lines to that process. */

@@ -65,8 +65,6 @@ uint32_t *report_process_pids(const struct prof_profile *p, const struct prof_vi
 	for (size_t i = 0; i < p->aggs.n; i++)
 		if (p->aggs.v[i].thread < p->threads.n && prof_view_weight(p, v, &p->aggs.v[i]))
 			pid_set_add(&s, p->threads.v[p->aggs.v[i].thread].pid);
-	for (size_t i = 0; unweighted_too && i < p->threads.n; i++)
-		pid_set_add(&s, p->threads.v[i].pid);
 	for (size_t i = 0; unweighted_too && i < p->resources.n; i++)
 		pid_set_add(&s, p->resources.v[i].pid);
 	u64map_free(&s.seen);
