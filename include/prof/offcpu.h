@@ -26,7 +26,8 @@ int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
 void prof_offcpu_enable(struct prof_offcpu *oc);
 void prof_offcpu_disable(struct prof_offcpu *oc);
 /* The off-CPU events' rings: the driver feeds their records to the
- * replay engine tagged with this pointer, after the CPU event's. */
+ * replay engine tagged with this pointer, after the CPU event's (prof
+ * stat's I/O-wait reader drains them itself). */
 struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc);
 /* Registers the consumer that pairs switch-outs (resolved samples) with
  * switch-ins and puts the charged intervals into sink; p is the profile
@@ -42,6 +43,10 @@ void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t);
 /* Switch-out samples the kernel dropped (ring full). */
 uint64_t prof_offcpu_lost(const struct prof_offcpu *oc);
 void prof_offcpu_free(struct prof_offcpu *oc);
+
+/* For a reader of its own (prof stat's I/O wait, src/resource/iowait.c):
+ * the prev_state of a decoded switch-out sample. */
+uint64_t prof_offcpu_prev_state(const struct prof_offcpu *oc, const struct prof_perf_sample *s);
 
 /* Classification of one blocked interval (exposed for unit tests). */
 enum prof_metric prof_offcpu_classify(uint64_t prev_state, bool kernel_stack_in_io);

@@ -27,6 +27,7 @@ struct prof_session_opts {
 	size_t npids;
 	char **argv;			/* the command to launch (NULL when attaching) */
 	bool no_resources;		/* no off-CPU events, no /proc sampling */
+	bool children;			/* attach: also the descendants running now */
 	const char *version;		/* prof's, for the file's meta data */
 };
 

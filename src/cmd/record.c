@@ -24,6 +24,7 @@ struct record_opts {
 	VEC(pid_t) pids;
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
+	bool children;		/* --children: -p also takes the running descendants */
 };
 
 static void usage(FILE *f)
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
 		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
 		"  -d, --duration SECONDS  stop after this long\n"
+		"      --children          with -p: also the descendants that run now (new\n"
+		"                          children of attached threads are always followed)\n"
 		"      --no-resources      no off-CPU stacks (sched_switch), no CPU/RSS/I/O timeline\n"
 		"  -q, --quiet             no warnings and no summary line\n"
 		"  -h, --help              this help\n",
@@ -126,6 +129,7 @@ static int parse_option(struct record_opts *o, int c, const char *arg)
 		return 0;
 	case 'q': prof_quiet = 1; return 0;
 	case 'R': o->no_resources = true; return 0;
+	case 'C': o->children = true; return 0;
 	default: return -EINVAL;
 	}
 }
@@ -144,6 +148,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-resources", no_argument, NULL, 'R' },
+		{ "children", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -165,6 +170,10 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 	}
 	if (o->argv && o->pids.n) {
 		error("give either a command or -p PID, not both");
+		return -EINVAL;
+	}
+	if (o->children && !o->pids.n) {
+		error("--children goes with -p PID (a launched command's children are always followed)");
 		return -EINVAL;
 	}
 	return 0;
@@ -209,7 +218,7 @@ static int record(const struct record_opts *o)
 	struct prof_session_opts so = {
 		.output = o->output, .perf = o->perf, .unwinder = o->unwinder,
 		.unwinder_name = o->unwinder_name, .duration = o->duration, .pids = o->pids.v,
-		.npids = o->pids.n, .argv = o->argv, .no_resources = o->no_resources,
+		.npids = o->pids.n, .argv = o->argv, .no_resources = o->no_resources, .children = o->children,
 		.version = PROF_VERSION,
 	};
 	struct prof_session *s;

@@ -287,6 +287,12 @@ static uint64_t prev_state_of(const struct prof_offcpu *oc, const struct prof_pe
 	return v;
 }
 
+uint64_t prof_offcpu_prev_state(const struct prof_offcpu *oc, const struct prof_perf_sample *s)
+{
+	return prev_state_of(oc, s);
+}
+
+
 static struct pend *pend_of(struct prof_offcpu *oc, uint32_t tid, bool create)
 {
 	uint64_t v;

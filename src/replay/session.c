@@ -98,6 +98,8 @@ static void set_meta(struct prof_profile *p, const struct prof_session_opts *o)
 		sb_adds(&sb, "-p ");
 		for (size_t i = 0; i < o->npids; i++)
 			sb_addf(&sb, "%s%d", i ? "," : "", (int)o->pids[i]);
+		if (o->children)
+			sb_adds(&sb, " --children");
 	}
 	prof_meta_set(p, "command", sb_str(&sb));
 	gethostname(host, sizeof(host) - 1);
@@ -257,43 +259,68 @@ static void raise_fd_limit(void)
 	}
 }
 
-static int attach_pid(struct prof_session *s, pid_t pid)
+/* Events on every thread of pid, its threads' names and maps; 0 or -errno
+ * (-ESRCH: gone, which a descendant may be by now). */
+static int attach_one(struct prof_session *s, pid_t pid)
 {
 	pid_t *tids;
 	size_t n;
+	int ret = 0;
 
-	if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0) {
-		error("no process with pid %d", (int)pid);
+	if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0)
 		return -ESRCH;
-	}
-	for (size_t t = 0; t < n; t++) {
-		int ret = prof_perf_open_task(&s->pf, tids[t]);
-		if (ret < 0 && ret != -ESRCH) {
-			free(tids);
-			return ret;
-		}
-		if (s->oc)
+	for (size_t t = 0; t < n && (ret == 0 || ret == -ESRCH); t++) {
+		ret = prof_perf_open_task(&s->pf, tids[t]);
+		if (s->oc && ret == 0)
 			prof_offcpu_open_task(s->oc, tids[t]);
 	}
 	free(tids);
+	if (ret < 0 && ret != -ESRCH)
+		return ret;
 	if (s->rt)
-		prof_restrack_add_pid(s->rt, (uint32_t)pid);
-	if (prof_replay_add_process(s->rp, pid) < 0) {
-		error("no process with pid %d (it exited while prof attached)", (int)pid);
-		return -ESRCH;
+		prof_restrack_add_attached(s->rt, (uint32_t)pid);
+	return prof_replay_add_process(s->rp, pid);
+}
+
+/* With --children, the descendants of pid that run now, each once (a
+ * pid given with -p too is already attached); one that exits meanwhile
+ * is skipped. */
+static int attach_descendants(struct prof_session *s, pid_t pid, struct u64map *done)
+{
+	pid_t *kids;
+	size_t n;
+	int ret = 0;
+	bool fresh;
+
+	if (prof_proc_descendants(pid, &kids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && (ret == 0 || ret == -ESRCH); i++) {
+		u64map_slot(done, (uint64_t)kids[i], &fresh);
+		if (fresh)
+			ret = attach_one(s, kids[i]);
 	}
-	return 0;
+	free(kids);
+	return ret == -ESRCH ? 0 : ret;
 }
 
 static int attach_all(struct prof_session *s)
 {
+	struct u64map done = { 0 };	/* pids attached */
+	int ret = 0;
+	bool fresh;
+
 	raise_fd_limit();
-	for (size_t i = 0; i < s->o->npids; i++) {
-		int ret = attach_pid(s, s->o->pids[i]);
-		if (ret < 0)
-			return ret;
+	for (size_t i = 0; i < s->o->npids && ret == 0; i++) {
+		pid_t pid = s->o->pids[i];
+
+		u64map_slot(&done, (uint64_t)pid, &fresh);
+		if (fresh && (ret = attach_one(s, pid)) == -ESRCH)
+			error("no process with pid %d", (int)pid);
 	}
-	return 0;
+	for (size_t i = 0; i < s->o->npids && ret == 0 && s->o->children; i++)
+		ret = attach_descendants(s, s->o->pids[i], &done);
+	u64map_free(&done);
+	return ret;
 }
 
 static int launch_child(struct prof_session *s)
@@ -567,7 +594,7 @@ void prof_session_run(struct prof_session *s)
 	in->lost = s->p.lost;
 	in->truncated = s->p.samples_truncated;
 	in->processes = prof_replay_processes(s->rp);
-	in->threads = s->p.threads.n;
+	in->threads = prof_task_count(&s->p, PROF_NONE);
 	in->offcpu_lost = prof_offcpu_lost(s->oc);
 }
 
