@@ -11,6 +11,9 @@
  * process's voluntary + involuntary, getrusage) and "offcpu_ns N" (all
  * threads).  usage: pingpong [SECONDS] [PAIRS]
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* pthread_setname_np */
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
