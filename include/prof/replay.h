@@ -39,6 +39,11 @@ struct prof_replay_config {
 	 * frames are symbolized with this machine's kallsyms, so a
 	 * different one is warned about once. */
 	const char *kernel_release;
+	/* The build-id the recording names for a mapped file ("" or NULL if
+	 * none; perf.data keeps them in its header): a mapping is never
+	 * symbolized with a file whose build-id differs.  May be NULL. */
+	const char *(*build_id_of)(void *arg, const char *path);
+	void *build_id_arg;
 };
 
 /* A sample turned into frames: what consumers see. */

@@ -32,7 +32,6 @@ struct importer {
 	const struct pd_attr *main;	/* the event imported */
 	struct prof_replay *rp;
 	bool clock_event;		/* cpu-clock / task-clock: period is ns */
-	bool warned_build_id;
 	uint64_t lost_records, lost_samples;	/* LOST / LOST_SAMPLES sums */
 };
 
@@ -50,26 +49,16 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 	im->info->unwound_complete += rs->complete;
 }
 
-/* Warns once when a mapped binary is not the one perf saw (build-id differs). */
-static void on_mmap(void *arg, const struct prof_perf_mmap2 *m)
+/* The build-id perf recorded for path ("" if none): the engine never
+ * symbolizes the mapping with a file that has another one. */
+static const char *recorded_build_id(void *arg, const char *path)
 {
-	struct importer *im = arg;
+	const struct importer *im = arg;
 
-	if (im->warned_build_id)
-		return;
-	for (size_t i = 0; i < im->f->build_ids.n; i++) {
-		const struct pd_build_id *b = &im->f->build_ids.v[i];
-		if (strcmp(b->filename, m->filename))
-			continue;
-		struct prof_elf *e = prof_elf_get(m->filename);
-		const char *have = e ? prof_elf_build_id(e) : "";
-		if (*have && *b->hex && strcmp(have, b->hex)) {
-			warning("'%s' changed since it was recorded (build-id %s, now %s); "
-				"its symbols may be wrong", m->filename, b->hex, have);
-			im->warned_build_id = true;
-		}
-		return;
-	}
+	for (size_t i = 0; i < im->f->build_ids.n; i++)
+		if (!strcmp(im->f->build_ids.v[i].filename, path))
+			return im->f->build_ids.v[i].hex;
+	return "";
 }
 
 /*
@@ -90,7 +79,6 @@ static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, 
 
 static const struct prof_replay_ops import_ops = {
 	.sample = on_sample,
-	.mmap = on_mmap,
 	.lost = on_lost,
 };
 
@@ -293,7 +281,8 @@ static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
 	im.clock_event = a->type == PERF_TYPE_SOFTWARE &&
 			 (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK);
 	struct prof_replay_config cfg = { .p = p, .unwinder = PROF_UNWIND_LIBDW,
-					  .kernel_release = f.osrelease };
+					  .kernel_release = f.osrelease,
+					  .build_id_of = recorded_build_id, .build_id_arg = &im };
 	im.rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(im.rp, &import_ops, &im);
 	set_meta(&im);

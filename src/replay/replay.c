@@ -301,8 +301,11 @@ static void on_mmap(struct prof_replay *rp, const struct perf_event_header *h)
 	if (prof_perf_parse_mmap2(h, &m) < 0 || m.pid == UINT32_MAX ||	/* -1: the kernel's */
 	    !(m.prot & PROT_EXEC) || (pid_t)m.pid == rp->self)
 		return;
+	const char *build_id = m.build_id;
+	if (!*build_id && rp->cfg.build_id_of)
+		build_id = rp->cfg.build_id_of(rp->cfg.build_id_arg, m.filename);
 	prof_addrspace_map_build_id(space_of(rp, m.pid), m.addr, m.len, m.pgoff, m.filename,
-				    m.prot, m.build_id);
+				    m.prot, build_id);
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->mmap)
 			c->ops->mmap(c->arg, &m);
@@ -462,6 +465,8 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 		*complete = unwind_user(rp, as, s);
 	if (!rp->nframes)	/* never an empty stack */
 		push_user(rp, as, s->ip, false);
+	if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) || dwarf)	/* complete only at a thread root */
+		*complete = *complete && prof_frames_reach_root(rp->p, rp->frames, rp->nframes);
 	return prof_node_from_stack(rp->p, rp->frames, rp->nframes);
 }
 
