@@ -88,6 +88,36 @@ test_expect_success '--no-resources records no off-CPU data and no timeline' '
 	test "$(json_get nores.json "len(p[\"timeline\"]), p[\"off_cpu_s\"]")" = "0 0.0"
 '
 
+# A switch-heavy server in miniature (two pairs of threads bouncing a byte
+# over pipes, >= 100k switches/s): the kernel drops most switch-out stack
+# samples, yet every off-CPU interval comes from the context-switch records,
+# so the threads' off-CPU time matches their own (wall - thread CPU time).
+# pingpong_check DATA OUT: prof's ping+pong off-CPU within 10% of theirs.
+pingpong_check() {
+	truth=$(sed -n "s/^offcpu_ns //p" "$2") &&
+	"$PROF" report -i "$1" --format=json >"$1.json" &&
+	got=$(json_get "$1.json" "int(sum(t[\"off_cpu_s\"] for t in p[\"threads\"] if t[\"comm\"] in (\"ping\", \"pong\")) * 1e9)") &&
+	say "$(sed -n "s/^switches_per_s //p" "$2") switches/s; off-CPU: own clock $truth ns, prof $got ns" &&
+	python3 -c "import sys; t,g=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(g-t) <= 0.10*t else 1)" "$truth" "$got"
+}
+
+test_expect_success 'switch-heavy threads: off-CPU time within 10% of their own, at the defaults' '
+	"$PROF" record -o pp.data -- "$RB/pingpong" 2 2 >pp.out 2>pp.err &&
+	cat pp.err && pingpong_check pp.data pp.out
+'
+
+test_expect_success 'tiny rings (-m 16): stacks lost are counted and charged to [stack lost], time still right' '
+	"$PROF" record -m 16 -o ppm.data -- "$RB/pingpong" 2 2 >ppm.out 2>ppm.err &&
+	cat ppm.err && pingpong_check ppm.data ppm.out &&
+	n=$(sed -n "s/.*warning: \([0-9]*\) off-CPU stacks lost.*charged to \[stack lost\]/\1/p" ppm.err) &&
+	test "${n:-0}" -gt 0 &&
+	! grep -q "context-switch records lost" ppm.err &&
+	"$PROF" report -i ppm.data --format=folded --metric=off-cpu >ppm.folded &&
+	grep -E "^(ping|pong);\[stack lost\] [0-9]+$" ppm.folded &&
+	"$PROF" report -i ppm.data --format=folded --metric=sleep >ppm-sleep.folded &&
+	grep -q "^ping;\[stack lost\] " ppm-sleep.folded
+'
+
 # A fresh machine has no tracefs mounted: as root prof mounts it, as perf
 # does.  Tried in a private mount namespace so the machine's state stays.
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then

@@ -1,11 +1,12 @@
 /*
  * offcpu.h - off-CPU profiling during `prof record` (src/perf/offcpu.c):
- * the sched:sched_switch tracepoint sampled on every switch-out of a
- * profiled thread (same user regs + stack copy and kernel callchain as the
- * CPU event), paired with the thread's next switch-in (PERF_RECORD_SWITCH,
- * attr.context_switch=1) to get the blocked interval, which is classified
- * (I/O wait, other uninterruptible, sleep, preempted) and charged to the
- * switch-out stack in ns.  Facts about the kernel: kernel-notes/offcpu.md.
+ * every off-CPU interval of a profiled thread is bounded by its
+ * context-switch records (attr.context_switch=1, in a ring of their own),
+ * classified (I/O wait, other uninterruptible, sleep, preempted) and
+ * charged in ns to the stack of the sched:sched_switch sample taken at
+ * the switch-out (same user regs + stack copy and kernel callchain as the
+ * CPU event), or to "[stack lost]" when the kernel dropped that sample.
+ * Facts about the kernel: kernel-notes/offcpu.md.
  */
 #ifndef PROF_OFFCPU_H
 #define PROF_OFFCPU_H
@@ -33,15 +34,24 @@ struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc);
  * switch-ins and puts the charged intervals into sink; p is the profile
  * the engine fills (its kernel frames tell I/O waits). */
 void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
-			const struct prof_profile *p, const struct prof_replay_sink *sink);
+			struct prof_profile *p, const struct prof_replay_sink *sink);
+/* End of the recording, after the last drain: the intervals still
+ * waiting for a stack sample are charged to [stack lost]. */
+void prof_offcpu_finish(struct prof_offcpu *oc);
 /* I/O-wait ns of pid's threads that fall inside [from, to), from the
  * intervals charged so far (an interval still open is not known yet). */
 uint64_t prof_offcpu_iowait_between(const struct prof_offcpu *oc, uint32_t pid,
 				    uint64_t from, uint64_t to);
 /* Forgets the I/O intervals that ended before t (nobody asks about them). */
 void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t);
-/* Switch-out samples the kernel dropped (ring full). */
+/* Switch-out stack samples the kernel dropped (ring full, counted). */
 uint64_t prof_offcpu_lost(const struct prof_offcpu *oc);
+/* Intervals charged to [stack lost] (their stack sample was dropped). */
+uint64_t prof_offcpu_stacks_lost(const struct prof_offcpu *oc);
+/* Switch records the kernel dropped from the time ring: time is missing. */
+uint64_t prof_offcpu_switches_lost(const struct prof_offcpu *oc);
+/* The time ring (context-switch records), drained like the others. */
+struct prof_perf *prof_offcpu_switch_perf(struct prof_offcpu *oc);
 void prof_offcpu_free(struct prof_offcpu *oc);
 
 /* For a reader of its own (prof stat's I/O wait, src/resource/iowait.c):

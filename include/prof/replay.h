@@ -54,6 +54,14 @@ struct prof_replay_sample {
 	bool complete;			/* the stack reached its outermost frame */
 };
 
+/* A context switch record, its thread resolved. */
+struct prof_replay_switch {
+	const struct prof_perf_sample_id *id;
+	uint32_t thread;		/* profile thread (switch-outs only, else PROF_NONE) */
+	bool out;			/* the switch-out half */
+	bool preempt;			/* out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
+};
+
 /* Consumer callbacks; any may be NULL.  event is the tag the driver gave
  * with the record (which event / ring it came from). */
 struct prof_replay_ops {
@@ -63,9 +71,8 @@ struct prof_replay_ops {
 	void (*task)(void *arg, const struct prof_perf_task *t, bool exit);
 	/* LOST (kernel ring full) or LOST_SAMPLES; type is the record type. */
 	void (*lost)(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n);
-	/* PERF_RECORD_SWITCH / SWITCH_CPU_WIDE: out is the switch-out half. */
-	void (*context_switch)(void *arg, const void *event, const struct prof_perf_sample_id *id,
-			       bool out);
+	/* PERF_RECORD_SWITCH / SWITCH_CPU_WIDE. */
+	void (*context_switch)(void *arg, const void *event, const struct prof_replay_switch *sw);
 	/* End of a batch (a drain pass, a perf.data round), while the
 	 * address spaces of processes that exited in it still exist. */
 	void (*batch_end)(void *arg);

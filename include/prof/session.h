@@ -38,6 +38,8 @@ struct prof_session_info {
 	uint32_t ring_kib;
 	/* after prof_session_run */
 	uint64_t samples, lost, truncated, bytes_written, offcpu_lost;
+	uint64_t offcpu_stacks_lost;	/* intervals charged to [stack lost] */
+	uint64_t offcpu_switches_lost;	/* switch records dropped: off-CPU time missing */
 	size_t processes, threads;
 	bool launched, write_failed;
 	int exit_status;		/* the command's (128+signal when killed) */

@@ -239,9 +239,12 @@ static int record(const struct record_opts *o)
 		print_summary(in, o->output);
 	else if (!status)
 		status = 1;	/* the command succeeded, the recording did not */
-	if (in->offcpu_lost)
-		warning("%llu off-CPU switch samples lost (ring full): off-CPU times are too low; a larger -m helps",
-			(unsigned long long)in->offcpu_lost);
+	if (in->offcpu_stacks_lost)
+		warning("%llu off-CPU stacks lost (ring full): their time is charged to [stack lost]",
+			(unsigned long long)in->offcpu_stacks_lost);
+	if (in->offcpu_switches_lost)
+		warning("%llu context-switch records lost: off-CPU times are too low",
+			(unsigned long long)in->offcpu_switches_lost);
 	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
 		print_self_cost();
 	prof_session_free(s);

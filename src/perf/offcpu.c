@@ -1,26 +1,37 @@
 /*
  * offcpu.c - off-CPU time with stacks during `prof record` (see
- * include/prof/offcpu.h): the sched:sched_switch tracepoint, sampled with
- * period 1 on every profiled thread (inherit=1, one event per CPU, like the
- * CPU event), gives the switch-out stack and prev_state; the same events
- * carry attr.context_switch=1, so the thread's next switch-in arrives as a
- * PERF_RECORD_SWITCH.  The interval between the two is charged to the
- * switch-out stack.
+ * include/prof/offcpu.h).  Two events per profiled thread and CPU
+ * (inherit=1, like the CPU event), each with its own rings:
+ *  - the time ring: a dummy software event with attr.context_switch=1,
+ *    whose only records are PERF_RECORD_SWITCH (32 bytes): the thread's
+ *    switch-out (flagged preempted or not) and its next switch-in bound
+ *    every off-CPU interval;
+ *  - the stack ring: the sched:sched_switch tracepoint sampled with
+ *    period 1, whose samples (kilobytes: stack copy, kernel callchain,
+ *    prev_state in the raw data) give each interval its stack and state.
+ * The kernel drops the big stack samples first when the reader falls
+ * behind, and counts what it drops; the small switch records ride in
+ * their own ring, drained first, so the time survives.  An interval
+ * whose stack sample is gone is charged in full to a "[stack lost]"
+ * frame: the time is right and the loss is visible.
  *
  * Design notes / invariants:
- *  - The events live in their own prof_perf (own rings), because their
- *    samples carry PERF_SAMPLE_RAW and the CPU event's do not: one ring
- *    per sample layout, no PERF_SAMPLE_IDENTIFIER needed.  The driver
- *    feeds these rings to the replay engine after the CPU event's, tagged
- *    with &oc->pf; this file is a consumer of the engine: it sees the
- *    switch-out samples already resolved into (thread, node), against the
- *    address spaces the CPU event's MMAP2/COMM/FORK/EXIT built, and puts
- *    the charged intervals into a sink (the prof.data writer).
- *  - pending maps tid -> index + 1 into pend; a thread has at most one
- *    open switch-out.  A switch-in without an open switch-out (recording
- *    started while it was blocked) charges nothing; a switch-out never
- *    followed by a switch-in (thread exited, recording ended) charges
- *    nothing: only measured intervals are reported.
+ *  - This file is a consumer of the replay engine: it sees switch-out
+ *    samples already resolved into (thread, node) and switch records with
+ *    their thread, and puts charged intervals into a sink.
+ *  - The two rings are drained independently, so either may run ahead:
+ *    per tid, closed intervals and stack samples wait in two FIFOs until
+ *    match() can pair them (see there).  At the end every interval left
+ *    is charged as lost.
+ *  - A switch-in without a switch-out seen (recording started while the
+ *    thread was blocked) charges nothing; a switch-out never followed by
+ *    a switch-in (thread exited, recording ended) charges nothing: only
+ *    measured intervals are reported.
+ *  - The state of a lost stack: preempted when the switch record says so;
+ *    otherwise S or D cannot be told apart without the sample, so it gets
+ *    the state of the thread's last sampled voluntary switch (a thread
+ *    blocking in fdatasync stays I/O wait, a sleeper stays sleep), sleep
+ *    when none was sampled yet.
  *  - The offset and size of prev_state come from the tracepoint's format
  *    file, never hard-coded.
  *  - io keeps the I/O-wait intervals (pid, start, end) until the timeline
@@ -33,17 +44,50 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* 32-byte records, two per switch: 1 MiB per CPU holds 16k switches,
+ * 160 ms at 100k switches/s on one CPU, time for a starved pump thread to
+ * run (it is woken at a quarter).  256 KiB lost 0.2% of the records with
+ * four pingpong pairs (100k switches/s) on a loaded 2-vCPU machine. */
+#define OFFCPU_SWITCH_RING_PAGES 256
+
+/* The user stack copied per switch sample.  Blocking stacks are shallow
+ * next to CPU ones: PostgreSQL backends under pgbench, 8 KiB unwind
+ * 99.9% of switch-out stacks to their outermost frame (docs/resources.md),
+ * and the kernel reserves the full copy in the ring, so a smaller copy
+ * fits four times more samples than the 32 KiB of the CPU event. */
+#define OFFCPU_STACK_SIZE 8192
+
 /* prev_state bits as the tracepoint reports them (TASK_REPORT). */
 #define TS_INTERRUPTIBLE 0x1
 #define TS_UNINTERRUPTIBLE 0x2
 #define TS_DEAD_MASK (0x10 | 0x20)	/* X, Z: the thread is exiting */
 #define TS_REPORT_MASK 0xff		/* above: TASK_REPORT_MAX = preempted */
 
-struct pend {
-	uint64_t t_out;
-	uint32_t thread, node, pid;
-	uint8_t metric;		/* enum prof_metric of the interval */
-	bool open;
+/* One off-CPU interval from the switch records. */
+struct interval {
+	uint64_t t_on;		/* the switch-in before it (0: not seen) */
+	uint64_t t_out, t_in;
+	uint32_t thread, pid;	/* profile thread at the switch-out */
+	bool preempt;
+};
+
+/* One switch-out stack sample, resolved and classified. */
+struct stack {
+	uint64_t time;
+	uint32_t thread, node;
+	uint8_t metric;		/* enum prof_metric, PROF_METRIC_COUNT: exiting */
+};
+
+/* Per tid: the open interval, and the two FIFOs that wait to be paired. */
+struct thr {
+	struct interval open;
+	bool is_open;
+	uint64_t last_in;
+	VEC(struct interval) ivs;
+	size_t iv_head;
+	VEC(struct stack) stacks;
+	size_t st_head;
+	uint8_t vol_metric;	/* of the last sampled voluntary switch */
 };
 
 struct io_interval {
@@ -52,15 +96,17 @@ struct io_interval {
 };
 
 struct prof_offcpu {
-	struct prof_perf pf;
+	struct prof_perf pf;		/* sched_switch samples: the stacks */
+	struct prof_perf sw;		/* dummy event, context_switch=1: the time */
 	struct prof_perf_event_desc desc;
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
-	const struct prof_profile *p;	/* reads the kernel frames of a stack */
+	struct prof_profile *p;		/* reads the kernel frames; gets [stack lost] */
 	struct prof_replay_sink sink;	/* where charged intervals go */
-	VEC(struct pend) pend;
-	struct u64map pending;
+	VEC(struct thr *) thrs;
+	struct u64map by_tid;		/* tid -> index into thrs */
+	uint32_t lost_node;
 	VEC(struct io_interval) io;
-	uint64_t lost;
+	uint64_t lost, stacks_lost, switches, switches_lost;
 };
 
 /* "field:long prev_state;\toffset:32;\tsize:8;" -> 32, 8. */
@@ -121,12 +167,47 @@ static void setup_attr(struct prof_offcpu *oc)
 	a->sample_type |= PERF_SAMPLE_RAW;
 	a->exclude_kernel = 0;		/* the tracepoint fires in the kernel */
 	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;	/* the CPU event has them */
-	a->context_switch = 1;		/* PERF_RECORD_SWITCH: the switch-in */
 	/* -g none: still the kernel chain, which tells I/O wait from other
 	 * uninterruptible sleeps (no user frames then). */
 	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (oc->pf.cfg.callgraph == PROF_CG_NONE)
 		a->exclude_callchain_user = 1;
+}
+
+/* A quarter of the CPU event's ring (-m), but room for at least two
+ * samples of the largest size. */
+static uint32_t stack_ring_pages(const struct prof_perf_config *cfg, uint32_t main_pages)
+{
+	uint32_t pages = main_pages / 4, need = 2 * (cfg->stack_size + 4096) / 4096;
+
+	if (pages < need)
+		pages = need;
+	while (pages & (pages - 1))	/* round up to a power of two */
+		pages += pages & -pages;
+	return pages;
+}
+
+/* The time ring: a dummy event whose only records are the 32-byte
+ * PERF_RECORD_SWITCH of the profiled threads, so that the big stack
+ * samples can never crowd them out. */
+static int setup_switch_event(struct prof_offcpu *oc, const struct prof_perf_config *main)
+{
+	static const struct prof_perf_event_desc dummy = { "dummy", PERF_TYPE_SOFTWARE,
+							   PERF_COUNT_SW_DUMMY, false };
+	struct prof_perf_config cfg = *main;
+	struct perf_event_attr *a = &oc->sw.attr;
+
+	cfg.event = &dummy;
+	cfg.freq = 1;
+	cfg.callgraph = PROF_CG_NONE;
+	cfg.ring_pages = OFFCPU_SWITCH_RING_PAGES;
+	if (prof_perf_init(&oc->sw, &cfg) < 0)
+		return -EINVAL;
+	a->freq = 0;
+	a->sample_period = 1;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = 0;
+	a->context_switch = 1;
+	return 0;
 }
 
 /* Can we open the event here (paranoid, CAP_PERFMON)?  On ourselves. */
@@ -158,13 +239,19 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, char *why, siz
 		goto fail;
 	cfg.event = &oc->desc;
 	cfg.freq = 1;
-	cfg.ring_pages = MAX(64u, main->cfg.ring_pages / 4);
+	cfg.stack_size = MIN(cfg.stack_size, OFFCPU_STACK_SIZE);
+	cfg.ring_pages = stack_ring_pages(&cfg, main->cfg.ring_pages);
 	if (prof_perf_init(&oc->pf, &cfg) < 0) {
 		snprintf(why, len, "bad off-CPU event configuration");
 		goto fail;
 	}
 	setup_attr(oc);
 	if (probe(oc, why, len) < 0) {
+		prof_perf_close(&oc->pf);
+		goto fail;
+	}
+	if (setup_switch_event(oc, &main->cfg) < 0) {
+		snprintf(why, len, "bad context-switch event configuration");
 		prof_perf_close(&oc->pf);
 		goto fail;
 	}
@@ -176,11 +263,24 @@ fail:
 
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid)
 {
-	return prof_perf_open_task(&oc->pf, tid);
+	int ret = prof_perf_open_task(&oc->sw, tid);
+
+	return ret < 0 ? ret : prof_perf_open_task(&oc->pf, tid);
 }
 
-void prof_offcpu_enable(struct prof_offcpu *oc) { prof_perf_enable(&oc->pf); }
-void prof_offcpu_disable(struct prof_offcpu *oc) { prof_perf_disable(&oc->pf); }
+/* The time ring is on before the stacks and off after them: every stack
+ * sample has its switch records. */
+void prof_offcpu_enable(struct prof_offcpu *oc)
+{
+	prof_perf_enable(&oc->sw);
+	prof_perf_enable(&oc->pf);
+}
+
+void prof_offcpu_disable(struct prof_offcpu *oc)
+{
+	prof_perf_disable(&oc->pf);
+	prof_perf_disable(&oc->sw);
+}
 
 void prof_offcpu_free(struct prof_offcpu *oc)
 {
@@ -188,8 +288,15 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 		return;
 	if (oc->pf.rings)
 		prof_perf_close(&oc->pf);
-	VEC_FREE(&oc->pend);
-	u64map_free(&oc->pending);
+	if (oc->sw.rings)
+		prof_perf_close(&oc->sw);
+	for (size_t i = 0; i < oc->thrs.n; i++) {
+		VEC_FREE(&oc->thrs.v[i]->ivs);
+		VEC_FREE(&oc->thrs.v[i]->stacks);
+		free(oc->thrs.v[i]);
+	}
+	VEC_FREE(&oc->thrs);
+	u64map_free(&oc->by_tid);
 	VEC_FREE(&oc->io);
 	free(oc);
 }
@@ -222,6 +329,21 @@ void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t)
 uint64_t prof_offcpu_lost(const struct prof_offcpu *oc)
 {
 	return oc ? oc->lost : 0;
+}
+
+uint64_t prof_offcpu_stacks_lost(const struct prof_offcpu *oc)
+{
+	return oc ? oc->stacks_lost : 0;
+}
+
+uint64_t prof_offcpu_switches_lost(const struct prof_offcpu *oc)
+{
+	return oc ? oc->switches_lost : 0;
+}
+
+struct prof_perf *prof_offcpu_switch_perf(struct prof_offcpu *oc)
+{
+	return &oc->sw;
 }
 
 /* --- classification ------------------------------------------------------- */
@@ -269,7 +391,7 @@ static bool kernel_stack_in_io(const struct prof_profile *p, uint32_t node)
 	return false;
 }
 
-/* --- pairing ---------------------------------------------------------------- */
+/* --- matching switch intervals with stack samples ------------------------------- */
 
 static uint64_t prev_state_of(const struct prof_offcpu *oc, const struct prof_perf_sample *s)
 {
@@ -292,18 +414,92 @@ uint64_t prof_offcpu_prev_state(const struct prof_offcpu *oc, const struct prof_
 	return prev_state_of(oc, s);
 }
 
-
-static struct pend *pend_of(struct prof_offcpu *oc, uint32_t tid, bool create)
+static struct thr *thr_of(struct prof_offcpu *oc, uint32_t tid)
 {
-	uint64_t v;
+	bool created;
+	uint64_t *slot = u64map_slot(&oc->by_tid, tid, &created);
 
-	if (u64map_get(&oc->pending, tid, &v))
-		return &oc->pend.v[v - 1];
-	if (!create)
-		return NULL;
-	VEC_PUSH(&oc->pend, ((struct pend){ 0 }));
-	u64map_put(&oc->pending, tid, oc->pend.n);
-	return &oc->pend.v[oc->pend.n - 1];
+	if (created) {
+		struct thr *t = xcalloc(1, sizeof(*t));
+		t->vol_metric = PROF_M_SLEEP_NS;
+		VEC_PUSH(&oc->thrs, t);
+		*slot = oc->thrs.n - 1;
+	}
+	return oc->thrs.v[*slot];
+}
+
+/* The node charged when a switch's stack sample was lost: a root frame
+ * "[stack lost]", so the loss shows in every view with its time. */
+static uint32_t lost_node(struct prof_offcpu *oc)
+{
+	if (!oc->lost_node) {
+		struct prof_frame f = { .func = prof_intern(oc->p, "[stack lost]"), .file = prof_intern(oc->p, ""),
+					.module = PROF_NONE, .kind = PROF_FRAME_UNKNOWN };
+		oc->lost_node = prof_node_child(oc->p, 0, prof_frame_intern(oc->p, &f));
+	}
+	return oc->lost_node;
+}
+
+static void charge(struct prof_offcpu *oc, const struct interval *iv, uint32_t thread, uint32_t node,
+		   enum prof_metric m)
+{
+	uint64_t ns = iv->t_in - iv->t_out;
+
+	if (m == PROF_METRIC_COUNT)	/* the thread was exiting */
+		return;
+	oc->sink.add(oc->sink.arg, iv->t_out, thread, node, PROF_M_OFFCPU_NS, ns, 0);
+	oc->sink.add(oc->sink.arg, iv->t_out, thread, node, m, ns, 0);
+	if (m == PROF_M_IOWAIT_NS)
+		VEC_PUSH(&oc->io, ((struct io_interval){ iv->t_out, iv->t_in, iv->pid }));
+}
+
+/* An interval whose stack sample the kernel dropped: the time in full, at
+ * [stack lost], preempted when the switch record says so, else the state
+ * of the thread's last sampled voluntary switch (see offcpu.h). */
+static void charge_lost(struct prof_offcpu *oc, struct thr *t, const struct interval *iv)
+{
+	charge(oc, iv, iv->thread, lost_node(oc),
+	       iv->preempt ? PROF_M_PREEMPT_NS : (enum prof_metric)t->vol_metric);
+	oc->stacks_lost++;
+}
+
+/*
+ * Pairs t's closed intervals with its stack samples, oldest first.  The
+ * sched_switch sample of a switch is taken in the same __schedule() call,
+ * just before its PERF_RECORD_SWITCH out: the sample belongs to the first
+ * interval of the thread that starts at or after it, and a sample older
+ * than the switch-in before that interval belongs to no interval we saw.
+ * A sample newer than an interval's start means that interval's own
+ * sample was dropped.  What
+ * cannot be decided yet (the other ring lags) waits; at the end (final)
+ * every interval left is charged as lost.
+ */
+static void match(struct prof_offcpu *oc, struct thr *t, bool final)
+{
+	while (t->iv_head < t->ivs.n) {
+		const struct interval *iv = &t->ivs.v[t->iv_head];
+		struct stack *st = t->st_head < t->stacks.n ? &t->stacks.v[t->st_head] : NULL;
+
+		if (st && st->time < iv->t_on) {	/* its interval was charged as lost, or unseen */
+			t->st_head++;
+			continue;
+		}
+		if (!st && !final)
+			break;
+		if (st && st->time <= iv->t_out) {
+			if (st->metric != PROF_M_PREEMPT_NS && st->metric != PROF_METRIC_COUNT)
+				t->vol_metric = st->metric;
+			charge(oc, iv, st->thread, st->node, (enum prof_metric)st->metric);
+			t->st_head++;
+		} else {
+			charge_lost(oc, t, iv);
+		}
+		t->iv_head++;
+	}
+	if (t->iv_head == t->ivs.n)
+		t->ivs.n = t->iv_head = 0;
+	if (t->st_head == t->stacks.n)
+		t->stacks.n = t->st_head = 0;
 }
 
 static void on_switch_out(void *arg, const struct prof_replay_sample *rs)
@@ -315,26 +511,35 @@ static void on_switch_out(void *arg, const struct prof_replay_sample *rs)
 		return;
 	enum prof_metric m = prof_offcpu_classify(prev_state_of(oc, s),
 						  kernel_stack_in_io(oc->p, rs->node));
-	struct pend *pe = pend_of(oc, s->tid, true);
-	*pe = (struct pend){ .t_out = s->time, .thread = rs->thread, .node = rs->node,
-			     .pid = s->pid, .metric = (uint8_t)m, .open = m != PROF_METRIC_COUNT };
+	struct thr *t = thr_of(oc, s->tid);
+	VEC_PUSH(&t->stacks, ((struct stack){ s->time, rs->thread, rs->node, (uint8_t)m }));
+	match(oc, t, false);
 }
 
-static void on_switch(void *arg, const void *event, const struct prof_perf_sample_id *id, bool out)
+/* The switch records of the time ring: an out opens the thread's
+ * interval, the next in closes it. */
+static void on_switch(void *arg, const void *event, const struct prof_replay_switch *sw)
 {
 	struct prof_offcpu *oc = arg;
-	struct pend *pe;
+	const struct prof_perf_sample_id *id = sw->id;
+	struct thr *t;
 
-	if (event != &oc->pf || out || !(pe = pend_of(oc, id->tid, false)) || !pe->open)
+	if (event != &oc->sw)
 		return;
-	pe->open = false;
-	if (id->time <= pe->t_out)
+	t = thr_of(oc, id->tid);
+	oc->switches++;
+	if (sw->out) {
+		t->open = (struct interval){ t->last_in, id->time, 0, sw->thread, id->pid, sw->preempt };
+		t->is_open = true;
 		return;
-	uint64_t ns = id->time - pe->t_out;
-	oc->sink.add(oc->sink.arg, pe->t_out, pe->thread, pe->node, PROF_M_OFFCPU_NS, ns, 0);
-	oc->sink.add(oc->sink.arg, pe->t_out, pe->thread, pe->node, (enum prof_metric)pe->metric, ns, 0);
-	if (pe->metric == PROF_M_IOWAIT_NS)
-		VEC_PUSH(&oc->io, ((struct io_interval){ pe->t_out, id->time, pe->pid }));
+	}
+	t->last_in = id->time;
+	if (!t->is_open || id->time <= t->open.t_out)
+		return;	/* recording started while it was off the CPU */
+	t->is_open = false;
+	t->open.t_in = id->time;
+	VEC_PUSH(&t->ivs, t->open);
+	match(oc, t, false);
 }
 
 static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
@@ -343,6 +548,14 @@ static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, 
 
 	if (event == &oc->pf)
 		oc->lost += n;
+	else if (event == &oc->sw)
+		oc->switches_lost += n;
+}
+
+void prof_offcpu_finish(struct prof_offcpu *oc)
+{
+	for (size_t i = 0; oc && i < oc->thrs.n; i++)
+		match(oc, oc->thrs.v[i], true);
 }
 
 static const struct prof_replay_ops offcpu_ops = {
@@ -352,7 +565,7 @@ static const struct prof_replay_ops offcpu_ops = {
 };
 
 void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
-			const struct prof_profile *p, const struct prof_replay_sink *sink)
+			struct prof_profile *p, const struct prof_replay_sink *sink)
 {
 	oc->p = p;
 	oc->sink = *sink;

@@ -356,13 +356,17 @@ static void on_switch(struct prof_replay *rp, const struct perf_event_attr *attr
 		      const struct perf_event_header *h)
 {
 	struct prof_perf_sample_id id;
-	bool out = (prof_perf_record_misc(h) & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+	uint16_t misc = prof_perf_record_misc(h);
+	struct prof_replay_switch sw = { &id, PROF_NONE, (misc & PERF_RECORD_MISC_SWITCH_OUT) != 0,
+					 (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0 };
 
 	if (prof_perf_parse_id(attr, h, &id) < 0)
 		return;
+	if (sw.out)	/* its interval may have to be charged without a stack sample */
+		sw.thread = thread_of(rp, id.pid, id.tid);
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->context_switch)
-			c->ops->context_switch(c->arg, event, &id, out);
+			c->ops->context_switch(c->arg, event, &sw);
 }
 
 /* --- samples: frames ------------------------------------------------------------------ */

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #define FLUSH_INTERVAL_NS 1000000000ULL
+#define OFFCPU_DRAIN_SLICE_NS 250000000ULL
 
 struct launch {
 	pid_t pid;
@@ -160,23 +161,32 @@ static const struct prof_replay_ops writer_ops = {
 struct source {
 	struct prof_replay *rp;
 	struct prof_perf *pf;
+	uint64_t deadline;	/* 0, or stop feeding then (records left for the next pass) */
+	unsigned fed;
 };
 
 static int feed(void *ctx, const struct perf_event_header *h)
 {
-	const struct source *src = ctx;
+	struct source *src = ctx;
 
 	prof_replay_record(src->rp, &src->pf->attr, src->pf, h);
-	return 0;
+	return src->deadline && ++src->fed % 64 == 0 && now_ns() >= src->deadline;
 }
 
-static void drain(struct prof_session *s)
+/* While recording, the off-CPU stacks (tens of thousands of unwinds a
+ * second on a switch-heavy server) get a bounded slice of each pass, so
+ * that the loop still sees its deadline and the other rings; the final
+ * pass takes everything. */
+static void drain(struct prof_session *s, bool final)
 {
-	struct source src = { s->rp, &s->pf };
+	struct source src = { s->rp, &s->pf, 0, 0 };
 
 	prof_perf_drain(&s->pf, feed, &src);
 	if (s->oc) {
+		src.pf = prof_offcpu_switch_perf(s->oc);
+		prof_perf_drain(src.pf, feed, &src);
 		src.pf = prof_offcpu_perf(s->oc);
+		src.deadline = final ? 0 : now_ns() + OFFCPU_DRAIN_SLICE_NS;
 		prof_perf_drain(src.pf, feed, &src);
 	}
 	prof_replay_batch_end(s->rp);
@@ -359,7 +369,9 @@ static void stop_recording(struct prof_session *s)
 	prof_perf_disable(&s->pf);
 	if (s->oc)
 		prof_offcpu_disable(s->oc);
-	drain(s);
+	drain(s, true);
+	if (s->oc)
+		prof_offcpu_finish(s->oc);
 	if (s->rt)	/* final values of what still runs (attach, -d) */
 		prof_restrack_sample(s->rt);
 }
@@ -430,7 +442,7 @@ static void run_loop(struct prof_session *s)
 
 	while (!s->info.write_failed && !should_stop(s, deadline)) {
 		prof_perf_poll(&s->pf, 100);
-		drain(s);
+		drain(s, false);
 		if (now_ns() >= next_flush) {
 			flush_or_fail(s);
 			next_flush = now_ns() + FLUSH_INTERVAL_NS;
@@ -575,6 +587,10 @@ int prof_session_start(struct prof_session *s)
 	if (s->rt)
 		prof_restrack_start(s->rt);
 	start_pump(&s->pf);
+	if (s->oc) {
+		start_pump(prof_offcpu_switch_perf(s->oc));
+		start_pump(prof_offcpu_perf(s->oc));
+	}
 	return 0;
 }
 
@@ -596,6 +612,8 @@ void prof_session_run(struct prof_session *s)
 	in->processes = prof_replay_processes(s->rp);
 	in->threads = prof_task_count(&s->p, PROF_NONE);
 	in->offcpu_lost = prof_offcpu_lost(s->oc);
+	in->offcpu_stacks_lost = prof_offcpu_stacks_lost(s->oc);
+	in->offcpu_switches_lost = prof_offcpu_switches_lost(s->oc);
 }
 
 const struct prof_session_info *prof_session_info(const struct prof_session *s)

@@ -34,7 +34,7 @@ struct res_iowait {
 	struct prof_offcpu *oc;
 	struct prof_profile scratch;	/* kernel frame names */
 	struct prof_symbolizer *sym;
-	struct u64map io_pc, out_at;
+	struct u64map io_pc, out_at, last_in;
 	uint64_t io_ns, lost;
 	pthread_t reader;
 	bool reading;
@@ -72,7 +72,13 @@ static void switched_out(struct res_iowait *iw, const struct prof_perf_sample *s
 {
 	enum prof_metric m = prof_offcpu_classify(prof_offcpu_prev_state(iw->oc, s),
 						  kernel_chain_in_io(iw, s));
+	uint64_t in;
 
+	/* The switch records ride in a ring of their own: one that closed
+	 * this interval may have been read already (a short block between
+	 * two drains).  Its time is then unknown here: not charged. */
+	if (u64map_get(&iw->last_in, s->tid, &in) && in > s->time)
+		return;
 	u64map_put(&iw->out_at, s->tid, m == PROF_M_IOWAIT_NS ? s->time : 0);
 }
 
@@ -80,6 +86,7 @@ static void switched_in(struct res_iowait *iw, uint32_t tid, uint64_t t)
 {
 	uint64_t out;
 
+	u64map_put(&iw->last_in, tid, t);
 	if (!u64map_get(&iw->out_at, tid, &out) || !out)
 		return;
 	if (t > out)
@@ -99,7 +106,7 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 			switched_out(iw, &s);
 		break;
 	case PERF_RECORD_SWITCH:
-		if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) && prof_perf_parse_id(&prof_offcpu_perf(iw->oc)->attr, h, &id) == 0)
+		if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) && prof_perf_parse_id(&prof_offcpu_switch_perf(iw->oc)->attr, h, &id) == 0)
 			switched_in(iw, id.tid, id.time);
 		break;
 	case PERF_RECORD_LOST:
@@ -110,14 +117,20 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 	return 0;
 }
 
+/* Stacks (switch-outs) first, then the switch records: a switch-in read
+ * now mostly finds its switch-out's sample already classified. */
+static void drain_both(struct res_iowait *iw)
+{
+	prof_perf_drain(prof_offcpu_perf(iw->oc), on_record, iw);
+	prof_perf_drain(prof_offcpu_switch_perf(iw->oc), on_record, iw);
+}
+
 static void *reader_main(void *arg)
 {
 	struct res_iowait *iw = arg;
-	struct prof_perf *pf = prof_offcpu_perf(iw->oc);
-
 	while (!__atomic_load_n(&iw->stop, __ATOMIC_ACQUIRE)) {
-		prof_perf_poll(pf, 50);
-		prof_perf_drain(pf, on_record, iw);
+		prof_perf_poll(prof_offcpu_perf(iw->oc), 50);
+		drain_both(iw);
 	}
 	return NULL;
 }
@@ -136,6 +149,7 @@ static void iowait_free(struct res_iowait *iw)
 	prof_profile_free(&iw->scratch);
 	u64map_free(&iw->io_pc);
 	u64map_free(&iw->out_at);
+	u64map_free(&iw->last_in);
 	prof_perf_close(&iw->main);
 	free(iw);
 }
@@ -205,7 +219,7 @@ uint64_t res_iowait_finish(struct res_iowait *iw, uint64_t *lost)
 	pthread_join(iw->reader, NULL);
 	iw->reading = false;
 	prof_offcpu_disable(iw->oc);
-	prof_perf_drain(prof_offcpu_perf(iw->oc), on_record, iw);
+	drain_both(iw);
 	ns = iw->io_ns;
 	*lost = iw->lost;
 	iowait_free(iw);
