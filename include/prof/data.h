@@ -7,7 +7,7 @@
  * flush first writes every string, module, frame, node and thread that
  * appeared in the profile since the previous flush, then the samples
  * buffered since then.  A file cut anywhere (SIGKILL, full disk) therefore
- * reads back completely up to its last whole flush.
+ * reads back every sample whose bytes precede the cut (format.c, CUT FILES).
  */
 #ifndef PROF_DATA_H
 #define PROF_DATA_H
