@@ -57,7 +57,9 @@ struct prof_read_info {
  * Loads a prof.data file into an initialized profile.  Returns 0 (possibly
  * with info->truncated / !info->complete, which the caller should warn
  * about), or a negative errno with error() printed: -ENOENT, -EACCES,
- * -EINVAL (not a prof.data file / unsupported version / corrupt).
+ * -EINVAL (not a prof.data file / unsupported version / corrupt),
+ * -ENODATA (an unfinished file that holds nothing: no sample, edge,
+ * resource or timeline point; a finished recording of 0 samples loads).
  */
 int prof_data_read(const char *path, struct prof_profile *p, struct prof_read_info *info);
 /* Same, from memory (used by the fuzzer and unit tests). */

@@ -445,6 +445,24 @@ static void finish(struct reader *r)
 				p->aggs.v[i].value[PROF_M_SAMPLES] * p->period_ns;
 }
 
+/*
+ * A file that ends before its recorder wrote anything to show (no sample,
+ * edge, resource or timeline point, and no END record) is an error:
+ * reporting it as an empty profile would pass off a broken file as a
+ * recording of nothing.  A finished recording that took no sample is
+ * valid and shows "0 samples".
+ */
+static int check_has_data(struct reader *r)
+{
+	const struct prof_profile *p = r->p;
+
+	if (r->info->complete || p->aggs.n || p->edges.n || p->resources.n || p->timeline.n)
+		return 0;
+	error("'%s' holds no samples: it ends at byte %zu, before the recording wrote any "
+	      "(interrupted as it started?)", r->name, r->pos);
+	return -ENODATA;
+}
+
 static int read_buffer(const char *name, const uint8_t *buf, size_t len,
 		       struct prof_profile *p, struct prof_read_info *info,
 		       prof_data_progress_fn *progress, void *arg)
@@ -466,6 +484,8 @@ static int read_buffer(const char *name, const uint8_t *buf, size_t len,
 		if (ret < 0)
 			error("'%s' is corrupt at byte %zu: %s", name, r.pos, r.why);
 	}
+	if (!ret)
+		ret = check_has_data(&r);
 	if (!ret)
 		finish(&r);
 	r.info->bytes = r.pos;
