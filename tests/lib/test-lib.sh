@@ -103,6 +103,16 @@ require_perf_events() {
 check_contains() {	# file pattern
 	grep -q -- "$2" "$1" || { echo "expected '$2' in $1:"; head -n 50 "$1"; return 1; }
 }
+# one_error FILE PATTERN: FILE (a stderr) has exactly one error line, it
+# matches PATTERN, and every other line is a warning - a loaded machine or
+# a missing tracefs may add one ("off-CPU switch samples lost").
+one_error() {
+	local n other
+	n=$(grep -c "error:" "$1")
+	other=$(grep -v -c "error:\|warning:" "$1")
+	[ "$n" = 1 ] && [ "$other" = 0 ] && grep "error:" "$1" | grep -q -- "$2" ||
+		{ echo "expected one error line matching '$2' (and warnings only) in $1:"; cat "$1"; return 1; }
+}
 check_not_contains() {
 	! grep -q -- "$2" "$1" || { echo "unexpected '$2' in $1"; grep -- "$2" "$1" | head; return 1; }
 }
