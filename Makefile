@@ -25,6 +25,13 @@ DEP_CFLAGS += -DHAVE_ZSTD=1 $(shell $(PKG_CONFIG) --cflags libzstd)
 DEP_LIBS += $(shell $(PKG_CONFIG) --libs libzstd)
 endif
 
+# libiberty's demangler (C++, Rust legacy and v0): a static library, so
+# probed by linking a call to it.
+ifeq ($(shell printf '\043include <libiberty/demangle.h>\nint main(void){return !cplus_demangle("_Z1fv",0);}\n' | $(CC) -x c - -liberty -o /dev/null 2>/dev/null && echo y),y)
+DEP_CFLAGS += -DHAVE_LIBIBERTY=1
+DEP_LIBS += -liberty
+endif
+
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Wshadow -Wformat=2 -Wno-format-nonliteral
 ifdef DEVELOPER

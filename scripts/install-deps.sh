@@ -6,13 +6,20 @@
 # Needs root (or sudo) only when something has to be installed.
 set -eu
 
+# libiberty-dev: the C++/Rust demangler (optional: names stay mangled without it).
 BUILD_PKGS="gcc make pkg-config libdw-dev libelf-dev libunwind-dev zlib1g-dev libzstd-dev
-libc6-dbg binutils procps"
+libiberty-dev libc6-dbg binutils procps"
 # valgrind: callgrind tests; linux-perf: side-by-side tests and benchmarks;
 # clang + libclang-rt: libFuzzer targets; protobuf-compiler: pprof decoding;
 # chromium: the SVG/HTML reports are loaded in a real browser; time: /usr/bin/time.
+# g++ lld mold golang-go rustc nodejs: the kinds of binaries of the
+# compatibility matrix (tests/t1200, scripts/compat.sh); gold is in binutils.
 TEST_PKGS="valgrind linux-perf clang libclang-rt-14-dev protobuf-compiler chromium time
-util-linux python3"
+util-linux python3 g++ lld mold golang-go"
+# A rustc (rustup) or node installed some other way is used as it is: the
+# Debian package would shadow or conflict with it.
+command -v rustc >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/rustc" ] || TEST_PKGS="$TEST_PKGS rustc"
+command -v node >/dev/null 2>&1 || TEST_PKGS="$TEST_PKGS nodejs"
 
 pkgs=$BUILD_PKGS
 [ "${1:-}" = "--test" ] && pkgs="$BUILD_PKGS $TEST_PKGS"

@@ -100,6 +100,12 @@ test_expect_success 'attach (-p, -d): sleep and a timeline of the running proces
 	test "$n" -ge 2
 '
 
+test_expect_success 'the summary line counts a task once across its exec' '
+	"$PROF" record -o sl.data -- "$RB/sleeper" 300 >/dev/null 2>sl.err &&
+	cat sl.err &&
+	check_contains sl.err " 1 processes, 1 threads,"
+'
+
 test_expect_success 'old readers: a file without resource records reports zeros' '
 	"$PROF" record --no-resources -o plain.data -- "$RB/burn" 100 >/dev/null 2>&1 &&
 	"$PROF" report -i plain.data >plain.txt &&

@@ -6,7 +6,9 @@
 # name) over the file; the MMAP2 build-id (attr.build_id) tells prof the
 # file on disk is not what was mapped: record warns "build-id changed"
 # and symbolizes from the mapped original (old_lib_marker, never
-# new_lib_marker).
+# new_lib_marker).  Rebuilt after `perf record`: prof report -i perf.data
+# takes the recorded build-id's copy from perf's build-id cache
+# (~/.debug), and without one shows addresses, never the new build's names.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 . "$TOP/tests/fault/fault-lib.sh"
@@ -44,4 +46,26 @@ test_expect_success 'its samples are symbolized from the original, also after de
 	rm -f bin/libx.so bin/app &&
 	"$PROF" report -i r.data --format=json -o r2.json && cmp r.json r2.json
 '
+if command -v perf >/dev/null 2>&1; then
+	sed "s/spin_/renamed_/g" "$TOP/tests/workloads/split.c" >renamed.c && cp "$TOP/tests/workloads/wl.h" .
+	mkdir -p home
+	test_expect_success 'rebuilt after perf record: the build-id cache copy names the samples' '
+		cc -O2 -g -o up "$TOP/tests/workloads/split.c" &&
+		HOME="$TRASH/home" perf record -q -g -o up.perf ./up 1 >/dev/null 2>&1 &&
+		ls home/.debug/.build-id >/dev/null &&
+		cc -O2 -g -o up renamed.c &&
+		HOME="$TRASH/home" "$PROF" report -i up.perf >up.txt 2>up.err &&
+		cat up.err && check_contains up.err "build-id changed.*symbolizing from .*/home/.debug/.build-id/" &&
+		check_contains up.txt "spin_a" && check_not_contains up.txt "renamed_"
+	'
+	test_expect_success 'rebuilt and not in any cache: addresses, said once, never the new names' '
+		rm -rf home/.debug &&
+		HOME="$TRASH/home" "$PROF" report -i up.perf >up2.txt 2>up2.err &&
+		cat up2.err && test $(grep -c "build-id changed" up2.err) = 1 &&
+		check_contains up2.err "no file has that build-id" &&
+		check_not_contains up2.txt "renamed_" && check_not_contains up2.txt "spin_a"
+	'
+else
+	test_skip "rebuilt after perf record" "perf is not installed"
+fi
 test_done

@@ -6,9 +6,11 @@
  * instruction counts (`prof crosscheck`).
  *
  * Design notes / invariants:
- *  - Functions are keyed by (name, module basename) in one struct an_fnset
- *    shared by both sides, so a base and a head built in different
- *    directories still match.  Ids are dense and stable.
+ *  - Functions are keyed by identity (include/prof/identity.h: name without
+ *    compiler hashes, the program / soname role, never a path) in one
+ *    struct an_fnset shared by every input, so builds of different names
+ *    and directories match.  Ids are dense and stable.  an_join_sides()
+ *    then joins clones only one build has and counts the match rate.
  *  - A side holds one struct an_run per recording: per function its self
  *    and inclusive cost (seconds, or samples when the event has no period)
  *    and the sample counts behind them (for the Poisson noise floor).
@@ -28,30 +30,36 @@
 #include "prof/model.h"
 #include "prof/output.h"
 #include "prof/callgrind.h"
+#include "prof/identity.h"
 #include <stdio.h>
 
-struct an_fn {
-	uint32_t name, module;		/* ids in an_fnset.strs; module "" if none */
-};
-
+/* The functions of every input, keyed by identity (include/prof/identity.h):
+ * the same function in base, head and the callgrind files gets one id. */
 struct an_fnset {
-	struct strtab strs;
-	VEC(struct an_fn) fns;
-	struct u64map index;
+	struct prof_idset ids;
+	VEC(uint32_t) canon;	/* after an_join_clones: the id each id was joined to */
 };
 void an_fnset_init(struct an_fnset *fs);
 void an_fnset_free(struct an_fnset *fs);
-uint32_t an_fn_intern(struct an_fnset *fs, const char *name, const char *module);
-/* Id of a function by name (and module when non-NULL); PROF_NONE if absent
- * or, without module, ambiguous. */
+static inline size_t an_fn_count(const struct an_fnset *fs)
+{
+	return fs->ids.ids.n;
+}
+/* Id of a function by name (and module, a path or soname, when non-NULL);
+ * PROF_NONE if absent or, without module, ambiguous. */
 uint32_t an_fn_find(const struct an_fnset *fs, const char *name, const char *module);
 static inline const char *an_fn_name(const struct an_fnset *fs, uint32_t id)
 {
-	return strtab_get(&fs->strs, fs->fns.v[id].name);
+	return prof_ident_name(&fs->ids, id);
 }
 static inline const char *an_fn_module(const struct an_fnset *fs, uint32_t id)
 {
-	return strtab_get(&fs->strs, fs->fns.v[id].module);
+	return prof_ident_module(&fs->ids, id);
+}
+/* The source file that tells two same-name functions apart, "" if none. */
+static inline const char *an_fn_file(const struct an_fnset *fs, uint32_t id)
+{
+	return prof_ident_file(&fs->ids, id);
 }
 
 struct an_cost {
@@ -67,6 +75,8 @@ struct an_side {
 	VEC(struct an_run) runs;
 };
 void an_side_free(struct an_side *s);
+/* The cost of fn in a run, the vector grown with zeros as needed. */
+struct an_cost *an_run_cost(struct an_run *r, uint32_t fn);
 
 struct an_load_opts {
 	enum prof_view_metric metric;	/* cpu (default), wall, io-wait... */
@@ -144,6 +154,7 @@ struct an_cg_side {
 	const char *events[AN_MAX_EVENTS];	/* names (static storage) */
 	size_t nev;
 	VEC(struct an_ir) fn;	/* by an_fnset id */
+	double total[2];	/* Ir of the parts used: base, head */
 };
 /* Adds the inclusive costs of every function of a callgrind profile (the
  * part whose trigger is benchmark, or all non-empty parts summed) to side
@@ -168,12 +179,69 @@ int an_crosscheck(const struct an_fnset *fs, const struct an_cg_side *cg,
 		  const struct an_side *base, const struct an_side *head,
 		  const struct an_opts *o, double ir_threshold, an_xrows *out);
 
+/* Loads a callgrind file into p (owned by the caller, cg_profile_init'ed)
+ * and adds it with an_cg_add.  0 or -errno / -EINVAL after an error line. */
+int an_cg_load(struct an_fnset *fs, struct an_cg_side *cg, struct cg_profile *p,
+	       const char *path, const char *benchmark, bool head);
+
+/* The rows of one benchmark (callgrind part, by its trigger URI). */
+struct an_part_rows {
+	const char *benchmark;		/* points into the base cg_profile */
+	an_xrows rows;			/* only functions of that part */
+};
+typedef VEC(struct an_part_rows) an_parts;
+/* Crosschecks every benchmark of the base callgrind file that the head
+ * file has too, against the same recordings: what `--format=json` groups
+ * per part when no --benchmark is given.  0 or -EINVAL. */
+int an_crosscheck_parts(struct an_fnset *fs, const struct cg_profile *cb,
+			const struct cg_profile *ch, const struct an_side *base,
+			const struct an_side *head, const struct an_opts *o, double ir_threshold,
+			an_parts *out);
+void an_parts_free(an_parts *parts);
+
+/* --- the join of the inputs (join.c) ------------------------------------------ */
+#define AN_JOIN_SHARE 0.001	/* functions with >= 0.1% of a side's cost are counted */
+#define AN_JOIN_WARN 0.80	/* under 80% matched: warn with the unmatched names */
+struct an_join {
+	const char *what;		/* "callgrind functions with >= 0.1% of Ir matched ..." */
+	size_t total, matched;
+	VEC(uint32_t) unmatched;	/* function ids, heaviest first */
+	VEC(double) weight;		/* their share */
+};
+void an_join_free(struct an_join *j);
+/* Joins clones only one build has (base walk.constprop.0, head walk) and
+ * moves their costs to one id.  Call once every input is loaded; cg may be NULL. */
+void an_join_clones(struct an_fnset *fs, struct an_side *base, struct an_side *head,
+		    struct an_cg_side *cg);
+/* base<->head: functions with >= AN_JOIN_SHARE of one side's time that the
+ * other side has. */
+void an_join_sides(const struct an_fnset *fs, const struct an_side *base,
+		   const struct an_side *head, struct an_join *out);
+/* Callgrind functions with >= AN_JOIN_SHARE of Ir (base or head) found in
+ * any recording. */
+void an_join_callgrind(const struct an_fnset *fs, const struct an_cg_side *cg,
+		       const struct an_side *base, const struct an_side *head,
+		       struct an_join *out);
+double an_join_rate(const struct an_join *j);	/* matched / total, 1 when empty */
+/* What `prof diff` does once both sides are loaded: joins clones, counts
+ * base<->head into out and checks it (an_join_check's result). */
+int an_join_diff(struct an_fnset *fs, struct an_side *base, struct an_side *head,
+		 struct an_join *out);
+/* The same for `prof crosscheck`: out[0] callgrind->recordings, out[1] base<->head. */
+int an_join_crosscheck(struct an_fnset *fs, struct an_cg_side *cg, struct an_side *base,
+		       struct an_side *head, struct an_join out[2]);
+/* Under AN_JOIN_WARN: a warning naming the unmatched functions; nothing
+ * matched at all: an error line and -ENOENT (the commands exit 2). */
+int an_join_check(const struct an_fnset *fs, const struct an_join *j);
+
 /* --- output (render.c) --------------------------------------------------------- */
 struct an_report_info {
 	const char *metric, *unit;
 	size_t na, nb;
 	size_t untested;	/* functions under min_samples */
 	bool all;		/* text: also no-change rows */
+	const struct an_join *joins[2];	/* match rates to print (NULL: none) */
+	const an_parts *parts;		/* crosscheck json: rows per benchmark (or NULL) */
 };
 int an_diff_text(FILE *f, const struct an_fnset *fs, const an_results *r,
 		 const struct an_opts *o, const struct an_report_info *info);
@@ -188,6 +256,7 @@ int an_crosscheck_json(FILE *f, const struct an_fnset *fs, const an_xrows *x,
 typedef VEC(char *) an_paths;
 struct an_cli {
 	an_paths base, head, positional;
+	an_paths map_modules, map_functions;	/* --map-module / --map-function OLD=NEW */
 	struct an_opts o;
 	enum prof_view_metric metric;
 	double ir_threshold;		/* crosscheck --threshold, fraction */
@@ -214,6 +283,8 @@ int an_cli_main(int argc, char **argv, const struct an_command *cmd);
 /* The report header both commands print. */
 struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an_side *base,
 					 const struct an_side *head);
+/* An empty function set with the --map-module / --map-function overrides. */
+void an_cli_fnset_init(const struct an_cli *c, struct an_fnset *fs);
 /* Reads each prof.data file as one run of side.  0 or -errno after an error line. */
 int an_load_side(struct an_fnset *fs, struct an_side *side, char **paths, size_t n,
 		 const struct an_load_opts *o);

@@ -35,6 +35,7 @@
 
 #include "prof/util.h"
 #include "prof/model.h"
+#include "prof/identity.h"
 #include <stdio.h>
 
 enum cg_parse_flags {
@@ -198,6 +199,17 @@ int cg_run(const struct cg_run_opts *o);
  */
 int cg_part_to_model(const struct cg_profile *cg, const struct cg_part *part,
 		     int event_index, struct prof_profile *out);
+
+/* fib'2, fib'3: callgrind's rows for deeper recursion levels. */
+bool cg_is_recursion_row(const char *name);
+/*
+ * The identity (include/prof/identity.h) of every row of a part, added to
+ * s as one input: ids[i] for part->fns.v[i] (malloc'ed), PROF_NONE for
+ * recursion rows when skip_recursion.  Keyed by the function's own file
+ * (fl= at fn=), so inlined-code rows share their function's identity.
+ */
+uint32_t *cg_part_identities(struct prof_idset *s, const struct cg_profile *p,
+			     const struct cg_part *part, bool skip_recursion);
 
 /* Shared helpers for the renderers. */
 void cg_commify(char *buf, size_t size, uint64_t v);

@@ -11,7 +11,7 @@
 #define PROF_OFFCPU_H
 
 #include "prof/perf.h"
-#include "prof/recorder.h"
+#include "prof/replay.h"
 
 struct prof_offcpu;
 
@@ -25,8 +25,15 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, char *why, siz
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
 void prof_offcpu_enable(struct prof_offcpu *oc);
 void prof_offcpu_disable(struct prof_offcpu *oc);
-/* Pairs and charges the records in the off-CPU rings (writes samples). */
-void prof_offcpu_drain(struct prof_offcpu *oc, struct prof_recorder *r);
+/* The off-CPU events' rings: the driver feeds their records to the
+ * replay engine tagged with this pointer, after the CPU event's (prof
+ * stat's I/O-wait reader drains them itself). */
+struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc);
+/* Registers the consumer that pairs switch-outs (resolved samples) with
+ * switch-ins and puts the charged intervals into sink; p is the profile
+ * the engine fills (its kernel frames tell I/O waits). */
+void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
+			const struct prof_profile *p, const struct prof_replay_sink *sink);
 /* I/O-wait ns of pid's threads that fall inside [from, to), from the
  * intervals charged so far (an interval still open is not known yet). */
 uint64_t prof_offcpu_iowait_between(const struct prof_offcpu *oc, uint32_t pid,
@@ -36,6 +43,10 @@ void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t);
 /* Switch-out samples the kernel dropped (ring full). */
 uint64_t prof_offcpu_lost(const struct prof_offcpu *oc);
 void prof_offcpu_free(struct prof_offcpu *oc);
+
+/* For a reader of its own (prof stat's I/O wait, src/resource/iowait.c):
+ * the prev_state of a decoded switch-out sample. */
+uint64_t prof_offcpu_prev_state(const struct prof_offcpu *oc, const struct prof_perf_sample *s);
 
 /* Classification of one blocked interval (exposed for unit tests). */
 enum prof_metric prof_offcpu_classify(uint64_t prev_state, bool kernel_stack_in_io);

@@ -1,6 +1,6 @@
 /*
  * proc.h - small /proc readers the recorder needs: does a pid exist, the
- * thread ids of a process, a task's comm.
+ * thread ids of a process, its children and descendants, a task's comm.
  */
 #ifndef PROF_PROC_H
 #define PROF_PROC_H
@@ -13,6 +13,13 @@ bool prof_proc_exists(pid_t pid);
 /* The tids in /proc/PID/task, sorted; 0 or -errno (-ENOENT: no such pid).
  * *tids is malloc'ed; free it. */
 int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n);
+/* The children of every thread of pid (/proc/PID/task/TID/children, or a
+ * walk of /proc/N/stat parents where the kernel lacks that file), in
+ * order; 0 or -errno.  *kids is malloc'ed (NULL when there are none). */
+int prof_proc_children(pid_t pid, pid_t **kids, size_t *n);
+/* pid's descendants that run now, parents before their children (pid
+ * itself not included); 0 or -errno.  *pids is malloc'ed. */
+int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n);
 /* /proc/PID/task/TID/comm without the newline into buf; 0 or -errno. */
 int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 

@@ -21,6 +21,11 @@
  *    runnable but not running) comes only from taskstats.  Only meaningful
  *    when
  *    /proc/sys/kernel/task_delayacct is 1; see kernel-notes/delayacct.md.
+ *    Where it is 0, io_wait_s comes from sched:sched_switch samples as in
+ *    `prof record` (src/resource/iowait.c; needs root or CAP_PERFMON): the
+ *    time every thread of the command and of its descendants spent
+ *    switched out in D state with an I/O wait function on the kernel
+ *    stack.  io_wait_source says which one a run used.
  *  - off_cpu_s = wall - user - sys, floored at 0: time the command was not
  *    on a CPU.  Exact for a single-threaded command; with several threads
  *    or children running in parallel CPU time can exceed wall and this
@@ -54,7 +59,9 @@ struct res_usage {
 	uint64_t read_bytes, write_bytes;	/* /proc/PID/io storage bytes */
 	double runq_wait_s;			/* runnable, waiting for a CPU */
 	double io_wait_resolution_s;		/* 1e-9 (taskstats) or 1/CLK_TCK */
-	bool have_io_wait;			/* delayacct was on during the run */
+	bool have_io_wait;			/* an I/O-wait source worked for the run */
+	const char *io_wait_source;		/* static: "delayacct (taskstats)", ... */
+	uint64_t io_wait_lost;			/* sched_switch samples dropped: a lower bound */
 	bool have_runq_wait;			/* ... and taskstats answered */
 	bool have_proc_io;
 	uint64_t counters[RES_MAX_COUNTERS];	/* same order as the specs */
@@ -78,6 +85,18 @@ int res_run(const struct res_run_opts *opts, struct res_usage *out);
 
 /* 1 on, 0 off, -errno when /proc/sys/kernel/task_delayacct is unreadable. */
 int res_delayacct_enabled(void);
+
+/* --- I/O wait from sched_switch (src/resource/iowait.c) -------------------------- */
+struct res_iowait;
+#define RES_IOWAIT_SCHED_SWITCH "sched_switch (D state with an I/O wait function on the kernel stack)"
+/* Can sched:sched_switch be sampled here?  0, or -ENOTSUP with why filled. */
+int res_iowait_probe(char *why, size_t len);
+/* Starts measuring pid, held before its exec (its events start at exec):
+ * NULL with why filled when it cannot. */
+struct res_iowait *res_iowait_start(pid_t pid, char *why, size_t len);
+/* After pid exited (not yet reaped): I/O-wait ns of its threads and
+ * descendants; *lost: switch samples the kernel dropped.  Frees iw. */
+uint64_t res_iowait_finish(struct res_iowait *iw, uint64_t *lost);
 
 /* Parsers for the zombie's /proc files (exposed for unit tests). */
 int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks);

@@ -24,8 +24,11 @@ struct prof_elf *prof_elf_get(const char *path);
 struct prof_elf *prof_elf_vdso(void);
 const char *prof_elf_path(const struct prof_elf *e);
 const char *prof_elf_build_id(const struct prof_elf *e);	/* hex or "" */
-/* Load bias for a mapping of this file at start with file offset pgoff. */
-uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff);
+/* Load bias (runtime address - file vaddr) for a mapping of this file at
+ * start with file offset pgoff and protection prot (PROT_*): the PT_LOAD is
+ * chosen by file range and permissions, so packed lld/mold layouts and
+ * executables mapped twice (V8) each get their own right bias. */
+uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff, uint32_t prot);
 void prof_elf_cache_free(void);	/* at exit; for leak-checked runs */
 /* For unwinders: the file name libdw should open ("/proc/self/fd/N" for the
  * vdso), the libelf handle, and file contents read by file vaddr. */
@@ -54,6 +57,9 @@ struct prof_addrspace {
 	pid_t pid;
 	VEC(struct prof_mapping) maps;	/* sorted by start, non-overlapping */
 	uint64_t generation;		/* bumped on every change (unwinder caches key on it) */
+	int8_t mntns;			/* 0 unknown, 1 prof's mount namespace, -1 another */
+	bool live;			/* a running process (recording): /proc may be re-read */
+	uint64_t refreshed_at;		/* generation after the last re-read */
 	void *unwind_state;		/* owned by the unwinder backend */
 	void (*unwind_state_free)(void *);
 };
@@ -74,9 +80,37 @@ void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint
 				 const char *build_id);
 /* Drop all mappings (exec). */
 void prof_addrspace_clear(struct prof_addrspace *as);
+/* While recording, a pc in no known mapping usually means the side-band
+ * records were seen out of order (an exec's clear after the new program's
+ * mmaps, from another CPU's ring): re-reads /proc/PID/maps, at most once per
+ * change of the mappings, for a live process only.  True if addr is mapped now. */
+bool prof_addrspace_refresh(struct prof_addrspace *as, uint64_t addr);
 /* Copy the maps of parent into a new space for child (fork). */
 struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child);
 const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, uint64_t addr);
+/* The path prof opens for a file the process names path (malloc'd): the
+ * same path, or /proc/PID/root/path when the process lives in another
+ * mount namespace (a container) and can still be reached. */
+char *prof_addrspace_file_path(struct prof_addrspace *as, const char *path);
+/* The process's JIT symbol map (malloc'd): /tmp/perf-PID.map, or
+ * /proc/PID/root/tmp/perf-NSPID.map in another mount namespace, where
+ * NSPID is its pid in its own pid namespace (NSpid in /proc/PID/status). */
+char *prof_addrspace_perf_map_path(struct prof_addrspace *as);
+
+/* The display name of a mangled C++ / Rust (legacy or v0) symbol, Rust's
+ * "::h<hash>" left out; malloc'd, or NULL when name is not mangled (or
+ * prof was built without libiberty). */
+char *prof_demangle(const char *name);
+
+/* Whether func is where a thread starts (_start, clone3, start_thread,
+ * ret_from_fork, runtime.goexit, ...: roots.c), and whether a stack given
+ * innermost first ends in one: a stack is complete only then, whatever the
+ * unwinder said. */
+bool prof_is_thread_root(const char *func);
+bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames_inner_first, size_t n);
+/* The same for a pc of as (a return address: pc-1 is looked up), by ELF
+ * symbol: for unwinders. */
+bool prof_addrspace_pc_is_root(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr);
 
 struct prof_symbolizer;
 struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);

@@ -17,6 +17,8 @@ void an_cli_free(struct an_cli *c)
 	VEC_FREE(&c->base);
 	VEC_FREE(&c->head);
 	VEC_FREE(&c->positional);
+	VEC_FREE(&c->map_modules);
+	VEC_FREE(&c->map_functions);
 }
 
 static int parse_double(const char *s, const char *opt, double lo, double hi, double *out)
@@ -39,6 +41,7 @@ static const struct { const char *name; bool cross; } valued[] = {
 	{ "--assumed-cv", false }, { "--output", false }, { "-o", false },
 	{ "--callgrind-base", true }, { "--callgrind-head", true },
 	{ "--benchmark", true }, { "--threshold", true },
+	{ "--map-module", false }, { "--map-function", false },
 };
 
 static int set_value(struct an_cli *c, const char *opt, const char *val)
@@ -78,6 +81,12 @@ static int set_value(struct an_cli *c, const char *opt, const char *val)
 		c->cg_head = val;
 	} else if (!strcmp(opt, "--benchmark")) {
 		c->benchmark = val;
+	} else if (!strcmp(opt, "--map-module") || !strcmp(opt, "--map-function")) {
+		const char *eq = strchr(val, '=');
+		if (!eq || eq == val || !eq[1])
+			return error("invalid value '%s' for %s (want OLD=NEW)", val, opt);
+		an_paths *maps = !strcmp(opt, "--map-module") ? &c->map_modules : &c->map_functions;
+		VEC_PUSH(maps, (char *)val);
 	}
 	return 0;
 }
@@ -134,6 +143,15 @@ int an_cli_parse(struct an_cli *c, int argc, char **argv, bool cross)
 		VEC_PUSH((an_paths *)list, (char *)arg);
 	}
 	return 0;
+}
+
+void an_cli_fnset_init(const struct an_cli *c, struct an_fnset *fs)
+{
+	an_fnset_init(fs);
+	for (size_t i = 0; i < c->map_modules.n; i++)
+		prof_idset_map_module(&fs->ids, c->map_modules.v[i]);	/* checked when parsed */
+	for (size_t i = 0; i < c->map_functions.n; i++)
+		prof_idset_map_function(&fs->ids, c->map_functions.v[i]);
 }
 
 int an_load_side(struct an_fnset *fs, struct an_side *side, char **paths, size_t n,

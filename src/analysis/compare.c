@@ -271,7 +271,7 @@ int an_compare_sides(const struct an_fnset *fs, const struct an_side *base,
 		return -EINVAL;
 	a = xcalloc(na, sizeof(*a));
 	b = xcalloc(nb, sizeof(*b));
-	for (uint32_t fn = 0; fn < fs->fns.n && !ret; fn++) {
+	for (uint32_t fn = 0; fn < an_fn_count(fs) && !ret; fn++) {
 		struct an_result r = { .fn = fn };
 		double ca, cb;
 		if ((ret = side_values(base, fn, o, a, &ca)) ||

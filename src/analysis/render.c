@@ -45,6 +45,61 @@ static int flush_sb(FILE *f, struct strbuf *sb)
 	return ferror(f) ? -1 : 0;
 }
 
+/* "helper [util/b.c]": the name, and the file when it tells two apart. */
+static const char *fn_label(const struct an_fnset *fs, uint32_t fn, char *buf, size_t size)
+{
+	const char *file = an_fn_file(fs, fn);
+
+	snprintf(buf, size, *file ? "%s [%s]" : "%s%s", an_fn_name(fs, fn), file);
+	return buf;
+}
+
+static void join_text(FILE *f, const struct an_fnset *fs, const struct an_report_info *info,
+		      const char *prefix)
+{
+	char label[512];
+
+	for (size_t k = 0; k < ARRAY_SIZE(info->joins); k++) {
+		const struct an_join *j = info->joins[k];
+		if (!j)
+			continue;
+		fprintf(f, "%sjoin: %zu of %zu %s (%.0f%%)", prefix, j->matched, j->total, j->what,
+			100 * an_join_rate(j));
+		if (an_join_rate(j) < AN_JOIN_WARN) {
+			fputs(" -- WARNING, unmatched:", f);
+			for (size_t i = 0; i < j->unmatched.n && i < 8; i++)
+				fprintf(f, "%s %s", i ? "," : "",
+					fn_label(fs, j->unmatched.v[i], label, sizeof(label)));
+		}
+		fputc('\n', f);
+	}
+}
+
+static void join_json(struct strbuf *sb, const struct an_fnset *fs, const struct an_report_info *info)
+{
+	char label[512];
+	bool first = true;
+
+	sb_adds(sb, "\"join\":[");
+	for (size_t k = 0; k < ARRAY_SIZE(info->joins); k++) {
+		const struct an_join *j = info->joins[k];
+		if (!j)
+			continue;
+		sb_adds(sb, first ? "{" : ",{");
+		first = false;
+		json_key_str(sb, "what", j->what);
+		sb_addf(sb, ",\"matched\":%zu,\"total\":%zu,", j->matched, j->total);
+		json_key_num(sb, "matched_pct", 100 * an_join_rate(j));
+		sb_adds(sb, ",\"unmatched\":[");
+		for (size_t i = 0; i < j->unmatched.n; i++) {
+			sb_adds(sb, i ? "," : "");
+			json_escape(sb, fn_label(fs, j->unmatched.v[i], label, sizeof(label)));
+		}
+		sb_adds(sb, "]}");
+	}
+	sb_adds(sb, "],");
+}
+
 static const char *noise_note(const struct an_report_info *info, const struct an_opts *o,
 			      char *buf, size_t size)
 {
@@ -90,7 +145,7 @@ static const char *disp_unit(const struct an_report_info *info, const struct an_
 int an_diff_text(FILE *f, const struct an_fnset *fs, const an_results *r,
 		 const struct an_opts *o, const struct an_report_info *info)
 {
-	char note[200], ch[32], ci[80], rn[48];
+	char note[200], ch[32], ci[80], rn[48], label[512];
 	size_t hidden = 0;
 
 	fprintf(f, "# prof diff: %zu base run%s, %zu head run%s, metric %s, %s cost per run, "
@@ -98,6 +153,7 @@ int an_diff_text(FILE *f, const struct an_fnset *fs, const an_results *r,
 		info->nb == 1 ? "" : "s", info->metric, o->inclusive ? "inclusive" : "self",
 		o->alpha, o->min_effect * 100);
 	fprintf(f, "# %s\n", noise_note(info, o, note, sizeof(note)));
+	join_text(f, fs, info, "# ");
 	fprintf(f, "%-13s %8s  %-18s %7s %7s %11s %11s  %s\n", "Verdict", "Change",
 		"95% CI", "p", "q", "Base", "Head", "Function (module)");
 	for (size_t i = 0; i < r->n; i++) {
@@ -114,15 +170,16 @@ int an_diff_text(FILE *f, const struct an_fnset *fs, const an_results *r,
 				 (unsigned long long)x->runs_needed);
 		fprintf(f, "%-13s %8s  %-18s %7.3g %7.3g %11.4g %11.4g  %s (%s)%s\n",
 			an_verdict_name(x->verdict), ch, ci, x->p, x->q, disp(info, x->base),
-			disp(info, x->head), an_fn_name(fs, x->fn), an_fn_module(fs, x->fn), rn);
+			disp(info, x->head), fn_label(fs, x->fn, label, sizeof(label)),
+			an_fn_module(fs, x->fn), rn);
 	}
 	fprintf(f, "# costs in %s per run; %zu rows hidden (no-change, or under %g samples per "
 		"run: --all shows them)\n", disp_unit(info, o), hidden, o->min_samples);
 	return ferror(f) ? -1 : 0;
 }
 
-static void json_header(struct strbuf *sb, const char *schema, const struct an_opts *o,
-			const struct an_report_info *info)
+static void json_header(struct strbuf *sb, const char *schema, const struct an_fnset *fs,
+			const struct an_opts *o, const struct an_report_info *info)
 {
 	char note[200];
 
@@ -137,6 +194,19 @@ static void json_header(struct strbuf *sb, const char *schema, const struct an_o
 	sb_addch(sb, ',');
 	json_key_str(sb, "noise", noise_note(info, o, note, sizeof(note)));
 	sb_addch(sb, ',');
+	join_json(sb, fs, info);
+}
+
+/* "function", "module" and, when it tells two functions apart, "file". */
+static void json_fn(struct strbuf *sb, const struct an_fnset *fs, uint32_t fn)
+{
+	json_key_str(sb, "function", an_fn_name(fs, fn));
+	sb_addch(sb, ',');
+	json_key_str(sb, "module", an_fn_module(fs, fn));
+	if (*an_fn_file(fs, fn)) {
+		sb_addch(sb, ',');
+		json_key_str(sb, "file", an_fn_file(fs, fn));
+	}
 }
 
 static void json_stats(struct strbuf *sb, const struct an_result *x)
@@ -160,14 +230,12 @@ int an_diff_json(FILE *f, const struct an_fnset *fs, const an_results *r,
 
 	for (size_t i = 0; i < r->n; i++)
 		regressions += r->v[i].verdict == AN_REGRESSION;
-	json_header(&sb, "prof-diff/1", o, info);
+	json_header(&sb, "prof-diff/1", fs, o, info);
 	sb_addf(&sb, "\"regressions\":%zu,\"functions\":[", regressions);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct an_result *x = &r->v[i];
 		sb_adds(&sb, i ? ",\n{" : "\n{");
-		json_key_str(&sb, "function", an_fn_name(fs, x->fn));
-		sb_addch(&sb, ',');
-		json_key_str(&sb, "module", an_fn_module(fs, x->fn));
+		json_fn(&sb, fs, x->fn);
 		sb_addch(&sb, ',');
 		json_key_num(&sb, "base", x->base);
 		sb_addch(&sb, ',');
@@ -199,12 +267,14 @@ static void md_escape(FILE *f, const char *s)
 int an_crosscheck_text(FILE *f, const struct an_fnset *fs, const an_xrows *x,
 		       const struct an_opts *o, const struct an_report_info *info)
 {
-	char note[200], ch[32], ci[80], irch[32];
+	char note[200], ch[32], ci[80], irch[32], label[512];
 	size_t hidden = 0;
 
 	fprintf(f, "**prof crosscheck**: callgrind Ir vs sampled %s time (inclusive), %zu base / "
 		"%zu head runs, alpha %g, min effect %g%%; %s.\n\n", info->metric, info->na,
 		info->nb, o->alpha, o->min_effect * 100, noise_note(info, o, note, sizeof(note)));
+	join_text(f, fs, info, "");
+	fputc('\n', f);
 	fprintf(f, "| Function | Ir base | Ir head | Ir change | Time base (ms) | Time head (ms) "
 		"| Time change | 95%% CI | q | Verdict | Notes |\n");
 	fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|\n");
@@ -215,7 +285,7 @@ int an_crosscheck_text(FILE *f, const struct an_fnset *fs, const an_xrows *x,
 			continue;
 		}
 		fputs("| `", f);
-		md_escape(f, an_fn_name(fs, r->fn));
+		md_escape(f, fn_label(fs, r->fn, label, sizeof(label)));
 		fputs("` ", f);
 		md_escape(f, an_fn_module(fs, r->fn));
 		fmt_pct(ch, sizeof(ch), r->time.change);
@@ -239,44 +309,63 @@ int an_crosscheck_text(FILE *f, const struct an_fnset *fs, const an_xrows *x,
 	return ferror(f) ? -1 : 0;
 }
 
+static void json_xrow(struct strbuf *sb, const struct an_fnset *fs, const struct an_xrow *r)
+{
+	json_fn(sb, fs, r->fn);
+	sb_adds(sb, ",\"ir\":");
+	if (r->has_ir) {
+		sb_adds(sb, "{");
+		json_key_num(sb, "base", r->ir_base);
+		sb_addch(sb, ',');
+		json_key_num(sb, "head", r->ir_head);
+		sb_addch(sb, ',');
+		json_key_num(sb, "change_pct", r->ir_change * 100);
+		sb_adds(sb, "}");
+	} else {
+		sb_adds(sb, "null");
+	}
+	sb_adds(sb, ",\"time\":{");
+	json_key_num(sb, "base_s", r->time.base);
+	sb_addch(sb, ',');
+	json_key_num(sb, "head_s", r->time.head);
+	sb_addch(sb, ',');
+	json_stats(sb, &r->time);
+	sb_adds(sb, "},");
+	json_key_str(sb, "verdict", an_verdict_name(r->verdict));
+	sb_addf(sb, ",\"runs_needed\":%llu,\"tested\":%s,",
+		(unsigned long long)r->time.runs_needed, r->time.tested ? "true" : "false");
+	json_key_str(sb, "moved", r->moved);
+}
+
+static void json_xrows(struct strbuf *sb, const struct an_fnset *fs, const an_xrows *x)
+{
+	sb_adds(sb, "\"functions\":[");
+	for (size_t i = 0; i < x->n; i++) {
+		sb_adds(sb, i ? ",\n{" : "\n{");
+		json_xrow(sb, fs, &x->v[i]);
+		sb_addch(sb, '}');
+	}
+	sb_adds(sb, "\n]");
+}
+
 int an_crosscheck_json(FILE *f, const struct an_fnset *fs, const an_xrows *x,
 		       const struct an_opts *o, const struct an_report_info *info)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	json_header(&sb, "prof-crosscheck/1", o, info);
-	sb_adds(&sb, "\"functions\":[");
-	for (size_t i = 0; i < x->n; i++) {
-		const struct an_xrow *r = &x->v[i];
-		sb_adds(&sb, i ? ",\n{" : "\n{");
-		json_key_str(&sb, "function", an_fn_name(fs, r->fn));
-		sb_addch(&sb, ',');
-		json_key_str(&sb, "module", an_fn_module(fs, r->fn));
-		sb_adds(&sb, ",\"ir\":");
-		if (r->has_ir) {
-			sb_adds(&sb, "{");
-			json_key_num(&sb, "base", r->ir_base);
+	json_header(&sb, "prof-crosscheck/1", fs, o, info);
+	json_xrows(&sb, fs, x);
+	if (info->parts) {	/* the same, benchmark by benchmark */
+		sb_adds(&sb, ",\"benchmarks\":[");
+		for (size_t i = 0; i < info->parts->n; i++) {
+			sb_adds(&sb, i ? ",\n{" : "\n{");
+			json_key_str(&sb, "benchmark", info->parts->v[i].benchmark);
 			sb_addch(&sb, ',');
-			json_key_num(&sb, "head", r->ir_head);
-			sb_addch(&sb, ',');
-			json_key_num(&sb, "change_pct", r->ir_change * 100);
-			sb_adds(&sb, "}");
-		} else {
-			sb_adds(&sb, "null");
+			json_xrows(&sb, fs, &info->parts->v[i].rows);
+			sb_addch(&sb, '}');
 		}
-		sb_adds(&sb, ",\"time\":{");
-		json_key_num(&sb, "base_s", r->time.base);
-		sb_addch(&sb, ',');
-		json_key_num(&sb, "head_s", r->time.head);
-		sb_addch(&sb, ',');
-		json_stats(&sb, &r->time);
-		sb_adds(&sb, "},");
-		json_key_str(&sb, "verdict", an_verdict_name(r->verdict));
-		sb_addf(&sb, ",\"runs_needed\":%llu,\"tested\":%s,",
-			(unsigned long long)r->time.runs_needed, r->time.tested ? "true" : "false");
-		json_key_str(&sb, "moved", r->moved);
-		sb_addch(&sb, '}');
+		sb_adds(&sb, "]");
 	}
-	sb_adds(&sb, "\n]}\n");
+	sb_adds(&sb, "}\n");
 	return flush_sb(f, &sb);
 }

@@ -5,8 +5,8 @@
  * the chosen metric (CPU ns for cpu-clock samples, ns for the off-CPU
  * metrics), with the sample counts kept for the Poisson noise floor.
  *
- * Design notes: functions are interned by (name, module basename) in the
- * shared an_fnset (see include/prof/analysis.h); a run's cost vector is
+ * Design notes: functions are interned by identity (src/model/identity.c)
+ * in the shared an_fnset (see include/prof/analysis.h); a run's cost vector is
  * indexed by that id and grows on demand, so ids interned by a later run
  * read as zero cost in earlier runs.
  */
@@ -17,59 +17,18 @@
 void an_fnset_init(struct an_fnset *fs)
 {
 	memset(fs, 0, sizeof(*fs));
-	strtab_init(&fs->strs);
+	prof_idset_init(&fs->ids);
 }
 
 void an_fnset_free(struct an_fnset *fs)
 {
-	strtab_free(&fs->strs);
-	VEC_FREE(&fs->fns);
-	u64map_free(&fs->index);
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash && slash[1] ? slash + 1 : path;
-}
-
-static uint64_t fn_key(uint32_t name, uint32_t module)
-{
-	return ((uint64_t)name << 32) | module;
-}
-
-uint32_t an_fn_intern(struct an_fnset *fs, const char *name, const char *module)
-{
-	uint32_t n = strtab_intern(&fs->strs, name && *name ? name : "[unknown]");
-	uint32_t m = strtab_intern(&fs->strs, module ? basename_of(module) : "");
-	bool created;
-	uint64_t *slot = u64map_slot(&fs->index, fn_key(n, m), &created);
-
-	if (created) {
-		struct an_fn f = { n, m };
-		*slot = fs->fns.n;
-		VEC_PUSH(&fs->fns, f);
-	}
-	return (uint32_t)*slot;
+	prof_idset_free(&fs->ids);
+	VEC_FREE(&fs->canon);
 }
 
 uint32_t an_fn_find(const struct an_fnset *fs, const char *name, const char *module)
 {
-	uint32_t found = PROF_NONE;
-	const char *mod = module ? basename_of(module) : NULL;
-
-	for (size_t i = 0; i < fs->fns.n; i++) {
-		if (strcmp(an_fn_name(fs, (uint32_t)i), name))
-			continue;
-		if (mod && !strcmp(an_fn_module(fs, (uint32_t)i), mod))
-			return (uint32_t)i;
-		if (!mod) {
-			if (found != PROF_NONE)
-				return PROF_NONE;	/* ambiguous */
-			found = (uint32_t)i;
-		}
-	}
-	return found;
+	return prof_idset_find(&fs->ids, name, module);
 }
 
 void an_side_free(struct an_side *s)
@@ -79,7 +38,7 @@ void an_side_free(struct an_side *s)
 	VEC_FREE(&s->runs);
 }
 
-static struct an_cost *run_cost(struct an_run *r, uint32_t fn)
+struct an_cost *an_run_cost(struct an_run *r, uint32_t fn)
 {
 	if (fn >= r->fn.n) {
 		VEC_GROW(&r->fn, (size_t)fn + 1);
@@ -87,20 +46,6 @@ static struct an_cost *run_cost(struct an_run *r, uint32_t fn)
 		r->fn.n = (size_t)fn + 1;
 	}
 	return &r->fn.v[fn];
-}
-
-/* Function id of every frame of p, interned into fs. */
-static uint32_t *map_frames(struct an_fnset *fs, const struct prof_profile *p)
-{
-	uint32_t *map = xcalloc(p->frames.n + 1, sizeof(*map));
-
-	for (size_t i = 0; i < p->frames.n; i++) {
-		const struct prof_frame *f = &p->frames.v[i];
-		const char *mod = f->module < p->modules.n ?
-			prof_str(p, p->modules.v[f->module].path) : "";
-		map[i] = an_fn_intern(fs, prof_str(p, f->func), mod);
-	}
-	return map;
 }
 
 /* Cost of one aggregate in seconds (or samples) and the samples behind it. */
@@ -142,7 +87,7 @@ static void charge_stack(const struct prof_profile *p, const uint32_t *frame_fn,
 		if (frame >= p->frames.n || (fold && p->frames.v[frame].inlined))
 			continue;
 		uint32_t fn = frame_fn[frame];
-		struct an_cost *c = run_cost(r, fn);
+		struct an_cost *c = an_run_cost(r, fn);
 		if (!self_done) {
 			c->self += cost;
 			c->self_n += count;
@@ -162,8 +107,8 @@ int an_side_add_profile(struct an_fnset *fs, struct an_side *side,
 	struct prof_view v;
 	struct an_run run = { .unit = "s" };
 	bool timed = true;
-	uint32_t *frame_fn = map_frames(fs, p);
-	uint64_t *stamp = xcalloc(fs->fns.n + 1, sizeof(*stamp));
+	uint32_t *frame_fn = prof_idset_add_profile(&fs->ids, p);
+	uint64_t *stamp = xcalloc(an_fn_count(fs) + 1, sizeof(*stamp));
 
 	prof_view_init(&v);
 	v.metric = o->metric;

@@ -2,8 +2,10 @@
  * diff.c - compares two callgrind profiles benchmark by benchmark.  Parts
  * are paired by their trigger (the benchmark URI of a codspeed dump, or
  * "Program termination"), falling back to the part number; functions are
- * paired by (function name, file), so inlined-code rows (fi=/fe=) pair with
- * their own counterpart and nothing is counted twice.  Rows are sorted by
+ * paired by identity (src/model/identity.c: no Rust hashes, no object
+ * paths) and the row's file, so inlined-code rows (fi=/fe=) pair with
+ * their own counterpart and nothing is counted twice; builds of different
+ * names and directories pair up.  Rows are sorted by
  * the absolute change of self cost, largest first.
  */
 #include "prof/callgrind.h"
@@ -38,17 +40,34 @@ static int drow_cmp(const void *x, const void *y)
 	return r ? r : strcmp(a->file, b->file);
 }
 
-/* Collects rows of one side into the merged table (keyed by "file\0name" interned). */
-static void collect(const struct cg_profile *p, const struct cg_part *part, int ev, int side,
-		    struct strtab *keys, drow_vec *rows)
+/* The file part of a row's key: "" for the function's own file, else the
+ * inlined file, relative to the function's directory when under it (so
+ * /ci/base/src/util.h and /w/head/src/util.h pair up). */
+static const char *row_file_key(const char *file, const char *home)
 {
+	const char *slash = strrchr(home, '/');
+	size_t dir = slash ? (size_t)(slash + 1 - home) : 0;
+
+	if (!strcmp(file, home))
+		return "";
+	return dir && !strncmp(file, home, dir) ? file + dir : file;
+}
+
+/* Collects rows of one side into the merged table, keyed by the function's
+ * identity (canon[ids[i]]: src/model/identity.c) and the row's file. */
+static void collect(const struct cg_profile *p, const struct cg_part *part, int ev, int side,
+		    const uint32_t *ids, const uint32_t *canon, struct strtab *keys, drow_vec *rows)
+{
+	struct strbuf key = STRBUF_INIT;
+
 	for (size_t i = 0; i < part->fns.n; i++) {
 		const struct cg_fn *fn = &part->fns.v[i];
 		const char *file = strtab_get(&p->strs, fn->file), *name = strtab_get(&p->strs, fn->name);
-		char *key = xasprintf("%s\x1f%s", file, name);
+		sb_reset(&key);
+		sb_addf(&key, "%u\x1f%s", canon[ids[i]],
+			row_file_key(file, strtab_get(&p->strs, fn->home_file)));
 		size_t before = keys->strs.n;
-		uint32_t id = strtab_intern(keys, key) - 1;	/* id 0 is "" */
-		free(key);
+		uint32_t id = strtab_intern(keys, sb_str(&key)) - 1;	/* id 0 is "" */
 		if (keys->strs.n != before)
 			VEC_PUSH(rows, ((struct drow){ .file = file, .name = name }));
 		struct drow *d = &rows->v[id];
@@ -56,6 +75,25 @@ static void collect(const struct cg_profile *p, const struct cg_part *part, int 
 		d->incl[side] += cg_cost(part, fn->incl)[ev];
 		d->present[side] = true;
 	}
+	sb_release(&key);
+}
+
+/* Identities of both parts' rows, with clones only one side has joined. */
+static uint32_t *part_pair_identities(struct prof_idset *ids, const struct cg_profile *base,
+				      const struct cg_part *pa, const struct cg_profile *head,
+				      const struct cg_part *pb, uint32_t **ia, uint32_t **ib)
+{
+	*ia = cg_part_identities(ids, base, pa, false);
+	*ib = cg_part_identities(ids, head, pb, false);
+	uint8_t *present = xcalloc(ids->ids.n + 1, 1);
+	uint32_t *canon = xcalloc(ids->ids.n + 1, sizeof(*canon));
+	for (size_t i = 0; i < pa->fns.n; i++)
+		present[(*ia)[i]] |= 1;
+	for (size_t i = 0; i < pb->fns.n; i++)
+		present[(*ib)[i]] |= 2;
+	prof_idset_merge_clones(ids, present, canon);
+	free(present);
+	return canon;
 }
 
 static void print_change(FILE *f, uint64_t a, uint64_t b)
@@ -80,13 +118,21 @@ static void diff_part(FILE *f, const struct cg_profile *base, const struct cg_pa
 		      int ea, int eb, const char *event, const struct cg_diff_opts *o, bool first)
 {
 	struct strtab keys;
+	struct prof_idset ids;
 	drow_vec rows = { 0 };
 	uint64_t tot[2] = { cg_cost(pa, pa->totals)[ea], cg_cost(pb, pb->totals)[eb] };
 	const char *trig = strtab_get(&base->strs, pa->trigger);
+	uint32_t *ia, *ib, *canon;
 
 	strtab_init(&keys);
-	collect(base, pa, ea, 0, &keys, &rows);
-	collect(head, pb, eb, 1, &keys, &rows);
+	prof_idset_init(&ids);
+	canon = part_pair_identities(&ids, base, pa, head, pb, &ia, &ib);
+	collect(base, pa, ea, 0, ia, canon, &keys, &rows);
+	collect(head, pb, eb, 1, ib, canon, &keys, &rows);
+	free(ia);
+	free(ib);
+	free(canon);
+	prof_idset_free(&ids);
 	qsort(rows.v, rows.n, sizeof(*rows.v), drow_cmp);
 
 	if (o->json) {

@@ -75,3 +75,44 @@ int cg_part_to_model(const struct cg_profile *cg, const struct cg_part *part,
 	out->samples += cg_cost(part, part->totals)[event_index];
 	return 0;
 }
+
+/* fib'2 and friends: callgrind's names for deeper recursion levels. */
+bool cg_is_recursion_row(const char *name)
+{
+	const char *q = strrchr(name, '\'');
+	if (!q || !q[1])
+		return false;
+	for (q++; *q; q++)
+		if (*q < '0' || *q > '9')
+			return false;
+	return true;
+}
+
+uint32_t *cg_part_identities(struct prof_idset *s, const struct cg_profile *p,
+			     const struct cg_part *part, bool skip_recursion)
+{
+	struct prof_ident_rec *recs = xcalloc(part->fns.n + 1, sizeof(*recs));
+	uint32_t *ids = xcalloc(part->fns.n + 1, sizeof(*ids));
+	size_t n = 0;
+
+	for (size_t i = 0; i < part->fns.n; i++) {
+		const struct cg_fn *f = &part->fns.v[i];
+		if (skip_recursion && cg_is_recursion_row(strtab_get(&p->strs, f->name)))
+			continue;
+		recs[n++] = (struct prof_ident_rec){
+			.name = strtab_get(&p->strs, f->name),
+			.module = strtab_get(&p->strs, f->object),
+			.file = strtab_get(&p->strs, f->home_file),
+			.token = (uint64_t)f->home_file + 1,
+		};
+	}
+	prof_idset_add_input(s, recs, n, ids);
+	/* spread out in place, from the end: row i takes the k-th identity */
+	for (size_t i = part->fns.n, k = n; i-- > 0;) {
+		bool skipped = skip_recursion &&
+			       cg_is_recursion_row(strtab_get(&p->strs, part->fns.v[i].name));
+		ids[i] = skipped ? PROF_NONE : ids[--k];
+	}
+	free(recs);
+	return ids;
+}

@@ -32,7 +32,11 @@ static void usage(FILE *f)
 		"                     events that moved (D1mr, DLmr, sysCount...)\n"
 		"  no-change, inconclusive (with the runs per side that would settle it)\n"
 		"\n"
-		"  --benchmark URI     the callgrind part of this benchmark (trigger)\n"
+		"  --benchmark URI     the callgrind part of this benchmark (trigger); without\n"
+		"                      it all parts are summed, and json also lists the rows\n"
+		"                      of each benchmark (\"benchmarks\": [...])\n"
+		"  --map-module OLD=NEW, --map-function OLD=NEW (repeatable): join what\n"
+		"                      identity cannot (a renamed library or function)\n"
 		"  --threshold PCT     Ir changes within +-PCT are flat (default 2)\n"
 		"  --metric M          time metric: cpu (default), wall, off-cpu, io-wait\n"
 		"  --alpha A, --min-effect PCT, --min-samples N, --assumed-cv PCT: as in\n"
@@ -42,6 +46,9 @@ static void usage(FILE *f)
 		"  -o, --output FILE   write there instead of stdout\n"
 		"  --all               text: also show no-change and untested rows\n"
 		"\n"
+		"Functions are joined by identity, not by file name (see 'prof diff --help'); the\n"
+		"report says how many callgrind functions joined sampled ones, warns under\n"
+		"80%% with the unmatched names, and stops (exit 2) when none joined.\n"
 		"exit status: 0 no real regression, 1 a confirmed or time-only slowdown,\n"
 		"2 usage or input error.  Recipe: scripts/codspeed-crosscheck.sh.\n");
 }
@@ -62,20 +69,6 @@ static int check_args(struct an_cli *c)
 	return 0;
 }
 
-static int load_callgrind(struct an_fnset *fs, struct an_cg_side *cg, const char *path,
-			  const char *benchmark, bool head)
-{
-	struct cg_profile p;
-	int ret;
-
-	cg_profile_init(&p, 0);
-	ret = cg_load_file(&p, path);
-	if (!ret)
-		ret = an_cg_add(fs, cg, &p, benchmark, head);
-	cg_profile_free(&p);
-	return ret;
-}
-
 static bool is_slowdown(const struct an_xrow *x)
 {
 	return (x->verdict == AN_CONFIRMED || x->verdict == AN_TIME_ONLY) && x->time.change > 0;
@@ -88,23 +81,35 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 	struct an_cg_side cg = { 0 };
 	struct an_side base = { 0 }, head = { 0 };
 	an_xrows rows = { 0 };
+	an_parts parts = { 0 };
+	struct cg_profile cb, ch;
+	struct an_join join[2] = { 0 };
 	FILE *out = stdout;
 	int ret;
 
-	an_fnset_init(&fs);
-	ret = load_callgrind(&fs, &cg, c->cg_base, c->benchmark, false);
+	an_cli_fnset_init(c, &fs);
+	cg_profile_init(&cb, 0);
+	cg_profile_init(&ch, 0);
+	ret = an_cg_load(&fs, &cg, &cb, c->cg_base, c->benchmark, false);
 	if (!ret)
-		ret = load_callgrind(&fs, &cg, c->cg_head, c->benchmark, true);
+		ret = an_cg_load(&fs, &cg, &ch, c->cg_head, c->benchmark, true);
 	if (!ret)
 		ret = an_load_side(&fs, &base, c->base.v, c->base.n, &lo);
 	if (!ret)
 		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
 	if (!ret)
+		ret = an_join_crosscheck(&fs, &cg, &base, &head, join);
+	if (!ret)
 		ret = an_crosscheck(&fs, &cg, &base, &head, &c->o, c->ir_threshold, &rows);
+	if (!ret && c->json && !c->benchmark)
+		ret = an_crosscheck_parts(&fs, &cb, &ch, &base, &head, &c->o, c->ir_threshold, &parts);
 	if (!ret && !(out = an_cli_open_output(c)))
 		ret = -EIO;
 	if (!ret) {
 		struct an_report_info info = an_cli_report_info(c, &base, &head);
+		info.joins[0] = &join[0];
+		info.joins[1] = &join[1];
+		info.parts = c->benchmark ? NULL : &parts;
 		ret = c->json ? an_crosscheck_json(out, &fs, &rows, &c->o, &info)
 			      : an_crosscheck_text(out, &fs, &rows, &c->o, &info);
 		for (size_t i = 0; i < rows.n; i++)
@@ -114,6 +119,11 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 			ret = cret;
 	}
 	VEC_FREE(&rows);
+	an_parts_free(&parts);
+	cg_profile_free(&cb);
+	cg_profile_free(&ch);
+	an_join_free(&join[0]);
+	an_join_free(&join[1]);
 	an_cg_free(&cg);
 	an_side_free(&base);
 	an_side_free(&head);

@@ -36,10 +36,16 @@ static void usage(FILE *f)
 		"                      the CI lies inside +-PCT (default 3)\n"
 		"  --min-samples N     functions under N samples per run are not tested (20)\n"
 		"  --assumed-cv PCT    run-to-run CV assumed with 1 run on a side (25)\n"
+		"  --map-module OLD=NEW, --map-function OLD=NEW (repeatable): join what\n"
+		"                      identity cannot (a renamed library or function)\n"
 		"  --format FMT        text (default) or json (schema prof-diff/1)\n"
 		"  -o, --output FILE   write there instead of stdout\n"
 		"  --all               text: also show no-change and untested rows\n"
 		"\n"
+		"Functions are joined by identity, not by file name: the program is one module\n"
+		"whatever its path, shared objects go by soname, Rust hashes and .llvm.N are\n"
+		"ignored.  The report says how many functions joined; under 80%% it warns with\n"
+		"the unmatched names, and when none joined it stops (exit 2).\n"
 		"A regression: q < alpha, the CI excludes 0, and the change >= --min-effect.\n"
 		"With 5 runs per side the smallest Mann-Whitney p is 0.008.\n"
 		"\n"
@@ -82,13 +88,16 @@ static int run_diff(struct an_cli *c, bool *regression)
 	struct an_fnset fs;
 	struct an_side base = { 0 }, head = { 0 };
 	an_results res = { 0 };
+	struct an_join join = { 0 };
 	FILE *out = stdout;
 	int ret;
 
-	an_fnset_init(&fs);
+	an_cli_fnset_init(c, &fs);
 	ret = an_load_side(&fs, &base, c->base.v, c->base.n, &lo);
 	if (!ret)
 		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
+	if (!ret)
+		ret = an_join_diff(&fs, &base, &head, &join);
 	if (!ret)
 		ret = resolve_normalize(c, &fs);
 	if (!ret && (ret = an_compare_sides(&fs, &base, &head, &c->o, &res)))
@@ -97,6 +106,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 		ret = -EIO;
 	if (!ret) {
 		struct an_report_info info = an_cli_report_info(c, &base, &head);
+		info.joins[0] = &join;
 		ret = c->json ? an_diff_json(out, &fs, &res, &c->o, &info)
 			      : an_diff_text(out, &fs, &res, &c->o, &info);
 		for (size_t i = 0; i < res.n; i++)
@@ -106,6 +116,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 			ret = cret;
 	}
 	VEC_FREE(&res);
+	an_join_free(&join);
 	an_side_free(&base);
 	an_side_free(&head);
 	an_fnset_free(&fs);

@@ -36,6 +36,7 @@ struct metric {
 	const char *name, *unit;
 	bool available;
 	const char *why_not;		/* when !available */
+	const char *source;		/* how it was measured, when there are several ways */
 	VEC(double) runs;
 };
 
@@ -70,7 +71,9 @@ static void usage(FILE *f)
 		"median, mean, p95, p99, max, stddev and cv across runs, flagging outliers by\n"
 		"modified z-score (|z| > 3.5).  Metrics: wall_s, cpu_user_s, cpu_sys_s,\n"
 		"off_cpu_s (wall - user - sys: exact only for single-threaded commands),\n"
-		"io_wait_s (block I/O delay of the main thread; needs kernel.task_delayacct=1),\n"
+		"io_wait_s (block I/O delay of the main thread with kernel.task_delayacct=1;\n"
+		"else, as prof record measures it, D-state switch-outs with an I/O wait on the\n"
+		"kernel stack, of every thread and descendant: needs root or CAP_PERFMON),\n"
 		"runq_wait_s (runnable but waiting for a CPU; delayacct + CAP_NET_ADMIN),\n"
 		"rss_peak_bytes (largest peak RSS of the command or any one descendant),\n"
 		"ctx_switches_voluntary, ctx_switches_involuntary, page_faults_minor,\n"
@@ -260,7 +263,9 @@ static const char *const base_metrics[M_NBASE][2] = {
 
 #define DELAYACCT_OFF "kernel.task_delayacct is 0 (enable: sysctl -w kernel.task_delayacct=1)"
 
-static void init_metrics(struct metric *m, size_t *n, const struct stat_opts *o, bool delayacct)
+/* io_wait_on: delay accounting or the sched_switch samples work here. */
+static void init_metrics(struct metric *m, size_t *n, const struct stat_opts *o, bool delayacct,
+			 bool io_wait_on)
 {
 	size_t k = 0;
 
@@ -268,8 +273,12 @@ static void init_metrics(struct metric *m, size_t *n, const struct stat_opts *o,
 		m[k++] = (struct metric){ .name = base_metrics[i][0], .unit = base_metrics[i][1],
 					  .available = true };
 	if (!delayacct) {
-		m[M_IO_WAIT].available = m[M_RUNQ_WAIT].available = false;
-		m[M_IO_WAIT].why_not = m[M_RUNQ_WAIT].why_not = DELAYACCT_OFF;
+		m[M_RUNQ_WAIT].available = false;
+		m[M_RUNQ_WAIT].why_not = DELAYACCT_OFF;
+	}
+	if (!io_wait_on) {
+		m[M_IO_WAIT].available = false;
+		m[M_IO_WAIT].why_not = DELAYACCT_OFF;
 	}
 	for (unsigned i = 0; i < o->n_counters; i++) {
 		const char *nm = o->counters[i]->name;
@@ -303,7 +312,9 @@ static void record_run(struct metric *m, size_t nm, const struct res_usage *u)
 	for (size_t i = M_NBASE; i < nm; i++)
 		v[i] = (double)u->counters[i - M_NBASE];
 	if (!u->have_io_wait)
-		unavailable(&m[M_IO_WAIT], "kernel.task_delayacct was 0 during a run");
+		unavailable(&m[M_IO_WAIT], "no I/O-wait source during a run (kernel.task_delayacct was 0 and sched_switch could not be sampled)");
+	else if (!m[M_IO_WAIT].source)
+		m[M_IO_WAIT].source = u->io_wait_source;
 	if (!u->have_runq_wait)
 		unavailable(&m[M_RUNQ_WAIT], "needs delay accounting via taskstats (CAP_NET_ADMIN)");
 	if (!u->have_proc_io) {
@@ -524,6 +535,10 @@ static void json_metric(struct strbuf *sb, const struct metric *m)
 
 	json_str(sb, m->name);
 	sb_addf(sb, ": {\"unit\": \"%s\", \"available\": %s", m->unit, m->available ? "true" : "false");
+	if (m->source && m->available) {
+		sb_adds(sb, ", \"source\": ");
+		json_str(sb, m->source);
+	}
 	if (!m->available || !m->runs.n) {
 		sb_adds(sb, ", \"reason\": ");
 		json_str(sb, m->why_not ? m->why_not : "no runs");
@@ -631,6 +646,8 @@ static void text_metric(struct strbuf *sb, const struct metric *m)
 			if (flags[i])
 				sb_addf(sb, " %zu", i + 1);
 	}
+	if (m->source)
+		sb_addf(sb, "  from %s", m->source);
 	sb_addch(sb, '\n');
 }
 
@@ -735,7 +752,8 @@ int cmd_stat(int argc, char **argv)
 	size_t nm, nc = 0;
 	uint64_t failed;
 	char *baseline = NULL;
-	bool delayacct;
+	bool delayacct, switches = false;
+	char why[512];
 	int st, regressions = 0;
 
 	if (wants_help(argc, argv)) {
@@ -747,9 +765,10 @@ int cmd_stat(int argc, char **argv)
 	if (o.baseline && !(baseline = load_baseline(o.baseline)))
 		return EXIT_USAGE;
 	delayacct = res_delayacct_enabled() == 1;
-	if (!delayacct)
-		info("io_wait_s unavailable: kernel.task_delayacct is 0 (sysctl -w kernel.task_delayacct=1 enables it)");
-	init_metrics(m, &nm, &o, delayacct);
+	if (!delayacct && !(switches = res_iowait_probe(why, sizeof(why)) == 0))
+		info("io_wait_s unavailable: kernel.task_delayacct is 0 (sysctl -w kernel.task_delayacct=1 enables it), and %s",
+		     why);
+	init_metrics(m, &nm, &o, delayacct, delayacct || switches);
 	st = run_all(&o, m, nm, &failed);
 	if (st < 0 || (st == 0 && baseline && compare_baseline(&o, baseline, m, nm, c, &nc) < 0)) {
 		free_metrics(m, nm);

@@ -6,10 +6,14 @@
  *
  * Recordings of different lengths are compared by share of their own
  * total (percentage points), which is what a reader of two flame graphs
- * compares by eye; the absolute counts are printed beside it.  Stacks and
+ * compares by eye; the absolute counts are printed beside it.  The movers
+ * table joins functions by identity (src/model/identity.c), so two builds
+ * of different names or Rust hashes do not show every function as gone
+ * and new.  Stacks and
  * functions present on one side only are listed too (count 0 on the other).
  */
 #include "internal.h"
+#include "prof/identity.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -98,28 +102,35 @@ static int mover_cmp(const void *a, const void *b)
 	return dx < dy ? 1 : dx > dy ? -1 : strcmp(x->name, y->name);
 }
 
-/* Adds one side's function table to the movers, joined by (name, module basename). */
+/* Adds one side's function table to the movers, joined by identity
+ * (src/model/identity.c): builds of different names and paths, and Rust
+ * functions whose hash changed, land on the same row.  Rows are indexed by
+ * identity id (movers grow to cover every id). */
 static void collect_movers(const struct prof_profile *p, const struct prof_view *v, bool is_head,
-			   struct strtab *keys, mover_vec *out)
+			   struct prof_idset *ids, mover_vec *out)
 {
 	struct prof_fn_table t;
-	struct strbuf key = STRBUF_INIT;
 
 	prof_fn_table_build(p, v, &t);
+	struct prof_ident_rec *recs = xcalloc(t.rows.n + 1, sizeof(*recs));
+	uint32_t *id = xcalloc(t.rows.n + 1, sizeof(*id));
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
-		const char *name = fn_name(p, r->func), *mod = module_basename(p, r->module);
-		sb_reset(&key);
-		sb_addf(&key, "%s\x1f%s", name, mod);	/* \x1f: cannot appear in a symbol */
-		size_t before = keys->strs.n;
-		uint32_t id = strtab_intern_n(keys, key.buf, key.len);
-		if (keys->strs.n != before) {
-			/* the names live in p, which outlives the table */
-			struct mover m = { .name = name, .module = mod };
-			VEC_PUSH(out, m);
-		}
-		struct mover *m = &out->v[id - 1];
+		recs[i] = (struct prof_ident_rec){
+			.name = fn_name(p, r->func),
+			.module = r->module < p->modules.n ? prof_str(p, p->modules.v[r->module].path) : "",
+			.file = prof_str(p, r->file),
+		};
+	}
+	prof_idset_add_input(ids, recs, t.rows.n, id);
+	while (out->n < ids->ids.n)
+		VEC_PUSH(out, ((struct mover){ 0 }));
+	for (size_t i = 0; i < t.rows.n; i++) {
+		const struct prof_fn_row *r = &t.rows.v[i];
+		struct mover *m = &out->v[id[i]];
 		double pct = percent(r->self, t.grand_total);
+		m->name = prof_ident_name(ids, id[i]);
+		m->module = prof_ident_module(ids, id[i]);
 		if (is_head) {
 			m->head += r->self;
 			m->head_pct += pct;
@@ -128,20 +139,49 @@ static void collect_movers(const struct prof_profile *p, const struct prof_view 
 			m->base_pct += pct;
 		}
 	}
-	sb_release(&key);
+	free(recs);
+	free(id);
 	prof_fn_table_free(&t);
+}
+
+/* Folds clones only one side has (base "walk.constprop.0", head "walk")
+ * into one row, and drops the ids neither side had a row for. */
+static void join_movers(const struct prof_idset *ids, mover_vec *movers)
+{
+	uint8_t *present = xcalloc(movers->n + 1, 1);
+	uint32_t *canon = xcalloc(movers->n + 1, sizeof(*canon));
+	size_t kept = 0;
+
+	for (size_t i = 0; i < movers->n; i++)
+		present[i] = (movers->v[i].base ? 1 : 0) | (movers->v[i].head ? 2 : 0);
+	prof_idset_merge_clones(ids, present, canon);
+	for (size_t i = 0; i < movers->n; i++) {
+		struct mover *from = &movers->v[i], *to = &movers->v[canon[i]];
+		if (canon[i] == i)
+			continue;
+		to->head += from->head;
+		to->head_pct += from->head_pct;
+		memset(from, 0, sizeof(*from));
+	}
+	for (size_t i = 0; i < movers->n; i++)
+		if (movers->v[i].name)
+			movers->v[kept++] = movers->v[i];
+	movers->n = kept;
+	free(present);
+	free(canon);
 }
 
 int prof_output_text_diff(FILE *f, const struct prof_profile *base,
 			  const struct prof_profile *head, const struct prof_view *v)
 {
 	mover_vec movers = { 0 };
-	struct strtab keys;
+	struct prof_idset ids;
 	const char *unit = view_is_time(v) ? "us" : "samples";
 
-	strtab_init(&keys);
-	collect_movers(base, v, false, &keys, &movers);
-	collect_movers(head, v, true, &keys, &movers);
+	prof_idset_init(&ids);
+	collect_movers(base, v, false, &ids, &movers);
+	collect_movers(head, v, true, &ids, &movers);
+	join_movers(&ids, &movers);
 	if (movers.n)
 		qsort(movers.v, movers.n, sizeof(*movers.v), mover_cmp);
 	fprintf(f, "# prof report --diff: self share of each side's total (%s), largest movers first\n", unit);
@@ -160,6 +200,6 @@ int prof_output_text_diff(FILE *f, const struct prof_profile *base,
 			(unsigned long long)view_units(v, m->head), m->name, m->module, tag);
 	}
 	VEC_FREE(&movers);
-	strtab_free(&keys);
+	prof_idset_free(&ids);
 	return ferror(f) ? -EIO : 0;
 }

@@ -178,23 +178,25 @@ static void meta_row(struct strbuf *sb, const struct prof_profile *p, const char
 		row(sb, label, v);
 }
 
-struct proc_sum { uint32_t pid, comm, threads; uint64_t weight; };
+struct proc_sum { uint32_t pid, comm; size_t threads; uint64_t weight; bool named; };
 
+/* The rows: report_process_pids() in order, named by their main thread. */
 static void per_process(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
 {
 	VEC(struct proc_sum) procs = { 0 };
 	struct strbuf w = STRBUF_INIT;
+	size_t np;
+	uint32_t *pids = report_process_pids(p, v, &np);
 
+	for (size_t k = 0; k < np; k++)
+		VEC_PUSH(&procs, ((struct proc_sum){ .pid = pids[k], .threads = prof_task_count(p, pids[k]) }));
 	for (uint32_t t = 0; t < p->threads.n; t++) {
 		const struct prof_thread *th = &p->threads.v[t];
-		size_t k = 0;
-		while (k < procs.n && procs.v[k].pid != th->pid)
-			k++;
-		if (k == procs.n)
-			VEC_PUSH(&procs, ((struct proc_sum){ th->pid, th->comm, 0, 0 }));
-		procs.v[k].threads++;
-		if (th->pid == th->tid)	/* the main thread names the process */
-			procs.v[k].comm = th->comm;
+		for (size_t k = 0; k < procs.n; k++)
+			if (procs.v[k].pid == th->pid && (th->pid == th->tid || !procs.v[k].named)) {
+				procs.v[k].comm = th->comm;	/* the main thread names the process */
+				procs.v[k].named = true;
+			}
 	}
 	for (size_t i = 0; i < p->aggs.n; i++) {
 		const struct prof_agg *a = &p->aggs.v[i];
@@ -204,6 +206,7 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 			if (procs.v[k].pid == p->threads.v[a->thread].pid)
 				procs.v[k].weight += prof_view_weight(p, v, a);
 	}
+	free(pids);
 	sb_adds(sb, "<table id=\"procs\"><thead><tr><th class=\"n\">PID</th><th>Command</th>"
 		"<th class=\"n\">Threads</th><th class=\"n\">Weight</th>");
 	if (p->resources.n)
@@ -214,7 +217,7 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 		render_weight(&w, v, procs.v[k].weight);
 		sb_addf(sb, "<tr><td class=\"n\">%u</td><td>", procs.v[k].pid);
 		xml_escape(sb, prof_str(p, procs.v[k].comm));
-		sb_addf(sb, "</td><td class=\"n\">%u</td><td class=\"n\">%s</td>",
+		sb_addf(sb, "</td><td class=\"n\">%zu</td><td class=\"n\">%s</td>",
 			procs.v[k].threads, sb_str(&w));
 		if (p->resources.n)
 			html_resource_cells(sb, p, procs.v[k].pid);

@@ -45,6 +45,14 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
  * process / thread object, and the text header lines. */
 void json_process_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t pid);
 void json_thread_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t thread_idx);
+/*
+ * The processes every format lists, sorted by pid (malloc'ed, *n of them):
+ * each with weight under the view, and, unless --tid, --comm or --dso
+ * narrows the view, each with resource readings (an attached process that
+ * was never sampled is still there; a perf.data file's idle processes are
+ * not).  --pid limits it to that process.
+ */
+uint32_t *report_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n);
 /* --pid limits the lines to that process. */
 void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 /* HTML process table: extra <th> / <td> cells (CPU user/sys, peak RSS,

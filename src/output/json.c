@@ -42,12 +42,33 @@ static void add_str_field(struct strbuf *sb, const char *key, const char *val)
 	json_escape(sb, val ? val : "");
 }
 
-/* processes[]: threads grouped by pid, each with its weight. */
+/* The name of pid: its newest main-thread entry (an exec makes a new
+ * identity), else its first thread's. */
+static const char *process_comm(const struct prof_profile *p, uint32_t pid)
+{
+	const char *comm = "";
+	bool main_seen = false;
+
+	for (uint32_t t = 0; t < p->threads.n; t++) {
+		const struct prof_thread *th = &p->threads.v[t];
+		if (th->pid != pid || (main_seen && th->tid != pid))
+			continue;
+		if (th->tid == pid || !*comm)
+			comm = prof_str(p, th->comm);
+		main_seen |= th->tid == pid;
+	}
+	return comm;
+}
+
+/* processes[] (report_process_pids), each with its threads that weigh
+ * something under the view, heaviest first. */
 static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 			  const struct prof_view *v)
 {
 	uint64_t *tw = xcalloc(p->threads.n + 1, sizeof(*tw));
 	VEC(struct thread_w) ts = { 0 };
+	size_t np, j = 0;
+	uint32_t *pids = report_process_pids(p, v, &np);
 
 	for (size_t i = 0; i < p->aggs.n; i++)
 		tw[p->aggs.v[i].thread] += prof_view_weight(p, v, &p->aggs.v[i]);
@@ -57,39 +78,34 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 	if (ts.n)
 		qsort_r(ts.v, ts.n, sizeof(*ts.v), by_pid_then_weight, (void *)p);
 	sb_adds(sb, "  \"processes\": [");
-	for (size_t i = 0; i < ts.n;) {
-		uint32_t pid = p->threads.v[ts.v[i].thread].pid;
-		size_t j = i;
+	for (size_t i = 0; i < np; i++) {
+		uint32_t pid = pids[i];
+		size_t k0;
 		uint64_t sum = 0;
-		const char *comm = prof_str(p, p->threads.v[ts.v[i].thread].comm);
-		uint32_t newest_main = 0;	/* exec makes a new identity: the newest names the process */
-		for (; j < ts.n && p->threads.v[ts.v[j].thread].pid == pid; j++) {
-			uint32_t t = ts.v[j].thread;
+
+		while (j < ts.n && p->threads.v[ts.v[j].thread].pid < pid)
+			j++;
+		for (k0 = j; j < ts.n && p->threads.v[ts.v[j].thread].pid == pid; j++)
 			sum += ts.v[j].w;
-			if (p->threads.v[t].tid == pid && t >= newest_main) {
-				newest_main = t;
-				comm = prof_str(p, p->threads.v[t].comm);
-			}
-		}
 		sb_addf(sb, "%s\n    {\"pid\": %u, ", i ? "," : "", pid);
-		add_str_field(sb, "comm", comm);
+		add_str_field(sb, "comm", process_comm(p, pid));
 		sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, sum));
 		json_process_resources(sb, p, pid);
 		sb_adds(sb, ",\n     \"threads\": [");
-		for (size_t k = i; k < j; k++) {
+		for (size_t k = k0; k < j; k++) {
 			const struct prof_thread *t = &p->threads.v[ts.v[k].thread];
-			sb_addf(sb, "%s{\"tid\": %u, ", k > i ? ", " : "", t->tid);
+			sb_addf(sb, "%s{\"tid\": %u, ", k > k0 ? ", " : "", t->tid);
 			add_str_field(sb, "comm", prof_str(p, t->comm));
 			sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, ts.v[k].w));
 			json_thread_resources(sb, p, ts.v[k].thread);
 			sb_adds(sb, "}");
 		}
 		sb_adds(sb, "]}");
-		i = j;
 	}
-	sb_adds(sb, ts.n ? "\n  ],\n" : "],\n");
+	sb_adds(sb, np ? "\n  ],\n" : "],\n");
 	VEC_FREE(&ts);
 	free(tw);
+	free(pids);
 }
 
 static void add_functions(struct strbuf *sb, const struct prof_profile *p,

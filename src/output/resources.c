@@ -34,6 +34,46 @@ static struct res_sums sums_of(const struct prof_profile *p, uint32_t pid, uint3
 	return s;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+struct pid_set {
+	struct u64map seen;
+	VEC(uint32_t) pids;
+	int64_t only;			/* the view's --pid, -1: any */
+};
+
+static void pid_set_add(struct pid_set *s, uint32_t pid)
+{
+	bool created;
+
+	if (s->only >= 0 && (uint64_t)s->only != pid)
+		return;
+	u64map_slot(&s->seen, pid, &created);
+	if (created)
+		VEC_PUSH(&s->pids, pid);
+}
+
+uint32_t *report_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n)
+{
+	bool unweighted_too = v->tid < 0 && !v->comm && !v->dso;
+	struct pid_set s = { .only = v->pid };
+
+	for (size_t i = 0; i < p->aggs.n; i++)
+		if (p->aggs.v[i].thread < p->threads.n && prof_view_weight(p, v, &p->aggs.v[i]))
+			pid_set_add(&s, p->threads.v[p->aggs.v[i].thread].pid);
+	for (size_t i = 0; unweighted_too && i < p->resources.n; i++)
+		pid_set_add(&s, p->resources.v[i].pid);
+	u64map_free(&s.seen);
+	if (s.pids.n)
+		qsort(s.pids.v, s.pids.n, sizeof(*s.pids.v), cmp_u32);
+	*n = s.pids.n;
+	return s.pids.v;
+}
+
 static void add_times(struct strbuf *sb, const struct prof_resources *r, const struct res_sums *s)
 {
 	static const struct prof_resources none;
@@ -92,8 +132,7 @@ static void add_bytes(struct strbuf *sb, uint64_t b)
 
 static int by_cpu_desc(const void *pa, const void *pb)
 {
-	const struct prof_resources *a = *(const struct prof_resources *const *)pa;
-	const struct prof_resources *b = *(const struct prof_resources *const *)pb;
+	const struct prof_resources *a = pa, *b = pb;
 	uint64_t ca = a->user_ns + a->sys_ns, cb = b->user_ns + b->sys_ns;
 
 	if (ca != cb)
@@ -136,23 +175,40 @@ static void text_process_line(FILE *f, const struct prof_profile *p, const struc
 
 #define TEXT_MAX_PROCESSES 8
 
-/* One line per process: the command, then the busiest by CPU time, at
- * most TEXT_MAX_PROCESSES lines. */
+/* One line per process of report_process_pids(): the command (recorded
+ * first), then the busiest by CPU time, at most TEXT_MAX_PROCESSES lines.
+ * Nothing for a profile without resource data. */
 void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
-	VEC(const struct prof_resources *) procs = { 0 };
+	VEC(struct prof_resources) procs = { 0 };
+	uint32_t *pids, first = PROF_NONE;
+	size_t n, sorted_from = 0;
 
-	for (size_t i = 0; i < p->resources.n; i++)
-		if (!p->resources.v[i].tid && (v->pid < 0 || p->resources.v[i].pid == (uint64_t)v->pid))
-			VEC_PUSH(&procs, &p->resources.v[i]);
-	if (procs.n > 2)	/* the first is the command (recorded first): keep it first */
-		qsort(procs.v + 1, procs.n - 1, sizeof(*procs.v), by_cpu_desc);
+	for (size_t i = 0; i < p->resources.n && first == PROF_NONE; i++)
+		if (!p->resources.v[i].tid)
+			first = p->resources.v[i].pid;
+	if (first == PROF_NONE)
+		return;
+	pids = report_process_pids(p, v, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_resources *r = prof_resources_get(p, pids[i], 0);
+		VEC_PUSH(&procs, r ? *r : (struct prof_resources){ .pid = pids[i] });
+		if (pids[i] == first) {	/* the command first */
+			struct prof_resources t = procs.v[0];
+			procs.v[0] = procs.v[procs.n - 1];
+			procs.v[procs.n - 1] = t;
+			sorted_from = 1;
+		}
+	}
+	if (procs.n > sorted_from + 1)
+		qsort(procs.v + sorted_from, procs.n - sorted_from, sizeof(*procs.v), by_cpu_desc);
 	for (size_t i = 0; i < procs.n && i < TEXT_MAX_PROCESSES; i++)
-		text_process_line(f, p, procs.v[i]);
+		text_process_line(f, p, &procs.v[i]);
 	if (procs.n > TEXT_MAX_PROCESSES)
 		fprintf(f, "# ... and %zu more processes (see --format=json)\n",
 			procs.n - TEXT_MAX_PROCESSES);
 	VEC_FREE(&procs);
+	free(pids);
 }
 
 void html_resource_heads(struct strbuf *sb)

@@ -65,3 +65,100 @@ int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	free(s);
 	return 0;
 }
+
+typedef VEC(pid_t) pid_vec;
+
+/* Appends the pids listed in a children file ("12 34 ") to v. */
+static void parse_pid_list(const char *text, pid_vec *v)
+{
+	for (const char *p = text; p && *p;) {
+		char *end;
+		long child = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (child > 0)
+			VEC_PUSH(v, (pid_t)child);
+		p = end;
+	}
+}
+
+/* The parent pid of /proc/N/stat (field 4, after the comm's ')'); -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], *s, *p;
+	int ppid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(s = read_file(path, NULL)))
+		return -1;
+	if ((p = strrchr(s, ')')) && sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = -1;
+	free(s);
+	return (pid_t)ppid;
+}
+
+/* Children by their parent field: every /proc/N whose ppid is pid. */
+static int children_by_walk(pid_t pid, pid_vec *v)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		int n = atoi(e->d_name);
+		if (n > 0 && n != pid && parent_of(n) == pid)
+			VEC_PUSH(v, (pid_t)n);
+	}
+	closedir(d);
+	return 0;
+}
+
+int prof_proc_children(pid_t pid, pid_t **kids, size_t *n)
+{
+	pid_vec v = { 0 };
+	pid_t *tids;
+	size_t nt;
+	int ret = prof_proc_tids(pid, &tids, &nt);
+
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < nt && !ret; i++) {
+		char path[96], *text;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
+		if ((text = read_file(path, NULL)))
+			parse_pid_list(text, &v);
+		else if (errno == ENOENT && i == 0 && prof_proc_exists(pid))
+			ret = children_by_walk(pid, &v);	/* no CONFIG_PROC_CHILDREN */
+		free(text);
+	}
+	free(tids);
+	*kids = v.v;
+	*n = v.n;
+	return ret < 0 ? ret : 0;
+}
+
+int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n)
+{
+	pid_vec v = { 0 };
+	pid_t *kids;
+	size_t nk;
+	int ret = prof_proc_children(pid, &kids, &nk);
+
+	if (ret < 0)
+		return ret;
+	/* Breadth first: v grows while it is walked. */
+	for (size_t i = 0;; i++) {
+		for (size_t k = 0; k < nk; k++)
+			VEC_PUSH(&v, kids[k]);
+		free(kids);
+		kids = NULL;
+		nk = 0;
+		if (i >= v.n)
+			break;
+		prof_proc_children(v.v[i], &kids, &nk);	/* gone meanwhile: no children */
+	}
+	*pids = v.v;
+	*n = v.n;
+	return 0;
+}

@@ -108,10 +108,12 @@ static void read_delays(pid_t pid, const char *stat_text, struct res_usage *out)
 		out->runq_wait_s = (double)cpu_ns / 1e9;
 		out->have_io_wait = out->have_runq_wait = true;
 		out->io_wait_resolution_s = 1e-9;
+		out->io_wait_source = "delayacct (taskstats)";
 	} else if (stat_text && res_parse_stat_blkio(stat_text, &ticks) == 0) {
 		out->io_wait_s = (double)ticks / (double)sysconf(_SC_CLK_TCK);
 		out->have_io_wait = true;
 		out->io_wait_resolution_s = 1.0 / (double)sysconf(_SC_CLK_TCK);
+		out->io_wait_source = "delayacct (/proc/PID/stat)";
 	}
 }
 
@@ -130,6 +132,15 @@ static void read_zombie_proc(pid_t pid, struct res_usage *out, bool delayacct)
 	if (text && res_parse_io(text, &out->read_bytes, &out->write_bytes) == 0)
 		out->have_proc_io = true;
 	free(text);
+}
+
+/* Without delay accounting: the sched_switch intervals (iowait.c). */
+static void take_switch_iowait(struct res_iowait *iw, struct res_usage *out)
+{
+	out->io_wait_s = (double)res_iowait_finish(iw, &out->io_wait_lost) / 1e9;
+	out->have_io_wait = true;
+	out->io_wait_resolution_s = 1e-9;
+	out->io_wait_source = RES_IOWAIT_SCHED_SWITCH;
 }
 
 static void fill_rusage(const struct rusage *ru, struct res_usage *out)
@@ -185,6 +196,8 @@ int res_run(const struct res_run_opts *o, struct res_usage *out)
 {
 	int go[2], errp[2], fds[RES_MAX_COUNTERS], exec_errno = 0, st = 0;
 	bool delayacct = res_delayacct_enabled() == 1;
+	struct res_iowait *iw = NULL;
+	char why[256];
 	struct rusage ru;
 	siginfo_t si;
 	uint64_t t0;
@@ -225,6 +238,8 @@ int res_run(const struct res_run_opts *o, struct res_usage *out)
 			return e;
 		}
 	}
+	if (!delayacct)
+		iw = res_iowait_start(pid, why, sizeof(why));
 	t0 = now_ns();
 	if (write(go[1], "g", 1) != 1)
 		exec_errno = errno;
@@ -236,6 +251,8 @@ int res_run(const struct res_run_opts *o, struct res_usage *out)
 		;
 	out->wall_s = (double)(now_ns() - t0) / 1e9;
 	read_zombie_proc(pid, out, delayacct && res_delayacct_enabled() == 1);
+	if (iw)
+		take_switch_iowait(iw, out);
 	for (unsigned i = 0; i < o->n_counters; i++)
 		if (res_counter_read(fds[i], &out->counters[i]) < 0)
 			out->counters[i] = 0;

@@ -20,6 +20,17 @@
  *    since the last merge, so a merge copies only those into the profile.
  *  - Totals only grow: a reading that fails keeps the previous values,
  *    and rss_peak_bytes is the maximum of every VmHWM / ru_maxrss seen.
+ *  - The recording window: a process that ran before the recording (an
+ *    attach target, or one of its descendants with --children) has a
+ *    baseline, its and its threads' /proc readings at prof_restrack_start,
+ *    and every figure stored is the reading minus the baseline.  Its peak
+ *    RSS is VmHWM only when VmHWM grew in the window (the peak is then in
+ *    it), else the largest RSS read.  Threads and processes born in the
+ *    window have a zero baseline: the kernel starts their counters at 0.
+ *    base is index-aligned with res.
+ *  - not_ours: children that already ran when their parent was attached
+ *    without them (no --children); the /proc children walk skips them, so
+ *    only processes that are sampled are listed.
  *  - A process's context switches are the sum over its threads' values
  *    (the kernel reports them per task only).
  *  - Timeline points: t is CLOCK_MONOTONIC (the clock of the samples);
@@ -41,6 +52,7 @@
 struct proc_state {
 	uint32_t pid;
 	bool alive;
+	bool attached;			/* ran before: take a baseline at start */
 	uint64_t last_t, last_cpu_ns;
 };
 
@@ -61,7 +73,9 @@ struct prof_restrack {
 	bool stop;
 	VEC(struct proc_state) procs;
 	VEC(struct prof_resources) res;	/* unique (pid, tid) */
+	VEC(struct prof_resources) base;	/* index-aligned: raw readings at the start */
 	VEC(bool) res_dirty;		/* index-aligned: changed since the last merge */
+	struct u64map not_ours;		/* pid -> 1: ran before, parent attached alone */
 	struct u64map res_index;	/* pid << 32 | tid -> index + 1 */
 	VEC(struct point) points;	/* not merged yet */
 };
@@ -75,9 +89,18 @@ static struct prof_resources *res_slot(struct prof_restrack *rt, uint32_t pid, u
 	if (u64map_get(&rt->res_index, key, &v))
 		return &rt->res.v[v - 1];
 	VEC_PUSH(&rt->res, ((struct prof_resources){ .pid = pid, .tid = tid }));
+	VEC_PUSH(&rt->base, ((struct prof_resources){ .pid = pid, .tid = tid }));
 	VEC_PUSH(&rt->res_dirty, true);
 	u64map_put(&rt->res_index, key, rt->res.n);
 	return &rt->res.v[rt->res.n - 1];
+}
+
+/* Index of the slot of (pid, tid) in res and base (created on first use). */
+static size_t slot_index(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
+{
+	struct prof_resources *slot = res_slot(rt, pid, tid);	/* may grow res */
+
+	return (size_t)(slot - rt->res.v);
 }
 
 /* Stores r in its slot and marks it for the next merge when it changed. */
@@ -110,40 +133,73 @@ static char *read_proc(uint32_t pid, uint32_t tid, const char *name)
 	return read_file(path, NULL);
 }
 
-/* utime, stime, minflt, majflt of a stat line into r; 0 / -EINVAL. */
-static int parse_stat(const struct prof_restrack *rt, const char *stat, struct prof_resources *r)
+/* Raw utime, stime, minflt, majflt of a stat line into raw; 0 / -EINVAL. */
+static int parse_stat(const struct prof_restrack *rt, const char *stat, struct prof_resources *raw)
 {
-	uint64_t ut, st, minf, majf;
+	uint64_t ut, st;
 
-	if (res_parse_stat_field(stat, 10, &minf) < 0 || res_parse_stat_field(stat, 12, &majf) < 0 ||
+	if (res_parse_stat_field(stat, 10, &raw->minflt) < 0 ||
+	    res_parse_stat_field(stat, 12, &raw->majflt) < 0 ||
 	    res_parse_stat_field(stat, 14, &ut) < 0 || res_parse_stat_field(stat, 15, &st) < 0)
 		return -EINVAL;
-	r->user_ns = MAX(r->user_ns, ut * rt->tick_ns);
-	r->sys_ns = MAX(r->sys_ns, st * rt->tick_ns);
-	r->minflt = MAX(r->minflt, minf);
-	r->majflt = MAX(r->majflt, majf);
+	raw->user_ns = ut * rt->tick_ns;
+	raw->sys_ns = st * rt->tick_ns;
 	return 0;
 }
 
-/* One thread's totals from /proc/PID/task/TID; false when unreadable. */
-static bool sample_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
+static uint64_t since(uint64_t now, uint64_t base)
+{
+	return now > base ? now - base : 0;
+}
+
+/*
+ * Folds a raw reading of (raw->pid, raw->tid) into its stored totals:
+ * minus the baseline, never below what was stored before.  rss is the
+ * current RSS of a process (0 for a thread).
+ */
+static void res_update(struct prof_restrack *rt, const struct prof_resources *raw, uint64_t rss)
+{
+	size_t i = slot_index(rt, raw->pid, raw->tid);
+	struct prof_resources r = rt->res.v[i];
+	const struct prof_resources *b = &rt->base.v[i];
+	uint64_t peak = raw->rss_peak_bytes > b->rss_peak_bytes ? raw->rss_peak_bytes : rss;
+
+	r.user_ns = MAX(r.user_ns, since(raw->user_ns, b->user_ns));
+	r.sys_ns = MAX(r.sys_ns, since(raw->sys_ns, b->sys_ns));
+	r.minflt = MAX(r.minflt, since(raw->minflt, b->minflt));
+	r.majflt = MAX(r.majflt, since(raw->majflt, b->majflt));
+	r.vol_cs = MAX(r.vol_cs, since(raw->vol_cs, b->vol_cs));
+	r.invol_cs = MAX(r.invol_cs, since(raw->invol_cs, b->invol_cs));
+	r.io_read_bytes = MAX(r.io_read_bytes, since(raw->io_read_bytes, b->io_read_bytes));
+	r.io_write_bytes = MAX(r.io_write_bytes, since(raw->io_write_bytes, b->io_write_bytes));
+	r.rss_peak_bytes = MAX(r.rss_peak_bytes, MAX(peak, rss));
+	res_store(rt, &r);
+}
+
+/* One thread's raw counters from /proc/PID/task/TID; false when unreadable. */
+static bool read_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid,
+			struct prof_resources *raw)
 {
 	char *stat = read_proc(pid, tid, "stat"), *status = read_proc(pid, tid, "status");
-	struct prof_resources r = *res_slot(rt, pid, tid);
-	bool ok = stat && parse_stat(rt, stat, &r) == 0;
-	uint64_t v;
+	bool ok = stat && parse_stat(rt, stat, raw) == 0;
 
 	if (ok && status) {
-		if (res_parse_keyed(status, "\nvoluntary_ctxt_switches:", &v) == 0)
-			r.vol_cs = MAX(r.vol_cs, v);
-		if (res_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &v) == 0)
-			r.invol_cs = MAX(r.invol_cs, v);
+		res_parse_keyed(status, "\nvoluntary_ctxt_switches:", &raw->vol_cs);
+		res_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &raw->invol_cs);
 	}
-	if (ok)
-		res_store(rt, &r);
 	free(stat);
 	free(status);
 	return ok;
+}
+
+static bool sample_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
+{
+	struct prof_resources raw = { .pid = pid, .tid = tid };
+
+	if (!read_thread(rt, pid, tid, &raw))
+		return false;
+	res_update(rt, &raw, 0);
+	return true;
 }
 
 static void sum_thread_switches(struct prof_restrack *rt, struct prof_resources *proc)
@@ -177,55 +233,87 @@ static void sample_threads(struct prof_restrack *rt, uint32_t pid, bool final)
 	free(tids);
 }
 
-/* rss (bytes, from stat field 24) or 0; VmHWM and io into r. */
-static uint64_t read_memory_and_io(struct prof_restrack *rt, uint32_t pid, const char *stat,
-				   struct prof_resources *r)
+/* A process's raw counters, VmHWM (as rss_peak_bytes) and /proc/PID/io;
+ * its current RSS in *rss.  False when the process is gone. */
+static bool read_process(struct prof_restrack *rt, uint32_t pid, struct prof_resources *raw,
+			 uint64_t *rss)
 {
-	uint64_t v, rss = 0, rd, wr;
-	char *status, *io;
+	char *stat = read_proc(pid, 0, "stat"), *status, *io;
+	uint64_t v;
 
+	*rss = 0;
+	if (!stat || parse_stat(rt, stat, raw) < 0) {
+		free(stat);
+		return false;
+	}
 	if (res_parse_stat_field(stat, 24, &v) == 0)
-		rss = v * rt->page_size;
-	if ((status = read_proc(pid, 0, "status"))) {
-		if (res_parse_keyed(status, "\nVmHWM:", &v) == 0)
-			r->rss_peak_bytes = MAX(r->rss_peak_bytes, v * 1024);
-		free(status);
-	}
-	r->rss_peak_bytes = MAX(r->rss_peak_bytes, rss);
-	if ((io = read_proc(pid, 0, "io")) && res_parse_io(io, &rd, &wr) == 0) {
-		r->io_read_bytes = MAX(r->io_read_bytes, rd);
-		r->io_write_bytes = MAX(r->io_write_bytes, wr);
-	}
+		*rss = v * rt->page_size;
+	free(stat);
+	if ((status = read_proc(pid, 0, "status")) && res_parse_keyed(status, "\nVmHWM:", &v) == 0)
+		raw->rss_peak_bytes = v * 1024;
+	free(status);
+	if ((io = read_proc(pid, 0, "io")))
+		res_parse_io(io, &raw->io_read_bytes, &raw->io_write_bytes);
 	free(io);
-	return rss;
+	return true;
+}
+
+static void queue_point(struct prof_restrack *rt, struct proc_state *ps, uint64_t now,
+			uint64_t rss, uint64_t cpu)
+{
+	struct point pt = { .s = { .t_ns = now, .pid = ps->pid, .rss_bytes = rss }, .t_prev = ps->last_t };
+
+	if (ps->last_t && now > ps->last_t)
+		pt.s.cpu_pct_x100 = (uint32_t)(1e4 * (double)since(cpu, ps->last_cpu_ns) /
+					       (double)(now - ps->last_t) + 0.5);
+	VEC_PUSH(&rt->points, pt);
+	ps->last_t = now;
+	ps->last_cpu_ns = cpu;
 }
 
 /* Process totals + a queued timeline point; false when the process is gone. */
 static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool final)
 {
-	struct prof_resources r = *res_slot(rt, ps->pid, 0);
-	char *stat = read_proc(ps->pid, 0, "stat");
+	struct prof_resources raw = { .pid = ps->pid }, *r;
 	uint64_t now = now_ns(), rss;
 
-	if (!stat || parse_stat(rt, stat, &r) < 0) {
-		free(stat);
+	if (!read_process(rt, ps->pid, &raw, &rss))
 		return false;
-	}
-	rss = read_memory_and_io(rt, ps->pid, stat, &r);
-	free(stat);
 	sample_threads(rt, ps->pid, final);
-	sum_thread_switches(rt, &r);
-	res_store(rt, &r);
-
-	uint64_t cpu = r.user_ns + r.sys_ns;
-	struct point pt = { .s = { .t_ns = now, .pid = ps->pid, .rss_bytes = rss }, .t_prev = ps->last_t };
-	if (ps->last_t && now > ps->last_t)
-		pt.s.cpu_pct_x100 = (uint32_t)(1e4 * (double)(cpu - ps->last_cpu_ns) /
-					       (double)(now - ps->last_t) + 0.5);
-	VEC_PUSH(&rt->points, pt);
-	ps->last_t = now;
-	ps->last_cpu_ns = cpu;
+	res_update(rt, &raw, rss);
+	r = res_slot(rt, ps->pid, 0);
+	struct prof_resources sum = *r;
+	sum_thread_switches(rt, &sum);
+	res_store(rt, &sum);
+	queue_point(rt, ps, now, rss, sum.user_ns + sum.sys_ns);
 	return true;
+}
+
+/* The readings every later one of an attached process is measured from,
+ * and the first point of its timeline (the window's start). */
+static void take_baseline(struct prof_restrack *rt, struct proc_state *ps)
+{
+	struct prof_resources raw = { .pid = ps->pid };
+	uint64_t now = now_ns(), rss;
+	pid_t *tids;
+	size_t n, slot;
+
+	ps->attached = false;
+	if (!read_process(rt, ps->pid, &raw, &rss))
+		return;
+	slot = slot_index(rt, ps->pid, 0);	/* may grow base: index it after */
+	rt->base.v[slot] = raw;
+	if (prof_proc_tids((pid_t)ps->pid, &tids, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct prof_resources t = { .pid = ps->pid, .tid = (uint32_t)tids[i] };
+			if (read_thread(rt, ps->pid, t.tid, &t)) {
+				slot = slot_index(rt, ps->pid, t.tid);
+				rt->base.v[slot] = t;
+			}
+		}
+		free(tids);
+	}
+	queue_point(rt, ps, now, rss, 0);
 }
 
 static void add_pid_locked(struct prof_restrack *rt, uint32_t pid);
@@ -235,23 +323,16 @@ static void add_pid_locked(struct prof_restrack *rt, uint32_t pid);
  * that brings its FORK record is late. */
 static void discover_children(struct prof_restrack *rt, uint32_t pid)
 {
-	pid_t *tids;
+	pid_t *kids;
 	size_t n;
+	uint64_t skip;
 
-	if (prof_proc_tids((pid_t)pid, &tids, &n) < 0)
+	if (prof_proc_children((pid_t)pid, &kids, &n) < 0)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		char *text = read_proc(pid, (uint32_t)tids[i], "children");
-		for (char *p = text, *end; p && *p; p = end) {
-			unsigned long child = strtoul(p, &end, 10);
-			if (end == p)
-				break;
-			if (child && child <= UINT32_MAX)
-				add_pid_locked(rt, (uint32_t)child);
-		}
-		free(text);
-	}
-	free(tids);
+	for (size_t i = 0; i < n; i++)
+		if (!(u64map_get(&rt->not_ours, (uint64_t)kids[i], &skip) && skip))
+			add_pid_locked(rt, (uint32_t)kids[i]);
+	free(kids);
 }
 
 static void sample_all(struct prof_restrack *rt)
@@ -275,6 +356,7 @@ static void *sampler_main(void *arg)
 	struct prof_restrack *rt = arg;
 	struct timespec next;
 
+	pthread_setname_np(pthread_self(), "prof-resources");
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&rt->lock);
 	while (!rt->stop) {
@@ -311,6 +393,11 @@ struct prof_restrack *prof_restrack_new(struct prof_profile *p, struct prof_offc
 
 void prof_restrack_start(struct prof_restrack *rt)
 {
+	pthread_mutex_lock(&rt->lock);
+	for (size_t i = 0; i < rt->procs.n; i++)
+		if (rt->procs.v[i].attached && rt->procs.v[i].alive)
+			take_baseline(rt, &rt->procs.v[i]);
+	pthread_mutex_unlock(&rt->lock);
 	if (!rt->thread_started && thread_start_nosignals(&rt->thread, sampler_main, rt) == 0)
 		rt->thread_started = true;
 }
@@ -336,7 +423,9 @@ void prof_restrack_free(struct prof_restrack *rt)
 	pthread_cond_destroy(&rt->wake);
 	VEC_FREE(&rt->procs);
 	VEC_FREE(&rt->res);
+	VEC_FREE(&rt->base);
 	VEC_FREE(&rt->res_dirty);
+	u64map_free(&rt->not_ours);
 	u64map_free(&rt->res_index);
 	VEC_FREE(&rt->points);
 	free(rt);
@@ -359,6 +448,32 @@ void prof_restrack_add_pid(struct prof_restrack *rt, uint32_t pid)
 	pthread_mutex_unlock(&rt->lock);
 }
 
+/* The children pid has now; those not tracked become not_ours. */
+static void mark_children_not_ours(struct prof_restrack *rt, uint32_t pid)
+{
+	pid_t *kids;
+	size_t n;
+
+	if (prof_proc_children((pid_t)pid, &kids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct proc_state *ps = proc_find(rt, (uint32_t)kids[i]);
+		if (!ps || !ps->alive)
+			u64map_put(&rt->not_ours, (uint64_t)kids[i], 1);
+	}
+	free(kids);
+}
+
+void prof_restrack_add_attached(struct prof_restrack *rt, uint32_t pid)
+{
+	pthread_mutex_lock(&rt->lock);
+	u64map_put(&rt->not_ours, pid, 0);
+	add_pid_locked(rt, pid);
+	proc_find(rt, pid)->attached = true;
+	mark_children_not_ours(rt, pid);
+	pthread_mutex_unlock(&rt->lock);
+}
+
 /* Moves the sampler's news into the profile (lock held). */
 static void merge_locked(struct prof_restrack *rt)
 {
@@ -378,6 +493,10 @@ static void merge_locked(struct prof_restrack *rt)
 		}
 		VEC_PUSH(&rt->p->timeline, pt->s);
 		oldest = MIN(oldest, pt->s.t_ns);
+		/* The window the figures cover is the recording's, too. */
+		if (!rt->p->start_ns || pt->s.t_ns < rt->p->start_ns)
+			rt->p->start_ns = pt->s.t_ns;
+		rt->p->end_ns = MAX(rt->p->end_ns, pt->s.t_ns);
 	}
 	rt->points.n = 0;
 	/* Later points start at or after the newest merged point of their
@@ -428,42 +547,47 @@ void prof_restrack_rusage(struct prof_restrack *rt, uint32_t pid, const struct r
 	pthread_mutex_unlock(&rt->lock);
 }
 
-/* --- recorder hooks ------------------------------------------------------------ */
+/* --- consumer of the replay engine ------------------------------------------- */
 
-static void after_drain(void *arg, struct prof_recorder *r)
+/* After each batch (the off-CPU intervals of it are charged by then). */
+static void on_batch_end(void *arg)
 {
 	struct prof_restrack *rt = arg;
 
-	if (rt->oc)
-		prof_offcpu_drain(rt->oc, r);
 	pthread_mutex_lock(&rt->lock);
 	merge_locked(rt);
 	pthread_mutex_unlock(&rt->lock);
 }
 
-static void on_task(void *arg, const struct perf_event_header *h)
+static void on_task(void *arg, const struct prof_perf_task *t, bool exit)
 {
 	struct prof_restrack *rt = arg;
-	struct prof_perf_task t;
 
-	if (prof_perf_parse_task(h, &t) < 0)
-		return;
 	pthread_mutex_lock(&rt->lock);
-	if (h->type == PERF_RECORD_FORK) {
-		if (t.pid != t.ppid)
-			add_pid_locked(rt, t.pid);
+	if (!exit) {
+		if (t->pid != t->ppid)
+			add_pid_locked(rt, t->pid);
 	} else {
 		/* EXIT: the thread's /proc entry is usually gone already
 		 * (threads are reaped at exit); if it is still there, these
-		 * are its final values. */
-		struct proc_state *ps = proc_find(rt, t.pid);
-		if (ps && ps->alive)
-			sample_thread(rt, t.pid, t.tid);
+		 * are its final values.  A main thread's exit may leave a
+		 * zombie the parent has not reaped yet: the process's final
+		 * values then. */
+		struct proc_state *ps = proc_find(rt, t->pid);
+		if (ps && ps->alive && t->tid == t->pid)
+			sample_process(rt, ps, false);
+		else if (ps && ps->alive)
+			sample_thread(rt, t->pid, t->tid);
 	}
 	pthread_mutex_unlock(&rt->lock);
 }
 
-void prof_restrack_attach(struct prof_restrack *rt, struct prof_recorder *r)
+static const struct prof_replay_ops restrack_ops = {
+	.task = on_task,
+	.batch_end = on_batch_end,
+};
+
+void prof_restrack_attach(struct prof_restrack *rt, struct prof_replay *rp)
 {
-	prof_recorder_set_hooks(r, after_drain, on_task, rt);
+	prof_replay_add_consumer(rp, &restrack_ops, rt);
 }

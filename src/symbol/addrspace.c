@@ -14,13 +14,21 @@
  *    rebuild.
  *  - Each mapping owns its path; elf is a borrowed pointer into the
  *    process-wide prof_elf cache.
+ *  - Containers: a process in another mount namespace names files that
+ *    prof cannot see, or sees as different files (its own libc).  While it
+ *    lives, its files are opened through /proc/PID/root/PATH (perf's
+ *    nsinfo); the namespace is compared once per exec (it can change with
+ *    unshare + exec), and an exited process falls back to the plain path,
+ *    whose build-id is still checked against the recorded one.
  */
 #include "symbol-priv.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct prof_addrspace *prof_addrspace_new(pid_t pid)
 {
@@ -40,6 +48,7 @@ static void drop_unwind_state(struct prof_addrspace *as)
 
 void prof_addrspace_clear(struct prof_addrspace *as)
 {
+	as->mntns = 0;	/* exec: the program may have entered a namespace */
 	for (size_t i = 0; i < as->maps.n; i++)
 		free(as->maps.v[i].path);
 	as->maps.n = 0;
@@ -60,6 +69,70 @@ static bool path_is_anon(const char *path)
 {
 	return !*path || !strcmp(path, "//anon") || !strncmp(path, "[anon", 5) ||
 	       (path[0] == '[' && strcmp(path, "[vdso]"));
+}
+
+/* Whether the process lives in another mount namespace than prof. */
+static bool in_other_mntns(struct prof_addrspace *as)
+{
+	if (as->mntns == 0) {
+		char fn[64], mine[64] = "", theirs[64] = "";
+		snprintf(fn, sizeof(fn), "/proc/%d/ns/mnt", (int)as->pid);
+		ssize_t a = readlink("/proc/self/ns/mnt", mine, sizeof(mine) - 1);
+		ssize_t b = as->pid > 0 ? readlink(fn, theirs, sizeof(theirs) - 1) : -1;
+		/* unknown (exited, no permission): treat as ours, and ask again */
+		if (a <= 0 || b <= 0)
+			return false;
+		as->mntns = strcmp(mine, theirs) ? -1 : 1;
+	}
+	return as->mntns < 0;
+}
+
+char *prof_addrspace_file_path(struct prof_addrspace *as, const char *path)
+{
+	if (path[0] != '/' || !in_other_mntns(as))
+		return xstrdup(path);
+	char *root = xasprintf("/proc/%d/root%s", (int)as->pid, path);
+	if (access(root, R_OK) == 0)
+		return root;
+	free(root);
+	return xstrdup(path);
+}
+
+/* The last NSpid of /proc/PID/status: the pid inside its own namespace. */
+static pid_t namespace_pid(pid_t pid)
+{
+	char fn[64], line[256];
+	pid_t nspid = pid;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(fn, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		char *last = strrchr(line, '\t') ? strrchr(line, '\t') : line + 6;
+		int v = atoi(last);
+		if (v > 0)
+			nspid = v;
+		break;
+	}
+	if (f)
+		fclose(f);
+	return nspid;
+}
+
+char *prof_addrspace_perf_map_path(struct prof_addrspace *as)
+{
+	pid_t pid = as ? as->pid : 0;
+
+	if (!as || !in_other_mntns(as))
+		return xasprintf("/tmp/perf-%d.map", (int)pid);
+	return xasprintf("/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)namespace_pid(pid));
+}
+
+/* Only executable mappings are kept, so the segment is the r-x one. */
+static uint64_t mapping_bias(const struct prof_mapping *m)
+{
+	return prof_elf_bias(m->elf, m->start, m->pgoff, PROT_READ | PROT_EXEC);
 }
 
 /* Fills flags and elf of a new mapping from its path. */
@@ -84,10 +157,12 @@ static void mapping_resolve(struct prof_addrspace *as, struct prof_mapping *m)
 		m->elf = prof_elf_get(mf);
 		free(mf);
 	} else {
-		m->elf = prof_elf_get(m->path);
+		char *open_path = prof_addrspace_file_path(as, m->path);
+		m->elf = prof_elf_get(open_path);
+		free(open_path);
 	}
 	if (m->elf)
-		m->bias = prof_elf_bias(m->elf, m->start, m->pgoff);
+		m->bias = mapping_bias(m);
 }
 
 /* Removes [start, end) from every mapping, splitting where needed;
@@ -177,17 +252,19 @@ void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint
 	static const struct prof_elf *warned;	/* one warning per replaced file */
 	const struct prof_elf *on_disk = m->elf;
 	m->flags |= PROF_MAP_DELETED;
-	char *mf = xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid, m->start, m->end);
-	struct prof_elf *orig = prof_elf_get(mf);
-	free(mf);
-	m->elf = orig && !strcmp(orig->build_id, build_id) ? orig : NULL;
+	m->elf = elf_find_by_build_id(as->pid, m->start, m->end, build_id);
 	if (m->elf)
-		m->bias = prof_elf_bias(m->elf, m->start, m->pgoff);
+		m->bias = mapping_bias(m);
 	if (warned != on_disk) {
 		warned = on_disk;
+		bool original = m->elf && !strncmp(m->elf->path, "/proc/", 6);
+		char *from = m->elf && !original ? xasprintf("symbolizing from %s", m->elf->path) : NULL;
 		warning("'%s' was replaced while mapped by pid %d: the build-id changed (mapped %.16s, on disk %.16s); %s",
 			m->path, (int)as->pid, build_id, on_disk->build_id,
-			m->elf ? "symbolizing from the mapped original" : "the original is gone, its frames stay unresolved");
+			original ? "symbolizing from the mapped original"
+			: from ? from
+			: "no file has that build-id (map_files, ~/.debug, /usr/lib/debug): its frames stay addresses");
+		free(from);
 	}
 }
 
@@ -215,7 +292,18 @@ int prof_addrspace_load_proc(struct prof_addrspace *as)
 	}
 	free(line);
 	fclose(f);
+	as->live = true;
 	return 0;
+}
+
+bool prof_addrspace_refresh(struct prof_addrspace *as, uint64_t addr)
+{
+	if (!as || !as->live || as->refreshed_at == as->generation)
+		return false;
+	if (prof_addrspace_load_proc(as) < 0)
+		as->live = false;	/* exited: nothing more to learn */
+	as->refreshed_at = as->generation;
+	return prof_addrspace_find(as, addr) != NULL;
 }
 
 struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child)
@@ -229,6 +317,7 @@ struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, 
 	}
 	as->maps.n = parent->maps.n;
 	as->generation = 1;
+	as->live = parent->live;
 	return as;
 }
 

@@ -5,8 +5,8 @@
  * file:line.
  *
  * Names: the ELF symbol for the real function (C names as perf shows
- * them, "@VERSION" dropped), C++ names demangled with libstdc++'s
- * __cxa_demangle when it can be loaded, DWARF names otherwise.
+ * them, "@VERSION" dropped), C++ and Rust names demangled (demangle.c),
+ * DWARF names otherwise.
  *
  * Inline chain: scopes.c finds the function containing the address from a
  * per-CU sorted table and walks down its inlined scopes; when that finds
@@ -20,31 +20,10 @@
 #include "symbol-priv.h"
 #include "ksyms.h"
 #include <elfutils/libdw.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <dwarf.h>
 #include <string.h>
 #include <unistd.h>
-
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
-
-/* C++ names: libstdc++'s demangler, loaded the first time a mangled name
- * shows up, so prof itself needs no C++ runtime.  NULL if unavailable. */
-static char *demangle(const char *mangled)
-{
-	static bool tried;
-	static cxa_demangle_fn fn;
-	int status;
-
-	if (strncmp(mangled, "_Z", 2))
-		return NULL;
-	if (!tried) {
-		tried = true;
-		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		fn = h ? (cxa_demangle_fn)dlsym(h, "__cxa_demangle") : NULL;
-	}
-	return fn ? fn(mangled, NULL, NULL, &status) : NULL;
-}
 
 /* The inflated copy of the module's debug file when one was made by an
  * earlier run (debugcache.c), else libdw's own search (build-id,
@@ -174,11 +153,36 @@ static const char *die_name(Dwarf_Die *die)
 
 #define MAX_CHAIN 64
 
-/* Fills the inline chain from DWARF scopes; returns entries written. */
-static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *out, size_t max)
+/* The CU of Dwfl address a: libdw's (from .debug_aranges), else from the
+ * CUs' own ranges (clang and Go write no .debug_aranges). */
+static Dwarf_Die *addr_cu(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *cubias, Dwarf_Die *mem)
 {
-	Dwarf_Addr cubias;
-	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, a, &cubias);
+	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, a, cubias);
+
+	return cu ? cu : elf_cu_at(e, a, cubias, mem);
+}
+
+/* The line table's source file (malloc'd, absolute) and line at a. */
+static char *addr_line(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Addr cubias, int *lineno)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(e->mod, a);
+
+	*lineno = 0;
+	if (line) {
+		const char *file = dwfl_lineinfo(line, NULL, lineno, NULL, NULL, NULL);
+		return abs_source(file, dwfl_line_comp_dir(line));
+	}
+	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, a - cubias) : NULL;
+	if (!l || dwarf_lineno(l, lineno) != 0)
+		return NULL;
+	Dwarf_Attribute dir;
+	return abs_source(dwarf_linesrc(l, NULL, NULL), dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &dir)));
+}
+
+/* Fills the inline chain from DWARF scopes; returns entries written. */
+static size_t dwarf_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Addr cubias,
+			  struct elf_frame *out, size_t max)
+{
 	Dwarf_Die *scopes = NULL, *chain = NULL, fast[MAX_CHAIN];
 	size_t n = 0;
 
@@ -201,7 +205,7 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *ou
 		Dwarf_Attribute attr;
 		const char *linkage = dwarf_formstring(
 			dwarf_attr_integrate(&chain[i], DW_AT_linkage_name, &attr));
-		f->func_owned = linkage ? demangle(linkage) : NULL;
+		f->func_owned = prof_demangle(linkage);
 		f->func = f->func_owned ? f->func_owned : die_name(&chain[i]);
 		f->inlined = tag == DW_TAG_inlined_subroutine;
 		if (prev_inl) {
@@ -218,28 +222,63 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Addr a, struct elf_frame *ou
 	return n;
 }
 
+/* The symbol of the function around vaddr and its start (file vaddrs); *synthetic
+ * is set for names made up by synthetic.c: a PLT stub's "NAME@plt" (no real
+ * symbol lives in a PLT), else the ELF symbol, else "_start" at e_entry
+ * when no symbol starts there (stripped executables: the nearest export
+ * below the entry point would claim it). */
+static const char *function_symbol(struct prof_elf *e, uint64_t vaddr, uint64_t *start, bool *synthetic)
+{
+	if (!elf_open_dwfl(e))
+		return NULL;
+	const char *name = elf_plt_name(e, vaddr, start);
+
+	*synthetic = name != NULL;
+	if (name)
+		return name;
+	if (!e->symidx)
+		e->symidx = elf_symidx_build(e->mod);
+	uint64_t a = 0;
+	name = elf_symidx_find(e->symidx, vaddr + e->mod_bias, &a);
+	if (name)
+		*start = a - e->mod_bias;
+	uint64_t entry;
+	if (elf_is_entry_point(e, vaddr, &entry) && (!name || *start != entry)) {
+		*synthetic = true;
+		*start = entry;
+		return "_start";
+	}
+	return name;
+}
+
+const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr)
+{
+	uint64_t start;
+	bool synthetic;
+
+	return function_symbol(e, vaddr, &start, &synthetic);
+}
+
 size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max)
 {
 	if (max == 0 || !elf_open_dwfl(e))
 		return 0;
-	Dwarf_Addr a = vaddr + e->mod_bias;
+	Dwarf_Addr a = vaddr + e->mod_bias, cubias = 0;
+	Dwarf_Die cu_mem, *cu = addr_cu(e, a, &cubias, &cu_mem);
 	memset(out, 0, max * sizeof(*out));
-	size_t n = dwarf_chain(e, a, out, max);
+	size_t n = dwarf_chain(e, cu, a, cubias, out, max);
 
 	/* Innermost line from the line table. */
-	Dwfl_Line *line = dwfl_module_getsrc(e->mod, a);
 	int lineno = 0;
-	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-	char *abs_file = abs_source(file, line ? dwfl_line_comp_dir(line) : NULL);
+	char *abs_file = addr_line(e, cu, a, cubias, &lineno);
 
 	/* The outermost (real) function: prefer the ELF symbol (full C name,
 	 * matches perf), but DWARF's name over a mangled C++ symbol. */
-	if (!e->symidx)
-		e->symidx = elf_symidx_build(e->mod);
 	uint64_t symstart = 0;
-	const char *symname = elf_symidx_find(e->symidx, a, &symstart);
+	bool synthetic;
+	const char *symname = function_symbol(e, vaddr, &symstart, &synthetic);
 	if (n == 0) {
-		if (!symname && !file) {
+		if (!symname && !abs_file) {
 			free(abs_file);
 			return 0;
 		}
@@ -247,11 +286,14 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 		out[0].inlined = false;
 	}
 	struct elf_frame *outer = &out[n - 1];
-	if (symname && !outer->func_owned) {
+	if (synthetic && !outer->func_owned) {
+		outer->func = symname;	/* owned by the prof_elf */
+	} else if (symname && !outer->func_owned) {
 		/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name */
 		char *plain = xstrndup(symname, strcspn(symname, "@"));
-		char *dem = demangle(plain);
-		if (dem || strncmp(plain, "_Z", 2) || !outer->func) {
+		char *dem = prof_demangle(plain);
+		if (dem || !outer->func ||
+		    (strncmp(plain, "_Z", 2) && strncmp(plain, "_R", 2))) {
 			outer->func_owned = dem ? dem : plain;
 			outer->func = outer->func_owned;
 			if (dem)
@@ -261,7 +303,7 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 		}
 	}
 	if (symname)
-		outer->entry = symstart - e->mod_bias;
+		outer->entry = symstart;
 	free(out[0].file);
 	out[0].file = abs_file;
 	out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);

@@ -170,23 +170,38 @@ const char *prof_elf_open_path(const struct prof_elf *e) { return e->open_path; 
 struct Elf *prof_elf_elf(const struct prof_elf *e) { return e->elf; }
 int prof_elf_fd(const struct prof_elf *e) { return e->fd; }
 
-uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff)
+/* The PT_LOAD a mapping at file offset pgoff with protection prot maps:
+ * its file range must hold pgoff (the kernel maps from the page holding
+ * p_offset) and its PF_X must match PROT_EXEC.  lld and mold pack segments
+ * so that the r-x one starts mid-page in the file page of the read-only
+ * one: the file range alone would pick the read-only segment. */
+static const struct elf_load *mapped_segment(const struct prof_elf *e, uint64_t pgoff, uint32_t prot)
 {
-	if (e->type == ET_EXEC)
-		return 0;
+	const struct elf_load *by_range = NULL;
+
 	for (size_t i = 0; i < e->loads.n; i++) {
 		const struct elf_load *l = &e->loads.v[i];
-		uint64_t page = l->align > 1 ? l->align : 4096;
-		/* The kernel maps from the page holding p_offset, so compare aligned. */
-		uint64_t seg_start = l->offset & ~(MIN(page, 4096) - 1);
-		if (pgoff < seg_start || pgoff >= l->offset + MAX(l->filesz, 1))
+		uint64_t seg_page = l->offset & ~(uint64_t)4095;
+		if (pgoff < seg_page || pgoff >= l->offset + MAX(l->filesz, 1))
 			continue;
-		/* vaddr that file offset pgoff corresponds to (may be below p_vaddr) */
-		uint64_t vaddr = l->vaddr + pgoff - l->offset;
-		return start - vaddr;
+		if (!!(l->flags & PF_X) == !!(prot & PROT_EXEC))
+			return l;
+		if (!by_range)
+			by_range = l;
 	}
+	return by_range;
+}
+
+uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff, uint32_t prot)
+{
+	const struct elf_load *l = mapped_segment(e, pgoff, prot);
+
+	/* bias = start - (the vaddr file offset pgoff corresponds to); this also
+	 * holds for an ET_EXEC mapped a second time elsewhere (V8's builtins) */
+	if (l)
+		return start - (l->vaddr + pgoff - l->offset);
 	/* No segment holds pgoff: assume the classic layout (first PT_LOAD at 0). */
-	return start - pgoff;
+	return e->type == ET_EXEC ? 0 : start - pgoff;
 }
 
 int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len)
@@ -208,6 +223,7 @@ static void elf_free(struct prof_elf *e)
 {
 	elf_symidx_free(e->symidx);
 	elf_scopes_free(e->scopes);
+	elf_synth_free(e->synth);
 	if (e->dwfl)
 		dwfl_end(e->dwfl);
 	elf_end(e->elf);

@@ -16,6 +16,10 @@
  *    dwarf.c used to keep from dwarf_getscopes_die.
  *  - Addresses no listed function contains return 0, and dwarf.c falls
  *    back to dwarf_getscopes, so odd DWARF still gets the old answer.
+ *  - The CU of an address normally comes from libdw (.debug_aranges);
+ *    clang and Go write no .debug_aranges, and libdw 0.188 then finds no
+ *    CU at all, so elf_cu_at lists every CU's own ranges (DW_AT_ranges
+ *    as rnglistx too) once, sorted, for those binaries.
  */
 #include "symbol-priv.h"
 #include <elfutils/libdw.h>
@@ -31,8 +35,16 @@ struct cu_funcs {
 	VEC(struct fn_range) fns;	/* sorted by low */
 };
 
+struct cu_range {
+	Dwarf_Addr low, high;		/* Dwfl addresses */
+	Dwarf_Addr bias;
+	Dwarf_Die cu;
+};
+
 struct elf_scopes {
 	struct u64map by_cu;		/* CU DIE offset -> cu_funcs pointer */
+	bool cus_listed;
+	VEC(struct cu_range) cus;	/* sorted by low (elf_cu_at) */
 };
 
 static int range_cmp(const void *a, const void *b)
@@ -93,15 +105,8 @@ static struct cu_funcs *cu_functions(struct elf_scopes *s, Dwarf_Die *cu)
 /* The function containing pc: the nearest start below it that covers it. */
 static const struct fn_range *find_function(const struct cu_funcs *cf, Dwarf_Addr pc)
 {
-	size_t lo = 0, hi = cf->fns.n;
+	size_t lo = COUNT_AT_OR_BELOW(cf->fns.v, cf->fns.n, low, pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cf->fns.v[mid].low <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t k = 0; k < 8 && k < lo; k++)	/* nested functions overlap */
 		if (pc < cf->fns.v[lo - 1 - k].high)
 			return &cf->fns.v[lo - 1 - k];
@@ -160,6 +165,51 @@ int elf_scope_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die 
 	return n;
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+	return x->low < y->low ? -1 : x->low > y->low;
+}
+
+/* Every CU's pc ranges (DW_AT_ranges in any form, rnglistx included). */
+static void list_cus(struct elf_scopes *s, Dwfl_Module *mod)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	s->cus_listed = true;
+	while ((cu = dwfl_module_nextcu(mod, cu, &bias)) != NULL) {
+		Dwarf_Addr base, low, high;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(cu, off, &base, &low, &high)) > 0)
+			if (high > low) {
+				struct cu_range r = { low + bias, high + bias, bias, *cu };
+				VEC_PUSH(&s->cus, r);
+			}
+	}
+	if (s->cus.n)
+		qsort(s->cus.v, s->cus.n, sizeof(*s->cus.v), cu_range_cmp);
+}
+
+Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_Die *mem)
+{
+	if (!e->scopes)
+		e->scopes = xcalloc(1, sizeof(*e->scopes));
+	struct elf_scopes *s = e->scopes;
+	if (!s->cus_listed)
+		list_cus(s, e->mod);
+	size_t lo = COUNT_AT_OR_BELOW(s->cus.v, s->cus.n, low, a);
+	for (size_t k = 0; k < 4 && k < lo; k++) {	/* CU ranges rarely overlap */
+		const struct cu_range *r = &s->cus.v[lo - 1 - k];
+		if (a < r->high) {
+			*mem = r->cu;
+			*bias = r->bias;
+			return mem;
+		}
+	}
+	return NULL;
+}
+
 void elf_scopes_free(struct elf_scopes *s)
 {
 	if (!s)
@@ -172,5 +222,6 @@ void elf_scopes_free(struct elf_scopes *s)
 		free(cf);
 	}
 	u64map_free(&s->by_cu);
+	free(s->cus.v);
 	free(s);
 }

@@ -10,6 +10,21 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+/* How many elements of the sorted array v[0..n) have member field <= key:
+ * the index of the first one starting after key (a binary search). */
+#define COUNT_AT_OR_BELOW(v, n, field, key)                          \
+	({                                                          \
+		size_t lo_ = 0, hi_ = (n);                          \
+		while (lo_ < hi_) {                                 \
+			size_t mid_ = lo_ + (hi_ - lo_) / 2;        \
+			if ((v)[mid_].field <= (key))               \
+				lo_ = mid_ + 1;                     \
+			else                                        \
+				hi_ = mid_;                         \
+		}                                                   \
+		lo_;                                                \
+	})
+
 struct elf_load {		/* one PT_LOAD program header */
 	uint64_t vaddr, offset, filesz, memsz, align;
 	uint32_t flags;
@@ -42,6 +57,7 @@ struct prof_elf {
 	const uint8_t *eh_table;	/* its sorted (start, fde) pairs, in image */
 	uint32_t eh_count;
 	uint64_t eh_vaddr;		/* the table's entries are relative to this */
+	struct elf_synth *synth;	/* PLT stub names, e_entry (synthetic.c) */
 };
 
 struct elf_frame {		/* one entry of an inline chain */
@@ -65,13 +81,32 @@ const char *elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t 
 struct elf_scopes;
 int elf_scope_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max);
 void elf_scopes_free(struct elf_scopes *s);
+/* The CU holding Dwfl address a from the CUs' own pc ranges, for binaries
+ * without .debug_aranges (clang, Go); *bias is its Dwfl bias.  NULL if none. */
+Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_Die *mem);
 
 /* Inline chain for file vaddr, innermost first; returns entries written
  * (0: nothing known).  The caller frees each entry's file. */
 size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
 bool prof_elf_has_symbols(struct prof_elf *e);
+/* The symbol (or synthetic name) of the function around vaddr, without
+ * DWARF: "@VERSION" may follow, C++/Rust names stay mangled.  NULL if none. */
+const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr);
 /* Start (file vaddr) of the function around vaddr from .eh_frame_hdr, for
  * code without symbols; false when the binary has no usable table. */
 bool prof_elf_function_start(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
+
+/* The file with build-id hex for a mapping [start, end) of pid whose file
+ * on disk has another build-id (buildid.c): map_files, perf's build-id
+ * cache, /usr/lib/debug/.build-id; NULL if none has it. */
+struct prof_elf *elf_find_by_build_id(pid_t pid, uint64_t start, uint64_t end, const char *hex);
+
+/* Names for code without symbols (synthetic.c): the "NAME@plt" stub at
+ * vaddr (its start in *start), NULL if vaddr is in no PLT stub; and whether
+ * vaddr lies in the function at e_entry (_start), *entry set to e_entry. */
+struct elf_synth;
+const char *elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
+bool elf_is_entry_point(struct prof_elf *e, uint64_t vaddr, uint64_t *entry);
+void elf_synth_free(struct elf_synth *s);
 
 #endif

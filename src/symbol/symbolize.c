@@ -42,8 +42,15 @@ struct prof_symbolizer {
 	VEC(struct cache_entry) entries;
 	VEC(uint32_t) ids;
 	struct u64map modules;		/* prof_elf pointer -> module id */
-	struct u64map jit;		/* pid -> struct sym_table * */
+	struct u64map jit;		/* pid -> struct jit_map * */
 	uint32_t kernel_module;
+};
+
+/* A JIT's map as the process wrote it: the path is fixed at the first
+ * lookup (a container's map is reached through /proc/PID/root). */
+struct jit_map {
+	struct sym_table table;
+	char *path;
 };
 
 static struct ksym_table kallsyms;
@@ -65,9 +72,10 @@ void prof_symbolizer_free(struct prof_symbolizer *s)
 	size_t it = 0;
 	uint64_t pid, ptr;
 	while (u64map_next(&s->jit, &it, &pid, &ptr)) {
-		struct sym_table *t = (struct sym_table *)(uintptr_t)ptr;
-		sym_table_free(t);
-		free(t);
+		struct jit_map *j = (struct jit_map *)(uintptr_t)ptr;
+		sym_table_free(&j->table);
+		free(j->path);
+		free(j);
 	}
 	u64map_free(&s->jit);
 	u64map_free(&s->index);
@@ -178,55 +186,54 @@ static size_t symbolize_elf(struct prof_symbolizer *s, const struct prof_mapping
 	return copy_ids(s, &c, out, max);
 }
 
-static void jit_path(char *buf, size_t size, pid_t pid)
-{
-	snprintf(buf, size, "/tmp/perf-%d.map", (int)pid);
-}
-
-static struct sym_table *jit_table(struct prof_symbolizer *s, pid_t pid)
+static struct jit_map *jit_map(struct prof_symbolizer *s, struct prof_addrspace *as)
 {
 	bool created;
-	uint64_t *slot = u64map_slot(&s->jit, (uint64_t)pid, &created);
+	uint64_t *slot = u64map_slot(&s->jit, (uint64_t)(as ? as->pid : 0), &created);
 
 	if (created) {
-		struct sym_table *t = xcalloc(1, sizeof(*t));
-		char path[64];
-		jit_path(path, sizeof(path), pid);
-		sym_table_load_perf_map(t, path);	/* missing file: empty table */
-		*slot = (uintptr_t)t;
+		struct jit_map *j = xcalloc(1, sizeof(*j));
+		j->path = prof_addrspace_perf_map_path(as);
+		sym_table_load_perf_map(&j->table, j->path);	/* missing file: empty table */
+		*slot = (uintptr_t)j;
 	}
-	return (struct sym_table *)(uintptr_t)*slot;
+	return (struct jit_map *)(uintptr_t)*slot;
 }
 
 /* JITs append to their map as they compile: reload when it has grown. */
-static bool jit_reload_if_grown(struct sym_table *t, pid_t pid)
+static bool jit_reload_if_grown(struct jit_map *j)
 {
-	char path[64];
 	struct stat st;
 
-	jit_path(path, sizeof(path), pid);
-	if (stat(path, &st) < 0 || st.st_size == t->file_size)
+	if (stat(j->path, &st) < 0 || st.st_size == j->table.file_size)
 		return false;
-	sym_table_load_perf_map(t, path);
+	sym_table_load_perf_map(&j->table, j->path);
 	return true;
 }
 
-/* JIT symbol from /tmp/perf-PID.map, else "[anon]" (or "[unknown]" outside any mapping). */
-static uint32_t jit_or_anon_frame(struct prof_symbolizer *s, pid_t pid, uint64_t addr, bool mapped)
+/* The JIT map's name for the module: /tmp/perf-PID.map as perf shows it. */
+static uint32_t jit_module(struct prof_symbolizer *s, pid_t pid)
 {
-	struct sym_table *t = jit_table(s, pid);
-	const struct sym_entry *e = sym_table_find(t, addr);
+	char path[64];
 
-	if (!e && jit_reload_if_grown(t, pid))
-		e = sym_table_find(t, addr);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	return prof_module_intern(s->p, path, "", PROF_MOD_JIT);
+}
+
+/* JIT symbol from the process's perf map, else "[anon]" (or "[unknown]" outside any mapping). */
+static uint32_t jit_or_anon_frame(struct prof_symbolizer *s, struct prof_addrspace *as, uint64_t addr,
+				  bool mapped)
+{
+	struct jit_map *j = jit_map(s, as);
+	const struct sym_entry *e = sym_table_find(&j->table, addr);
+
+	if (!e && jit_reload_if_grown(j))
+		e = sym_table_find(&j->table, addr);
 
 	if (!e)
 		return mapped ? simple_frame(s, "[anon]", PROF_NONE, 0, PROF_FRAME_ANON)
 			      : simple_frame(s, "[unknown]", PROF_NONE, 0, PROF_FRAME_UNKNOWN);
-	char path[64];
-	jit_path(path, sizeof(path), pid);
-	uint32_t mod = prof_module_intern(s->p, path, "", PROF_MOD_JIT);
-	return simple_frame(s, e->name, mod, e->start, PROF_FRAME_JIT);
+	return simple_frame(s, e->name, jit_module(s, as ? as->pid : 0), e->start, PROF_FRAME_JIT);
 }
 
 size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
@@ -238,10 +245,13 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 	uint64_t addr = is_return_addr && pc ? pc - 1 : pc;
 	const struct prof_mapping *m = as ? prof_addrspace_find(as, addr) : NULL;
 
+	if (!m && prof_addrspace_refresh(as, addr))
+		m = prof_addrspace_find(as, addr);
+
 	if (m && m->elf)
 		return symbolize_elf(s, m, addr, out, max);
 	if (!m || (m->flags & PROF_MAP_ANON)) {
-		out[0] = jit_or_anon_frame(s, as ? as->pid : 0, addr, m != NULL);
+		out[0] = jit_or_anon_frame(s, as, addr, m != NULL);
 		return 1;
 	}
 	/* a file we could not open or parse */

@@ -17,7 +17,8 @@
  *    first in the symbol table wins (aliases: __libc_malloc before
  *    malloc, as libdw and so far prof named them); a sizeless symbol (assembly
  *    labels) only covers the gap up to the next symbol, within its section.  Section, file and
- *    TLS symbols and undefined ones never match.
+ *    TLS symbols, undefined ones and absolute ones (version names such as
+ *    "GLIBCXX_3.4.10" in .dynsym, value 0) never match.
  */
 #include "symbol-priv.h"
 #include <stdlib.h>
@@ -81,7 +82,7 @@ struct elf_symidx *elf_symidx_build(Dwfl_Module *mod)
 		Dwarf_Addr bias = 0;
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias);
 		int type = GELF_ST_TYPE(sym.st_info);
-		if (!name || !*name || shndx == SHN_UNDEF || type == STT_SECTION ||
+		if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS || type == STT_SECTION ||
 		    type == STT_FILE || type == STT_TLS)
 			continue;
 		x->v[x->n++] = (struct sym_slot){ addr, sym.st_size, name, sym_rank(&sym), i,

@@ -139,6 +139,28 @@ void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 	res->stop = "frame limit reached";
 }
 
+/* How many outermost frames may be garbage read past a thread root. */
+#define ROOT_LOOKBACK 3
+
+/* A walk that got to a thread root is complete whatever stopped it there:
+ * libdw fails on the loader's _start (no "return address undefined" in
+ * its CFI), restoring the outermost frame's registers reads past the stack
+ * copy, which the kernel cuts at the end of the stack, and Go's rt0_go,
+ * entered by a jump, has argc where a return address would be: frames read
+ * beyond the root are dropped. */
+static void end_at_root(const struct prof_addrspace *as, uint64_t *pcs, struct prof_unwind_result *res)
+{
+	for (size_t k = 0; k < ROOT_LOOKBACK && k < res->n; k++) {
+		size_t i = res->n - 1 - k;
+		if (prof_addrspace_pc_is_root(as, pcs[i], i > 0)) {
+			res->n = i + 1;
+			res->complete = true;
+			res->stop = NULL;
+			return;
+		}
+	}
+}
+
 void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 		 const struct prof_user_regs *regs, const struct prof_ustack *stack,
 		 uint64_t *pcs, size_t max, struct prof_unwind_result *res)
@@ -157,6 +179,8 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	if (max == 0)
 		return;
 	pcs[0] = regs->r[PERF_REG_X86_IP];
+	if (as && !prof_addrspace_find(as, pcs[0]))
+		prof_addrspace_refresh(as, pcs[0]);
 	res->n = 1;
 	res->stop = "no call graph";
 	max = MIN(max, (size_t)PROF_MAX_FRAMES);
@@ -183,6 +207,8 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 			res->stop = "unwind ended outside known code";
 		}
 	}
+	if (as)
+		end_at_root(as, pcs, res);
 	/* A CFI unwind that could not even start: frame pointers may still work. */
 	if (res->n <= 1 && !res->complete) {
 		struct prof_unwind_result fp = { .n = 1 };

@@ -2,11 +2,14 @@
  * fuzz_callgrind.c - libFuzzer target for the callgrind parser: any bytes
  * (plain text, gzip or zstd) must parse or be refused without a crash,
  * leak or sanitizer report, and the parsed parts must survive the text
- * and JSON renderers and the model conversion.  Seeds:
+ * and JSON renderers, the model conversion, the function identities of
+ * every row (names through the demanglers of src/model/identity.c) and a
+ * diff of the profile with itself.  Seeds:
  * tests/fuzz/corpus/callgrind/ (real profiles, one gzip, one zstd).
  */
 #include "prof/callgrind.h"
 #include <stdio.h>
+#include <stdlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,7 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			prof_profile_init(&m);
 			cg_part_to_model(&p, p.parts.v[i], 0, &m);
 			prof_profile_free(&m);
+			struct prof_idset ids;
+			prof_idset_init(&ids);
+			free(cg_part_identities(&ids, &p, p.parts.v[i], i & 1));
+			prof_idset_free(&ids);
 		}
+		cg_diff(sink, &p, &p, &(struct cg_diff_opts){ 0 });
 		o.json = true;
 		cg_annotate_json(sink, &p, p.parts.v, p.parts.n, &o);
 	}

@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t buf[64];
 		volatile size_t sink = strlen(prof_elf_build_id(e));
 
-		sink += (size_t)prof_elf_bias(e, MAP_BASE, 0);
+		sink += (size_t)prof_elf_bias(e, MAP_BASE, 0, PROT_READ | PROT_EXEC);
 		if (prof_elf_read_vaddr(e, 0, buf, sizeof(buf)) == 0)
 			sink += buf[0];
 		(void)sink;

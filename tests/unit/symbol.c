@@ -92,7 +92,7 @@ static void test_bias(void)
 		return;
 	ok(want != 0, "the test is a PIE (load bias %#" PRIx64 ")", want);
 	is_u64(m->bias, want, "PIE bias matches dl_iterate_phdr");
-	is_u64(prof_elf_bias(m->elf, m->start, m->pgoff), want, "prof_elf_bias direct");
+	is_u64(prof_elf_bias(m->elf, m->start, m->pgoff, PROT_READ | PROT_EXEC), want, "prof_elf_bias direct");
 
 	/* ET_EXEC: compile a tiny non-PIE program */
 	const char *src = "/tmp/prof-symtest-nopie.c", *bin = "/tmp/prof-symtest-nopie";
@@ -103,7 +103,7 @@ static void test_bias(void)
 	}
 	if (system("cc -no-pie -o /tmp/prof-symtest-nopie /tmp/prof-symtest-nopie.c 2>/dev/null") == 0) {
 		struct prof_elf *e = prof_elf_get(bin);
-		ok(e && prof_elf_bias(e, 0x401000, 0x1000) == 0, "ET_EXEC bias is 0");
+		ok(e && prof_elf_bias(e, 0x401000, 0x1000, PROT_READ | PROT_EXEC) == 0, "ET_EXEC bias is 0");
 	} else {
 		ok(1, "# SKIP no compiler for the ET_EXEC case");
 	}

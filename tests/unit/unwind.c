@@ -3,8 +3,11 @@
  * its own registers and stack deep inside noinline functions built without
  * frame pointers (-O2 on x86_64), unwinds the copy with libdw and
  * libunwind, symbolizes the pcs and checks the call chain, a 150-deep
- * recursion, unwinding through libc (qsort -> comparator), robustness on
- * garbage stacks, and prints the measured cost per sample.
+ * recursion, unwinding through libc (qsort -> comparator), a sample in a
+ * function's epilogue after `pop %rbp` (GCC's CFI still says rbp is saved,
+ * in a slot now below sp: the cached-rule path keeps rbp and goes on;
+ * libdw's general walk still stops there), robustness on garbage stacks, and prints the
+ * measured cost per sample.
  */
 #include "tap.h"
 #include "capture.h"
@@ -226,6 +229,45 @@ static NOINL void test_qsort(enum prof_unwinder_kind kind, const char *label)
 	   u.res.stop ? u.res.stop : "ok");
 }
 
+/* A function as GCC ends it: the CFI keeps "rbp saved at CFA-16" after the
+ * pop, so at epilogue_after_pop that slot is below sp. */
+__asm__(".text\n"
+	".globl epilogue_probe\n.type epilogue_probe, @function\n"
+	"epilogue_probe:\n\t.cfi_startproc\n"
+	"\tpush %rbp\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset %rbp, -16\n"
+	"\tmov $1, %ebp\n"
+	"\tpop %rbp\n\t.cfi_def_cfa_offset 8\n"
+	".globl epilogue_after_pop\nepilogue_after_pop:\n"
+	"\tret\n\t.cfi_endproc\n"
+	".size epilogue_probe, .-epilogue_probe\n");
+extern char epilogue_after_pop[];
+
+/* The chain captured in leaf_capture, as if leaf_capture had called
+ * epilogue_probe and the sample hit its `ret`: the stack copy gets the
+ * return address pushed in front, and rbp holds what the pop restored. */
+static NOINL void test_epilogue(const char *label)
+{
+	static struct capture ep, saved;
+	static struct unwound u;
+
+	saved = cap;
+	memset(&cap, 0, sizeof(cap));
+	chain_a(&cap, 1);
+	ep.regs = cap.regs;
+	ep.regs.r[PERF_REG_X86_IP] = (uintptr_t)epilogue_after_pop;
+	ep.regs.r[PERF_REG_X86_SP] = cap.regs.r[PERF_REG_X86_SP] - 8;
+	memcpy(ep.stack, &cap.regs.r[PERF_REG_X86_IP], 8);
+	memcpy(ep.stack + 8, cap.stack, MIN(cap.size, sizeof(ep.stack) - 8));
+	ep.size = MIN(cap.size + 8, sizeof(ep.stack));
+	cap = ep;
+	unwind_and_symbolize(PROF_UNWIND_LIBDW, &u);
+	cap = saved;
+	if (!ok(u.res.n > 3 && find_name(&u, "chain_a", 0) > 0,
+		"%s: a sample after an epilogue's pop %%rbp unwinds past it to chain_a", label))
+		dump(&u);
+	ok(u.res.complete, "%s: and completely (%s)", label, u.res.stop ? u.res.stop : "ok");
+}
+
 static void test_garbage(enum prof_unwinder_kind kind, const char *label)
 {
 	static uint8_t junk[4096];
@@ -402,6 +444,7 @@ int main(void)
 		test_recursion(backends[b].kind, backends[b].label);
 		test_qsort(backends[b].kind, backends[b].label);
 	}
+	test_epilogue("libdw");
 	test_backends_agree("qsort");
 	/* the same cross-checks with libdw's general unwinder instead of the
 	 * cached-rule fast path */

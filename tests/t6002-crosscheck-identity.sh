@@ -1,0 +1,182 @@
+#!/bin/bash
+# t6002-crosscheck-identity: base and head are different builds, as in CI:
+# tests/eval/planted.c compiled in two trees under two names (a cargo-like
+# deps/regress-3f9a1c2b and bench-head), callgrind run on copies at a third
+# path (the CodSpeed runner's), and a Rust pair built with different
+# `-C metadata` (different symbol hashes).  crosscheck must still give the
+# planted verdicts (confirmed, instructions-only, time-only), keep steady()
+# out of the alarms, and report >= 90% of the callgrind functions matched;
+# prof diff, report --diff and callgrind diff must show no gone/new pairs.
+# Without the identity layer (functions keyed by file name) every planted
+# row is inconclusive.
+. "$(dirname "$0")/lib/test-lib.sh"
+
+command -v valgrind >/dev/null || skip_all "valgrind not installed"
+require_perf_events
+
+mkdir -p ci/base/src ci/base/target/release/deps w/head/src w/head/bin runner/src
+cp "$TOP/tests/eval/planted.c" ci/base/src/ && cp "$TOP/tests/eval/planted.c" w/head/src/
+(cd ci/base && ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -g -o target/release/deps/regress-3f9a1c2b src/planted.c) &&
+(cd w/head && ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -g -o bin/bench-head src/planted.c) ||
+	skip_all "cannot compile tests/eval/planted.c"
+BASE=$PWD/ci/base/target/release/deps/regress-3f9a1c2b HEAD=$PWD/w/head/bin/bench-head
+cp "$BASE" runner/src/regress_base && cp "$HEAD" runner/src/regress_head
+
+cg() {	# side out args...
+	s=$1 o=$2; shift 2
+	valgrind -q --tool=callgrind --cache-sim=yes --callgrind-out-file="$o" \
+		runner/src/regress_$s "$@" >/dev/null 2>&1
+}
+cg base cpu0.cg cpu 0 0.02 && cg head cpu50.cg cpu 50 0.02 &&
+cg base mh0.cg memhide 0 0.02 && cg head mh1.cg memhide 1 0.02 &&
+cg base lay0.cg layout 0 0.1 && cg head lay1.cg layout 1 0.1 || skip_all "valgrind failed here"
+# interleaved, so machine drift hits both builds alike
+for i in 1 2 3 4 5; do
+	"$PROF" record -q -o cb$i.data -- "$BASE" cpu 0 0.2 &&
+	"$PROF" record -q -o ch$i.data -- "$HEAD" cpu 50 0.2 &&
+	"$PROF" record -q -o mb$i.data -- "$BASE" memhide 0 0.2 &&
+	"$PROF" record -q -o mh$i.data -- "$HEAD" memhide 1 0.2 &&
+	"$PROF" record -q -o lb$i.data -- "$BASE" layout 0 0.5 &&
+	"$PROF" record -q -o lh$i.data -- "$HEAD" layout 1 0.5 || skip_all "prof record failed here"
+done >/dev/null
+# walk's base time is ~10 samples a run: ties between runs push 5+5's
+# Mann-Whitney p above its exact 0.008, so the layout pair gets a 6th run
+"$PROF" record -q -o lb6.data -- "$BASE" layout 0 0.5 >/dev/null &&
+"$PROF" record -q -o lh6.data -- "$HEAD" layout 1 0.5 >/dev/null || skip_all "prof record failed here"
+
+# crosscheck JSON -> the planted function's verdict, steady's, and the join rate
+check_cross() {	# json planted-fn want-verdict
+	python3 - "$@" <<-\EOF
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	fn, want = sys.argv[2], sys.argv[3]
+	rows = {r["function"].split(".")[0]: r for r in d["functions"]}
+	print(rows[fn])
+	assert rows[fn]["verdict"] == want, (fn, rows[fn]["verdict"], want)
+	steady = rows["steady"]
+	assert steady["verdict"] in ("no-change", "inconclusive"), steady
+	join = d["join"][0]
+	print(join)
+	assert join["matched_pct"] >= 90, join
+	EOF
+}
+
+test_expect_success 'renamed builds: hot is confirmed, >= 90% matched' '
+	"$PROF" crosscheck --format=json --callgrind-base cpu0.cg --callgrind-head cpu50.cg \
+		--base cb?.data --head ch?.data >cpu.json; test $? = 1 &&
+	check_cross cpu.json hot confirmed
+'
+test_expect_success 'renamed builds: chase is instructions-only' '
+	"$PROF" crosscheck --format=json --callgrind-base mh0.cg --callgrind-head mh1.cg \
+		--base mb?.data --head mh?.data >mh.json
+	check_cross mh.json chase instructions-only
+'
+test_expect_success 'renamed builds: walk is time-only (cache misses named)' '
+	"$PROF" crosscheck --format=json --callgrind-base lay0.cg --callgrind-head lay1.cg \
+		--base lb?.data --head lh?.data >lay.json
+	check_cross lay.json walk time-only && grep -q "D1mr\|DLmr" lay.json
+'
+test_expect_success 'the markdown report says how many functions were joined' '
+	"$PROF" crosscheck --callgrind-base cpu0.cg --callgrind-head cpu50.cg \
+		--base cb?.data --head ch?.data >cpu.md 2>err
+	grep "^join: [0-9]* of [0-9]* callgrind functions with >= 0.1% of Ir matched sampled functions" cpu.md &&
+	grep "^join: .* (base<->head)" cpu.md && ! grep -q warning err
+'
+test_expect_success 'prof diff: hot is one regression row, no gone/new pair' '
+	"$PROF" diff --format=json --base cb?.data --head ch?.data >diff.json; test $? = 1 &&
+	python3 - diff.json <<-\EOF
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	hot = [r for r in d["functions"] if r["function"] == "hot"]
+	assert len(hot) == 1 and hot[0]["verdict"] == "regression", hot
+	assert hot[0]["module"] == "regress-3f9a1c2b", hot
+	assert d["join"][0]["matched_pct"] >= 90, d["join"]
+	EOF
+'
+test_expect_success 'report --diff: hot and steady are not gone and new' '
+	"$PROF" report --diff cb1.data ch1.data >rd.txt && head -8 rd.txt &&
+	! grep -E " (hot|steady) .*\((gone|new)\)" rd.txt && grep -q " hot " rd.txt
+'
+test_expect_success 'callgrind diff: hot of two builds is one changed row' '
+	"$PROF" callgrind diff --format=json cpu0.cg cpu50.cg >cgd.json &&
+	python3 - cgd.json <<-\EOF
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	rows = [r for b in d["benchmarks"] for r in b["functions"] if r["function"] == "hot"]
+	assert len(rows) == 1 and rows[0]["status"] == "changed", rows
+	assert abs(rows[0]["self"]["change_pct"] - 50) < 1, rows
+	EOF
+'
+test_expect_failure_exit 'nothing joins: exit 2 with the unmatched names' 2 '
+	for f in cpu0 cpu50; do	# every function renamed (compressed and plain names)
+		sed -e "s/^\(c\{0,1\}fn=([0-9]*) \)/\1x_/" -e "s/^\(c\{0,1\}fn=\)\([^(]\)/\1x_\2/" \
+			$f.cg >x$f.cg
+	done
+	"$PROF" crosscheck --callgrind-base xcpu0.cg --callgrind-head xcpu50.cg \
+		--base cb?.data --head ch?.data >none.md 2>err; s=$?; cat err
+	grep -q "nothing joined: 0 of .*x_hot" err && exit $s
+'
+test_expect_success '--map-function joins a renamed function' '
+	sed "s/^fn=\(.*\)hot$/fn=\1hot_v2/; s/^cfn=\(.*\)hot$/cfn=\1hot_v2/" cpu50.cg >renamed.cg &&
+	"$PROF" crosscheck --format=json --map-function hot_v2=hot --callgrind-base cpu0.cg \
+		--callgrind-head renamed.cg --base cb?.data --head ch?.data >map.json; test $? = 1 &&
+	check_cross map.json hot confirmed
+'
+
+# Rust: two builds of one source with different -C metadata (symbol hashes).
+# rustc's default linker here is rust-lld; prof symbolizes GNU ld output, so
+# link with cc + bfd.
+RUSTC=${RUSTC:-rustc}
+rust_ok=
+mkdir -p rs/a/deps rs/b
+if command -v "$RUSTC" >/dev/null &&
+   "$RUSTC" -O -g -C metadata=aaaa -C linker=${CC:-cc} -C link-arg=-fuse-ld=bfd \
+	-o rs/a/deps/planted-0a1b2c3d "$TOP/tests/eval/planted.rs" 2>/dev/null &&
+   "$RUSTC" -O -g -C metadata=bbbb -C linker=${CC:-cc} -C link-arg=-fuse-ld=bfd \
+	-o rs/b/planted-head "$TOP/tests/eval/planted.rs" 2>/dev/null; then
+	rust_ok=1
+	cp rs/a/deps/planted-0a1b2c3d runner/src/rs_base && cp rs/b/planted-head runner/src/rs_head
+	valgrind -q --tool=callgrind --callgrind-out-file=rs0.cg runner/src/rs_base 0 0.1 >/dev/null 2>&1 &&
+	valgrind -q --tool=callgrind --callgrind-out-file=rs50.cg runner/src/rs_head 50 0.1 >/dev/null 2>&1 &&
+	for i in 1 2 3 4 5; do
+		"$PROF" record -q -o rb$i.data -- rs/a/deps/planted-0a1b2c3d 0 1 &&
+		"$PROF" record -q -o rh$i.data -- rs/b/planted-head 50 1 || rust_ok=
+	done >/dev/null || rust_ok=
+fi
+if [ -n "$rust_ok" ]; then
+	test_expect_success 'rust: the two builds really differ in their symbol hashes' '
+		nm rs/a/deps/planted-0a1b2c3d | grep -o "7planted3hot17h[0-9a-f]*" >ha &&
+		nm rs/b/planted-head | grep -o "7planted3hot17h[0-9a-f]*" >hb && ! cmp -s ha hb
+	'
+	test_expect_success 'rust: crosscheck confirms hot, >= 90% matched' '
+		"$PROF" crosscheck --format=json --callgrind-base rs0.cg --callgrind-head rs50.cg \
+			--base rb?.data --head rh?.data >rs.json; test $? = 1 &&
+		python3 - rs.json <<-\EOF
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		rows = {r["function"]: r for r in d["functions"]}
+		assert rows["planted::hot"]["verdict"] == "confirmed", rows["planted::hot"]
+		assert rows["planted::steady"]["verdict"] in ("no-change", "inconclusive"), rows["planted::steady"]
+		assert d["join"][0]["matched_pct"] >= 90, d["join"]
+		EOF
+	'
+	test_expect_success 'rust: prof diff has no gone/new pairs, report --diff neither' '
+		"$PROF" diff --inclusive --format=json --base rb?.data --head rh?.data >rsd.json; test $? = 1 &&
+		python3 - rsd.json <<-\EOF &&
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		keys = [(r["function"], r["module"], r.get("file")) for r in d["functions"]]
+		assert len(keys) == len(set(keys)), "a function listed twice"
+		for r in d["functions"]:
+		    # gone/new: one side has no sample at all while the other has many
+		    one_sided = min(r["base_samples"], r["head_samples"]) == 0
+		    assert not (one_sided and max(r["base_samples"], r["head_samples"]) >= 20), r
+		assert [r for r in d["functions"] if r["function"] == "planted::hot"][0]["verdict"] == "regression"
+		EOF
+		"$PROF" report --diff rb1.data rh1.data >rsr.txt &&
+		! grep -E "^ *([1-9][0-9]*\.[0-9]+%|[0-9.]+% +[1-9][0-9]*\.[0-9]+%).*\((gone|new)\)" rsr.txt
+	'
+else
+	test_skip 'rust builds with different -C metadata' "rustc (or linking with cc -fuse-ld=bfd) not usable here"
+fi
+test_done

@@ -1,0 +1,62 @@
+#!/bin/bash
+# t6003-crosscheck-server: the production-like recipe end to end.
+# scripts/codspeed-crosscheck.sh records a long-running server
+# (tests/eval/server.c) under a load generator (1500 requests at 1000/s)
+# with `prof record -p PID -d SECS`, 5 times per build, for a base and a head
+# build of different names and directories (the head does 50% more work in
+# lookup()), runs both builds' benchmark under callgrind with CodSpeed's
+# flags, and crosschecks: lookup is confirmed, render_reply is not an
+# alarm, >= 90% of the callgrind functions are joined.
+. "$(dirname "$0")/lib/test-lib.sh"
+
+command -v valgrind >/dev/null || skip_all "valgrind not installed"
+require_perf_events
+
+mkdir -p base/src base/target/deps head/src head/bin
+cp "$TOP/tests/eval/server.c" base/src/ && cp "$TOP/tests/eval/server.c" head/src/
+(cd base && ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -g -o target/deps/server-3f9a1c2b src/server.c &&
+	ln -s target/deps/server-3f9a1c2b srv) &&
+(cd head && ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -g -DLOOKUP_EXTRA=50 -o bin/server-head src/server.c &&
+	ln -s bin/server-head srv) || skip_all "cannot compile tests/eval/server.c"
+
+test_expect_success 'recipe: 5 attached recordings per build under load, then crosscheck' '
+	PROF="$PROF" "$TOP/scripts/codspeed-crosscheck.sh" -D base -C head -B true -n 5 -d 20 \
+		-o out -S "./srv serve \"\$PROF_OUT/\$PROF_SIDE.port\"" \
+		-L "./srv load \$(cat \"\$PROF_OUT/\$PROF_SIDE.port\") 1000 1.5" \
+		-- ./srv bench 300 >report.md 2>log; s=$?; cat report.md; tail -3 log
+	test $s = 1 && test $(ls out/base.*.data out/head.*.data | wc -l) = 10
+'
+test_expect_success 'the recordings are of the attached servers, under load' '
+	"$PROF" report out/base.1.data >r.txt && grep -q "lookup .*server-3f9a1c2b" r.txt &&
+	"$PROF" report out/head.1.data >r.txt && grep -q "lookup .*server-head" r.txt &&
+	test $(grep -c "^load: 1500 requests" out/base.load.log) = 5 &&
+	grep -q "^load: [0-9]* requests" out/base.load.log
+'
+test_expect_success 'lookup is confirmed, render_reply no alarm, >= 90% joined' '
+	python3 - out/crosscheck.json <<-\EOF
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	rows = {r["function"].split(".")[0]: r for r in d["functions"]}	# gcc may add .constprop.0
+	print(rows["lookup"])
+	assert rows["lookup"]["verdict"] == "confirmed", rows["lookup"]
+	assert abs(rows["lookup"]["ir"]["change_pct"] - 50) < 2, rows["lookup"]
+	assert rows["render_reply"]["verdict"] in ("no-change", "inconclusive"), rows["render_reply"]
+	print(d["join"])
+	assert d["join"][0]["matched_pct"] >= 90, d["join"]
+	# grouped per benchmark: the one part of the harness
+	b = d["benchmarks"]
+	assert [x["benchmark"] for x in b] == ["server.c::bench_requests"], b
+	assert any(r["function"] == "lookup" and r["verdict"] == "confirmed" for r in b[0]["functions"]), b
+	EOF
+'
+test_expect_success '--benchmark restricts the callgrind side to that part' '
+	"$PROF" crosscheck --format=json --benchmark server.c::bench_requests \
+		--callgrind-base out/base.callgrind --callgrind-head out/head.callgrind \
+		--base out/base.*.data --head out/head.*.data >b.json; test $? = 1 &&
+	python3 -c "
+import json; d = json.load(open(\"b.json\"))
+assert \"benchmarks\" not in d
+assert [r for r in d[\"functions\"] if r[\"function\"] == \"lookup\"][0][\"verdict\"] == \"confirmed\"
+"
+'
+test_done

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""check.py - the assertions of the compatibility matrix (tests/t1200 and
+scripts/compat.sh), on one kind's `prof report --format=json` output.
+
+  check.py kind JSON MIN_COMPLETE TOL [--no-line] NAME=TRUTH...
+      complete_pct >= MIN_COMPLETE; every NAME is a function of the report
+      and its share of the NAMEs' summed self time is within TOL points of
+      TRUTH (the known split; NAME may be re:REGEX); no row of >= 0.5% self is a raw mangled
+      name; the hottest NAME has a source file and line (unless --no-line).
+  check.py summary JSON NAME...
+      one line: complete % and the self % of each NAME (for compat.sh).
+  check.py perf-script FILE NAME...
+      the same line from `perf script -F comm,ip,sym` output: a stack is
+      complete when its outermost frame is a thread root.
+
+Exits 1 with the reason on a failed check, 2 on a usage error.
+"""
+import json
+import re
+import sys
+
+MANGLED = re.compile(r"^_Z|^_R[A-Z]|\$LT\$|\$u[0-9a-f]{2}\$|::h[0-9a-f]{16}$")
+ROOTS = ("_start", "__start", "_dl_start_user", "clone", "__clone", "clone3", "__clone3",
+         "start_thread", "ret_from_fork", "ret_from_fork_asm", "_rt0_amd64_linux")
+GO_ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.clone", "runtime.rt0_go")
+
+
+class Fail(Exception):
+    pass
+
+
+def is_root(name):
+    name = name.split("@")[0]
+    if name in ROOTS:
+        return True
+    return any(name == g or name == g + ".abi0" for g in GO_ROOTS)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def matches(fname, name):
+    """NAME is a function name, or "re:REGEX" for every name REGEX finds."""
+    return re.search(name[3:], fname) is not None if name.startswith("re:") else fname == name
+
+
+def self_of(doc, name):
+    return sum(f.get("self_pct", 0) for f in doc.get("functions", []) if matches(f.get("name", ""), name))
+
+
+def cmd_kind(path, min_complete, tol, args):
+    doc = load(path)
+    want_line = "--no-line" not in args
+    pairs = [a.rsplit("=", 1) for a in args if a != "--no-line"]
+    complete = doc.get("complete_pct", 0)
+    print("complete stacks %.1f%% (want >= %s)" % (complete, min_complete))
+    problems = []
+    if complete < float(min_complete):
+        problems.append("complete stacks %.1f%% < %s%%" % (complete, min_complete))
+    shares = {name: self_of(doc, name) for name, _ in pairs}
+    total = sum(shares.values())
+    top = [f.get("name") for f in doc.get("functions", [])[:8]]
+    for name, truth in pairs:
+        rel = 100.0 * shares[name] / total if total else 0.0
+        print("  %-55s self %5.1f%%, %5.1f%% of the split (truth %s)" % (name, shares[name], rel, truth))
+        if shares[name] <= 0:
+            problems.append("no function named %r (top: %s)" % (name, top))
+        elif abs(rel - float(truth)) > float(tol):
+            problems.append("%s has %.1f%% of the split, truth %s +- %s" % (name, rel, truth, tol))
+    for f in doc.get("functions", []):
+        if f.get("self_pct", 0) >= 0.5 and MANGLED.search(f.get("name", "")):
+            problems.append("raw mangled name at %.1f%%: %s" % (f["self_pct"], f["name"]))
+    if want_line and pairs:
+        hottest = max(pairs, key=lambda p: shares[p[0]])[0]
+        rows = [f for f in doc.get("functions", []) if matches(f.get("name", ""), hottest)]
+        print("  hottest %s at %s" % (hottest, ["%s:%s" % (f.get("file"), f.get("line")) for f in rows]))
+        if not any(f.get("file") and f.get("line", 0) > 0 for f in rows):
+            problems.append("no file:line for the hottest function %s" % hottest)
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def cmd_summary(path, names):
+    doc = load(path)
+    print("%.1f %s" % (doc.get("complete_pct", 0), " ".join("%.1f" % self_of(doc, n) for n in names)))
+
+
+def perf_stacks(path):
+    """[(leaf symbol, outermost symbol)] from perf script -F comm,ip,sym."""
+    stacks, frames = [], []
+    with open(path, errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                if frames:
+                    stacks.append((frames[0], frames[-1]))
+                frames = []
+            elif line[0] in " \t":
+                parts = line.split(None, 1)
+                sym = parts[1].strip() if len(parts) > 1 else "[unknown]"
+                frames.append(sym.replace(" (inlined)", ""))
+    if frames:
+        stacks.append((frames[0], frames[-1]))
+    return stacks
+
+
+def without_params(name):
+    """perf script prints C++ names without their parameter list."""
+    return name if name.startswith("re:") else re.sub(r"\([^()]*\)$", "", name)
+
+
+def cmd_perf_script(path, names):
+    names = [without_params(n) for n in names]
+    stacks = perf_stacks(path)
+    n = len(stacks) or 1
+    complete = 100.0 * sum(is_root(outer) for _, outer in stacks) / n
+    selfs = ["%.1f" % (100.0 * sum(matches(leaf.split("+0x")[0], name) for leaf, _ in stacks) / n)
+             for name in names]
+    print("%.1f %s" % (complete, " ".join(selfs)))
+
+
+def main(argv):
+    try:
+        if len(argv) >= 5 and argv[1] == "kind":
+            cmd_kind(argv[2], argv[3], argv[4], argv[5:])
+        elif len(argv) >= 3 and argv[1] == "summary":
+            cmd_summary(argv[2], argv[3:])
+        elif len(argv) >= 3 and argv[1] == "perf-script":
+            cmd_perf_script(argv[2], argv[3:])
+        else:
+            sys.stderr.write(__doc__)
+            return 2
+    except Fail as e:
+        print("FAIL: %s" % e)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

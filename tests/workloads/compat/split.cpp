@@ -1,0 +1,47 @@
+/*
+ * split.cpp - the C++ kind of the compatibility matrix (tests/t1200): the
+ * known 60:30:10 split of split.c, in functions whose names only a
+ * demangler gets right: a class template's member, a namespaced free
+ * function and an overloaded operator.
+ * Truth (self): compat::Engine<long>::alpha 60%, compat::beta 30%,
+ * compat::Counter::operator() 10%.  Usage: split-cxx [SECONDS=2]
+ */
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+volatile unsigned long sink;
+
+#define BURN(n, seed)                                                          \
+	do {                                                                   \
+		unsigned long x = (seed);                                      \
+		for (unsigned long i = 0; i < (n); i++) {                      \
+			x = x * 6364136223846793005UL + 1442695040888963407UL; \
+			sink = x;                                              \
+		}                                                              \
+	} while (0)
+
+namespace compat {
+template <typename T> struct Engine {
+	__attribute__((noinline)) void alpha(unsigned long n) { BURN(n, 0xa + sizeof(T)); }
+};
+__attribute__((noinline)) void beta(unsigned long n) { BURN(n, 0xb); }
+struct Counter {
+	__attribute__((noinline)) void operator()(unsigned long n) { BURN(n, 0xc); }
+};
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 2.0;
+	auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(secs);
+	compat::Engine<long> engine;
+	compat::Counter counter;
+	while (std::chrono::steady_clock::now() < end) {
+		engine.alpha(600000);
+		compat::beta(300000);
+		counter(100000);
+	}
+	std::printf("split-cxx done\n");
+	return 0;
+}

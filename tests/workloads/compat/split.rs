@@ -1,0 +1,57 @@
+// split.rs - the Rust kind of the compatibility matrix (tests/t1200): the
+// known 60:30:10 split of split.c in a trait impl on a generic type, a
+// module function and a closure, built with rustc's default linker
+// (rust-lld), the system linker and v0 mangling.
+// Truth (self): <rsplit::Weighted<u64> as rsplit::Scorer>::score 60%,
+// rsplit::work::beta 30%, rsplit::main::{closure#0} (legacy mangling:
+// rsplit::main::{{closure}}) 10%.  Usage: rsplit [SECONDS=2]
+use std::time::{Duration, Instant};
+
+trait Scorer {
+    fn score(&self, n: u64) -> u64;
+}
+struct Weighted<T>(T);
+
+// A plain xorshift loop, as a macro: no function (and so no inlined
+// frame) of its own, the hot code belongs to each caller.
+macro_rules! burn {
+    ($n:expr, $seed:expr) => {{
+        let (n, mut x, mut i) = ($n, $seed | 1u64, 0u64);
+        while i < n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            i += 1;
+        }
+        x
+    }};
+}
+
+impl Scorer for Weighted<u64> {
+    #[inline(never)]
+    fn score(&self, n: u64) -> u64 {
+        burn!(n, self.0)
+    }
+}
+
+mod work {
+    #[inline(never)]
+    pub fn beta(n: u64) -> u64 {
+        burn!(n, 0xb)
+    }
+}
+
+fn main() {
+    let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let end = Instant::now() + Duration::from_secs_f64(secs);
+    let w = Weighted(0xau64);
+    // called through &dyn Fn: the closure keeps its own code and name
+    let gamma: &dyn Fn(u64) -> u64 = &|n: u64| burn!(n, 0xc);
+    let mut acc = 0u64;
+    while Instant::now() < end {
+        acc ^= std::hint::black_box(&w).score(std::hint::black_box(1_800_000));
+        acc ^= work::beta(std::hint::black_box(900_000));
+        acc ^= std::hint::black_box(gamma)(std::hint::black_box(300_000));
+    }
+    println!("rsplit {}", acc & 1);
+}
