@@ -72,9 +72,12 @@ test_expect_success 'corrupt header (first 16 bytes flipped): exit 2, one line' 
 	st=$?; cat err; test $st = 2 && one_line err
 '
 
-test_expect_success 'truncated file (cut at 70%): warning, report, exit 0' '
+# Cut inside the last flush (3 bytes short of the end): a cut before the
+# first sample is refused instead (t2001), and where 70% of the bytes end
+# depends on how many samples a loaded machine let the run take.
+test_expect_success 'truncated file (cut 3 bytes short): warning, report, exit 0' '
 	size=$(stat -c %s full.data) &&
-	head -c $((size * 7 / 10)) full.data >cut.data &&
+	head -c $((size - 3)) full.data >cut.data &&
 	"$PROF" report -i cut.data >cut.txt 2>err;
 	st=$?; cat err; test $st = 0 && one_line err &&
 	grep -q "^prof report: warning: cut.data is truncated" err &&

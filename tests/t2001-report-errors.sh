@@ -40,6 +40,29 @@ test_expect_success 'truncated file: one warning, report of what is there, exit 
 	check_contains out "^# samples: "
 '
 
+test_expect_failure_exit 'cut before its first sample: exit 2' 2 '
+	head -c 12 fx.data >early.data && "$PROF" report -i early.data'
+test_expect_success 'cut before its first sample: one line saying so, no report' '
+	! "$PROF" report -i early.data >out 2>err && cat err &&
+	test $(wc -l <err) = 1 && check_contains err "holds no samples" && test ! -s out
+'
+
+# A finished recording that took no sample (header, then an END record of
+# zeros) is valid: it reports 0 samples, no error.
+test_expect_success 'finished recording of 0 samples: exit 0, says 0 samples' '
+	printf "PROFDATA\001\012\006\000\000\000\000\000\000" >zero.data &&
+	"$PROF" report -i zero.data >out 2>err && cat out err &&
+	check_contains out "^# samples: 0," && test ! -s err
+'
+if "$PROF" record -q -F 1 -o real0.data -- true >/dev/null 2>&1; then
+	test_expect_success 'a real 0-sample recording (1 Hz, true): exit 0, 0 samples' '
+		"$PROF" report -i real0.data >out 2>err && cat out err &&
+		check_contains out "^# samples: 0," && test ! -s err
+	'
+else
+	test_skip 'a real 0-sample recording' 'perf events unusable here'
+fi
+
 test_expect_success 'file cut at every 7th byte never crashes' '
 	size=$(stat -c %s fx.data) && i=0 &&
 	while [ $i -lt $size ]; do

@@ -100,8 +100,22 @@ test_expect_failure_exit 'missing file: one line, exit 2' 2 '
 	grep -q "cannot open .nope.callgrind." err && test $(wc -l <err) = 1 && exit $s
 '
 test_expect_failure_exit 'garbage: one line, exit 2' 2 '
-	head -c 3000 /bin/sh >garbage && "$PROF" callgrind annotate garbage 2>err; s=$?; cat err
-	test $(wc -l <err) -le 6 && exit $s
+	head -c 3000 /bin/sh >garbage && "$PROF" callgrind annotate garbage >out 2>err; s=$?; cat err
+	test $(wc -l <err) = 1 && check_contains err "is not a callgrind profile" &&
+	test ! -s out && exit $s
+'
+# Random bytes hold lines that start with a digit (cost lines to a lax
+# parser); no line of them is valid callgrind, so the file is refused.
+test_expect_failure_exit '100 kB of random bytes: one line, exit 2' 2 '
+	python3 -c "import random, sys; r = random.Random(18)
+sys.stdout.buffer.write(bytes(r.randrange(256) for _ in range(100000)))" >random.bin &&
+	"$PROF" callgrind annotate random.bin >out 2>err; s=$?; cat err
+	test $(wc -l <err) = 1 && check_contains err "none of its [0-9]* lines is callgrind format" &&
+	test ! -s out && exit $s
+'
+test_expect_failure_exit 'random bytes to diff: one line, exit 2' 2 '
+	"$PROF" callgrind diff random.bin "$CS" >out 2>err; s=$?; cat err
+	test $(wc -l <err) = 1 && exit $s
 '
 test_expect_success 'truncated file: warning and partial results' '
 	head -c 80000 "$LUA" >trunc.callgrind &&

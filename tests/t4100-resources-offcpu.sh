@@ -50,6 +50,9 @@ test_expect_success 'fdatasync: io-wait stacks have kernel frames of the wait' '
 	grep -q "io_schedule[a-z_]*_\[k\]" io.folded
 '
 
+# The sleep's own stacks carry no I/O wait.  Some real I/O wait elsewhere
+# is allowed: on a loaded machine exec's page faults read the binary
+# (filemap_fault -> io_schedule, 47 ms of a 1.08 s run seen).
 test_expect_success 'sleep is sleep, not I/O wait' '
 	"$PROF" record -o sleep.data -- "$RB/sleeper" 500 >sleep.out 2>&1 &&
 	truth=$(sed -n "s/.*slept_ns //p" sleep.out) &&
@@ -57,7 +60,7 @@ test_expect_success 'sleep is sleep, not I/O wait' '
 	io=$(json_get sleep.json "p[\"io_wait_s\"]") &&
 	sl=$(json_get sleep.json "p[\"sleep_s\"]") &&
 	say "sleeper: measured $truth ns in nanosleep; prof sleep_s $sl io_wait_s $io" &&
-	python3 -c "import sys; t,s,i=int(sys.argv[1])/1e9,float(sys.argv[2]),float(sys.argv[3]); sys.exit(0 if abs(s-t) <= 0.25*t and i < 0.01 else 1)" "$truth" "$sl" "$io" &&
+	python3 -c "import sys; t,s,i=int(sys.argv[1])/1e9,float(sys.argv[2]),float(sys.argv[3]); sys.exit(0 if abs(s-t) <= 0.25*t and i < 0.25*t else 1)" "$truth" "$sl" "$io" &&
 	"$PROF" report -i sleep.data --format=folded --metric=sleep >sleep.folded &&
 	grep -q ";sleep_a_while;" sleep.folded &&
 	"$PROF" report -i sleep.data --format=folded --metric=io-wait >sleep-io.folded &&
@@ -138,19 +141,21 @@ fi
 
 # As nobody (paranoid 2): tracefs is root-only and raw tracepoint data
 # needs CAP_PERFMON, so off-CPU is unavailable: said once, CPU samples go on.
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+# nobody runs copies (nobody_dir): the checkout may be out of its reach.
+# At paranoid 3 nobody may not record at all (t8040 covers that).
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&
+   [ "$paranoid" -le 2 ] && nobody_dir "$PROF" "$RB/burn"; then
 	test_expect_success 'unprivileged: says once why there is no off-CPU data, still samples CPU' '
-		dir=$(mktemp -d /tmp/prof-t4100.XXXXXX) && chmod 777 "$dir" &&
-		setpriv --reuid=nobody --regid=nogroup --clear-groups \
-			"$PROF" record -o "$dir/u.data" -- "$RB/burn" 200 >/dev/null 2>"$dir/err";
-		st=$?; cat "$dir/err";
-		n=$(grep -c "no off-CPU stacks" "$dir/err");
-		samples=$(sed -n "s/^prof record: \([0-9]*\) samples.*/\1/p" "$dir/err");
-		rm -rf "$dir";
+		(cd "$NOBODY_DIR/out" && setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			../prof record -o u.data -- ../burn 200 >/dev/null 2>err);
+		st=$?; cat "$NOBODY_DIR/out/err";
+		n=$(grep -c "no off-CPU stacks" "$NOBODY_DIR/out/err");
+		samples=$(sed -n "s/^prof record: \([0-9]*\) samples.*/\1/p" "$NOBODY_DIR/out/err");
 		test $st = 0 && test "$n" = 1 && test "${samples:-0}" -gt 20
 	'
 else
-	test_skip 'unprivileged: says once why there is no off-CPU data' 'needs root, setpriv and user nobody'
+	test_skip 'unprivileged: says once why there is no off-CPU data' "needs root, setpriv, user nobody and perf_event_paranoid <= 2 (it is $paranoid)"
 fi
 
 test_done

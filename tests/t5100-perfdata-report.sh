@@ -146,6 +146,14 @@ test_expect_success 'a SIGKILLed perf record leaves a file that imports (cut)' '
 	test $st = 0 && check_contains out.txt "file-cut" ||
 	{ test $st = 2 && test $(wc -l <err.txt) = 1; }
 '
+# A period of 10 s of CPU: `true` never reaches it, the file has no sample.
+test_expect_failure_exit 'a perf.data with no sample: exit 2' 2 '
+	perf record -q -e cpu-clock -c 10000000000 -o nosample.data -- true >/dev/null 2>&1 &&
+	"$PROF" report -i nosample.data'
+test_expect_success 'a perf.data with no sample: one line saying so' '
+	! "$PROF" report -i nosample.data >out 2>err && cat err &&
+	test $(wc -l <err) = 1 && check_contains err "holds no samples" && test ! -s out
+'
 test_expect_failure_exit 'garbage is refused with one line' 2 '
 	echo "PERFILE2 but nothing more here, really" >junk.data &&
 	"$DRIVER" --flat junk.data 2>err.txt; st=$?; cat err.txt

@@ -17,28 +17,29 @@ old_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
 trap 'sysctl -q kernel.perf_event_paranoid=$old_paranoid' EXIT
 sysctl -q kernel.perf_event_paranoid=3 || skip_all "cannot set kernel.perf_event_paranoid"
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all "$@"; }
-as_nobody test -x "$PROF" || skip_all "$PROF is not reachable by user nobody"
-mkdir -p "$TRASH/out" && chmod 777 "$TRASH/out" "$TRASH"
+# nobody runs copies of prof and churn: the checkout may be out of its reach.
+nobody_dir "$PROF" "$CHURN" || skip_all "cannot make a directory user nobody can reach under /tmp"
+PROF_N="$NOBODY_DIR/prof" CHURN_N="$NOBODY_DIR/churn" OUT="$NOBODY_DIR/out"
 
 test_expect_success 'nobody attaching to a root process: one line naming the fix, exit 2' '
 	"$CHURN" spin 10 &
 	target=$!
-	as_nobody "$PROF" record -o "$TRASH/out/a.data" -p $target -d 1 2>a.err; st=$?
+	as_nobody "$PROF_N" record -o "$OUT/a.data" -p $target -d 1 2>a.err; st=$?
 	alive=no; kill -0 $target && alive=yes; kill -9 $target; wait $target 2>/dev/null
 	cat a.err; echo "exit $st, target alive: $alive"
 	test $st = 2 && test $alive = yes && test $(wc -l <a.err) = 1 &&
 	check_contains a.err "no permission to sample task $target: it belongs to uid 0" &&
 	check_contains a.err "setcap cap_perfmon,cap_sys_ptrace+ep" &&
-	test ! -e "$TRASH/out/a.data"
+	test ! -e "$OUT/a.data"
 '
 
 test_expect_success 'nobody recording its own command at paranoid 3: works user-only or one line' '
-	as_nobody "$PROF" record -o "$TRASH/out/l.data" -- "$CHURN" spin 0.5 2>l.err; st=$?
+	as_nobody "$PROF_N" record -o "$OUT/l.data" -- "$CHURN_N" spin 0.5 2>l.err; st=$?
 	cat l.err; echo "exit $st"
 	if test $st = 0; then
 		check_contains l.err "sampling user space only" &&
 		check_contains l.err "perf_event_paranoid=1. or CAP_PERFMON" &&
-		"$PROF" report -i "$TRASH/out/l.data" >l.txt && check_contains l.txt spin_burn
+		"$PROF" report -i "$OUT/l.data" >l.txt && check_contains l.txt spin_burn
 	else
 		test $st = 2 && test $(wc -l <l.err) = 1 && check_contains l.err "setcap cap_perfmon"
 	fi

@@ -7,7 +7,7 @@
  * flush first writes every string, module, frame, node and thread that
  * appeared in the profile since the previous flush, then the samples
  * buffered since then.  A file cut anywhere (SIGKILL, full disk) therefore
- * reads back completely up to its last whole flush.
+ * reads back every sample whose bytes precede the cut (format.c, CUT FILES).
  */
 #ifndef PROF_DATA_H
 #define PROF_DATA_H
@@ -57,7 +57,9 @@ struct prof_read_info {
  * Loads a prof.data file into an initialized profile.  Returns 0 (possibly
  * with info->truncated / !info->complete, which the caller should warn
  * about), or a negative errno with error() printed: -ENOENT, -EACCES,
- * -EINVAL (not a prof.data file / unsupported version / corrupt).
+ * -EINVAL (not a prof.data file / unsupported version / corrupt),
+ * -ENODATA (an unfinished file that holds nothing: no sample, edge,
+ * resource or timeline point; a finished recording of 0 samples loads).
  */
 int prof_data_read(const char *path, struct prof_profile *p, struct prof_read_info *info);
 /* Same, from memory (used by the fuzzer and unit tests). */

@@ -36,7 +36,8 @@ struct perfdata_info {
  * stdin) into an initialized profile.
  * Returns 0, or a negative errno with one error() line printed: -ENOENT,
  * -EACCES, -EINVAL (not a perf.data file, corrupt header, unsupported
- * feature such as zstd without libzstd).
+ * feature such as zstd without libzstd), -ENODATA (no sample of the
+ * imported event).
  */
 int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info *info);
 int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,

@@ -18,7 +18,11 @@
  *    carries only positions.
  *  - A row is created by fn=, fi=, fe= (defined) or by cfn= (callee only);
  *    its key is (file id << 32 | name id) in part->fn_index.
- *  - Warnings are capped per file so garbage input cannot flood stderr.
+ *  - Warnings are capped per file so garbage input cannot flood stderr,
+ *    and held until the file is judged: a file with no valid callgrind
+ *    line (random bytes, a binary) or no events is one error line, not a
+ *    page of warnings and an empty table.  A line is valid when it is a
+ *    known header, body or cost line that parsed without a warning.
  */
 #include "prof/callgrind.h"
 #include <errno.h>
@@ -33,6 +37,8 @@ struct cg_reader {
 	const char *name;		/* file name for messages */
 	size_t lineno;
 	unsigned warnings;
+	VEC(char *) held;		/* warnings, printed once the file is accepted */
+	size_t valid_lines;
 	struct u64map ids[3];		/* compression spaces: ob, fl, fn */
 	struct cg_part *part;		/* current part (NULL before the first) */
 	unsigned file_parts;		/* parts made from this file */
@@ -64,9 +70,20 @@ static void rwarn(struct cg_reader *r, const char *fmt, const char *arg, size_t 
 		return;
 	char msg[256];
 	snprintf(msg, sizeof(msg), fmt, (int)MIN(arglen, 80), arg);
-	warning("%s:%zu: %s", r->name, r->lineno, msg);
+	VEC_PUSH(&r->held, xasprintf("%s:%zu: %s", r->name, r->lineno, msg));
 	if (r->warnings == MAX_WARNINGS)
-		warning("%s: further warnings suppressed", r->name);
+		VEC_PUSH(&r->held, xasprintf("%s: further warnings suppressed", r->name));
+}
+
+/* Prints the held warnings (show) or drops them; frees them either way. */
+static void release_warnings(struct cg_reader *r, bool show)
+{
+	for (size_t i = 0; i < r->held.n; i++) {
+		if (show)
+			warning("%s", r->held.v[i]);
+		free(r->held.v[i]);
+	}
+	VEC_FREE(&r->held);
 }
 
 /* --- small lexing helpers ---------------------------------------------- */
@@ -627,20 +644,23 @@ static bool parse_body_spec(struct cg_reader *r, const char *s, const char *e)
 	return true;
 }
 
-static void parse_line(struct cg_reader *r, const char *s, const char *e)
+/* True if the line was a cost, body or header line (blank lines,
+ * comments and unknown lines are not). */
+static bool parse_line(struct cg_reader *r, const char *s, const char *e)
 {
 	if (s == e || *s == '#')
-		return;
+		return false;
 	char c = *s;
 	if ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '*') {
 		cost_line(r, s, e);
-		return;
+		return true;
 	}
 	if (parse_body_spec(r, s, e) || parse_header(r, s, e))
-		return;
+		return true;
 	if (skip_space(s, e) == e || (e - s == 1 && *s == '\r'))
-		return;
+		return false;
 	rwarn(r, "unknown line '%.*s' skipped", s, (size_t)(e - s));
+	return false;
 }
 
 /* --- finishing a part ------------------------------------------------------- */
@@ -675,6 +695,21 @@ static void part_finish(struct cg_part *part)
 	}
 }
 
+static void part_free(struct cg_part *part)
+{
+	VEC_FREE(&part->events);
+	VEC_FREE(&part->costs);
+	VEC_FREE(&part->fns);
+	VEC_FREE(&part->calls);
+	VEC_FREE(&part->lines);
+	VEC_FREE(&part->inl);
+	u64map_free(&part->inl_index);
+	u64map_free(&part->fn_index);
+	u64map_free(&part->call_index);
+	u64map_free(&part->line_index);
+	free(part);
+}
+
 static int parse_text(struct cg_profile *p, const char *buf, size_t len, const char *name)
 {
 	struct cg_reader r = { .p = p, .name = name, .row = PROF_NONE,
@@ -686,32 +721,31 @@ static int parse_text(struct cg_profile *p, const char *buf, size_t len, const c
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		const char *e = nl ? nl : end;
+		unsigned warned = r.warnings;
 		r.lineno++;
-		parse_line(&r, s, e);
+		if (parse_line(&r, s, e) && r.warnings == warned)
+			r.valid_lines++;
 		if (r.part && r.part->events.n)
 			any_events = true;
 		s = nl ? nl + 1 : end;
 	}
-	if (len && buf[len - 1] != '\n')
-		warning("%s: last line has no newline (file truncated?)", name);
 	for (int i = 0; i < 3; i++)
 		u64map_free(&r.ids[i]);
 	VEC_FREE(&r.events);
 	VEC_FREE(&r.scratch);
-	p->warnings += r.warnings;
-	if (!any_events) {
-		for (size_t i = first; i < p->parts.n; i++) {
-			struct cg_part *part = p->parts.v[i];
-			VEC_FREE(&part->events); VEC_FREE(&part->costs); VEC_FREE(&part->fns);
-			VEC_FREE(&part->calls); VEC_FREE(&part->lines); VEC_FREE(&part->inl);
-			u64map_free(&part->inl_index);
-			u64map_free(&part->fn_index); u64map_free(&part->call_index);
-			u64map_free(&part->line_index);
-			free(part);
-		}
+	release_warnings(&r, r.valid_lines && any_events);
+	if (!r.valid_lines || !any_events) {
+		for (size_t i = first; i < p->parts.n; i++)
+			part_free(p->parts.v[i]);
 		p->parts.n = first;
+		if (!r.valid_lines)
+			return error("'%s' is not a callgrind profile (none of its %zu lines is "
+				     "callgrind format)", name, r.lineno);
 		return error("'%s' is not a callgrind profile (no events: line)", name);
 	}
+	p->warnings += r.warnings;
+	if (len && buf[len - 1] != '\n')
+		warning("%s: last line has no newline (file truncated?)", name);
 	for (size_t i = first; i < p->parts.n; i++) {
 		struct cg_part *part = p->parts.v[i];
 		if (part->has_data && !part->has_totals)
@@ -765,20 +799,8 @@ void cg_profile_init(struct cg_profile *p, unsigned flags)
 
 void cg_profile_free(struct cg_profile *p)
 {
-	for (size_t i = 0; i < p->parts.n; i++) {
-		struct cg_part *part = p->parts.v[i];
-		VEC_FREE(&part->events);
-		VEC_FREE(&part->costs);
-		VEC_FREE(&part->fns);
-		VEC_FREE(&part->calls);
-		VEC_FREE(&part->lines);
-		VEC_FREE(&part->inl);
-		u64map_free(&part->inl_index);
-		u64map_free(&part->fn_index);
-		u64map_free(&part->call_index);
-		u64map_free(&part->line_index);
-		free(part);
-	}
+	for (size_t i = 0; i < p->parts.n; i++)
+		part_free(p->parts.v[i]);
 	VEC_FREE(&p->parts);
 	strtab_free(&p->strs);
 	free(p->strip_prefix);

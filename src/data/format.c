@@ -11,7 +11,8 @@
  *   type it does not know, and ignores trailing payload bytes of records it
  *   does know (fields are only ever appended), so newer writers stay
  *   readable.  A record that runs past end of file marks the file
- *   truncated; everything before it is used.
+ *   truncated; everything before it is used, and so is every whole sample
+ *   of a SAMPLES record the cut falls in (see CUT FILES below).
  *
  * IDS.  Strings, modules, frames, nodes and threads are numbered densely in
  * the order their definition records appear (exactly the model's ids, which
@@ -65,10 +66,20 @@
  *
  * WRITING ORDER.  Each flush appends the definitions added since the last
  * flush (strings, modules, frames, nodes, threads, then changed threads,
- * meta, new edges, changed RESOURCES and new TIMELINE points), then the buffered SAMPLES records (at most PD_SAMPLES_CHUNK
- * payload bytes each), then a SUMMARY; close appends END.  Definitions thus
- * always precede the samples that use them, so a file cut at any byte reads
- * back every sample of every complete record.
+ * meta, new edges, changed RESOURCES and new TIMELINE points), then the
+ * buffered SAMPLES records (at most PD_SAMPLES_CHUNK payload bytes each),
+ * then a SUMMARY; close appends END.  Definitions thus always precede the
+ * samples that use them.
+ *
+ * CUT FILES.  A file cut at any byte (SIGKILL, full disk, a partial copy)
+ * reads back every sample whose bytes precede the cut: every whole record,
+ * and inside a cut SAMPLES record every whole sample (samples are
+ * self-delimiting varints decoded in order, and a sample cut short is at
+ * most PD_SAMPLE_MAX_BYTES long, so it is told apart from corruption).
+ * RESOURCES and TIMELINE records are small and read whole: each one whose
+ * last byte precedes the cut is used.  What is lost is the one sample or
+ * record the cut falls in, and whatever the recorder had not yet flushed.
+ * The reader marks such a file truncated; without an END it is incomplete.
  */
 #include "format.h"
 

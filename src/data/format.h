@@ -40,6 +40,11 @@ enum pd_record {
  * cut file loses at most one such chunk of a flush. */
 #define PD_SAMPLES_CHUNK (64 * 1024)
 
+/* The most bytes one sample can take: five varints of at most 10 bytes
+ * (head, time delta, thread, node, value).  The reader tells a cut sample
+ * from a corrupt one by this. */
+#define PD_SAMPLE_MAX_BYTES (5 * 10)
+
 /* Appends one varint to a byte buffer. */
 static inline void pd_put(struct strbuf *sb, uint64_t v)
 {

@@ -3,7 +3,8 @@
  * prof_profile, validating every byte: ids in range, lengths inside the
  * file, well-formed varints.  Corrupt input yields -EINVAL and one error
  * line, never a crash (tests/fuzz/fuzz_profdata.c); a file cut short
- * yields everything before the cut with info->truncated set.
+ * yields everything before the cut with info->truncated set: every whole
+ * record, and every whole sample of a SAMPLES record the cut falls in.
  *
  * Design notes / invariants:
  *  - The file's ids are remapped to the model's through per-table vectors
@@ -213,43 +214,90 @@ static int read_timeline(struct reader *r, struct cursor *c)
 	return 0;
 }
 
-static int read_samples(struct reader *r, struct cursor *c)
-{
-	uint64_t time, head, v, last_value[PROF_METRIC_COUNT];
-	uint64_t thread = UINT64_MAX, node = UINT64_MAX;
+/* The delta state of one SAMPLES record (restarts in every record). */
+struct sample_state {
+	uint64_t time, thread, node;
+	uint64_t last_value[PROF_METRIC_COUNT];
+};
 
-	if (!get(c, &time))
-		return corrupt(r, "bad samples record");
+struct sample {
+	uint64_t head, time, thread, node, value;
+	unsigned metric;
+};
+
+/*
+ * Decodes the next sample at c and moves the delta state on.  False if the
+ * bytes end inside it or are malformed; the state is then left untouched,
+ * so a cut record's samples stop cleanly at the last whole one.
+ */
+static bool decode_sample(struct cursor *c, struct sample_state *st, struct sample *s)
+{
+	uint64_t delta;
+
+	if (!get(c, &s->head) || !get(c, &delta))
+		return false;
+	s->time = st->time + (uint64_t)unzigzag(delta);
+	s->thread = st->thread;
+	s->node = st->node;
+	if (!(s->head & PD_S_SAME_THREAD) && !get(c, &s->thread))
+		return false;
+	if (!(s->head & PD_S_SAME_NODE) && !get(c, &s->node))
+		return false;
+	s->metric = s->head & PD_S_METRIC_MASK;
+	s->value = s->metric < PROF_METRIC_COUNT ? st->last_value[s->metric] : 1;
+	if (!(s->head & PD_S_SAME_VALUE) && !get(c, &s->value))
+		return false;
+	st->time = s->time;
+	st->thread = s->thread;
+	st->node = s->node;
+	if (s->metric < PROF_METRIC_COUNT)
+		st->last_value[s->metric] = s->value;	/* the writer's delta state moves on */
+	return true;
+}
+
+static void add_sample(struct reader *r, const struct sample *s)
+{
+	if (s->metric >= PROF_METRIC_COUNT || s->thread >= r->thread.n || s->node >= r->node.n) {
+		r->info->dropped++;
+		return;
+	}
+	r->min_time = MIN(r->min_time, s->time);
+	r->max_time = MAX(r->max_time, s->time);
+	if (s->metric == PROF_M_SAMPLES) {
+		r->counted_samples += s->value;
+		if ((s->head >> PD_S_FLAGS_SHIFT) & PROF_SAMPLE_TRUNCATED)
+			r->counted_truncated += s->value;
+	} else if (s->metric == PROF_M_CPU_NS) {
+		r->saw_cpu_ns = true;
+	}
+	prof_add(r->p, r->thread.v[s->thread], r->node.v[s->node], (enum prof_metric)s->metric,
+		 s->value);
+}
+
+/*
+ * A SAMPLES payload.  cut: the file ends inside this record, so c->end is
+ * the end of the file; every whole sample before it is used, and a
+ * failure within PD_SAMPLE_MAX_BYTES of the end is the cut, not
+ * corruption.  c->p is left after the last sample used.
+ */
+static int read_samples(struct reader *r, struct cursor *c, bool cut)
+{
+	struct sample_state st = { .thread = UINT64_MAX, .node = UINT64_MAX };
+	struct sample s;
+
+	if (!get(c, &st.time))
+		return cut ? 0 : corrupt(r, "bad samples record");
 	for (int m = 0; m < PROF_METRIC_COUNT; m++)
-		last_value[m] = 1;
+		st.last_value[m] = 1;
 	while (c->p < c->end) {
-		if (!get(c, &head) || !get(c, &v))
+		const uint8_t *start = c->p;
+		if (!decode_sample(c, &st, &s)) {
+			c->p = start;
+			if (cut && c->end - start < PD_SAMPLE_MAX_BYTES)
+				return 0;
 			return corrupt(r, "bad sample");
-		time += (uint64_t)unzigzag(v);
-		if (!(head & PD_S_SAME_THREAD) && !get(c, &thread))
-			return corrupt(r, "bad sample thread");
-		if (!(head & PD_S_SAME_NODE) && !get(c, &node))
-			return corrupt(r, "bad sample node");
-		unsigned metric = head & PD_S_METRIC_MASK;
-		uint64_t value = metric < PROF_METRIC_COUNT ? last_value[metric] : 1;
-		if (!(head & PD_S_SAME_VALUE) && !get(c, &value))
-			return corrupt(r, "bad sample value");
-		if (metric < PROF_METRIC_COUNT)
-			last_value[metric] = value;	/* the writer's delta state moves on */
-		if (metric >= PROF_METRIC_COUNT || thread >= r->thread.n || node >= r->node.n) {
-			r->info->dropped++;
-			continue;
 		}
-		r->min_time = MIN(r->min_time, time);
-		r->max_time = MAX(r->max_time, time);
-		if (metric == PROF_M_SAMPLES) {
-			r->counted_samples += value;
-			if ((head >> PD_S_FLAGS_SHIFT) & PROF_SAMPLE_TRUNCATED)
-				r->counted_truncated += value;
-		} else if (metric == PROF_M_CPU_NS) {
-			r->saw_cpu_ns = true;
-		}
-		prof_add(r->p, r->thread.v[thread], r->node.v[node], metric, value);
+		add_sample(r, &s);
 	}
 	return 0;
 }
@@ -284,7 +332,7 @@ static int read_record(struct reader *r, unsigned type, struct cursor *c)
 	case PD_REC_NODE: return read_node(r, c);
 	case PD_REC_THREAD: return read_thread(r, c);
 	case PD_REC_META: return read_meta(r, c);
-	case PD_REC_SAMPLES: return read_samples(r, c);
+	case PD_REC_SAMPLES: return read_samples(r, c, false);
 	case PD_REC_LOST: return read_lost(r, c);
 	case PD_REC_SUMMARY: return read_summary(r, c, false);
 	case PD_REC_END: return read_summary(r, c, true);
@@ -330,6 +378,18 @@ static void report_progress(struct reader *r, size_t *next)
 	}
 }
 
+/* The whole samples of the SAMPLES record the file ends inside, whose
+ * payload starts at byte start; r->pos moves past the last one. */
+static int read_cut_samples(struct reader *r, size_t start)
+{
+	struct cursor c = { r->buf + start, r->buf + r->len };
+	int ret = read_samples(r, &c, true);
+
+	if (!ret)
+		r->pos = (size_t)(c.p - r->buf);
+	return ret;
+}
+
 static int read_records(struct reader *r)
 {
 	size_t next_progress = 0;
@@ -344,6 +404,8 @@ static int read_records(struct reader *r)
 			return corrupt(r, "malformed record length");
 		if (!n || len > avail - n) {
 			r->info->truncated = true;
+			if (n && type == PD_REC_SAMPLES)
+				return read_cut_samples(r, r->pos + 1 + n);
 			break;
 		}
 		struct cursor c = { r->buf + r->pos + 1 + n, r->buf + r->pos + 1 + n + len };
@@ -383,6 +445,24 @@ static void finish(struct reader *r)
 				p->aggs.v[i].value[PROF_M_SAMPLES] * p->period_ns;
 }
 
+/*
+ * A file that ends before its recorder wrote anything to show (no sample,
+ * edge, resource or timeline point, and no END record) is an error:
+ * reporting it as an empty profile would pass off a broken file as a
+ * recording of nothing.  A finished recording that took no sample is
+ * valid and shows "0 samples".
+ */
+static int check_has_data(struct reader *r)
+{
+	const struct prof_profile *p = r->p;
+
+	if (r->info->complete || p->aggs.n || p->edges.n || p->resources.n || p->timeline.n)
+		return 0;
+	error("'%s' holds no samples: it ends at byte %zu, before the recording wrote any "
+	      "(interrupted as it started?)", r->name, r->pos);
+	return -ENODATA;
+}
+
 static int read_buffer(const char *name, const uint8_t *buf, size_t len,
 		       struct prof_profile *p, struct prof_read_info *info,
 		       prof_data_progress_fn *progress, void *arg)
@@ -404,6 +484,8 @@ static int read_buffer(const char *name, const uint8_t *buf, size_t len,
 		if (ret < 0)
 			error("'%s' is corrupt at byte %zu: %s", name, r.pos, r.why);
 	}
+	if (!ret)
+		ret = check_has_data(&r);
 	if (!ret)
 		finish(&r);
 	r.info->bytes = r.pos;

@@ -253,17 +253,36 @@ static const struct pd_attr *main_attr(const struct pd_file *f)
 
 /* ---- entry points --------------------------------------------------------------- */
 
-static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
-		       struct perfdata_info *info, bool file_map);
+static int read_buffer(const char *name, const uint8_t *buf, size_t len,
+		       struct prof_profile *p, struct perfdata_info *info, bool file_map);
 
 int perfdata_read_mem(const uint8_t *buf, size_t len, struct prof_profile *p,
 		      struct perfdata_info *info)
 {
-	return read_buffer(buf, len, p, info, false);
+	return read_buffer("perf.data", buf, len, p, info, false);
 }
 
-static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
-		       struct perfdata_info *info, bool file_map)
+/*
+ * A perf.data without one sample of the imported event has nothing to
+ * report: an error with the reason, never an empty table that looks like
+ * a profile of an idle program.  0 or -ENODATA (error() printed).
+ */
+static int check_has_samples(const char *name, const struct perfdata_info *info,
+			     const char *event)
+{
+	if (info->samples)
+		return 0;
+	if (info->other_samples)
+		error("'%s' holds no samples of '%s', the event prof imports (%" PRIu64
+		      " samples of other events)", name, event ? event : "?", info->other_samples);
+	else
+		error("'%s' holds no samples (%" PRIu64 " records%s; perf recorded nothing to show)",
+		      name, info->records, info->truncated ? ", cut short" : "");
+	return -ENODATA;
+}
+
+static int read_buffer(const char *name, const uint8_t *buf, size_t len,
+		       struct prof_profile *p, struct perfdata_info *info, bool file_map)
 {
 	struct perfdata_info dummy;
 	struct pd_file f;
@@ -293,14 +312,15 @@ static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
 	info->truncated = f.truncated;
 	info->nr_attrs = (uint32_t)f.attrs.n;
 	info->skipped += f.skipped;
-	if (info->other_samples)
+	int ret = check_has_samples(name, info, prof_meta_get(p, "event"));
+	if (!ret && info->other_samples)
 		warning("perf.data has %zu events; imported the first, '%s', only (%" PRIu64
 			" samples of the others ignored)",
 			f.attrs.n, prof_meta_get(p, "event"), info->other_samples);
 
 	prof_replay_free(im.rp);
 	pd_close(&f);
-	return 0;
+	return ret;
 }
 
 /* "-": a pipe-mode stream on stdin (perf record -o - | prof report -i -). */
@@ -321,7 +341,7 @@ static int read_stdin(struct prof_profile *p, struct perfdata_info *info)
 		}
 		sb_add(&sb, chunk, (size_t)n);
 	}
-	int ret = perfdata_read_mem((const uint8_t *)sb_str(&sb), sb.len, p, info);
+	int ret = read_buffer("stdin", (const uint8_t *)sb_str(&sb), sb.len, p, info, false);
 	sb_release(&sb);
 	return ret;
 }
@@ -373,7 +393,7 @@ int perfdata_read(const char *path, struct prof_profile *p, struct perfdata_info
 		return -e;
 	}
 	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	int ret = read_buffer(map, (size_t)st.st_size, p, info, true);
+	int ret = read_buffer(path, map, (size_t)st.st_size, p, info, true);
 	munmap(map, (size_t)st.st_size);
 	return ret;
 }

@@ -12,6 +12,7 @@
 # check-sanitize: PROF_BUILD), $WL the workload binaries directory.  Helpers:
 #   require_perf_events  - skip_all unless perf_event_open works here
 #   skip_all REASON      - plan 0 tests and exit (TAP "1..0 # SKIP")
+#   nobody_dir FILE...   - copies for `setpriv --reuid=nobody` (see below)
 
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,10 +60,30 @@ test_skip() {
 
 skip_all() {
 	echo "1..0 # SKIP $*"
+	rm -rf "$NOBODY_DIR"
 	exit 0
 }
 
+# nobody_dir FILE...: a fresh directory $NOBODY_DIR under /tmp that user
+# nobody can enter, holding copies of FILE... and a world-writable out/.
+# Tests that run binaries as nobody (setpriv --reuid=nobody) run these
+# copies: the checkout may sit where nobody cannot reach (a 0700 home, a
+# mktemp -d directory).  Fails if nobody still cannot run them; test_done
+# removes the directory.
+NOBODY_DIR=
+nobody_dir() {
+	local f
+	NOBODY_DIR=$(mktemp -d /tmp/prof-nobody.XXXXXX) && chmod 755 "$NOBODY_DIR" &&
+		mkdir "$NOBODY_DIR/out" && chmod 777 "$NOBODY_DIR/out" || return 1
+	for f in "$@"; do
+		cp "$f" "$NOBODY_DIR/" && chmod 755 "$NOBODY_DIR/${f##*/}" || return 1
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			test -x "$NOBODY_DIR/${f##*/}" || return 1
+	done
+}
+
 test_done() {
+	rm -rf "$NOBODY_DIR"
 	echo "1..$test_count"
 	if [ "$test_failed" = 0 ]; then
 		cd "$TOP" && rm -rf "$TRASH"
@@ -81,6 +102,16 @@ require_perf_events() {
 # Assert helpers: print what went wrong, return non-zero.
 check_contains() {	# file pattern
 	grep -q -- "$2" "$1" || { echo "expected '$2' in $1:"; head -n 50 "$1"; return 1; }
+}
+# one_error FILE PATTERN: FILE (a stderr) has exactly one error line, it
+# matches PATTERN, and every other line is a warning - a loaded machine or
+# a missing tracefs may add one ("off-CPU switch samples lost").
+one_error() {
+	local n other
+	n=$(grep -c "error:" "$1")
+	other=$(grep -v -c "error:\|warning:" "$1")
+	[ "$n" = 1 ] && [ "$other" = 0 ] && grep "error:" "$1" | grep -q -- "$2" ||
+		{ echo "expected one error line matching '$2' (and warnings only) in $1:"; cat "$1"; return 1; }
 }
 check_not_contains() {
 	! grep -q -- "$2" "$1" || { echo "unexpected '$2' in $1"; grep -- "$2" "$1" | head; return 1; }

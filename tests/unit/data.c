@@ -129,7 +129,7 @@ static void test_every_cut(void)
 {
 	struct prof_profile p;
 	char *path = tmp("cut.data");
-	size_t len, bad = 0, nonmono = 0, header_ok = 0, boundaries = 0;
+	size_t len, bad = 0, nonmono = 0, jumps = 0, header_ok = 0, boundaries = 0, empty = 0;
 	uint64_t prev = 0;
 
 	prof_profile_init(&p);
@@ -146,13 +146,22 @@ static void test_every_cut(void)
 		int ret = prof_data_read_mem(buf, cut, &q, &info);
 		if (cut < 9) {
 			bad += ret != -EINVAL;
+		} else if (ret == -ENODATA && prev == 0) {
+			empty++;	/* cut before the first flush wrote a sample */
 		} else if (ret) {
 			bad++;
 		} else {
 			header_ok++;
 			uint64_t got = prof_total(&q, PROF_M_SAMPLES);
-			nonmono += got < prev || got > full || q.samples < got ||
-				   prof_total(&q, PROF_M_CPU_NS) != got * GEN_PERIOD_NS;
+			uint64_t cpu = prof_total(&q, PROF_M_CPU_NS);
+			/* One more byte completes at most one sample (each
+			 * takes two or more): a jump means samples before
+			 * the cut were held back.  A cut between a sample
+			 * and its CPU_NS companion lacks that one period. */
+			nonmono += got < prev || got > prev + 1 || got > full ||
+				   q.samples < got ||
+				   (cpu != got * GEN_PERIOD_NS && cpu != (got - 1) * GEN_PERIOD_NS);
+			jumps += got > prev + 1;
 			prev = got;
 			boundaries += !info.truncated;
 			bad += info.complete != (cut == len);
@@ -162,7 +171,10 @@ static void test_every_cut(void)
 	}
 	quiet_stderr(false);
 	is_u64(bad, 0, "every cut of a %zu-byte file: header cuts rejected, others load", len);
-	is_u64(nonmono, 0, "samples read grow with the cut and stay consistent");
+	ok(empty > 0 && empty < len / 4,
+	   "cuts before the first sample are refused as holding nothing (%zu)", empty);
+	is_u64(nonmono, 0, "samples read grow with the cut, one at most per byte, and stay consistent");
+	is_u64(jumps, 0, "no cut holds back a whole record's samples");
 	is_u64(prev, full, "the whole file has every sample");
 	ok(boundaries > 100 && boundaries < header_ok, "some cuts fall on record boundaries (%zu)",
 	   boundaries);
@@ -232,6 +244,38 @@ static void test_corrupt_and_future(void)
 	ok(loaded > 0, "3000 mutated files read without a crash (%zu loaded)", loaded);
 	free(mod);
 	free(buf);
+	free(path);
+}
+
+/* A finished recording of nothing loads ("0 samples"); an unfinished
+ * file that holds nothing is refused with -ENODATA. */
+static void test_empty_files(void)
+{
+	struct prof_profile p, q;
+	struct prof_writer *w;
+	struct prof_read_info info;
+	char *path = tmp("empty.data");
+
+	prof_profile_init(&p);
+	prof_meta_set(&p, "event", "cpu-clock");
+	is_u64(prof_writer_open(&w, path), 0, "open");
+	is_u64(prof_writer_flush(w, &p), 0, "flush definitions, no sample");
+	prof_writer_abort(w);		/* as if the recorder were killed */
+	prof_profile_init(&q);
+	quiet_stderr(true);
+	int ret = prof_data_read(path, &q, &info);
+	quiet_stderr(false);
+	is_u64(ret, (uint64_t)-ENODATA, "unfinished, no sample: -ENODATA");
+	prof_profile_free(&q);
+
+	unlink(path);
+	is_u64(prof_writer_open(&w, path), 0, "open again");
+	is_u64(prof_writer_close(w, &p), 0, "close with no sample");
+	prof_profile_init(&q);
+	is_u64(prof_data_read(path, &q, &info), 0, "finished, no sample: loads");
+	ok(info.complete && q.samples == 0 && q.aggs.n == 0, "complete, 0 samples");
+	prof_profile_free(&q);
+	prof_profile_free(&p);
 	free(path);
 }
 
@@ -414,6 +458,7 @@ int main(int argc, char **argv)
 	test_round_trip(true);
 	test_round_trip(false);
 	test_every_cut();
+	test_empty_files();
 	test_corrupt_and_future();
 	test_writer_files();
 	test_size();

@@ -116,7 +116,7 @@ static void *worker_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	if (!recs || !tmp || !out)
 		goto done;
-	while (wl_now() < w->end) {
+	while (wl_cpu_now() < w->end) {
 		generate_records(recs, BATCH, &state);
 		sort_records(recs, tmp, BATCH);
 		wl_sink += hash_records(recs, BATCH);
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	if (nthreads < 1 || nthreads > 16)
 		nthreads = 2;
 	for (int i = 0; i < nthreads; i++) {
-		w[i] = (struct worker){ .index = i + 1, .end = wl_now() + secs };
+		w[i] = (struct worker){ .index = i + 1, .end = wl_cpu_now() + secs };
 		if (pthread_create(&w[i].thread, NULL, worker_main, &w[i])) {
 			fprintf(stderr, "demo: cannot create thread\n");
 			return 1;

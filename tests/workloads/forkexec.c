@@ -35,9 +35,9 @@ static int sibling_path(char *buf, size_t size, const char *name)
 static void run_child(double secs)
 {
 	char path[4096], arg[32];
-	double end = wl_now() + secs / 2;
+	double end = wl_cpu_now() + secs / 2;
 
-	while (wl_now() < end)
+	while (wl_cpu_now() < end)
 		child_work(100000UL);
 	if (sibling_path(path, sizeof(path), "split") < 0)
 		_exit(126);
@@ -50,7 +50,7 @@ static void run_child(double secs)
 int main(int argc, char **argv)
 {
 	double secs = wl_seconds_arg(argc, argv, 1, 2.0);
-	double end = wl_now() + secs;
+	double end = wl_cpu_now() + secs;
 	int status = 0;
 	pid_t pid;
 
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 	if (pid == 0)
 		run_child(secs);
 	printf("forkexec: parent %d, child %d\n", (int)getpid(), (int)pid);
-	while (wl_now() < end)
+	while (wl_cpu_now() < end)
 		parent_work(100000UL);
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0) {

@@ -32,12 +32,12 @@ int main(int argc, char **argv)
 {
 	double secs = wl_seconds_arg(argc, argv, 1, 2.0);
 	int depth = argc > 2 ? atoi(argv[2]) : 200;
-	double end = wl_now() + secs;
+	double end = wl_cpu_now() + secs;
 	unsigned long calls = 0;
 
 	if (depth < 0 || depth > 5000)
 		depth = 200;
-	while (wl_now() < end) {
+	while (wl_cpu_now() < end) {
 		recurse(depth);
 		calls++;
 	}

@@ -20,10 +20,10 @@ WL_NOINLINE void service_poll(unsigned long n) { WL_BURN(n, 0x9011); }
 
 static void burn_then_sleep(void (*fn)(unsigned long))
 {
-	double until = wl_now() + 0.020;
+	double until = wl_cpu_now() + 0.020;
 	struct timespec nap = { 0, 30 * 1000 * 1000 };
 
-	while (wl_now() < until)
+	while (wl_cpu_now() < until)
 		fn(20000UL);
 	nanosleep(&nap, NULL);
 }

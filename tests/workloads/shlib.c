@@ -44,13 +44,13 @@ static spin_fn load_dl_spin(void)
 int main(int argc, char **argv)
 {
 	double secs = wl_seconds_arg(argc, argv, 1, 2.0);
-	double end = wl_now() + secs;
+	double end = wl_cpu_now() + secs;
 	spin_fn dl_spin = load_dl_spin();
 	unsigned long rounds = 0;
 
 	if (!dl_spin)
 		return 1;
-	while (wl_now() < end) {
+	while (wl_cpu_now() < end) {
 		wl_lib_spin(500000UL);
 		dl_spin(300000UL);
 		main_spin(200000UL);

@@ -18,10 +18,10 @@ WL_NOINLINE void spin_c(unsigned long n) { WL_BURN(n, 0xc); }
 int main(int argc, char **argv)
 {
 	double secs = wl_seconds_arg(argc, argv, 1, 2.0);
-	double end = wl_now() + secs;
+	double end = wl_cpu_now() + secs;
 	unsigned long rounds = 0;
 
-	while (wl_now() < end) {
+	while (wl_cpu_now() < end) {
 		spin_a(6 * UNIT);
 		spin_b(3 * UNIT);
 		spin_c(1 * UNIT);

@@ -18,10 +18,10 @@ WL_NOINLINE static void hidden_spin(unsigned long n) { WL_BURN(n, 0x41d); }
 int main(int argc, char **argv)
 {
 	double secs = wl_seconds_arg(argc, argv, 1, 2.0);
-	double end = wl_now() + secs;
+	double end = wl_cpu_now() + secs;
 	unsigned long rounds = 0;
 
-	while (wl_now() < end) {
+	while (wl_cpu_now() < end) {
 		stripped_exported_spin(200000UL);
 		hidden_spin(100000UL);
 		rounds++;

@@ -22,7 +22,7 @@ static void *alpha_thread(void *arg)
 {
 	pthread_setname_np(pthread_self(), "wl-alpha");	/* before any work */
 	printf("threads: wl-alpha tid %ld\n", (long)syscall(SYS_gettid));
-	while (wl_now() < end_time)
+	while (wl_cpu_now() < end_time)
 		alpha_work(100000UL);
 	return arg;
 }
@@ -31,7 +31,7 @@ static void *beta_thread(void *arg)
 {
 	pthread_setname_np(pthread_self(), "wl-beta");
 	printf("threads: wl-beta tid %ld\n", (long)syscall(SYS_gettid));
-	while (wl_now() < end_time)
+	while (wl_cpu_now() < end_time)
 		beta_work(100000UL);
 	return arg;
 }
@@ -39,12 +39,12 @@ static void *beta_thread(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = wl_seconds_arg(argc, argv, 1, 2.0);
-	double start = wl_now(), late = start + (secs < 1.0 ? secs / 2 : 0.5);
+	double start = wl_cpu_now(), late = start + (secs < 1.0 ? secs / 2 : 0.5);
 	pthread_t a, b;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	end_time = start + secs;
-	while (wl_now() < late)
+	while (wl_cpu_now() < late)
 		main_work(100000UL);
 	if (pthread_create(&a, NULL, alpha_thread, NULL) ||
 	    pthread_create(&b, NULL, beta_thread, NULL)) {
