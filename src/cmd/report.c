@@ -362,6 +362,8 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	o.view.title = o.diff_head ? o.diff_head : o.input;
 	prof_profile_init(&p);
+	/* time-ordered outputs need every sample with its time */
+	p.keep_timed = o.format == FMT_SPEEDSCOPE || o.format == FMT_HTML;
 	if (o.diff_base) {
 		struct prof_profile head;
 		prof_profile_init(&head);

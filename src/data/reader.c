@@ -249,7 +249,7 @@ static int read_samples(struct reader *r, struct cursor *c)
 		} else if (metric == PROF_M_CPU_NS) {
 			r->saw_cpu_ns = true;
 		}
-		prof_add(r->p, r->thread.v[thread], r->node.v[node], metric, value);
+		prof_add_timed(r->p, time, r->thread.v[thread], r->node.v[node], metric, value);
 	}
 	return 0;
 }
@@ -381,6 +381,7 @@ static void finish(struct reader *r)
 		for (size_t i = 0; i < p->aggs.n; i++)
 			p->aggs.v[i].value[PROF_M_CPU_NS] =
 				p->aggs.v[i].value[PROF_M_SAMPLES] * p->period_ns;
+	prof_timed_sort(p);
 }
 
 static int read_buffer(const char *name, const uint8_t *buf, size_t len,

@@ -292,9 +292,9 @@ static void on_sample(struct importer *im, const struct pd_record *r)
 
 	uint32_t thread = thread_of(im, s.pid, s.tid);
 	uint32_t node = prof_node_from_stack(im->p, im->frames, im->nframes);
-	prof_add(im->p, thread, node, PROF_M_SAMPLES, 1);
+	prof_add_timed(im->p, s.time, thread, node, PROF_M_SAMPLES, 1);
 	if (im->clock_event)
-		prof_add(im->p, thread, node, PROF_M_CPU_NS, s.period);
+		prof_add_timed(im->p, s.time, thread, node, PROF_M_CPU_NS, s.period);
 
 	struct prof_profile *p = im->p;
 	p->samples++;
@@ -525,6 +525,7 @@ static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
 	set_meta(&im);
 	replay(&im);
 	finish_lost(&im);
+	prof_timed_sort(p);
 	info->pipe = f.pipe;	/* known once the stream was read */
 	info->compressed = f.compressed;
 	info->truncated = f.truncated;
