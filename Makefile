@@ -25,6 +25,12 @@ DEP_CFLAGS += -DHAVE_ZSTD=1 $(shell $(PKG_CONFIG) --cflags libzstd)
 DEP_LIBS += $(shell $(PKG_CONFIG) --libs libzstd)
 endif
 
+# The disassembler behind `prof annotate` (src/annotate/disasm.c): capstone.
+ifeq ($(shell $(PKG_CONFIG) --exists capstone && echo y),y)
+DEP_CFLAGS += -DHAVE_CAPSTONE=1 $(shell $(PKG_CONFIG) --cflags capstone)
+DEP_LIBS += $(shell $(PKG_CONFIG) --libs capstone)
+endif
+
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Wshadow -Wformat=2 -Wno-format-nonliteral
 ifdef DEVELOPER

@@ -7,7 +7,7 @@
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libdw-dev libelf-dev libunwind-dev zlib1g-dev libzstd-dev
-libc6-dbg binutils procps"
+libc6-dbg binutils procps libcapstone-dev"
 # valgrind: callgrind tests; linux-perf: side-by-side tests and benchmarks;
 # clang + libclang-rt: libFuzzer targets; protobuf-compiler: pprof decoding;
 # chromium: the SVG/HTML reports are loaded in a real browser; time: /usr/bin/time.

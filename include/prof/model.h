@@ -67,6 +67,9 @@ struct prof_frame {
 	uint32_t line;		/* 0 if unknown */
 	uint32_t module;	/* module id, PROF_NONE if none */
 	uint64_t addr;		/* module-relative address (file vaddr), 0 if n/a */
+	uint64_t pc;		/* innermost frame of a sample's leaf only: file vaddr
+				 * of the sampled instruction (for `prof annotate`);
+				 * 0 elsewhere and in files written before it existed */
 	uint8_t kind;		/* enum prof_frame_kind */
 	uint8_t inlined;	/* 1: inlined into the frame below it (its caller) */
 };

@@ -220,49 +220,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return ret;
 }
 
-/* perf.data files (PERFILE2 magic) go through the importer. */
-static int load_perf_data(const char *path, struct prof_profile *p)
-{
-	struct perfdata_info pi;
-	int ret = perfdata_read(path, p, &pi);	/* error() already printed */
-
-	if (ret < 0)
-		return ret;
-	if (pi.truncated)
-		warning("%s is truncated (perf record was interrupted); showing the %llu samples "
-			"before the cut", path, (unsigned long long)p->samples);
-	return 0;
-}
-
 static int load(const char *input, struct prof_profile *p)
 {
-	struct prof_read_info info;
 	struct progress pr = { now_ns(), false };
-	int fd;
+	int ret = prof_load_any(input, p, stderr_is_tty() ? show_progress : NULL, &pr);
 
-	if (!strcmp(input, "-") || perfdata_probe(input) == 1)
-		return load_perf_data(input, p);
-	fd = open(input, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		error("cannot open '%s': %s (record one with 'prof record -- CMD')", input,
-		      strerror(e));
-		return -e;
-	}
-	close(fd);
-	int ret = prof_data_read_progress(input, p, &info,
-					  stderr_is_tty() ? show_progress : NULL, &pr);
 	if (pr.shown)
 		fprintf(stderr, "\r              \r");
-	if (ret < 0)
-		return ret;
-	if (info.truncated || !info.complete)
-		warning("%s is truncated (recording was interrupted); showing the %llu samples "
-			"before the cut", input, (unsigned long long)p->samples);
-	if (info.dropped)
-		warning("%llu samples refer to stacks or threads missing from %s; ignored",
-			(unsigned long long)info.dropped, input);
-	return 0;
+	return ret;
 }
 
 static int render(FILE *f, const struct report_opts *o, const struct prof_profile *p)

@@ -119,7 +119,11 @@ static int read_frame(struct reader *r, struct cursor *c)
 	    !get(c, &addr) || !get(c, &kind) || kind > PROF_FRAME_UNKNOWN ||
 	    !get(c, &inlined) || inlined > 1)
 		return corrupt(r, "bad frame record");
+	uint64_t pc = 0;	/* appended field: absent in older files */
+	if (c->p < c->end && !get(c, &pc))
+		return corrupt(r, "bad frame record");
 	struct prof_frame f = {
+		.pc = pc,
 		.func = r->str.v[func],
 		.file = r->str.v[file],
 		.line = (uint32_t)line,

@@ -95,7 +95,7 @@ uint32_t prof_module_intern(struct prof_profile *p, const char *path,
 static bool frame_equal(const struct prof_frame *a, const struct prof_frame *b)
 {
 	return a->func == b->func && a->file == b->file && a->line == b->line &&
-	       a->module == b->module && a->addr == b->addr &&
+	       a->module == b->module && a->addr == b->addr && a->pc == b->pc &&
 	       a->kind == b->kind && a->inlined == b->inlined;
 }
 
@@ -104,7 +104,7 @@ uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
 	/* The struct has padding, so hash the fields, not the bytes. */
 	uint64_t key = hash64(((uint64_t)f->func << 32) ^ f->file) ^
 		       hash64((((uint64_t)f->line << 32) | f->module) + f->addr * 31 +
-			      (uint64_t)f->kind * 7 + f->inlined);
+			      (uint64_t)f->kind * 7 + f->inlined) ^ f->pc * 0x9e3779b97f4a7c15ULL;
 
 	for (uint64_t k = 0;; k++) {
 		bool created;
