@@ -59,6 +59,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# html.c embeds the report's script with .incbin
+$(BUILD)/src/output/html.o: src/output/html_app.js
+
 $(BUILD)/libprof.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^

@@ -16,6 +16,10 @@
  *  - Flame tree JSON: nodes in preorder, each [parent, name, module, file,
  *    line, kind, inlined, value, self] with string-table indexes, so the
  *    page is small and the script rebuilds children from parents.
+ *  - The application layer (tracks, range selection, metric switch, call
+ *    tree, stack chart, source view; html_app.js, data from htmlapp.c)
+ *    recomputes the flame graph, table and sandwich for a selection; the
+ *    page as written shows the whole recording.
  *  - URL hooks for tests and links: `report.html?s=REGEX` or
  *    `#search=REGEX` runs a search on load; `#fn=NAME` selects a function;
  *    `?sort=COLUMN` sorts the functions table (descending) as a header click does.
@@ -43,7 +47,45 @@ static const char html_style[] =
 	".ctl{margin:4px 0}.ctl input{width:260px}#matched{margin-left:12px;font-weight:bold}\n"
 	"#details{font-size:12px;min-height:16px;color:#333;margin-top:4px}\n"
 	".sw{display:flex;gap:24px}.sw>div{flex:1}.muted{color:#777}\n"
-	".tl svg{background:#fff;border:1px solid #ccc;display:block;margin-bottom:6px}\n";
+	".tl svg{background:#fff;border:1px solid #ccc;display:block;margin-bottom:6px}\n"
+	"#tracks{position:relative;border:1px solid #ccc;background:#fff;user-select:none}\n"
+	"#trk{display:block;cursor:crosshair}#selbox{position:absolute;top:0;display:none;"
+	"background:rgba(255,200,0,.25);border-left:1px solid #c90;border-right:1px solid #c90;pointer-events:none}\n"
+	".fg{display:flex;gap:16px;align-items:flex-start}.fgmain{flex:3;min-width:0}.fgside{flex:1;font-size:12px;"
+	"max-height:640px;overflow:auto}.fgside h3{font-size:13px;margin:0 0 6px}\n"
+	"#flamewrap{max-height:600px;overflow:auto;border:1px solid #ccc}#flame{border:0}\n"
+	"#calltree{font:12px monospace;max-height:420px;overflow:auto;border:1px solid #ccc;background:#fff}\n"
+	".ct{white-space:pre;cursor:pointer}.ct:hover{background:#ffe9a8}.ct.hit{background:#ffd75e}\n"
+	"#scwrap{max-height:420px;overflow:auto;border:1px solid #ccc;background:#fff}\n"
+	"#srctable{font:12px monospace;border-collapse:collapse}#srctable td{padding:0 6px}\n"
+	"#srctable td.code{white-space:pre}#srctable tr.hot{background:#ffd7c2}#srctable tr.hottest{background:#ffa07a}\n"
+	".legend span{display:inline-block;width:10px;height:10px;margin:0 3px 0 10px}\n";
+
+/* The application's panels around the flame graph (html_app.js fills them). */
+static const char html_app_panels_top[] =
+	"<h2>Tracks</h2>\n<div class=\"ctl\">Metric: <select id=\"metric\">"
+	"<option value=\"cpu\">CPU samples</option><option value=\"off-cpu\">off-CPU</option>"
+	"<option value=\"io-wait\">I/O wait</option><option value=\"sleep\">sleep</option>"
+	"<option value=\"wall\">wall</option></select> <button id=\"clearsel\">Clear selection</button> "
+	"<span id=\"selinfo\" class=\"muted\"></span><span class=\"legend muted\">"
+	"<span style=\"background:#2a7de1\"></span>on CPU<span style=\"background:#e0452b\"></span>I/O wait"
+	"<span style=\"background:#a05ac8\"></span>preempted / other<span style=\"background:#c8d2dc\"></span>sleep"
+	"<span style=\"background:#2d8a4e\"></span>RSS</span>"
+	"<div class=\"muted\">Drag to select a time range, click a track to select a thread or process.</div></div>\n"
+	"<div id=\"tracks\"><canvas id=\"trk\"></canvas><div id=\"selbox\"></div></div>\n";
+static const char html_app_panels_bottom[] =
+	"<h2>Stack chart</h2>\n<div id=\"scwrap\"><canvas id=\"stackchart\"></canvas></div>\n"
+	"<h2>Call tree</h2>\n<div class=\"ctl\"><label><input type=\"checkbox\" id=\"ctinv\"> inverted</label> "
+	"Search: <input id=\"ctq\" placeholder=\"function name\"></div><div id=\"calltree\"></div>\n";
+
+/* html_app.js, embedded whole at build time (NUL-terminated). */
+__asm__(".section .rodata\n"
+	".global html_app_js\n"
+	"html_app_js:\n"
+	".incbin \"src/output/html_app.js\"\n"
+	".byte 0\n"
+	".previous\n");
+extern const char html_app_js[];
 
 static const char html_script[] =
 	"var D=JSON.parse(document.getElementById('prof-data').textContent),S=D.strings,N=D.nodes,K=[],zoomId=0,re=null;\n"
@@ -377,20 +419,35 @@ int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof
 	sb_adds(&sb, "</h1>\n");
 	summary(&sb, p, v);
 	timeline(&sb, tl);
+	sb_adds(&sb, html_app_panels_top);
 	sb_adds(&sb, "<h2>Flame graph</h2>\n<div class=\"ctl\">Search (regex): <input id=\"q\" "
 		"placeholder=\"e.g. ^spin|malloc\"> <button onclick=\"search(document.getElementById('q').value)\">"
 		"Search</button> <button onclick=\"search('')\">Clear</button> "
-		"<button onclick=\"zoomId=0;render()\">Reset zoom</button><span id=\"matched\"></span></div>\n"
-		"<div id=\"flame\"></div><div id=\"details\"></div>\n");
+		"<button onclick=\"zoomId=0;render()\">Reset zoom</button>"
+		"<span class=\"app\"> <button id=\"icicle\">Flame / icicle</button> "
+		"<label><input type=\"checkbox\" id=\"rec\"> collapse recursion</label> "
+		"<button id=\"focusbtn\">Focus on selected function</button> <button id=\"unfocus\">Unfocus</button> "
+		"<span id=\"focusinfo\" class=\"muted\"></span></span><span id=\"matched\"></span></div>\n"
+		"<div class=\"fg\"><div class=\"fgmain\"><div id=\"flamewrap\"><div id=\"flame\"></div></div>"
+		"<div id=\"details\"></div></div>\n");
+	sb_adds(&sb, "<div class=\"fgside\"><h3>Callers / callees of <span id=\"sw-name\" class=\"muted\">"
+		"(click a function)</span></h3>"
+		"<b>Callers</b><table><tbody id=\"callers\"></tbody></table>"
+		"<b>Callees</b><table><tbody id=\"callees\"></tbody></table></div></div>\n");
+	sb_adds(&sb, html_app_panels_bottom);
 	fn_table(&sb, p, v);
-	sb_adds(&sb, "<h2>Callers / callees of <span id=\"sw-name\" class=\"muted\">(click a function)</span></h2>\n"
-		"<div class=\"sw\"><div><b>Callers</b><table><tbody id=\"callers\"></tbody></table></div>"
-		"<div><b>Callees</b><table><tbody id=\"callees\"></tbody></table></div></div>\n");
+	sb_adds(&sb, "<h2>Source: <span id=\"src-name\" class=\"muted\"></span></h2><div id=\"source\"></div>\n");
 	data_json(&data, p, v);
 	sb_adds(&sb, "<script type=\"application/json\" id=\"prof-data\">");
 	json_script_safe(&sb, sb_str(&data));
+	sb_adds(&sb, "</script>\n<script type=\"application/json\" id=\"prof-app\">");
+	sb_reset(&data);
+	html_app_data(&data, p, v);
+	json_script_safe(&sb, sb_str(&data));
 	sb_adds(&sb, "</script>\n<script>\n");
 	sb_adds(&sb, html_script);
+	sb_adds(&sb, "</script>\n<script>\n");
+	sb_adds(&sb, html_app_js);
 	sb_adds(&sb, "</script>\n</body></html>\n");
 	int rc = render_flush(f, &sb);
 
