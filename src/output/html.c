@@ -144,7 +144,7 @@ static const char html_script[] =
 	"  var c=num?(+x)-(+y):x.localeCompare(y);return desc?-c:c;});rows.forEach(function(r){tb.appendChild(r);});}\n"
 	"document.querySelectorAll('#fns tbody tr').forEach(function(r){r.onclick=function(){sandwich(r.getAttribute('data-k'));};});\n"
 	"document.getElementById('q').onkeyup=function(ev){if(ev.key=='Enter')search(this.value);};\n"
-	"window.onresize=render;render();\n"
+	"window.onresize=render;if(!D.app)render();\n"
 	"(function(){var q=new URLSearchParams(location.search),s=q.get('s'),h=location.hash,c=q.get('sort');\n"
 	" if(c!==null)sortBy(+c,+c>=2);\n"
 	" if(!s&&h.indexOf('#search=')==0)s=decodeURIComponent(h.slice(8));if(s)search(s);\n"
@@ -174,6 +174,11 @@ static void tree_json_node(struct strbuf *sb, struct json_strings *js, const str
 		tree_json_node(sb, js, t, t->child_ids.v[n->first_child + k], me, next_out, false);
 }
 
+/*
+ * With sample times the application (html_app.js) builds the flame graph
+ * from its own rows, so the tree here is only the root ("app": true) and
+ * the page carries the stacks once.
+ */
 static void data_json(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct flame_tree t;
@@ -182,12 +187,14 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 	uint32_t next = 0;
 
 	flame_tree_init(&t);
-	flame_tree_add_profile(&t, p, v, FLAME_HEAD);
+	if (!p->timed.n)
+		flame_tree_add_profile(&t, p, v, FLAME_HEAD);
 	flame_tree_finish(&t);
 	strtab_init(&js.tab);
 	tree_json_node(&nodes, &js, &t, 0, 0, &next, true);
-	sb_addf(sb, "{\"unit\":\"%s\",\"inverted\":%s,\"strings\":[",
-		v->metric == PROF_VIEW_CPU ? "samples" : "ns", v->inverted ? "true" : "false");
+	sb_addf(sb, "{\"unit\":\"%s\",\"inverted\":%s,\"app\":%s,\"strings\":[",
+		v->metric == PROF_VIEW_CPU ? "samples" : "ns", v->inverted ? "true" : "false",
+		p->timed.n ? "true" : "false");
 	for (size_t i = 0; i < js.tab.strs.n; i++) {
 		if (i)
 			sb_addch(sb, ',');

@@ -9,8 +9,10 @@
 // Names only ever reach the page through textContent / title.
 (function () {
 'use strict';
+var MARK = { start: performance.now() };
 var A = JSON.parse(document.getElementById('prof-app').textContent);
-var AS = A.strings, FR = A.frames, ST = A.stacks, TH = A.threads, R = A.rows;
+MARK.parsed = performance.now();
+var AS = A.strings, FR = A.frames, ST = A.stacks, TH = A.threads, R = unpackRows(A.rows);
 var NST = ST.length / 2, NR = R.b.length, NB = A.nbuckets;
 var st = { r0: 0, r1: NB, th: null, pid: null, m: A.metric, fn: null, focus: null, rec: false,
 	   inv: false, ct: '' };
@@ -18,6 +20,27 @@ var $ = function (id) { return document.getElementById(id); };
 var sw = new Float64Array(NST);	// weight per stack in the selection
 var total = 0;
 
+// The packed rows of htmlapp.c's emit_rows() into typed columns.
+function unpackRows(P) {
+	var n = P.count, R = { b: new Int32Array(n), th: new Int32Array(n), st: new Int32Array(n),
+		n: new Float64Array(n).fill(1), cpu: new Float64Array(n), off: new Float64Array(n),
+		io: new Float64Array(n), sl: new Float64Array(n) };
+	for (var i = 0, r = 0; i < P.runs.length; i += 3)
+		for (var k = 0, prev = 0; k < P.runs[i + 2]; k++, r++) {
+			R.b[r] = P.runs[i]; R.th[r] = P.runs[i + 1];
+			R.st[r] = prev = (k ? prev : 0) + P.st[r];
+		}
+	function sparse(list, col, scale) {
+		for (var j = 0, row = 0; j < list.length; j += 2) { row += list[j]; col[row] = list[j + 1] * scale; }
+	}
+	sparse(P.n, R.n, 1);
+	for (i = 0; i < n; i++) R.cpu[i] = R.n[i] * P.period;
+	sparse(P.cpu, R.cpu, 1);
+	sparse(P.off_us, R.off, 1000);
+	sparse(P.io_us, R.io, 1000);
+	sparse(P.sl_us, R.sl, 1000);
+	return R;
+}
 function sParent(s) { return ST[2 * s]; }
 function sFrame(s) { return ST[2 * s + 1] - 1; }	// -1 for the root
 function fName(f) { return AS[FR[f][0]]; }
@@ -90,22 +113,32 @@ function flameNodes() {
 	return nodes;
 }
 
+// Functions by (name, module): a dense id per merged frame's function.
+var FN = [], FN_OF = new Int32Array(FR.length);
+(function () {
+	var ids = new Map();
+	for (var f = 0; f < FR.length; f++) {
+		var k = fKey(f), id = ids.get(k);
+		if (id === undefined) { id = FN.length; ids.set(k, id); FN.push({ k: k, name: fName(f), mod: fMod(f) }); }
+		FN_OF[f] = id;
+	}
+})();
 function functionRows() {
-	var fns = new Map();
+	var self = new Float64Array(FN.length), tot = new Float64Array(FN.length), stamp = new Int32Array(FN.length);
 	for (var s = 1; s < NST; s++) {
 		if (!sw[s]) continue;
-		var seen = new Set(), leaf = fKey(sFrame(s));
-		for (var a = s; a; a = sParent(a)) {
-			var k = fKey(sFrame(a));
-			if (seen.has(k)) continue;
-			seen.add(k);
-			var r = fns.get(k);
-			if (!r) { r = { k: k, name: fName(sFrame(a)), mod: fMod(sFrame(a)), self: 0, tot: 0 }; fns.set(k, r); }
-			r.tot += sw[s];
-			if (k == leaf) r.self += sw[s];
+		self[FN_OF[sFrame(s)]] += sw[s];
+		for (var a = s; a; a = sParent(a)) {	// each function once per stack
+			var fn = FN_OF[sFrame(a)];
+			if (stamp[fn] == s) continue;
+			stamp[fn] = s;
+			tot[fn] += sw[s];
 		}
 	}
-	return Array.from(fns.values()).sort(function (x, y) { return y.self - x.self || y.tot - x.tot; });
+	var rows = [];
+	for (var i = 0; i < FN.length; i++)
+		if (tot[i]) rows.push({ k: FN[i].k, name: FN[i].name, mod: FN[i].mod, self: self[i], tot: tot[i] });
+	return rows.sort(function (x, y) { return y.self - x.self || y.tot - x.tot; });
 }
 
 function td(tr, text, v, num, title) {
@@ -246,16 +279,24 @@ function sourceView() {
 function stackChart() {
 	var cv = $('stackchart'), wrap = $('scwrap'), W = Math.max(300, wrap.clientWidth - 4), H = 14;
 	var b0 = st.r0, b1 = st.r1, nb = b1 - b0, best = new Int32Array(nb).fill(-1), bw = new Float64Array(nb);
-	var per = new Map();
-	for (var i = 0; i < NR; i++) {
-		if (!rowIn(i)) continue;
+	var acc = new Float64Array(NST), touched = [];
+	// rows are sorted by bucket: sum each bucket's stacks, keep the heaviest
+	for (var i = 0; i <= NR; i++) {
+		if (i == NR || (i && R.b[i] != R.b[i - 1])) {
+			var bb = R.b[i - 1] - b0;
+			touched.forEach(function (s) {
+				if (bb >= 0 && bb < nb && acc[s] > bw[bb]) { bw[bb] = acc[s]; best[bb] = s; }
+				acc[s] = 0;
+			});
+			touched = [];
+		}
+		if (i == NR || !rowIn(i)) continue;
 		var w = weightOf(i);
 		if (!w) continue;
-		var k = (R.b[i] - b0) * NST + R.st[i], v = (per.get(k) || 0) + w;
-		per.set(k, v);
-		var b = R.b[i] - b0;
-		if (v > bw[b]) { bw[b] = v; best[b] = R.st[i]; }
+		if (!acc[R.st[i]]) touched.push(R.st[i]);
+		acc[R.st[i]] += w;
 	}
+	var b;
 	var chains = [], maxd = 0;
 	for (b = 0; b < nb; b++) {
 		var c = [];
@@ -339,6 +380,10 @@ function drawTracks() {
 		g.beginPath(); g.moveTo(0, y + h - 0.5); g.lineTo(W, y + h - 0.5); g.stroke();
 		y += h;
 	});
+	cv.setAttribute('data-lanes', JSON.stringify(lanes.map(function (l) {
+		return { label: l.label, y: l.y, h: l.h, proc: !!l.proc, th: l.th,
+			 main: !l.proc && TH[l.th][1] == TH[l.th][0] };
+	})));
 	g.fillStyle = '#555';	// time axis
 	for (var k = 0; k <= 10; k++) {
 		var x = LABEL + k * tw / 10;
@@ -465,24 +510,35 @@ function loadHash() {
 	return true;
 }
 function update() {
+	var t = performance.now();
 	aggregate();
+	MARK.aggregate = performance.now() - t;
 	N = flameNodes();
+	MARK.flameNodes = performance.now() - t;
 	S = AS;
 	D.unit = unit() == 'samples' ? 'samples' : 'ns';
 	K = [];
 	N.forEach(function (n, i) { K.push([]); if (i) K[n[0]].push(i); });
 	zoomId = 0;
-	render();
+	if (re) search($('q').value);	// a search from the URL ran on the placeholder tree
+	else render();
+	MARK.render = performance.now() - t;
 	var wrap = $('flamewrap');
 	if (!D.inverted) wrap.scrollTop = wrap.scrollHeight;
 	var rows = functionRows();
+	MARK.functionRows = performance.now() - t;
 	fillFunctions(rows);
+	MARK.fill = performance.now() - t;
 	var keep = st.fn && rows.some(function (r) { return r.k == st.fn; }) ? st.fn : rows.length ? rows[0].k : null;
 	if (keep) window.sandwich(keep);
 	else { st.fn = null; sourceView(); }
+	MARK.sandwich = performance.now() - t;
 	drawTracks();
+	MARK.tracks = performance.now() - t;
 	renderCallTree();
+	MARK.calltree = performance.now() - t;
 	stackChart();
+	MARK.stackchart = performance.now() - t;
 	$('metric').value = st.m;
 	$('rec').checked = st.rec;
 	$('ctinv').checked = st.inv;
@@ -494,6 +550,7 @@ function update() {
 function init() {
 	buildLanes();
 	LD = laneData();
+	MARK.lanes = performance.now();
 	trackEvents();
 	$('metric').onchange = function () { st.m = this.value; update(); };
 	$('clearsel').onclick = function () { st.r0 = 0; st.r1 = NB; st.th = null; st.pid = null; update(); };
@@ -505,8 +562,11 @@ function init() {
 	$('ctq').onkeyup = function () { st.ct = this.value; renderCallTree(); saveHash(); };
 	var fromHash = loadHash();
 	if (fromHash || A.timed) update();
-	else { drawTracks(); renderCallTree(); stackChart(); sourceView(); }
+	else { drawTracks(); renderCallTree(); stackChart(); sourceView(); $('flame').setAttribute('data-total', N[0][7]); }
 	window.addEventListener('resize', function () { drawTracks(); stackChart(); });
+	MARK.ready = performance.now();
+	document.body.setAttribute('data-load-ms', Math.round(MARK.ready));
+	document.body.setAttribute('data-marks', JSON.stringify(MARK));
 	document.body.setAttribute('data-app', 'ready');
 }
 init();

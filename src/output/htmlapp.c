@@ -14,8 +14,8 @@
  *    pc that prof.data keeps per leaf instruction is for `prof annotate`
  *    and would only multiply rows here.  Stacks are a trie over the merged
  *    frames: [parent, frame], parent < id.
- *  - Rows are columnar arrays (b, th, st, n, cpu, off, io, sl): CPU
- *    samples, CPU ns, off-CPU ns, of which I/O wait and sleep.
+ *  - Each row: CPU samples, CPU ns, off-CPU ns, of which I/O wait and
+ *    sleep; emit_rows() says how they are packed.
  *  - Without sample times (callgrind input, or a profile loaded without
  *    keep_timed) every aggregate becomes one row in bucket 0.
  *  - Source text is embedded only as include/prof/annotate.h's policy
@@ -31,7 +31,6 @@
 #define HTML_SOURCE_FUNCTIONS 12
 
 enum { C_N, C_CPU, C_OFF, C_IO, C_SL, C_COLS };
-static const char *const col_names[C_COLS] = { "n", "cpu", "off", "io", "sl" };
 
 struct app_row {
 	uint32_t bucket, thread, stack;
@@ -234,23 +233,71 @@ static void emit_strings_of_frames(struct app *a, struct strbuf *sb)
 	sb_adds(sb, "]");
 }
 
+static int row_cmp(const void *x, const void *y)
+{
+	const struct app_row *r = x, *q = y;
+
+	if (r->bucket != q->bucket)
+		return r->bucket < q->bucket ? -1 : 1;
+	if (r->thread != q->thread)
+		return r->thread < q->thread ? -1 : 1;
+	return (r->stack > q->stack) - (r->stack < q->stack);
+}
+
+/* A sparse column: (row delta, value) pairs for rows whose value is not
+ * the expected one (expect(): what the reader assumes when absent). */
+static void emit_sparse(struct app *a, struct strbuf *sb, const char *name, int col,
+			uint64_t scale, uint64_t period)
+{
+	size_t last = 0;
+	bool first = true;
+
+	sb_addf(sb, ",\"%s\":[", name);
+	for (size_t i = 0; i < a->rows.n; i++) {
+		const struct app_row *r = &a->rows.v[i];
+		uint64_t expect = col == C_N ? 1 : col == C_CPU ? r->v[C_N] * period : 0;
+		uint64_t v = (r->v[col] + scale / 2) / scale;
+		if (r->v[col] == expect || (col > C_CPU && !v))
+			continue;
+		sb_addf(sb, first ? "%zu,%llu" : ",%zu,%llu", i - last, (unsigned long long)v);
+		last = i;
+		first = false;
+	}
+	sb_addch(sb, ']');
+}
+
+/*
+ * Rows sorted by (bucket, thread, stack), written compactly because a
+ * million samples can make most of a million rows: runs of (bucket,
+ * thread, length), each row's stack as a delta from the previous one in
+ * its run, sample counts only where not 1, CPU ns only where not count x
+ * period, off-CPU / I/O / sleep in microseconds and only where non-zero.
+ */
 static void emit_rows(struct app *a, struct strbuf *sb)
 {
-	sb_adds(sb, ",\n\"rows\":{\"b\":[");
-	for (size_t i = 0; i < a->rows.n; i++)
-		sb_addf(sb, i ? ",%u" : "%u", a->rows.v[i].bucket);
-	sb_adds(sb, "],\"th\":[");
-	for (size_t i = 0; i < a->rows.n; i++)
-		sb_addf(sb, i ? ",%u" : "%u", a->rows.v[i].thread);
-	sb_adds(sb, "],\"st\":[");
-	for (size_t i = 0; i < a->rows.n; i++)
-		sb_addf(sb, i ? ",%u" : "%u", a->rows.v[i].stack);
-	for (int c = 0; c < C_COLS; c++) {
-		sb_addf(sb, "],\"%s\":[", col_names[c]);
-		for (size_t i = 0; i < a->rows.n; i++)
-			sb_addf(sb, i ? ",%llu" : "%llu", (unsigned long long)a->rows.v[i].v[c]);
+	qsort(a->rows.v, a->rows.n, sizeof(*a->rows.v), row_cmp);
+	sb_addf(sb, ",\n\"rows\":{\"count\":%zu,\"period\":%llu,\"runs\":[", a->rows.n,
+		(unsigned long long)a->p->period_ns);
+	for (size_t i = 0, start = 0; i < a->rows.n; i++) {
+		const struct app_row *r = &a->rows.v[i], *next = i + 1 < a->rows.n ? r + 1 : NULL;
+		if (next && next->bucket == r->bucket && next->thread == r->thread)
+			continue;
+		sb_addf(sb, start ? ",%u,%u,%zu" : "%u,%u,%zu", r->bucket, r->thread, i + 1 - start);
+		start = i + 1;
 	}
-	sb_adds(sb, "]}");
+	sb_adds(sb, "],\"st\":[");
+	for (size_t i = 0; i < a->rows.n; i++) {
+		const struct app_row *r = &a->rows.v[i], *prev = i ? r - 1 : NULL;
+		bool same_run = prev && prev->bucket == r->bucket && prev->thread == r->thread;
+		sb_addf(sb, i ? ",%u" : "%u", same_run ? r->stack - prev->stack : r->stack);
+	}
+	sb_addch(sb, ']');
+	emit_sparse(a, sb, "n", C_N, 1, 0);
+	emit_sparse(a, sb, "cpu", C_CPU, 1, a->p->period_ns);
+	emit_sparse(a, sb, "off_us", C_OFF, 1000, 0);
+	emit_sparse(a, sb, "io_us", C_IO, 1000, 0);
+	emit_sparse(a, sb, "sl_us", C_SL, 1000, 0);
+	sb_addch(sb, '}');
 }
 
 static void emit_timeline(struct app *a, struct strbuf *sb)
@@ -280,7 +327,7 @@ static void emit_sources(struct app *a, struct strbuf *sb)
 	prof_fn_table_build(p, a->v, &t);
 	for (size_t i = 0; i < t.rows.n && i < HTML_SOURCE_FUNCTIONS; i++) {
 		struct prof_annotation an;
-		struct prof_disassembly d;
+		struct prof_disassembly d = { 0 };
 		if (prof_annotate_build(p, a->v, prof_str(p, t.rows.v[i].func), &an) == 0 &&
 		    prof_annotate_disassemble(p, &an, &d) == 0)
 			prof_source_allow_disassembly(&sp, &d);
