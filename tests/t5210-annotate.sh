@@ -6,7 +6,8 @@
 # the source text and the disassembly (capstone) are shown, the same on
 # a perf.data import; and source reading obeys the policy: a hostile
 # prof.data naming /etc/shadow or a secret file, a symlink out of a
-# --source-root, or ".." never gets a file's text printed.
+# --source-root, or ".." never gets a file's text printed or embedded in
+# an HTML report.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 REWRITE="python3 $TOP/tests/lib/profdata-rewrite.py"
@@ -112,6 +113,21 @@ test_expect_success 'a module path rewritten to /etc/shadow: no disassembly, no 
 	$REWRITE ph.data mod.data "$bin=/etc/shadow" &&
 	"$PROF" annotate -i mod.data work_function >mod.txt &&
 	grep -q "^# instructions: no disassembly" mod.txt && ! grep -q "^root:" mod.txt
+'
+
+test_expect_success 'the HTML report embeds the real source, never the hostile ones' '
+	"$PROF" report -i ph.data --format=html -o ok.html &&
+	grep -q "wl_sink = x + y;" ok.html &&
+	"$PROF" report -i shadow.data --format=html -o shadow.html &&
+	! grep -q "wl_sink = x + y;" shadow.html && ! grep -q "root:" shadow.html &&
+	"$PROF" report -i secret.data --format=html -o secret.html &&
+	! grep -q TOP-SECRET secret.html &&
+	"$PROF" report -i moved.data --format=html --source-root evil -o evil.html &&
+	! grep -q TOP-SECRET evil.html &&
+	"$PROF" report -i dots.data --format=html --source-root r1/a/b -o dots.html &&
+	! grep -q TOP-SECRET dots.html &&
+	"$PROF" report -i moved.data --format=html --source-root root -o moved.html &&
+	grep -q "wl_sink = x + y;" moved.html
 '
 
 test_done

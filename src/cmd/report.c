@@ -35,6 +35,9 @@ static const char usage_text[] =
 	"                        flamegraph (interactive SVG), html (single-file report),\n"
 	"                        speedscope, pprof (gzipped profile.proto), callgrind\n"
 	"  --inverted            flamegraph: icicle graph (roots at the top)\n"
+	"  --source-root DIR     html: also embed sources found below DIR (repeatable);\n"
+	"                        otherwise only files the recorded binary (same build-id)\n"
+	"                        names in its line table\n"
 	"  --diff BASE HEAD      compare two recordings: text (largest movers), folded\n"
 	"                        (difffolded.pl 'stack base head' lines) or flamegraph\n"
 	"                        (red grew, blue shrank, shaped by HEAD)\n"
@@ -70,6 +73,7 @@ static const struct format_desc {
 };
 
 struct report_opts {
+	VEC(const char *) source_roots;
 	const char *input, *output;
 	const char *diff_base, *diff_head;
 	enum fmt format;
@@ -135,7 +139,7 @@ static int parse_percent(const char *arg, double *out)
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	enum { O_FORMAT = 256, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT, O_SORT, O_METRIC,
-	       O_DIFF, O_OPEN, O_INVERTED };
+	       O_DIFF, O_OPEN, O_INVERTED, O_SOURCE_ROOT };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "input", required_argument, NULL, 'i' },
@@ -153,6 +157,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ "diff", required_argument, NULL, O_DIFF },
 		{ "open", no_argument, NULL, O_OPEN },
 		{ "inverted", no_argument, NULL, O_INVERTED },
+		{ "source-root", required_argument, NULL, O_SOURCE_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret = 0;
@@ -180,6 +185,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case O_OPEN: o->open = true; o->format = FMT_HTML; break;
 		case O_INVERTED: o->view.inverted = true; break;
+		case O_SOURCE_ROOT:
+			VEC_PUSH(&o->source_roots, optarg);
+			o->view.source_roots = o->source_roots.v;
+			o->view.n_source_roots = o->source_roots.n;
+			break;
 		case O_FLAT: o->tree = false; break;
 		case O_TREE: o->tree = true; break;
 		case O_PID: ret = parse_id(optarg, "--pid wants a process id, not", &o->view.pid); break;
@@ -317,14 +327,15 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	prof_view_init(&o.view);
-	if (parse_args(argc, argv, &o) < 0)
-		return EXIT_USAGE;
-	if (o.help) {
+	ret = parse_args(argc, argv, &o);
+	if (!ret && o.help)
 		fputs(usage_text, stdout);
-		return 0;
+	if (!ret && !o.help)
+		ret = validate(&o);
+	if (ret < 0 || o.help) {
+		VEC_FREE(&o.source_roots);
+		return ret < 0 ? EXIT_USAGE : 0;
 	}
-	if (validate(&o) < 0)
-		return EXIT_USAGE;
 	o.view.title = o.diff_head ? o.diff_head : o.input;
 	prof_profile_init(&p);
 	/* time-ordered outputs need every sample with its time */
@@ -344,5 +355,6 @@ int cmd_report(int argc, char **argv)
 			ret = o.open ? open_report(&o, &p) : write_report(&o, &p, NULL);
 	}
 	prof_profile_free(&p);
+	VEC_FREE(&o.source_roots);
 	return ret ? EXIT_USAGE : 0;
 }
