@@ -89,6 +89,12 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	await page.mouse.move(box.x + xOf(s1), y, { steps: 4 });
 	await page.mouse.up();
 	out.range = await panels(page);
+	const top = await page.evaluate(() => {
+		const h = Array.from(document.querySelectorAll('h2')).find((e) => e.textContent == 'Tracks');
+		return h.getBoundingClientRect().top + window.scrollY;
+	});
+	await page.screenshot({ path: path.join(process.env.SHOT_DIR || os.tmpdir(), 'phases.png'),
+		fullPage: true, clip: { x: 0, y: top - 8, width: 1400, height: 1050 } });
 
 	// 2. the main thread's track: I/O-wait colour inside the phase and before it
 	// the main thread after exec (a thread entry per exec: the last one)
@@ -131,7 +137,6 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	const first = await page.$('#fns tbody tr');
 	await first.click();
 	out.source = await panels(page);
-	await page.screenshot({ path: path.join(process.env.SHOT_DIR || os.tmpdir(), 'phases.png'), fullPage: false });
 }
 
 async function deep(browser, url, out, errors) {
