@@ -107,6 +107,8 @@ int gzip_buffer(const void *in, size_t len, struct strbuf *out);
 
 /* A JSON string literal, quotes included (json_escape writes them). */
 void json_str(struct strbuf *sb, const char *s);
+/* A string table as a JSON array of its strings, in id order. */
+void json_strtab(struct strbuf *sb, const struct strtab *t);
 /* A weight in the view's unit: "123 samples" or "12.345 ms". */
 void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);
 /* Writes the whole buffer to f: 0 or -EIO. */

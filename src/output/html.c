@@ -192,15 +192,11 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 	flame_tree_finish(&t);
 	strtab_init(&js.tab);
 	tree_json_node(&nodes, &js, &t, 0, 0, &next, true);
-	sb_addf(sb, "{\"unit\":\"%s\",\"inverted\":%s,\"app\":%s,\"strings\":[",
+	sb_addf(sb, "{\"unit\":\"%s\",\"inverted\":%s,\"app\":%s,\"strings\":",
 		v->metric == PROF_VIEW_CPU ? "samples" : "ns", v->inverted ? "true" : "false",
 		p->timed.n ? "true" : "false");
-	for (size_t i = 0; i < js.tab.strs.n; i++) {
-		if (i)
-			sb_addch(sb, ',');
-		json_str(sb, js.tab.strs.v[i]);
-	}
-	sb_adds(sb, "],\n\"nodes\":[");
+	json_strtab(sb, &js.tab);
+	sb_adds(sb, ",\n\"nodes\":[");
 	sb_add(sb, nodes.buf ? nodes.buf : "", nodes.len);
 	sb_adds(sb, "]}");
 	sb_release(&nodes);

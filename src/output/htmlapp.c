@@ -368,15 +368,10 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	emit_timeline(&a, &body);
 	emit_sources(&a, &body);
 	sb_addf(sb, "{\"metric\":\"%s\",\"t0\":%llu,\"bucket_ns\":%llu,\"nbuckets\":%u,"
-		"\"timed\":%s,\"strings\":[", prof_view_metric_name(v->metric),
+		"\"timed\":%s,\"strings\":", prof_view_metric_name(v->metric),
 		(unsigned long long)a.t0, (unsigned long long)a.bucket_ns, a.nbuckets,
 		p->timed.n ? "true" : "false");
-	for (size_t i = 0; i < a.strs.strs.n; i++) {
-		if (i)
-			sb_addch(sb, ',');
-		json_str(sb, a.strs.strs.v[i]);
-	}
-	sb_adds(sb, "]");
+	json_strtab(sb, &a.strs);
 	sb_add(sb, body.buf ? body.buf : "", body.len);
 	sb_adds(sb, "}");
 	sb_release(&body);
