@@ -31,6 +31,14 @@ struct prof_perf_event_desc {
 const struct prof_perf_event_desc *prof_perf_event_find(const char *name);
 const char *prof_perf_event_names(void);	/* "cpu-clock, task-clock, ..." for usage */
 
+/*
+ * The tracefs root holding events/ ("/sys/kernel/tracing" or the debugfs
+ * copy).  When neither is mounted, mounts tracefs at /sys/kernel/tracing
+ * (needs CAP_SYS_ADMIN; tried once per process) and sets *mounted_now.
+ * NULL with errno set (EACCES: mounted but root-only; EPERM: cannot mount).
+ */
+const char *prof_tracefs_root(bool *mounted_now);
+
 #define PROF_STACK_SIZE_DEFAULT 32768
 /* The kernel stores a sample's size in a u16 and rounds the stack size to 8. */
 #define PROF_STACK_SIZE_MAX 65000	/* leaves room for header, regs, callchain */

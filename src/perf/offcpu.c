@@ -61,11 +61,6 @@ struct prof_offcpu {
 	pid_t self;
 };
 
-static const char *const tracefs_dirs[] = {
-	"/sys/kernel/tracing/events/sched/sched_switch",
-	"/sys/kernel/debug/tracing/events/sched/sched_switch",
-};
-
 /* "field:long prev_state;\toffset:32;\tsize:8;" -> 32, 8. */
 static int parse_prev_state(const char *format, uint32_t *off, uint32_t *size)
 {
@@ -83,35 +78,36 @@ static int parse_prev_state(const char *format, uint32_t *off, uint32_t *size)
 /* Tracepoint id and prev_state layout; 0 or -errno with why filled. */
 static int read_tracepoint(struct prof_offcpu *oc, char *why, size_t len)
 {
-	bool denied = false;
+	const char *root = prof_tracefs_root(NULL);
+	char path[128];
+	char *id, *fmt;
+	int ret;
 
-	for (size_t i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
-		char path[128];
-		char *id, *fmt;
-		snprintf(path, sizeof(path), "%s/id", tracefs_dirs[i]);
-		if (!(id = read_file(path, NULL))) {
-			denied |= errno == EACCES || errno == EPERM;
-			continue;
-		}
-		snprintf(path, sizeof(path), "%s/format", tracefs_dirs[i]);
-		fmt = read_file(path, NULL);
-		uint64_t v = strtoull(id, NULL, 10);
-		int ret = fmt && v ? parse_prev_state(fmt, &oc->state_off, &oc->state_size) : -EINVAL;
-		free(id);
-		free(fmt);
-		if (ret < 0) {
-			snprintf(why, len, "cannot parse %s (no prev_state field)", path);
-			return ret;
-		}
-		oc->desc.config = v;
-		return 0;
-	}
-	if (denied) {
+	if (!root && errno == EACCES) {
 		snprintf(why, len, "tracefs is readable by root only (/sys/kernel/tracing is mode 0700), and raw sched_switch data needs root or CAP_PERFMON; run prof record as root");
 		return -EACCES;
 	}
-	snprintf(why, len, "no sched:sched_switch tracepoint in tracefs (mount it: 'mount -t tracefs nodev /sys/kernel/tracing')");
-	return -ENOENT;
+	if (!root) {
+		snprintf(why, len, "tracefs is not mounted and mounting it needs root (mount it: 'mount -t tracefs nodev /sys/kernel/tracing')");
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", root);
+	if (!(id = read_file(path, NULL))) {
+		snprintf(why, len, "no sched:sched_switch tracepoint in %s", root);
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/format", root);
+	fmt = read_file(path, NULL);
+	uint64_t v = strtoull(id, NULL, 10);
+	ret = fmt && v ? parse_prev_state(fmt, &oc->state_off, &oc->state_size) : -EINVAL;
+	free(id);
+	free(fmt);
+	if (ret < 0) {
+		snprintf(why, len, "cannot parse %s (no prev_state field)", path);
+		return ret;
+	}
+	oc->desc.config = v;
+	return 0;
 }
 
 static void setup_attr(struct prof_offcpu *oc)
