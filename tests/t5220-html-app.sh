@@ -8,7 +8,8 @@
 # selects its thread; the metric switch; search in the call tree and the
 # flame graph; the source view of the hottest function marks its hot
 # lines; the URL fragment reopens the same view; deep recursion is capped
-# in height and collapses.  And a 1M-sample file loads (time reported).
+# in height and collapses; `report --diff` renders red/blue with the
+# movers table.  And a 1M-sample file loads (time reported).
 . "$(dirname "$0")/lib/test-lib.sh"
 . "$TOP/tests/lib/node-tools.sh"
 require_perf_events
@@ -64,9 +65,11 @@ test_expect_success 'clicking the worker track selects that thread; clicking aga
 	q drive.json "d[\"untrack\"][\"total\"] == d[\"initial\"][\"total\"]"
 '
 
+# (the kernel frames: the user part of an off-CPU stack may not unwind)
 test_expect_success 'metric switch to io-wait: the I/O stacks, not the CPU loop' '
 	q drive.json "\"m=io-wait\" in d[\"iowait\"][\"hash\"]" &&
-	q drive.json "\"fdatasync\" in d[\"iowait\"][\"flame\"] and \"work_function\" not in d[\"iowait\"][\"flame\"]"
+	q drive.json "\"__x64_sys_fdatasync\" in d[\"iowait\"][\"flame\"] and \"work_function\" not in d[\"iowait\"][\"flame\"]" &&
+	q drive.json "0 < d[\"iowait\"][\"total\"] and d[\"iowait\"][\"fns\"] != d[\"initial\"][\"fns\"]"
 '
 
 test_expect_success 'search: call tree marks the function, flame graph reports the match' '
@@ -88,6 +91,13 @@ test_expect_success 'deep recursion: flame height capped with scrolling, recursi
 	q deep.json "d[\"errors\"] == []" &&
 	q deep.json "d[\"before\"][\"flameHeight\"] > 2000 and d[\"before\"][\"wrapHeight\"] <= 600" &&
 	q deep.json "d[\"collapsed\"][\"flameHeight\"] * 4 < d[\"before\"][\"flameHeight\"] and \"rec=1\" in d[\"collapsed\"][\"hash\"]"
+'
+
+test_expect_success 'report --diff --format=html: red/blue flame graph and the movers' '
+	"$PROF" report --diff ph.data rec.data --format=html -o diff.html &&
+	$DRIVE diff diff.html >diff.json &&
+	q diff.json "d[\"errors\"] == [] and d[\"red\"] > 0 and d[\"blue\"] > 0 and not d[\"tracks\"]" &&
+	q diff.json "dict(d[\"movers\"]).get(\"hot_leaf\", 0) > 50 and dict(d[\"movers\"]).get(\"work_function\", 0) < -20"
 '
 
 GEN="$BUILD_DIR/tests/unit/data.t"

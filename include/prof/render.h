@@ -90,6 +90,10 @@ int prof_render_flamegraph(FILE *f, const struct prof_profile *p, const struct p
 int prof_render_flamegraph_diff(FILE *f, const struct prof_profile *base,
 				const struct prof_profile *head, const struct prof_view *v);
 int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* The same page for two recordings: head's flame graph coloured by the
+ * change of share (red grew, blue shrank) and a movers table. */
+int prof_render_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
+			  const struct prof_view *v);
 int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 			const struct prof_timeline *timeline);
 int prof_render_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v);

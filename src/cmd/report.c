@@ -254,6 +254,7 @@ static int render_diff(FILE *f, const struct report_opts *o, const struct prof_p
 	switch (o->format) {
 	case FMT_FOLDED: return prof_output_folded_diff(f, base, head, &o->view);
 	case FMT_FLAMEGRAPH: return prof_render_flamegraph_diff(f, base, head, &o->view);
+	case FMT_HTML: return prof_render_html_diff(f, base, head, &o->view);
 	default: return prof_output_text_diff(f, base, head, &o->view);
 	}
 }
@@ -312,8 +313,8 @@ static int open_report(struct report_opts *o, const struct prof_profile *p)
 static int validate(const struct report_opts *o)
 {
 	if (o->diff_base && o->format != FMT_TEXT && o->format != FMT_FOLDED &&
-	    o->format != FMT_FLAMEGRAPH)
-		return error("--diff makes text, folded or flamegraph output, not %s",
+	    o->format != FMT_FLAMEGRAPH && o->format != FMT_HTML)
+		return error("--diff makes text, folded, flamegraph or html output, not %s",
 			     formats[o->format].name);
 	if (o->diff_base && o->open)
 		return error("--open shows one recording; use --diff with --format=flamegraph -o FILE");

@@ -95,14 +95,17 @@ static const char html_script[] =
 	"function fmt(v){return D.unit=='samples'?v+' samples':(v/1e6).toFixed(3)+' ms';}\n"
 	"function pct(v){return (N[0][7]?100*v/N[0][7]:0).toFixed(2)+'%';}\n"
 	"function hue(s){var h=0;for(var i=0;i<s.length;i++)h=(h*31+s.charCodeAt(i))>>>0;return h;}\n"
-	"function colour(i){var n=N[i],h=hue(S[n[1]]),v=(h%100)/100;\n"
+	"function dcolour(i){var n=N[i],d=(N[0][7]?n[7]/N[0][7]:0)-(D.base_total?n[9]/D.base_total:0),x=Math.min(1,Math.abs(d)/D.max_delta);\n"
+	" var c=220-(190*x|0);return d>0?'rgb(255,'+c+','+c+')':d<0?'rgb('+c+','+c+',255)':'rgb(225,225,225)';}\n"
+	"function colour(i){if(D.diff)return dcolour(i);var n=N[i],h=hue(S[n[1]]),v=(h%100)/100;\n"
 	" if(n[6])return 'rgb('+(50+60*v|0)+','+(165+55*v|0)+','+(165+55*v|0)+')';\n"
 	" if(n[5]==1)return 'rgb('+(190+65*v|0)+','+(90+65*v|0)+',0)';\n"
 	" if(n[5]==2)return 'rgb(40,'+(200+55*v|0)+',40)';\n"
 	" if(n[5]>=3)return 'rgb(180,180,190)';\n"
 	" return 'rgb('+(205+50*v|0)+','+(230*((h>>8)%100)/100|0)+','+(55*((h>>16)%100)/100|0)+')';}\n"
 	"function tip(i){var n=N[i],t=nm(i);if(n[6])t+=' [inlined]';if(n[5]==1)t+=' [kernel]';\n"
-	" if(S[n[2]])t+=' ('+S[n[2]]+')';if(S[n[3]])t+='  '+S[n[3]]+':'+n[4];return t+'  '+fmt(n[7])+' ('+pct(n[7])+')';}\n"
+	" if(S[n[2]])t+=' ('+S[n[2]]+')';if(S[n[3]])t+='  '+S[n[3]]+':'+n[4];t+='  '+fmt(n[7])+' ('+pct(n[7])+')';\n"
+	" if(D.diff)t+=', base '+fmt(n[9])+' ('+(D.base_total?100*n[9]/D.base_total:0).toFixed(2)+'%)';return t;}\n"
 	"function depthOf(i){var d=0;while(i){i=N[i][0];d++;}return d;}\n"
 	"function render(){var box=document.getElementById('flame');box.textContent='';\n"
 	" var W=box.clientWidth||1100,z=zoomId,zd=depthOf(z),sc=W/N[z][7],H=18,items=[],maxd=0;\n"
@@ -160,18 +163,37 @@ static uint32_t js_id(struct json_strings *js, const char *s)
 	return strtab_intern(&js->tab, s);
 }
 
+/* A node: [parent, name, module, file, line, kind, inlined, value, self],
+ * and in a diff the base value as a tenth element. */
 static void tree_json_node(struct strbuf *sb, struct json_strings *js, const struct flame_tree *t,
-			   uint32_t id, uint32_t parent_out, uint32_t *next_out, bool first)
+			   uint32_t id, uint32_t parent_out, uint32_t *next_out, bool first, bool diff)
 {
 	const struct flame_node *n = &t->nodes.v[id];
 	uint32_t me = (*next_out)++;
 
-	sb_addf(sb, "%s[%u,%u,%u,%u,%u,%u,%u,%llu,%llu]", first ? "" : ",\n", parent_out,
+	sb_addf(sb, "%s[%u,%u,%u,%u,%u,%u,%u,%llu,%llu", first ? "" : ",\n", parent_out,
 		js_id(js, n->name), js_id(js, n->module), js_id(js, n->file), n->line,
 		n->kind, n->inlined, (unsigned long long)n->value[FLAME_HEAD],
 		(unsigned long long)n->self[FLAME_HEAD]);
+	if (diff)
+		sb_addf(sb, ",%llu", (unsigned long long)n->value[FLAME_BASE]);
+	sb_addch(sb, ']');
 	for (uint32_t k = 0; k < n->n_children; k++)
-		tree_json_node(sb, js, t, t->child_ids.v[n->first_child + k], me, next_out, false);
+		tree_json_node(sb, js, t, t->child_ids.v[n->first_child + k], me, next_out, false, diff);
+}
+
+/* Largest change of share of any node, for the diff colour scale. */
+static double max_share_delta(const struct flame_tree *t)
+{
+	double head = (double)t->nodes.v[0].value[FLAME_HEAD], base = (double)t->nodes.v[0].value[FLAME_BASE];
+	double m = 1e-9;
+
+	for (size_t i = 1; i < t->nodes.n; i++) {
+		const struct flame_node *n = &t->nodes.v[i];
+		double d = (head ? n->value[FLAME_HEAD] / head : 0) - (base ? n->value[FLAME_BASE] / base : 0);
+		m = d > m ? d : -d > m ? -d : m;
+	}
+	return m;
 }
 
 /*
@@ -179,7 +201,8 @@ static void tree_json_node(struct strbuf *sb, struct json_strings *js, const str
  * from its own rows, so the tree here is only the root ("app": true) and
  * the page carries the stacks once.
  */
-static void data_json(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
+static void data_json(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v,
+		      const struct prof_profile *base)
 {
 	struct flame_tree t;
 	struct json_strings js;
@@ -187,14 +210,21 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 	uint32_t next = 0;
 
 	flame_tree_init(&t);
-	if (!p->timed.n)
+	if (!p->timed.n || base)
 		flame_tree_add_profile(&t, p, v, FLAME_HEAD);
+	if (base)
+		flame_tree_add_base(&t, base, v);
 	flame_tree_finish(&t);
 	strtab_init(&js.tab);
-	tree_json_node(&nodes, &js, &t, 0, 0, &next, true);
-	sb_addf(sb, "{\"unit\":\"%s\",\"inverted\":%s,\"app\":%s,\"strings\":",
+	tree_json_node(&nodes, &js, &t, 0, 0, &next, true, base != NULL);
+	if (base)
+		sb_addf(sb, "{\"diff\":true,\"base_total\":%llu,\"max_delta\":%.9f,",
+			(unsigned long long)t.nodes.v[0].value[FLAME_BASE], max_share_delta(&t));
+	else
+		sb_addch(sb, '{');
+	sb_addf(sb, "\"unit\":\"%s\",\"inverted\":%s,\"app\":%s,\"strings\":",
 		v->metric == PROF_VIEW_CPU ? "samples" : "ns", v->inverted ? "true" : "false",
-		p->timed.n ? "true" : "false");
+		p->timed.n && !base ? "true" : "false");
 	json_strtab(sb, &js.tab);
 	sb_adds(sb, ",\n\"nodes\":[");
 	sb_add(sb, nodes.buf ? nodes.buf : "", nodes.len);
@@ -405,8 +435,82 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 	prof_fn_table_free(&t);
 }
 
-int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
-			const struct prof_timeline *tl)
+/* --- diff: functions whose share of the total moved most ------------------ */
+
+struct mover { const char *name, *module; double base, head; };
+struct mover_vec { struct mover *v; size_t n, cap; };
+
+static int by_move(const void *x, const void *y)
+{
+	const struct mover *a = x, *b = y;
+	double da = a->head - a->base, db = b->head - b->base;
+
+	da = da < 0 ? -da : da;
+	db = db < 0 ? -db : db;
+	return (da < db) - (da > db);
+}
+
+static void add_shares(struct mover_vec *m, struct u64map *ix, const struct prof_profile *p,
+		       const struct prof_view *v, bool head)
+{
+	struct prof_fn_table t = { 0 };
+
+	prof_fn_table_build(p, v, &t);
+	for (size_t i = 0; i < t.rows.n; i++) {
+		const struct prof_fn_row *r = &t.rows.v[i];
+		const char *name = prof_str(p, r->func);
+		const char *mod = r->module < p->modules.n ? module_basename(p, r->module) : "";
+		uint64_t key = hash64(hash_bytes(name, strlen(name)) ^ hash_bytes(mod, strlen(mod)) * 31);
+		bool created;
+		uint64_t *slot = u64map_slot(ix, key, &created);
+		if (created) {	/* distinct names with one hash: counted apart is fine */
+			*slot = m->n;
+			VEC_PUSH(m, ((struct mover){ name, mod, 0, 0 }));
+		}
+		double share = percent(r->self, t.grand_total);
+		if (head)
+			m->v[*slot].head += share;
+		else
+			m->v[*slot].base += share;
+	}
+	prof_fn_table_free(&t);
+}
+
+static void movers(struct strbuf *sb, const struct prof_profile *base, const struct prof_profile *head,
+		   const struct prof_view *v)
+{
+	struct mover_vec m = { 0 };
+	struct u64map ix = { 0 };
+
+	add_shares(&m, &ix, base, v, false);
+	add_shares(&m, &ix, head, v, true);
+	qsort(m.v, m.n, sizeof(*m.v), by_move);
+	sb_adds(sb, "<h2>Movers</h2>\n<p class=\"muted\">Self share of the total in each recording; "
+		"red grew, blue shrank.</p>\n<table id=\"movers\"><thead><tr><th>Function</th><th>Module</th>"
+		"<th class=\"n\">Base self%</th><th class=\"n\">Head self%</th><th class=\"n\">Change</th>"
+		"</tr></thead><tbody>\n");
+	for (size_t i = 0; i < m.n && i < 50; i++) {
+		double d = m.v[i].head - m.v[i].base;
+		sb_addf(sb, "<tr style=\"color:%s\"><td>", d > 0 ? "#c00" : d < 0 ? "#00c" : "#444");
+		xml_escape(sb, m.v[i].name);
+		sb_adds(sb, "</td><td>");
+		xml_escape(sb, m.v[i].module);
+		sb_addf(sb, "</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f%%</td>"
+			"<td class=\"n\">%+.2f</td></tr>\n", m.v[i].base, m.v[i].head, d);
+	}
+	sb_adds(sb, "</tbody></table>\n");
+	VEC_FREE(&m);
+	u64map_free(&ix);
+}
+
+/*
+ * The page.  With a base profile it is the diff view: the flame graph of
+ * head coloured by the change of each frame's share (red grew, blue
+ * shrank), the movers table, and no time tracks (two recordings have no
+ * common time axis).
+ */
+static int html_page(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+		     const struct prof_timeline *tl, const struct prof_profile *base)
 {
 	struct strbuf sb = STRBUF_INIT, data = STRBUF_INIT;
 	const char *title = v->title ? v->title : "prof report";
@@ -422,7 +526,10 @@ int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof
 	sb_adds(&sb, "</h1>\n");
 	summary(&sb, p, v);
 	timeline(&sb, tl);
-	sb_adds(&sb, html_app_panels_top);
+	if (base)
+		movers(&sb, base, p, v);
+	else
+		sb_adds(&sb, html_app_panels_top);
 	sb_adds(&sb, "<h2>Flame graph</h2>\n<div class=\"ctl\">Search (regex): <input id=\"q\" "
 		"placeholder=\"e.g. ^spin|malloc\"> <button onclick=\"search(document.getElementById('q').value)\">"
 		"Search</button> <button onclick=\"search('')\">Clear</button> "
@@ -437,26 +544,45 @@ int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof
 		"(click a function)</span></h3>"
 		"<b>Callers</b><table><tbody id=\"callers\"></tbody></table>"
 		"<b>Callees</b><table><tbody id=\"callees\"></tbody></table></div></div>\n");
-	sb_adds(&sb, html_app_panels_bottom);
+	if (!base)
+		sb_adds(&sb, html_app_panels_bottom);
 	fn_table(&sb, p, v);
-	sb_adds(&sb, "<h2>Source: <span id=\"src-name\" class=\"muted\"></span></h2><div id=\"source\"></div>\n");
-	data_json(&data, p, v);
+	if (!base)
+		sb_adds(&sb, "<h2>Source: <span id=\"src-name\" class=\"muted\"></span></h2>"
+			"<div id=\"source\"></div>\n");
+	data_json(&data, p, v, base);
 	sb_adds(&sb, "<script type=\"application/json\" id=\"prof-data\">");
 	json_script_safe(&sb, sb_str(&data));
-	sb_adds(&sb, "</script>\n<script type=\"application/json\" id=\"prof-app\">");
-	sb_reset(&data);
-	html_app_data(&data, p, v);
-	json_script_safe(&sb, sb_str(&data));
+	if (!base) {
+		sb_adds(&sb, "</script>\n<script type=\"application/json\" id=\"prof-app\">");
+		sb_reset(&data);
+		html_app_data(&data, p, v);
+		json_script_safe(&sb, sb_str(&data));
+	}
 	sb_adds(&sb, "</script>\n<script>\n");
 	sb_adds(&sb, html_script);
-	sb_adds(&sb, "</script>\n<script>\n");
-	sb_adds(&sb, html_app_js);
+	if (!base) {
+		sb_adds(&sb, "</script>\n<script>\n");
+		sb_adds(&sb, html_app_js);
+	}
 	sb_adds(&sb, "</script>\n</body></html>\n");
 	int rc = render_flush(f, &sb);
 
 	sb_release(&sb);
 	sb_release(&data);
 	return rc;
+}
+
+int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+			const struct prof_timeline *tl)
+{
+	return html_page(f, p, v, tl, NULL);
+}
+
+int prof_render_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
+			  const struct prof_view *v)
+{
+	return html_page(f, head, v, NULL, base);
 }
 
 int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v)

@@ -6,6 +6,7 @@
 //                                         source view, URL round trip
 //   deep REPORT                           height cap and collapse recursion
 //   load REPORT                           load time and renderer CPU time
+//   diff REPORT                           red/blue flame graph, movers table
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -146,6 +147,25 @@ async function deep(browser, url, out, errors) {
 	out.collapsed = await panels(page);
 }
 
+// report --diff --format=html: the flame graph in red/blue, the movers table
+async function diff(browser, url, out, errors) {
+	const page = await browser.newPage();
+	page.on('pageerror', (e) => errors.push(String(e)));
+	await page.goto(url);
+	await page.waitForSelector('#flame div');
+	Object.assign(out, await page.evaluate(() => {
+		const cols = Array.from(document.querySelectorAll('#flame div')).map((d) => d.style.background);
+		const m = /rgb\((\d+), (\d+), (\d+)\)/;
+		const kind = (c) => { const x = m.exec(c); if (!x) return 'other';
+			return +x[1] > +x[3] + 20 ? 'red' : +x[3] > +x[1] + 20 ? 'blue' : 'grey'; };
+		const k = cols.map(kind);
+		return { red: k.filter((x) => x == 'red').length, blue: k.filter((x) => x == 'blue').length,
+			 movers: Array.from(document.querySelectorAll('#movers tbody tr')).map((r) =>
+				[r.cells[0].textContent, +r.cells[4].textContent]),
+			 tracks: !!document.getElementById('trk') };
+	}));
+}
+
 async function load(browser, url, out, errors) {
 	const cpu = () => cpuOfTree(browserPid(browser.userDataDir));
 	const c0 = cpu(), t0 = Date.now();
@@ -199,6 +219,7 @@ function cpuOfTree(root) {
 		if (mode === 'phases') await phases(browser, url, +rest[0], +rest[1], out, errors);
 		else if (mode === 'deep') await deep(browser, url, out, errors);
 		else if (mode === 'load') await load(browser, url, out, errors);
+		else if (mode === 'diff') await diff(browser, url, out, errors);
 		else throw new Error('unknown mode ' + mode);
 	} finally {
 		await browser.close();
