@@ -400,6 +400,7 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 		"<th onclick=\"sortBy(0,0)\">Function</th><th onclick=\"sortBy(1,0)\">Module</th>"
 		"<th class=\"n\" onclick=\"sortBy(2,1)\">Self</th><th class=\"n\" onclick=\"sortBy(3,1)\">Self%</th>"
 		"<th class=\"n\" onclick=\"sortBy(4,1)\">Total</th><th class=\"n\" onclick=\"sortBy(5,1)\">Total%</th>"
+		"<th onclick=\"sortBy(6,0)\">Location</th>"
 		"</tr></thead><tbody>\n");
 	for (size_t i = 0; i < t.rows.n && i < HTML_MAX_FN_ROWS; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
@@ -425,8 +426,16 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 			(unsigned long long)r->self, sb_str(&w), (unsigned long long)r->self, 100.0 * r->self / gt);
 		sb_reset(&w);
 		render_weight(&w, v, r->total);
-		sb_addf(sb, "<td class=\"n\" data-v=\"%llu\">%s</td><td class=\"n\" data-v=\"%llu\">%.2f%%</td></tr>\n",
+		sb_addf(sb, "<td class=\"n\" data-v=\"%llu\">%s</td><td class=\"n\" data-v=\"%llu\">%.2f%%</td>",
 			(unsigned long long)r->total, sb_str(&w), (unsigned long long)r->total, 100.0 * r->total / gt);
+		sb_reset(&w);
+		if (*prof_str(p, r->file))
+			sb_addf(&w, "%s:%u", prof_str(p, r->file), r->line);
+		sb_adds(sb, "<td data-v=\"");
+		xml_escape(sb, sb_str(&w));
+		sb_adds(sb, "\">");
+		xml_escape(sb, sb_str(&w));
+		sb_adds(sb, "</td></tr>\n");
 	}
 	sb_adds(sb, "</tbody></table>\n");
 	if (t.rows.n > HTML_MAX_FN_ROWS)

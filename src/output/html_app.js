@@ -119,8 +119,10 @@ var FN = [], FN_OF = new Int32Array(FR.length);
 	var ids = new Map();
 	for (var f = 0; f < FR.length; f++) {
 		var k = fKey(f), id = ids.get(k);
-		if (id === undefined) { id = FN.length; ids.set(k, id); FN.push({ k: k, name: fName(f), mod: fMod(f) }); }
+		if (id === undefined) { id = FN.length; ids.set(k, id); FN.push({ k: k, name: fName(f), mod: fMod(f), file: '', line: 0 }); }
 		FN_OF[f] = id;
+		var fn = FN[id], file = AS[FR[f][2]], line = FR[f][3];	// where it starts: its first line
+		if (file && !FR[f][5] && (!fn.file || (file == fn.file && line && (!fn.line || line < fn.line)))) { fn.file = file; fn.line = line; }
 	}
 })();
 function functionRows() {
@@ -137,7 +139,8 @@ function functionRows() {
 	}
 	var rows = [];
 	for (var i = 0; i < FN.length; i++)
-		if (tot[i]) rows.push({ k: FN[i].k, name: FN[i].name, mod: FN[i].mod, self: self[i], tot: tot[i] });
+		if (tot[i]) rows.push({ k: FN[i].k, name: FN[i].name, mod: FN[i].mod, self: self[i], tot: tot[i],
+					loc: FN[i].file ? FN[i].file + ':' + FN[i].line : '' });
 	return rows.sort(function (x, y) { return y.self - x.self || y.tot - x.tot; });
 }
 
@@ -162,6 +165,7 @@ function fillFunctions(rows) {
 		td(tr, (total ? 100 * r.self / total : 0).toFixed(2) + '%', r.self, true);
 		td(tr, fmtW(r.tot), r.tot, true);
 		td(tr, (total ? 100 * r.tot / total : 0).toFixed(2) + '%', r.tot, true);
+		td(tr, r.loc, r.loc);
 		tr.onclick = function () { sandwich(r.k); };
 		tb.appendChild(tr);
 	});
