@@ -211,8 +211,10 @@ int prof_annotate_build(const struct prof_profile *p, const struct prof_view *v,
 		if (w && node_frames(p, p->aggs.v[i].node, &st))
 			add_stack(&b, st.v, st.n, w);
 	}
-	qsort(a->lines.v, a->lines.n, sizeof(*a->lines.v), cmp_line);
-	qsort(a->insns.v, a->insns.n, sizeof(*a->insns.v), cmp_insn);
+	if (a->lines.n)		/* qsort(NULL, 0) is undefined */
+		qsort(a->lines.v, a->lines.n, sizeof(*a->lines.v), cmp_line);
+	if (a->insns.n)
+		qsort(a->insns.v, a->insns.n, sizeof(*a->insns.v), cmp_insn);
 	u64map_free(&b.line_index);
 	u64map_free(&b.insn_index);
 	VEC_FREE(&st);

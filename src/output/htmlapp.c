@@ -275,7 +275,8 @@ static void emit_sparse(struct app *a, struct strbuf *sb, const char *name, int 
  */
 static void emit_rows(struct app *a, struct strbuf *sb)
 {
-	qsort(a->rows.v, a->rows.n, sizeof(*a->rows.v), row_cmp);
+	if (a->rows.n)		/* qsort(NULL, 0) is undefined */
+		qsort(a->rows.v, a->rows.n, sizeof(*a->rows.v), row_cmp);
 	sb_addf(sb, ",\n\"rows\":{\"count\":%zu,\"period\":%llu,\"runs\":[", a->rows.n,
 		(unsigned long long)a->p->period_ns);
 	for (size_t i = 0, start = 0; i < a->rows.n; i++) {
