@@ -94,7 +94,7 @@ static void print_file(FILE *f, const struct prof_profile *p, const struct prof_
 			hi = d->lines.v[i].line > hi ? d->lines.v[i].line : hi;
 		}
 	fprintf(f, "#\n# source: %s", *path ? path : "(unknown file)");
-	if (!src.buf && *path)
+	if (!src.buf && *path && !o->no_source)
 		fprintf(f, " (text not shown: %s)", src.err == EPERM ?
 			"not allowed; see --source-root" : strerror(src.err));
 	fprintf(f, "\n%10s %10s %6s  %s\n", "Self", "Total", "Line", "Source");

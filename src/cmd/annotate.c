@@ -24,15 +24,16 @@ static const char usage_text[] =
 	"      --source-root DIR   also read sources below DIR (repeatable); otherwise\n"
 	"                          only files the verified binary's line table names\n"
 	"      --no-source         costs per line without the source text\n"
+	"      --no-asm            no disassembly\n"
 	"  -h, --help              this help\n";
 
-enum { O_METRIC = 256, O_STDIO, O_ROOT, O_NO_SOURCE };
+enum { O_METRIC = 256, O_STDIO, O_ROOT, O_NO_SOURCE, O_NO_ASM };
 
 struct annotate_opts {
 	const char *input, *func;
 	struct prof_view view;
 	VEC(const char *) roots;
-	bool help, no_source;
+	bool help, no_source, no_asm;
 };
 
 static int bad(const char *what, const char *arg)
@@ -50,6 +51,7 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 		{ "stdio", no_argument, NULL, O_STDIO },
 		{ "source-root", required_argument, NULL, O_ROOT },
 		{ "no-source", no_argument, NULL, O_NO_SOURCE },
+		{ "no-asm", no_argument, NULL, O_NO_ASM },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret = 0;
@@ -63,6 +65,7 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 		case O_STDIO: break;
 		case O_ROOT: VEC_PUSH(&o->roots, optarg); break;
 		case O_NO_SOURCE: o->no_source = true; break;
+		case O_NO_ASM: o->no_asm = true; break;
 		case O_METRIC:
 			if (prof_view_metric_parse(optarg, &o->view.metric) < 0)
 				ret = bad("--metric is cpu, off-cpu, io-wait, sleep or wall, not", optarg);
@@ -84,7 +87,8 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 static int annotate(const struct annotate_opts *o, const struct prof_profile *p)
 {
 	struct prof_source_policy sp = { .roots = o->roots.v, .nroots = o->roots.n };
-	struct prof_annotate_opts ao = { .sources = &sp, .no_source = o->no_source };
+	struct prof_annotate_opts ao = { .sources = &sp, .no_source = o->no_source,
+					 .no_asm = o->no_asm };
 	struct prof_annotation a;
 	int ret = prof_annotate_build(p, &o->view, o->func, &a);
 
