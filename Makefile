@@ -32,6 +32,12 @@ DEP_CFLAGS += -DHAVE_LIBIBERTY=1
 DEP_LIBS += -liberty
 endif
 
+# The disassembler behind `prof annotate` (src/annotate/disasm.c): capstone.
+ifeq ($(shell $(PKG_CONFIG) --exists capstone && echo y),y)
+DEP_CFLAGS += -DHAVE_CAPSTONE=1 $(shell $(PKG_CONFIG) --cflags capstone)
+DEP_LIBS += $(shell $(PKG_CONFIG) --libs capstone)
+endif
+
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Wshadow -Wformat=2 -Wno-format-nonliteral
 ifdef DEVELOPER
@@ -59,6 +65,9 @@ all: prof
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# html.c embeds the report's script with .incbin
+$(BUILD)/src/output/html.o: src/output/html_app.js
 
 $(BUILD)/libprof.a: $(LIB_OBJS)
 	@rm -f $@

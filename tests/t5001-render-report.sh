@@ -1,7 +1,7 @@
 #!/bin/bash
 # t5001-render-report.sh - the picture/interop formats end to end through
 # `prof report --format=...` on a real recording: callgrind_annotate's
-# PROGRAM TOTALS and the speedscope weights equal the samples of the json
+# PROGRAM TOTALS and the speedscope samples equal the samples of the json
 # report, the pprof decodes, the SVG/HTML carry the workload's functions.
 # Skips until report.c offers these formats, and when perf events are refused.
 . "$(dirname "$0")/lib/test-lib.sh"
@@ -34,12 +34,13 @@ test_expect_success 'callgrind export: callgrind_annotate totals = report sample
 	grep -q spin_inner annotate.txt
 '
 
-test_expect_success 'speedscope weights = report samples' '
+test_expect_success 'speedscope: one sample per report sample, weights in ns' '
 	"$PROF" report -i prof.data --format=speedscope -o prof.speedscope.json &&
 	python3 -c "
 import json; d = json.load(open(\"prof.speedscope.json\"))
-t = sum(sum(p[\"weights\"]) for p in d[\"profiles\"])
+t = sum(len(p[\"samples\"]) for p in d[\"profiles\"])
 assert t == int(open(\"total.txt\").read()), t
+assert all(p[\"unit\"] == \"nanoseconds\" for p in d[\"profiles\"])
 assert any(f[\"name\"] == \"spin_inner\" for f in d[\"shared\"][\"frames\"])"
 '
 

@@ -67,6 +67,9 @@ struct prof_frame {
 	uint32_t line;		/* 0 if unknown */
 	uint32_t module;	/* module id, PROF_NONE if none */
 	uint64_t addr;		/* module-relative address (file vaddr), 0 if n/a */
+	uint64_t pc;		/* innermost frame of a sample's leaf only: file vaddr
+				 * of the sampled instruction (for `prof annotate`);
+				 * 0 elsewhere and in files written before it existed */
 	uint8_t kind;		/* enum prof_frame_kind */
 	uint8_t inlined;	/* 1: inlined into the frame below it (its caller) */
 };
@@ -121,6 +124,18 @@ struct prof_timeline_sample {
 	uint32_t io_wait_pct_x100;	/* I/O-wait% of the interval, x100 */
 };
 
+/*
+ * One sample as it was taken, kept only when p->keep_timed is set before
+ * loading (the time-ordered exports and the HTML timeline need it; text
+ * reports do not, and 1M samples cost 32 MB here).
+ */
+struct prof_timed_sample {
+	uint64_t t_ns;			/* CLOCK_MONOTONIC */
+	uint64_t value;			/* count or ns, as prof_add() got it */
+	uint32_t thread, node;
+	uint32_t metric;		/* enum prof_metric */
+};
+
 struct prof_profile {
 	struct strtab strings;
 	VEC(struct prof_module) modules;
@@ -132,6 +147,8 @@ struct prof_profile {
 	VEC(struct prof_meta) meta;
 	VEC(struct prof_resources) resources;	/* unique (pid, tid) */
 	VEC(struct prof_timeline_sample) timeline;	/* append order = time order per pid */
+	bool keep_timed;		/* set before loading: fill timed[] too */
+	VEC(struct prof_timed_sample) timed;	/* load order; see prof_timed_sort() */
 
 	/* summary numbers, kept by whoever fills the profile */
 	uint64_t samples;		/* CPU samples taken (incl. filtered later) */
@@ -176,6 +193,11 @@ uint32_t prof_thread_add(struct prof_profile *p, uint32_t pid, uint32_t tid, con
 /* Adds value to metric for (thread, node). */
 void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,
 	      enum prof_metric metric, uint64_t value);
+/* prof_add(), and when p->keep_timed, also logs the sample with its time. */
+void prof_add_timed(struct prof_profile *p, uint64_t t_ns, uint32_t thread, uint32_t node,
+		    enum prof_metric metric, uint64_t value);
+/* Sorts p->timed by time (stable: equal times keep load order). */
+void prof_timed_sort(struct prof_profile *p);
 void prof_edge_add(struct prof_profile *p, uint32_t caller, uint32_t callee,
 		   uint64_t calls, const uint64_t value[PROF_METRIC_COUNT]);
 

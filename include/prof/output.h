@@ -34,6 +34,8 @@ struct prof_view {
 	const char *dso;		/* NULL: any; matches module basename or path of the leaf frame */
 	bool inverted;			/* flame graph: icicle */
 	const char *title;
+	const char *const *source_roots;	/* --source-root DIRs (HTML source view) */
+	size_t n_source_roots;
 };
 void prof_view_init(struct prof_view *v);	/* defaults: cpu, self, all */
 

@@ -90,6 +90,10 @@ int prof_render_flamegraph(FILE *f, const struct prof_profile *p, const struct p
 int prof_render_flamegraph_diff(FILE *f, const struct prof_profile *base,
 				const struct prof_profile *head, const struct prof_view *v);
 int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* The same page for two recordings: head's flame graph coloured by the
+ * change of share (red grew, blue shrank) and a movers table. */
+int prof_render_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
+			  const struct prof_view *v);
 int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 			const struct prof_timeline *timeline);
 int prof_render_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v);
@@ -107,6 +111,8 @@ int gzip_buffer(const void *in, size_t len, struct strbuf *out);
 
 /* A JSON string literal, quotes included (json_escape writes them). */
 void json_str(struct strbuf *sb, const char *s);
+/* A string table as a JSON array of its strings, in id order. */
+void json_strtab(struct strbuf *sb, const struct strtab *t);
 /* A weight in the view's unit: "123 samples" or "12.345 ms". */
 void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);
 /* Writes the whole buffer to f: 0 or -EIO. */

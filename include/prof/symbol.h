@@ -36,6 +36,11 @@ const char *prof_elf_open_path(const struct prof_elf *e);
 int prof_elf_fd(const struct prof_elf *e);	/* kept open; dup() it to hand it over */
 struct Elf *prof_elf_elf(const struct prof_elf *e);
 int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len);
+/* For `prof annotate`: the ELF symbol around a file vaddr ([*start, +*size)),
+ * and the line table's file:line of one instruction (*file malloc'd).
+ * 0 or -ENOENT. */
+int prof_elf_function_range(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *size);
+int prof_elf_source_line(struct prof_elf *e, uint64_t vaddr, char **file, uint32_t *line);
 
 enum prof_mapping_flags {
 	PROF_MAP_EXEC = 1 << 0,

@@ -35,6 +35,9 @@ static const char usage_text[] =
 	"                        flamegraph (interactive SVG), html (single-file report),\n"
 	"                        speedscope, pprof (gzipped profile.proto), callgrind\n"
 	"  --inverted            flamegraph: icicle graph (roots at the top)\n"
+	"  --source-root DIR     html: also embed sources found below DIR (repeatable);\n"
+	"                        otherwise only files the recorded binary (same build-id)\n"
+	"                        names in its line table\n"
 	"  --diff BASE HEAD      compare two recordings: text (largest movers), folded\n"
 	"                        (difffolded.pl 'stack base head' lines) or flamegraph\n"
 	"                        (red grew, blue shrank, shaped by HEAD)\n"
@@ -70,6 +73,7 @@ static const struct format_desc {
 };
 
 struct report_opts {
+	VEC(const char *) source_roots;
 	const char *input, *output;
 	const char *diff_base, *diff_head;
 	enum fmt format;
@@ -135,7 +139,7 @@ static int parse_percent(const char *arg, double *out)
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	enum { O_FORMAT = 256, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT, O_SORT, O_METRIC,
-	       O_DIFF, O_OPEN, O_INVERTED };
+	       O_DIFF, O_OPEN, O_INVERTED, O_SOURCE_ROOT };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "input", required_argument, NULL, 'i' },
@@ -153,6 +157,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ "diff", required_argument, NULL, O_DIFF },
 		{ "open", no_argument, NULL, O_OPEN },
 		{ "inverted", no_argument, NULL, O_INVERTED },
+		{ "source-root", required_argument, NULL, O_SOURCE_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret = 0;
@@ -180,6 +185,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case O_OPEN: o->open = true; o->format = FMT_HTML; break;
 		case O_INVERTED: o->view.inverted = true; break;
+		case O_SOURCE_ROOT:
+			VEC_PUSH(&o->source_roots, optarg);
+			o->view.source_roots = o->source_roots.v;
+			o->view.n_source_roots = o->source_roots.n;
+			break;
 		case O_FLAT: o->tree = false; break;
 		case O_TREE: o->tree = true; break;
 		case O_PID: ret = parse_id(optarg, "--pid wants a process id, not", &o->view.pid); break;
@@ -220,49 +230,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return ret;
 }
 
-/* perf.data files (PERFILE2 magic) go through the importer. */
-static int load_perf_data(const char *path, struct prof_profile *p)
-{
-	struct perfdata_info pi;
-	int ret = perfdata_read(path, p, &pi);	/* error() already printed */
-
-	if (ret < 0)
-		return ret;
-	if (pi.truncated)
-		warning("%s is truncated (perf record was interrupted); showing the %llu samples "
-			"before the cut", path, (unsigned long long)p->samples);
-	return 0;
-}
-
 static int load(const char *input, struct prof_profile *p)
 {
-	struct prof_read_info info;
 	struct progress pr = { now_ns(), false };
-	int fd;
+	int ret = prof_load_any(input, p, stderr_is_tty() ? show_progress : NULL, &pr);
 
-	if (!strcmp(input, "-") || perfdata_probe(input) == 1)
-		return load_perf_data(input, p);
-	fd = open(input, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		error("cannot open '%s': %s (record one with 'prof record -- CMD')", input,
-		      strerror(e));
-		return -e;
-	}
-	close(fd);
-	int ret = prof_data_read_progress(input, p, &info,
-					  stderr_is_tty() ? show_progress : NULL, &pr);
 	if (pr.shown)
 		fprintf(stderr, "\r              \r");
-	if (ret < 0)
-		return ret;
-	if (info.truncated || !info.complete)
-		warning("%s is truncated (recording was interrupted); showing the %llu samples "
-			"before the cut", input, (unsigned long long)p->samples);
-	if (info.dropped)
-		warning("%llu samples refer to stacks or threads missing from %s; ignored",
-			(unsigned long long)info.dropped, input);
-	return 0;
+	return ret;
 }
 
 static int render(FILE *f, const struct report_opts *o, const struct prof_profile *p)
@@ -279,6 +254,7 @@ static int render_diff(FILE *f, const struct report_opts *o, const struct prof_p
 	switch (o->format) {
 	case FMT_FOLDED: return prof_output_folded_diff(f, base, head, &o->view);
 	case FMT_FLAMEGRAPH: return prof_render_flamegraph_diff(f, base, head, &o->view);
+	case FMT_HTML: return prof_render_html_diff(f, base, head, &o->view);
 	default: return prof_output_text_diff(f, base, head, &o->view);
 	}
 }
@@ -337,8 +313,8 @@ static int open_report(struct report_opts *o, const struct prof_profile *p)
 static int validate(const struct report_opts *o)
 {
 	if (o->diff_base && o->format != FMT_TEXT && o->format != FMT_FOLDED &&
-	    o->format != FMT_FLAMEGRAPH)
-		return error("--diff makes text, folded or flamegraph output, not %s",
+	    o->format != FMT_FLAMEGRAPH && o->format != FMT_HTML)
+		return error("--diff makes text, folded, flamegraph or html output, not %s",
 			     formats[o->format].name);
 	if (o->diff_base && o->open)
 		return error("--open shows one recording; use --diff with --format=flamegraph -o FILE");
@@ -352,16 +328,19 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	prof_view_init(&o.view);
-	if (parse_args(argc, argv, &o) < 0)
-		return EXIT_USAGE;
-	if (o.help) {
+	ret = parse_args(argc, argv, &o);
+	if (!ret && o.help)
 		fputs(usage_text, stdout);
-		return 0;
+	if (!ret && !o.help)
+		ret = validate(&o);
+	if (ret < 0 || o.help) {
+		VEC_FREE(&o.source_roots);
+		return ret < 0 ? EXIT_USAGE : 0;
 	}
-	if (validate(&o) < 0)
-		return EXIT_USAGE;
 	o.view.title = o.diff_head ? o.diff_head : o.input;
 	prof_profile_init(&p);
+	/* time-ordered outputs need every sample with its time */
+	p.keep_timed = o.format == FMT_SPEEDSCOPE || o.format == FMT_HTML;
 	if (o.diff_base) {
 		struct prof_profile head;
 		prof_profile_init(&head);
@@ -377,5 +356,6 @@ int cmd_report(int argc, char **argv)
 			ret = o.open ? open_report(&o, &p) : write_report(&o, &p, NULL);
 	}
 	prof_profile_free(&p);
+	VEC_FREE(&o.source_roots);
 	return ret ? EXIT_USAGE : 0;
 }

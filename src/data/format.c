@@ -25,7 +25,12 @@
  *   1 STRING   bytes                  next string id; raw bytes, no NUL
  *   2 MODULE   v path, v build_id, v flags          (string ids, PROF_MOD_*)
  *   3 FRAME    v func, v file, v line, v module+1 (0 = none), v addr,
- *              v kind (enum prof_frame_kind), v inlined (0/1)
+ *              v kind (enum prof_frame_kind), v inlined (0/1), v pc
+ *              pc (appended later; a reader takes 0 when the payload ends
+ *              before it) is the file vaddr of the sampled instruction,
+ *              set on the innermost frame of a sample's leaf only, so
+ *              `prof annotate` can count samples per instruction; other
+ *              frames keep pc 0 and stay shared between call sites
  *   4 NODE     v (id - parent), v frame   next node id; parent < id, so the
  *              trie can never contain a cycle
  *   5 THREAD   v id, v pid, v tid, v comm   id == count defines a new thread;

@@ -120,7 +120,11 @@ static int read_frame(struct reader *r, struct cursor *c)
 	    !get(c, &addr) || !get(c, &kind) || kind > PROF_FRAME_UNKNOWN ||
 	    !get(c, &inlined) || inlined > 1)
 		return corrupt(r, "bad frame record");
+	uint64_t pc = 0;	/* appended field: absent in older files */
+	if (c->p < c->end && !get(c, &pc))
+		return corrupt(r, "bad frame record");
 	struct prof_frame f = {
+		.pc = pc,
 		.func = r->str.v[func],
 		.file = r->str.v[file],
 		.line = (uint32_t)line,
@@ -270,8 +274,8 @@ static void add_sample(struct reader *r, const struct sample *s)
 	} else if (s->metric == PROF_M_CPU_NS) {
 		r->saw_cpu_ns = true;
 	}
-	prof_add(r->p, r->thread.v[s->thread], r->node.v[s->node], (enum prof_metric)s->metric,
-		 s->value);
+	prof_add_timed(r->p, s->time, r->thread.v[s->thread], r->node.v[s->node],
+		       (enum prof_metric)s->metric, s->value);
 }
 
 /*
@@ -443,6 +447,7 @@ static void finish(struct reader *r)
 		for (size_t i = 0; i < p->aggs.n; i++)
 			p->aggs.v[i].value[PROF_M_CPU_NS] =
 				p->aggs.v[i].value[PROF_M_SAMPLES] * p->period_ns;
+	prof_timed_sort(p);
 }
 
 /*

@@ -229,7 +229,7 @@ static void put_new_definitions(struct prof_writer *w, const struct prof_profile
 	for (; w->frames_done < p->frames.n; w->frames_done++) {
 		const struct prof_frame *f = &p->frames.v[w->frames_done];
 		uint64_t v[] = { f->func, f->file, f->line, (uint32_t)(f->module + 1),
-				 f->addr, f->kind, f->inlined };
+				 f->addr, f->kind, f->inlined, f->pc };
 		put_fields(out, PD_REC_FRAME, v, ARRAY_SIZE(v));
 	}
 	for (; w->nodes_done < p->nodes.n; w->nodes_done++) {

@@ -51,6 +51,7 @@ void prof_profile_free(struct prof_profile *p)
 	VEC_FREE(&p->meta);
 	VEC_FREE(&p->resources);
 	VEC_FREE(&p->timeline);
+	VEC_FREE(&p->timed);
 	u64map_free(&p->module_index);
 	u64map_free(&p->frame_index);
 	u64map_free(&p->node_index);
@@ -94,7 +95,7 @@ uint32_t prof_module_intern(struct prof_profile *p, const char *path,
 static bool frame_equal(const struct prof_frame *a, const struct prof_frame *b)
 {
 	return a->func == b->func && a->file == b->file && a->line == b->line &&
-	       a->module == b->module && a->addr == b->addr &&
+	       a->module == b->module && a->addr == b->addr && a->pc == b->pc &&
 	       a->kind == b->kind && a->inlined == b->inlined;
 }
 
@@ -103,7 +104,7 @@ uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
 	/* The struct has padding, so hash the fields, not the bytes. */
 	uint64_t key = hash64(((uint64_t)f->func << 32) ^ f->file) ^
 		       hash64((((uint64_t)f->line << 32) | f->module) + f->addr * 31 +
-			      (uint64_t)f->kind * 7 + f->inlined);
+			      (uint64_t)f->kind * 7 + f->inlined) ^ f->pc * 0x9e3779b97f4a7c15ULL;
 
 	for (uint64_t k = 0;; k++) {
 		bool created;
@@ -186,6 +187,47 @@ void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,
 		VEC_PUSH(&p->aggs, a);
 	}
 	p->aggs.v[*slot].value[metric] += value;
+}
+
+void prof_add_timed(struct prof_profile *p, uint64_t t_ns, uint32_t thread, uint32_t node,
+		    enum prof_metric metric, uint64_t value)
+{
+	prof_add(p, thread, node, metric, value);
+	if (p->keep_timed)
+		VEC_PUSH(&p->timed, ((struct prof_timed_sample){
+			.t_ns = t_ns, .value = value, .thread = thread, .node = node,
+			.metric = (uint32_t)metric }));
+}
+
+void prof_timed_sort(struct prof_profile *p)
+{
+	/* Samples arrive in per-CPU runs that are each time-ordered, so most
+	 * of the log is already sorted: check before paying for a sort.  The
+	 * sort is a bottom-up merge sort because qsort is not stable. */
+	size_t n = p->timed.n;
+	bool sorted = true;
+
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = p->timed.v[i - 1].t_ns <= p->timed.v[i].t_ns;
+	if (sorted)
+		return;
+	struct prof_timed_sample *tmp = xmalloc(n * sizeof(*tmp)), *a = p->timed.v, *b = tmp;
+	for (size_t width = 1; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = MIN(lo + width, n), hi = MIN(lo + 2 * width, n);
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				b[k++] = a[j].t_ns < a[i].t_ns ? a[j++] : a[i++];
+			while (i < mid)
+				b[k++] = a[i++];
+			while (j < hi)
+				b[k++] = a[j++];
+		}
+		struct prof_timed_sample *swap = a; a = b; b = swap;
+	}
+	if (a != p->timed.v)
+		memcpy(p->timed.v, a, n * sizeof(*a));
+	free(tmp);
 }
 
 void prof_edge_add(struct prof_profile *p, uint32_t caller, uint32_t callee,

@@ -16,6 +16,10 @@
  *  - Flame tree JSON: nodes in preorder, each [parent, name, module, file,
  *    line, kind, inlined, value, self] with string-table indexes, so the
  *    page is small and the script rebuilds children from parents.
+ *  - The application layer (tracks, range selection, metric switch, call
+ *    tree, stack chart, source view; html_app.js, data from htmlapp.c)
+ *    recomputes the flame graph, table and sandwich for a selection; the
+ *    page as written shows the whole recording.
  *  - URL hooks for tests and links: `report.html?s=REGEX` or
  *    `#search=REGEX` runs a search on load; `#fn=NAME` selects a function;
  *    `?sort=COLUMN` sorts the functions table (descending) as a header click does.
@@ -43,7 +47,45 @@ static const char html_style[] =
 	".ctl{margin:4px 0}.ctl input{width:260px}#matched{margin-left:12px;font-weight:bold}\n"
 	"#details{font-size:12px;min-height:16px;color:#333;margin-top:4px}\n"
 	".sw{display:flex;gap:24px}.sw>div{flex:1}.muted{color:#777}\n"
-	".tl svg{background:#fff;border:1px solid #ccc;display:block;margin-bottom:6px}\n";
+	".tl svg{background:#fff;border:1px solid #ccc;display:block;margin-bottom:6px}\n"
+	"#tracks{position:relative;border:1px solid #ccc;background:#fff;user-select:none}\n"
+	"#trk{display:block;cursor:crosshair}#selbox{position:absolute;top:0;display:none;"
+	"background:rgba(255,200,0,.25);border-left:1px solid #c90;border-right:1px solid #c90;pointer-events:none}\n"
+	".fg{display:flex;gap:16px;align-items:flex-start}.fgmain{flex:3;min-width:0}.fgside{flex:1;font-size:12px;"
+	"max-height:640px;overflow:auto}.fgside h3{font-size:13px;margin:0 0 6px}\n"
+	"#flamewrap{max-height:600px;overflow:auto;border:1px solid #ccc}#flame{border:0}\n"
+	"#calltree{font:12px monospace;max-height:420px;overflow:auto;border:1px solid #ccc;background:#fff}\n"
+	".ct{white-space:pre;cursor:pointer}.ct:hover{background:#ffe9a8}.ct.hit{background:#ffd75e}\n"
+	"#scwrap{max-height:420px;overflow:auto;border:1px solid #ccc;background:#fff}\n"
+	"#srctable{font:12px monospace;border-collapse:collapse}#srctable td{padding:0 6px}\n"
+	"#srctable td.code{white-space:pre}#srctable tr.hot{background:#ffd7c2}#srctable tr.hottest{background:#ffa07a}\n"
+	".legend span{display:inline-block;width:10px;height:10px;margin:0 3px 0 10px}\n";
+
+/* The application's panels around the flame graph (html_app.js fills them). */
+static const char html_app_panels_top[] =
+	"<h2>Tracks</h2>\n<div class=\"ctl\">Metric: <select id=\"metric\">"
+	"<option value=\"cpu\">CPU samples</option><option value=\"off-cpu\">off-CPU</option>"
+	"<option value=\"io-wait\">I/O wait</option><option value=\"sleep\">sleep</option>"
+	"<option value=\"wall\">wall</option></select> <button id=\"clearsel\">Clear selection</button> "
+	"<span id=\"selinfo\" class=\"muted\"></span><span class=\"legend muted\">"
+	"<span style=\"background:#2a7de1\"></span>on CPU<span style=\"background:#e0452b\"></span>I/O wait"
+	"<span style=\"background:#a05ac8\"></span>preempted / other<span style=\"background:#c8d2dc\"></span>sleep"
+	"<span style=\"background:#2d8a4e\"></span>RSS</span>"
+	"<div class=\"muted\">Drag to select a time range, click a track to select a thread or process.</div></div>\n"
+	"<div id=\"tracks\"><canvas id=\"trk\"></canvas><div id=\"selbox\"></div></div>\n";
+static const char html_app_panels_bottom[] =
+	"<h2>Stack chart</h2>\n<div id=\"scwrap\"><canvas id=\"stackchart\"></canvas></div>\n"
+	"<h2>Call tree</h2>\n<div class=\"ctl\"><label><input type=\"checkbox\" id=\"ctinv\"> inverted</label> "
+	"Search: <input id=\"ctq\" placeholder=\"function name\"></div><div id=\"calltree\"></div>\n";
+
+/* html_app.js, embedded whole at build time (NUL-terminated). */
+__asm__(".section .rodata\n"
+	".global html_app_js\n"
+	"html_app_js:\n"
+	".incbin \"src/output/html_app.js\"\n"
+	".byte 0\n"
+	".previous\n");
+extern const char html_app_js[];
 
 static const char html_script[] =
 	"var D=JSON.parse(document.getElementById('prof-data').textContent),S=D.strings,N=D.nodes,K=[],zoomId=0,re=null;\n"
@@ -53,14 +95,17 @@ static const char html_script[] =
 	"function fmt(v){return D.unit=='samples'?v+' samples':(v/1e6).toFixed(3)+' ms';}\n"
 	"function pct(v){return (N[0][7]?100*v/N[0][7]:0).toFixed(2)+'%';}\n"
 	"function hue(s){var h=0;for(var i=0;i<s.length;i++)h=(h*31+s.charCodeAt(i))>>>0;return h;}\n"
-	"function colour(i){var n=N[i],h=hue(S[n[1]]),v=(h%100)/100;\n"
+	"function dcolour(i){var n=N[i],d=(N[0][7]?n[7]/N[0][7]:0)-(D.base_total?n[9]/D.base_total:0),x=Math.min(1,Math.abs(d)/D.max_delta);\n"
+	" var c=220-(190*x|0);return d>0?'rgb(255,'+c+','+c+')':d<0?'rgb('+c+','+c+',255)':'rgb(225,225,225)';}\n"
+	"function colour(i){if(D.diff)return dcolour(i);var n=N[i],h=hue(S[n[1]]),v=(h%100)/100;\n"
 	" if(n[6])return 'rgb('+(50+60*v|0)+','+(165+55*v|0)+','+(165+55*v|0)+')';\n"
 	" if(n[5]==1)return 'rgb('+(190+65*v|0)+','+(90+65*v|0)+',0)';\n"
 	" if(n[5]==2)return 'rgb(40,'+(200+55*v|0)+',40)';\n"
 	" if(n[5]>=3)return 'rgb(180,180,190)';\n"
 	" return 'rgb('+(205+50*v|0)+','+(230*((h>>8)%100)/100|0)+','+(55*((h>>16)%100)/100|0)+')';}\n"
 	"function tip(i){var n=N[i],t=nm(i);if(n[6])t+=' [inlined]';if(n[5]==1)t+=' [kernel]';\n"
-	" if(S[n[2]])t+=' ('+S[n[2]]+')';if(S[n[3]])t+='  '+S[n[3]]+':'+n[4];return t+'  '+fmt(n[7])+' ('+pct(n[7])+')';}\n"
+	" if(S[n[2]])t+=' ('+S[n[2]]+')';if(S[n[3]])t+='  '+S[n[3]]+':'+n[4];t+='  '+fmt(n[7])+' ('+pct(n[7])+')';\n"
+	" if(D.diff)t+=', base '+fmt(n[9])+' ('+(D.base_total?100*n[9]/D.base_total:0).toFixed(2)+'%)';return t;}\n"
 	"function depthOf(i){var d=0;while(i){i=N[i][0];d++;}return d;}\n"
 	"function render(){var box=document.getElementById('flame');box.textContent='';\n"
 	" var W=box.clientWidth||1100,z=zoomId,zd=depthOf(z),sc=W/N[z][7],H=18,items=[],maxd=0;\n"
@@ -102,7 +147,7 @@ static const char html_script[] =
 	"  var c=num?(+x)-(+y):x.localeCompare(y);return desc?-c:c;});rows.forEach(function(r){tb.appendChild(r);});}\n"
 	"document.querySelectorAll('#fns tbody tr').forEach(function(r){r.onclick=function(){sandwich(r.getAttribute('data-k'));};});\n"
 	"document.getElementById('q').onkeyup=function(ev){if(ev.key=='Enter')search(this.value);};\n"
-	"window.onresize=render;render();\n"
+	"window.onresize=render;if(!D.app)render();\n"
 	"(function(){var q=new URLSearchParams(location.search),s=q.get('s'),h=location.hash,c=q.get('sort');\n"
 	" if(c!==null)sortBy(+c,+c>=2);\n"
 	" if(!s&&h.indexOf('#search=')==0)s=decodeURIComponent(h.slice(8));if(s)search(s);\n"
@@ -118,21 +163,46 @@ static uint32_t js_id(struct json_strings *js, const char *s)
 	return strtab_intern(&js->tab, s);
 }
 
+/* A node: [parent, name, module, file, line, kind, inlined, value, self],
+ * and in a diff the base value as a tenth element. */
 static void tree_json_node(struct strbuf *sb, struct json_strings *js, const struct flame_tree *t,
-			   uint32_t id, uint32_t parent_out, uint32_t *next_out, bool first)
+			   uint32_t id, uint32_t parent_out, uint32_t *next_out, bool first, bool diff)
 {
 	const struct flame_node *n = &t->nodes.v[id];
 	uint32_t me = (*next_out)++;
 
-	sb_addf(sb, "%s[%u,%u,%u,%u,%u,%u,%u,%llu,%llu]", first ? "" : ",\n", parent_out,
+	sb_addf(sb, "%s[%u,%u,%u,%u,%u,%u,%u,%llu,%llu", first ? "" : ",\n", parent_out,
 		js_id(js, n->name), js_id(js, n->module), js_id(js, n->file), n->line,
 		n->kind, n->inlined, (unsigned long long)n->value[FLAME_HEAD],
 		(unsigned long long)n->self[FLAME_HEAD]);
+	if (diff)
+		sb_addf(sb, ",%llu", (unsigned long long)n->value[FLAME_BASE]);
+	sb_addch(sb, ']');
 	for (uint32_t k = 0; k < n->n_children; k++)
-		tree_json_node(sb, js, t, t->child_ids.v[n->first_child + k], me, next_out, false);
+		tree_json_node(sb, js, t, t->child_ids.v[n->first_child + k], me, next_out, false, diff);
 }
 
-static void data_json(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
+/* Largest change of share of any node, for the diff colour scale. */
+static double max_share_delta(const struct flame_tree *t)
+{
+	double head = (double)t->nodes.v[0].value[FLAME_HEAD], base = (double)t->nodes.v[0].value[FLAME_BASE];
+	double m = 1e-9;
+
+	for (size_t i = 1; i < t->nodes.n; i++) {
+		const struct flame_node *n = &t->nodes.v[i];
+		double d = (head ? n->value[FLAME_HEAD] / head : 0) - (base ? n->value[FLAME_BASE] / base : 0);
+		m = d > m ? d : -d > m ? -d : m;
+	}
+	return m;
+}
+
+/*
+ * With sample times the application (html_app.js) builds the flame graph
+ * from its own rows, so the tree here is only the root ("app": true) and
+ * the page carries the stacks once.
+ */
+static void data_json(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v,
+		      const struct prof_profile *base)
 {
 	struct flame_tree t;
 	struct json_strings js;
@@ -140,18 +210,23 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 	uint32_t next = 0;
 
 	flame_tree_init(&t);
-	flame_tree_add_profile(&t, p, v, FLAME_HEAD);
+	if (!p->timed.n || base)
+		flame_tree_add_profile(&t, p, v, FLAME_HEAD);
+	if (base)
+		flame_tree_add_base(&t, base, v);
 	flame_tree_finish(&t);
 	strtab_init(&js.tab);
-	tree_json_node(&nodes, &js, &t, 0, 0, &next, true);
-	sb_addf(sb, "{\"unit\":\"%s\",\"inverted\":%s,\"strings\":[",
-		v->metric == PROF_VIEW_CPU ? "samples" : "ns", v->inverted ? "true" : "false");
-	for (size_t i = 0; i < js.tab.strs.n; i++) {
-		if (i)
-			sb_addch(sb, ',');
-		json_str(sb, js.tab.strs.v[i]);
-	}
-	sb_adds(sb, "],\n\"nodes\":[");
+	tree_json_node(&nodes, &js, &t, 0, 0, &next, true, base != NULL);
+	if (base)
+		sb_addf(sb, "{\"diff\":true,\"base_total\":%llu,\"max_delta\":%.9f,",
+			(unsigned long long)t.nodes.v[0].value[FLAME_BASE], max_share_delta(&t));
+	else
+		sb_addch(sb, '{');
+	sb_addf(sb, "\"unit\":\"%s\",\"inverted\":%s,\"app\":%s,\"strings\":",
+		v->metric == PROF_VIEW_CPU ? "samples" : "ns", v->inverted ? "true" : "false",
+		p->timed.n && !base ? "true" : "false");
+	json_strtab(sb, &js.tab);
+	sb_adds(sb, ",\n\"nodes\":[");
 	sb_add(sb, nodes.buf ? nodes.buf : "", nodes.len);
 	sb_adds(sb, "]}");
 	sb_release(&nodes);
@@ -328,6 +403,7 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 		"<th onclick=\"sortBy(0,0)\">Function</th><th onclick=\"sortBy(1,0)\">Module</th>"
 		"<th class=\"n\" onclick=\"sortBy(2,1)\">Self</th><th class=\"n\" onclick=\"sortBy(3,1)\">Self%</th>"
 		"<th class=\"n\" onclick=\"sortBy(4,1)\">Total</th><th class=\"n\" onclick=\"sortBy(5,1)\">Total%</th>"
+		"<th onclick=\"sortBy(6,0)\">Location</th>"
 		"</tr></thead><tbody>\n");
 	for (size_t i = 0; i < t.rows.n && i < HTML_MAX_FN_ROWS; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
@@ -353,8 +429,16 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 			(unsigned long long)r->self, sb_str(&w), (unsigned long long)r->self, 100.0 * r->self / gt);
 		sb_reset(&w);
 		render_weight(&w, v, r->total);
-		sb_addf(sb, "<td class=\"n\" data-v=\"%llu\">%s</td><td class=\"n\" data-v=\"%llu\">%.2f%%</td></tr>\n",
+		sb_addf(sb, "<td class=\"n\" data-v=\"%llu\">%s</td><td class=\"n\" data-v=\"%llu\">%.2f%%</td>",
 			(unsigned long long)r->total, sb_str(&w), (unsigned long long)r->total, 100.0 * r->total / gt);
+		sb_reset(&w);
+		if (*prof_str(p, r->file))
+			sb_addf(&w, "%s:%u", prof_str(p, r->file), r->line);
+		sb_adds(sb, "<td data-v=\"");
+		xml_escape(sb, sb_str(&w));
+		sb_adds(sb, "\">");
+		xml_escape(sb, sb_str(&w));
+		sb_adds(sb, "</td></tr>\n");
 	}
 	sb_adds(sb, "</tbody></table>\n");
 	if (t.rows.n > HTML_MAX_FN_ROWS)
@@ -363,8 +447,82 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 	prof_fn_table_free(&t);
 }
 
-int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
-			const struct prof_timeline *tl)
+/* --- diff: functions whose share of the total moved most ------------------ */
+
+struct mover { const char *name, *module; double base, head; };
+struct mover_vec { struct mover *v; size_t n, cap; };
+
+static int by_move(const void *x, const void *y)
+{
+	const struct mover *a = x, *b = y;
+	double da = a->head - a->base, db = b->head - b->base;
+
+	da = da < 0 ? -da : da;
+	db = db < 0 ? -db : db;
+	return (da < db) - (da > db);
+}
+
+static void add_shares(struct mover_vec *m, struct u64map *ix, const struct prof_profile *p,
+		       const struct prof_view *v, bool head)
+{
+	struct prof_fn_table t = { 0 };
+
+	prof_fn_table_build(p, v, &t);
+	for (size_t i = 0; i < t.rows.n; i++) {
+		const struct prof_fn_row *r = &t.rows.v[i];
+		const char *name = prof_str(p, r->func);
+		const char *mod = r->module < p->modules.n ? module_basename(p, r->module) : "";
+		uint64_t key = hash64(hash_bytes(name, strlen(name)) ^ hash_bytes(mod, strlen(mod)) * 31);
+		bool created;
+		uint64_t *slot = u64map_slot(ix, key, &created);
+		if (created) {	/* distinct names with one hash: counted apart is fine */
+			*slot = m->n;
+			VEC_PUSH(m, ((struct mover){ name, mod, 0, 0 }));
+		}
+		double share = percent(r->self, t.grand_total);
+		if (head)
+			m->v[*slot].head += share;
+		else
+			m->v[*slot].base += share;
+	}
+	prof_fn_table_free(&t);
+}
+
+static void movers(struct strbuf *sb, const struct prof_profile *base, const struct prof_profile *head,
+		   const struct prof_view *v)
+{
+	struct mover_vec m = { 0 };
+	struct u64map ix = { 0 };
+
+	add_shares(&m, &ix, base, v, false);
+	add_shares(&m, &ix, head, v, true);
+	qsort(m.v, m.n, sizeof(*m.v), by_move);
+	sb_adds(sb, "<h2>Movers</h2>\n<p class=\"muted\">Self share of the total in each recording; "
+		"red grew, blue shrank.</p>\n<table id=\"movers\"><thead><tr><th>Function</th><th>Module</th>"
+		"<th class=\"n\">Base self%</th><th class=\"n\">Head self%</th><th class=\"n\">Change</th>"
+		"</tr></thead><tbody>\n");
+	for (size_t i = 0; i < m.n && i < 50; i++) {
+		double d = m.v[i].head - m.v[i].base;
+		sb_addf(sb, "<tr style=\"color:%s\"><td>", d > 0 ? "#c00" : d < 0 ? "#00c" : "#444");
+		xml_escape(sb, m.v[i].name);
+		sb_adds(sb, "</td><td>");
+		xml_escape(sb, m.v[i].module);
+		sb_addf(sb, "</td><td class=\"n\">%.2f%%</td><td class=\"n\">%.2f%%</td>"
+			"<td class=\"n\">%+.2f</td></tr>\n", m.v[i].base, m.v[i].head, d);
+	}
+	sb_adds(sb, "</tbody></table>\n");
+	VEC_FREE(&m);
+	u64map_free(&ix);
+}
+
+/*
+ * The page.  With a base profile it is the diff view: the flame graph of
+ * head coloured by the change of each frame's share (red grew, blue
+ * shrank), the movers table, and no time tracks (two recordings have no
+ * common time axis).
+ */
+static int html_page(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+		     const struct prof_timeline *tl, const struct prof_profile *base)
 {
 	struct strbuf sb = STRBUF_INIT, data = STRBUF_INIT;
 	const char *title = v->title ? v->title : "prof report";
@@ -380,26 +538,63 @@ int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof
 	sb_adds(&sb, "</h1>\n");
 	summary(&sb, p, v);
 	timeline(&sb, tl);
+	if (base)
+		movers(&sb, base, p, v);
+	else
+		sb_adds(&sb, html_app_panels_top);
 	sb_adds(&sb, "<h2>Flame graph</h2>\n<div class=\"ctl\">Search (regex): <input id=\"q\" "
 		"placeholder=\"e.g. ^spin|malloc\"> <button onclick=\"search(document.getElementById('q').value)\">"
 		"Search</button> <button onclick=\"search('')\">Clear</button> "
-		"<button onclick=\"zoomId=0;render()\">Reset zoom</button><span id=\"matched\"></span></div>\n"
-		"<div id=\"flame\"></div><div id=\"details\"></div>\n");
+		"<button onclick=\"zoomId=0;render()\">Reset zoom</button>"
+		"<span class=\"app\"> <button id=\"icicle\">Flame / icicle</button> "
+		"<label><input type=\"checkbox\" id=\"rec\"> collapse recursion</label> "
+		"<button id=\"focusbtn\">Focus on selected function</button> <button id=\"unfocus\">Unfocus</button> "
+		"<span id=\"focusinfo\" class=\"muted\"></span></span><span id=\"matched\"></span></div>\n"
+		"<div class=\"fg\"><div class=\"fgmain\"><div id=\"flamewrap\"><div id=\"flame\"></div></div>"
+		"<div id=\"details\"></div></div>\n");
+	sb_adds(&sb, "<div class=\"fgside\"><h3>Callers / callees of <span id=\"sw-name\" class=\"muted\">"
+		"(click a function)</span></h3>"
+		"<b>Callers</b><table><tbody id=\"callers\"></tbody></table>"
+		"<b>Callees</b><table><tbody id=\"callees\"></tbody></table></div></div>\n");
+	if (!base)
+		sb_adds(&sb, html_app_panels_bottom);
 	fn_table(&sb, p, v);
-	sb_adds(&sb, "<h2>Callers / callees of <span id=\"sw-name\" class=\"muted\">(click a function)</span></h2>\n"
-		"<div class=\"sw\"><div><b>Callers</b><table><tbody id=\"callers\"></tbody></table></div>"
-		"<div><b>Callees</b><table><tbody id=\"callees\"></tbody></table></div></div>\n");
-	data_json(&data, p, v);
+	if (!base)
+		sb_adds(&sb, "<h2>Source: <span id=\"src-name\" class=\"muted\"></span></h2>"
+			"<div id=\"source\"></div>\n");
+	data_json(&data, p, v, base);
 	sb_adds(&sb, "<script type=\"application/json\" id=\"prof-data\">");
 	json_script_safe(&sb, sb_str(&data));
+	if (!base) {
+		sb_adds(&sb, "</script>\n<script type=\"application/json\" id=\"prof-app\">");
+		sb_reset(&data);
+		html_app_data(&data, p, v);
+		json_script_safe(&sb, sb_str(&data));
+	}
 	sb_adds(&sb, "</script>\n<script>\n");
 	sb_adds(&sb, html_script);
+	if (!base) {
+		sb_adds(&sb, "</script>\n<script>\n");
+		sb_adds(&sb, html_app_js);
+	}
 	sb_adds(&sb, "</script>\n</body></html>\n");
 	int rc = render_flush(f, &sb);
 
 	sb_release(&sb);
 	sb_release(&data);
 	return rc;
+}
+
+int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+			const struct prof_timeline *tl)
+{
+	return html_page(f, p, v, tl, NULL);
+}
+
+int prof_render_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
+			  const struct prof_view *v)
+{
+	return html_page(f, head, v, NULL, base);
 }
 
 int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v)

@@ -60,4 +60,7 @@ void text_resources_header(FILE *f, const struct prof_profile *p, const struct p
 void html_resource_heads(struct strbuf *sb);
 void html_resource_cells(struct strbuf *sb, const struct prof_profile *p, uint32_t pid);
 
+/* The HTML application's data object (src/output/htmlapp.c). */
+void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v);
+
 #endif

@@ -14,8 +14,9 @@
  *    frame it was inlined into; pprof wants them as Location.line[],
  *    innermost first, the last line being the real (non-inlined) function.
  *  - One Function per (name, file).
- *  - One Sample per (thread, stack) aggregate that passes the view, with
- *    pid/tid/thread labels, and one value per sample_type.
+ *  - One Sample per (thread, stack) aggregate that passes the view's
+ *    filters with a weight in any sample type (not only the view's
+ *    metric), with pid/tid/thread labels, and one value per sample_type.
  */
 #include "prof/render.h"
 #include <errno.h>
@@ -271,6 +272,26 @@ static void emit_mappings(struct pprof_state *s, struct strbuf *out)
 	}
 }
 
+/*
+ * Every sample type is in the file, so a stack counts when it passes the
+ * view's filters with a weight in ANY type: off-CPU stacks have no CPU
+ * samples, and dropping them under --metric=cpu left the off_cpu and wall
+ * columns short of the recording's totals.
+ */
+static bool agg_in_export(const struct prof_profile *p, const struct prof_view *v,
+			  const struct prof_agg *a)
+{
+	struct prof_view any = *v;
+
+	if (prof_view_weight(p, v, a))
+		return true;
+	any.metric = PROF_VIEW_WALL;
+	if (prof_view_weight(p, &any, a))
+		return true;
+	any.metric = PROF_VIEW_CPU;
+	return prof_view_weight(p, &any, a) != 0;
+}
+
 int prof_render_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct pprof_state s = { .p = p };
@@ -285,7 +306,7 @@ int prof_render_pprof(FILE *f, const struct prof_profile *p, const struct prof_v
 	VEC_PUSH(&s.loc_start, 0);
 	emit_header(&s, &out, used, v);
 	for (size_t i = 0; i < p->aggs.n; i++)
-		if (prof_view_weight(p, v, &p->aggs.v[i]))
+		if (agg_in_export(p, v, &p->aggs.v[i]))
 			emit_sample(&s, &out, &p->aggs.v[i], used, &stack, &locs);
 	emit_mappings(&s, &out);
 	sb_add(&out, s.locations_pb.buf ? s.locations_pb.buf : "", s.locations_pb.len);

@@ -12,6 +12,17 @@ void json_str(struct strbuf *sb, const char *s)
 	json_escape(sb, s ? s : "");	/* it writes the quotes too */
 }
 
+void json_strtab(struct strbuf *sb, const struct strtab *t)
+{
+	sb_addch(sb, '[');
+	for (size_t i = 0; i < t->strs.n; i++) {
+		if (i)
+			sb_addch(sb, ',');
+		json_str(sb, t->strs.v[i]);
+	}
+	sb_addch(sb, ']');
+}
+
 void json_script_safe(struct strbuf *sb, const char *json)
 {
 	/* '<' can only occur inside JSON strings, where \u003c means the same

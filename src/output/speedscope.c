@@ -5,10 +5,16 @@
  * are frame-index arrays, outermost first, with one weight each.
  *
  * Design notes: frames are emitted in first-use order (a frame id ->
- * index table), only frames that some emitted sample uses.  Each (thread,
- * stack) aggregate becomes ONE weighted sample: speedscope sums weights,
- * so there is no need to repeat a stack per sample.  Units: "none" for
- * sample counts, "nanoseconds" for the time metrics.
+ * index table), only frames that some emitted sample uses.
+ *  - When the profile kept its samples with their times (p->timed, see
+ *    model.h), each thread's profile lists every sample in time order, so
+ *    speedscope's Time Order view shows the recording as it ran.  Weights
+ *    are nanoseconds: the sample's period for --metric=cpu (the
+ *    PROF_M_CPU_NS companion of each sample), the blocked time for the
+ *    off-CPU metrics, both for wall.  A profile without periods (not a
+ *    clock event) weighs each CPU sample 1 with unit "none".
+ *  - Without times (callgrind input), each (thread, stack) aggregate
+ *    becomes one weighted sample, as before.
  */
 #include "prof/render.h"
 #include <string.h>
@@ -53,13 +59,128 @@ static void frame_json(struct strbuf *sb, const struct prof_profile *p, const st
 	sb_release(&name);
 }
 
+static void append_stack(struct strbuf *samples, struct speedscope_state *s, uint32_t node,
+			 bool first)
+{
+	const struct prof_profile *p = s->p;
+
+	prof_node_frames_outer_first(p, node, &s->stack);
+	sb_adds(samples, first ? "[" : ",[");
+	for (size_t k = 0, out = 0; k < s->stack.n; k++) {
+		if (s->stack.v[k] >= p->frames.n)
+			continue;
+		sb_addf(samples, out++ ? ",%u" : "%u", shared_frame(s, s->stack.v[k]));
+	}
+	sb_addch(samples, ']');
+}
+
+static void profile_header(struct strbuf *sb, const struct prof_profile *p, uint32_t thread,
+			   const char *unit, uint64_t end, bool first)
+{
+	const struct prof_thread *t = &p->threads.v[thread];
+	char *name = xasprintf("%s (pid %u, tid %u)", prof_str(p, t->comm), t->pid, t->tid);
+
+	sb_adds(sb, first ? "\n  {" : ",\n  {");
+	sb_adds(sb, "\"type\":\"sampled\",\"name\":");
+	json_str(sb, name);
+	sb_addf(sb, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,", unit,
+		(unsigned long long)end);
+	free(name);
+}
+
+/*
+ * The weight of one timed sample under the view, 0 if it does not count.
+ * cpu_ns: the profile has PROF_M_CPU_NS companions, which then stand for
+ * the CPU samples (same time, thread and node) so the unit is ns.  Files
+ * without companions but with a nominal period get period x count.
+ */
+static uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
+			     const struct prof_timed_sample *e, bool cpu_ns)
+{
+	struct prof_agg a = { .thread = e->thread, .node = e->node };
+	unsigned metric = e->metric;
+	uint64_t value = e->value;
+
+	if (metric >= PROF_METRIC_COUNT)
+		return 0;
+	if (metric == PROF_M_SAMPLES && !cpu_ns && p->period_ns) {
+		metric = PROF_M_CPU_NS;
+		value *= p->period_ns;
+	}
+	if (v->metric == PROF_VIEW_CPU && (cpu_ns || p->period_ns)) {
+		if (metric != PROF_M_CPU_NS)
+			return 0;
+		a.value[PROF_M_SAMPLES] = 1;	/* only for the filters */
+		return prof_view_weight(p, v, &a) ? value : 0;
+	}
+	a.value[metric] = value;
+	return prof_view_weight(p, v, &a);
+}
+
+/* Time-ordered profiles, one per thread, from p->timed (already sorted). */
+static size_t timed_profiles(struct strbuf *sb, struct speedscope_state *s,
+			     const struct prof_view *v)
+{
+	const struct prof_profile *p = s->p;
+	bool cpu_ns = false;
+	size_t nprof = 0;
+
+	for (size_t i = 0; i < p->timed.n && !cpu_ns; i++)
+		cpu_ns = p->timed.v[i].metric == PROF_M_CPU_NS;
+	const char *unit = v->metric == PROF_VIEW_CPU && !cpu_ns && !p->period_ns ? "none"
+											: "nanoseconds";
+
+	/* Bucket sample indexes by thread in one pass: threads x samples
+	 * would be quadratic for a system-wide recording. */
+	size_t *start = xcalloc(p->threads.n + 1, sizeof(*start));
+	size_t *order = xmalloc((p->timed.n + 1) * sizeof(*order));
+	for (size_t i = 0; i < p->timed.n; i++)
+		if (p->timed.v[i].thread < p->threads.n)
+			start[p->timed.v[i].thread + 1]++;
+	for (size_t t = 0; t < p->threads.n; t++)
+		start[t + 1] += start[t];
+	size_t *fill = xmalloc((p->threads.n + 1) * sizeof(*fill));
+	memcpy(fill, start, (p->threads.n + 1) * sizeof(*fill));
+	for (size_t i = 0; i < p->timed.n; i++)
+		if (p->timed.v[i].thread < p->threads.n)
+			order[fill[p->timed.v[i].thread]++] = i;
+
+	struct strbuf samples = STRBUF_INIT, weights = STRBUF_INIT;
+	for (uint32_t t = 0; t < p->threads.n; t++) {
+		uint64_t total = 0;
+		size_t n = 0;
+		sb_reset(&samples);
+		sb_reset(&weights);
+		for (size_t k = start[t]; k < start[t + 1]; k++) {
+			const struct prof_timed_sample *e = &p->timed.v[order[k]];
+			uint64_t w = timed_weight(p, v, e, cpu_ns);
+			if (!w)
+				continue;
+			append_stack(&samples, s, e->node, n == 0);
+			sb_addf(&weights, n ? ",%llu" : "%llu", (unsigned long long)w);
+			total += w;
+			n++;
+		}
+		if (!n)
+			continue;
+		profile_header(sb, p, t, unit, total, nprof++ == 0);
+		sb_addf(sb, "\"samples\":[%s],\"weights\":[%s]}", sb_str(&samples),
+			sb_str(&weights));
+	}
+	sb_release(&samples);
+	sb_release(&weights);
+	free(start);
+	free(fill);
+	free(order);
+	return nprof;
+}
+
 /* Appends one thread's profile; returns false (and appends nothing) if empty. */
 static bool thread_profile(struct strbuf *sb, struct speedscope_state *s,
 			   const struct prof_view *v, uint32_t thread, bool first)
 {
 	const struct prof_profile *p = s->p;
-	const struct prof_thread *t = &p->threads.v[thread];
-	struct strbuf samples = STRBUF_INIT, weights = STRBUF_INIT, name = STRBUF_INIT;
+	struct strbuf samples = STRBUF_INIT, weights = STRBUF_INIT;
 	uint64_t total = 0;
 	size_t n = 0;
 
@@ -68,31 +189,18 @@ static bool thread_profile(struct strbuf *sb, struct speedscope_state *s,
 		uint64_t w;
 		if (a->thread != thread || !(w = prof_view_weight(p, v, a)))
 			continue;
-		prof_node_frames_outer_first(p, a->node, &s->stack);
-		sb_adds(&samples, n ? ",[" : "[");
-		for (size_t k = 0, out = 0; k < s->stack.n; k++) {
-			if (s->stack.v[k] >= p->frames.n)
-				continue;
-			sb_addf(&samples, out++ ? ",%u" : "%u", shared_frame(s, s->stack.v[k]));
-		}
-		sb_addch(&samples, ']');
+		append_stack(&samples, s, a->node, n == 0);
 		sb_addf(&weights, n ? ",%llu" : "%llu", (unsigned long long)w);
 		total += w;
 		n++;
 	}
 	if (n) {
-		sb_addf(&name, "%s (pid %u, tid %u)", prof_str(p, t->comm), t->pid, t->tid);
-		sb_adds(sb, first ? "\n  {" : ",\n  {");
-		sb_adds(sb, "\"type\":\"sampled\",\"name\":");
-		json_str(sb, sb_str(&name));
-		sb_addf(sb, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,",
-			v->metric == PROF_VIEW_CPU ? "none" : "nanoseconds",
-			(unsigned long long)total);
+		profile_header(sb, p, thread, v->metric == PROF_VIEW_CPU ? "none" : "nanoseconds",
+			       total, first);
 		sb_addf(sb, "\"samples\":[%s],\"weights\":[%s]}", sb_str(&samples), sb_str(&weights));
 	}
 	sb_release(&samples);
 	sb_release(&weights);
-	sb_release(&name);
 	return n > 0;
 }
 
@@ -104,8 +212,11 @@ int prof_render_speedscope(FILE *f, const struct prof_profile *p, const struct p
 
 	s.frame_index = xmalloc((p->frames.n + 1) * sizeof(*s.frame_index));
 	memset(s.frame_index, 0xff, (p->frames.n + 1) * sizeof(*s.frame_index));
-	for (uint32_t t = 0; t < p->threads.n; t++)
-		nprof += thread_profile(&profiles, &s, v, t, nprof == 0);
+	if (p->timed.n)
+		nprof = timed_profiles(&profiles, &s, v);
+	else
+		for (uint32_t t = 0; t < p->threads.n; t++)
+			nprof += thread_profile(&profiles, &s, v, t, nprof == 0);
 
 	sb_adds(&out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n");
 	sb_adds(&out, "\"exporter\":\"prof\",\"name\":");

@@ -41,9 +41,9 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 {
 	struct importer *im = arg;
 
-	prof_add(im->p, rs->thread, rs->node, PROF_M_SAMPLES, 1);
+	prof_add_timed(im->p, rs->s->time, rs->thread, rs->node, PROF_M_SAMPLES, 1);
 	if (im->clock_event)
-		prof_add(im->p, rs->thread, rs->node, PROF_M_CPU_NS, rs->s->period);
+		prof_add_timed(im->p, rs->s->time, rs->thread, rs->node, PROF_M_CPU_NS, rs->s->period);
 	prof_replay_count_sample(im->p, rs->s->time, rs->complete);
 	im->info->samples++;
 	im->info->unwound_complete += rs->complete;
@@ -307,6 +307,7 @@ static int read_buffer(const char *name, const uint8_t *buf, size_t len,
 	set_meta(&im);
 	replay(&im);
 	finish_lost(&im);
+	prof_timed_sort(p);
 	info->pipe = f.pipe;	/* known once the stream was read */
 	info->compressed = f.compressed;
 	info->truncated = f.truncated;

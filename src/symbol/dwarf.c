@@ -20,6 +20,7 @@
 #include "symbol-priv.h"
 #include "ksyms.h"
 #include <elfutils/libdw.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <dwarf.h>
 #include <string.h>
@@ -308,4 +309,39 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	out[0].file = abs_file;
 	out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);
 	return n;
+}
+
+int prof_elf_function_range(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *size)
+{
+	GElf_Sym sym;
+	GElf_Off off;
+
+	if (!elf_open_dwfl(e))
+		return -ENOENT;
+	const char *name = dwfl_module_addrinfo(e->mod, vaddr + e->mod_bias, &off, &sym,
+						NULL, NULL, NULL);
+	if (!name || !sym.st_size)
+		return -ENOENT;
+	*start = vaddr - off;
+	*size = sym.st_size;
+	return 0;
+}
+
+int prof_elf_source_line(struct prof_elf *e, uint64_t vaddr, char **file, uint32_t *line)
+{
+	struct elf_frame chain[8];
+	size_t n = prof_elf_lookup(e, vaddr, chain, ARRAY_SIZE(chain));
+
+	*file = NULL;
+	*line = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0) {
+			*file = chain[0].file;
+			*line = chain[0].line;
+		} else {
+			free(chain[i].file);
+		}
+		free(chain[i].func_owned);
+	}
+	return *file ? 0 : -ENOENT;
 }

@@ -10,7 +10,9 @@
  *  - A frame's addr is the file vaddr of the containing function's entry
  *    (or the address itself when no symbol is known), so samples at
  *    different pcs of one line share a frame while line still tells lines
- *    apart.
+ *    apart.  Only the innermost frame of a sample's leaf also keeps its
+ *    pc (per-instruction costs for `prof annotate`); the cache keys on
+ *    leaf-ness too, so callers' frames stay shared.
  *  - JIT maps are loaded the first time an anonymous address of that pid
  *    is seen, and reloaded when a lookup misses and the file has grown
  *    (JITs append as they compile).
@@ -34,6 +36,7 @@ struct cache_entry {
 	const struct prof_elf *elf;
 	uint64_t vaddr;
 	uint32_t first, n;	/* range in ids */
+	bool leaf;		/* resolved as a sample's leaf: frames carry pc */
 };
 
 struct prof_symbolizer {
@@ -124,7 +127,7 @@ static const char *base_name(const char *path)
 
 /* Resolves a file vaddr of e into frame ids appended to s->ids. */
 static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t module,
-			uint64_t vaddr)
+			uint64_t vaddr, bool leaf)
 {
 	struct elf_frame chain[MAX_INLINE];
 	size_t n = prof_elf_lookup(e, vaddr, chain, MAX_INLINE);
@@ -151,6 +154,7 @@ static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t 
 			.addr = entry,
 			.kind = PROF_FRAME_USER,
 			.inlined = chain[i].inlined,
+			.pc = leaf && i == 0 ? vaddr : 0,
 		};
 		free(fallback);
 		free(chain[i].file);
@@ -168,18 +172,18 @@ static size_t copy_ids(struct prof_symbolizer *s, const struct cache_entry *c, u
 }
 
 static size_t symbolize_elf(struct prof_symbolizer *s, const struct prof_mapping *m,
-			    uint64_t addr, uint32_t *out, size_t max)
+			    uint64_t addr, bool leaf, uint32_t *out, size_t max)
 {
 	uint64_t vaddr = addr - m->bias;
-	uint64_t key = hash64((uintptr_t)m->elf ^ hash64(vaddr)), k, idx;
+	uint64_t key = hash64((uintptr_t)m->elf ^ hash64(vaddr) ^ leaf), k, idx;
 
 	for (k = 0; u64map_get(&s->index, key + k, &idx); k++) {
 		const struct cache_entry *c = &s->entries.v[idx];
-		if (c->elf == m->elf && c->vaddr == vaddr)
+		if (c->elf == m->elf && c->vaddr == vaddr && c->leaf == leaf)
 			return copy_ids(s, c, out, max);
 	}
-	struct cache_entry c = { m->elf, vaddr, (uint32_t)s->ids.n, 0 };
-	resolve_elf(s, m->elf, elf_module(s, m), vaddr);
+	struct cache_entry c = { m->elf, vaddr, (uint32_t)s->ids.n, 0, leaf };
+	resolve_elf(s, m->elf, elf_module(s, m), vaddr, leaf);
 	c.n = (uint32_t)(s->ids.n - c.first);
 	u64map_put(&s->index, key + k, s->entries.n);
 	VEC_PUSH(&s->entries, c);
@@ -249,7 +253,7 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 		m = prof_addrspace_find(as, addr);
 
 	if (m && m->elf)
-		return symbolize_elf(s, m, addr, out, max);
+		return symbolize_elf(s, m, addr, !is_return_addr, out, max);
 	if (!m || (m->flags & PROF_MAP_ANON)) {
 		out[0] = jit_or_anon_frame(s, as, addr, m != NULL);
 		return 1;

@@ -11,7 +11,7 @@ WL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -fomit-frame-pointer -Wall -Wextra 
 WL_DEPS := $(WL_DIR)/wl.h $(WL_DIR)/workloads.mk
 
 WL_SIMPLE := split recursion inline forkexec stripped-debug
-WL_THREADED := threads service
+WL_THREADED := threads service phases
 WORKLOADS := $(addprefix $(WL_BIN)/,$(WL_SIMPLE) $(WL_THREADED) stripped \
 	libwl.so libwl_dl.so shlib demo)
 

@@ -1,0 +1,53 @@
+/*
+ * load.c - what every reading command accepts as input: a prof.data file,
+ * or a perf.data file (PERFILE2 magic, or "-" for a pipe-mode stream on
+ * stdin) through the importer.  Warns about cut files and dangling
+ * samples; returns 0 or -errno after one error line.
+ */
+#include "prof/data.h"
+#include "prof/perfdata.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+static int load_perf_data(const char *path, struct prof_profile *p)
+{
+	struct perfdata_info pi;
+	int ret = perfdata_read(path, p, &pi);	/* error() already printed */
+
+	if (ret < 0)
+		return ret;
+	if (pi.truncated)
+		warning("%s is truncated (perf record was interrupted); showing the %llu samples "
+			"before the cut", path, (unsigned long long)p->samples);
+	return 0;
+}
+
+int prof_load_any(const char *input, struct prof_profile *p,
+		  prof_data_progress_fn *progress, void *arg)
+{
+	struct prof_read_info info;
+	int fd;
+
+	if (!strcmp(input, "-") || perfdata_probe(input) == 1)
+		return load_perf_data(input, p);
+	fd = open(input, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		error("cannot open '%s': %s (record one with 'prof record -- CMD')", input,
+		      strerror(e));
+		return -e;
+	}
+	close(fd);
+	int ret = prof_data_read_progress(input, p, &info, progress, arg);
+	if (ret < 0)
+		return ret;
+	if (info.truncated || !info.complete)
+		warning("%s is truncated (recording was interrupted); showing the %llu samples "
+			"before the cut", input, (unsigned long long)p->samples);
+	if (info.dropped)
+		warning("%llu samples refer to stacks or threads missing from %s; ignored",
+			(unsigned long long)info.dropped, input);
+	return 0;
+}

@@ -1,0 +1,577 @@
+// html_app.js - the HTML report's application layer (embedded by
+// src/output/html.c after the flame graph script, which defines D, S, N,
+// K, render(), search(), sandwich(), fill(), sortBy()).  It reads the
+// bucketed samples of src/output/htmlapp.c (#prof-app) and recomputes
+// every panel for the current selection: a time range (drag on the
+// tracks), a thread or process (click a track), the metric, a focused
+// function and collapsed recursion.  State lives in the URL fragment
+// ("#v=1&r=B0-B1&th=I&m=METRIC&fn=NAME..."), so a link reopens the view.
+// Names only ever reach the page through textContent / title.
+(function () {
+'use strict';
+var MARK = { start: performance.now() };
+var A = JSON.parse(document.getElementById('prof-app').textContent);
+MARK.parsed = performance.now();
+var AS = A.strings, FR = A.frames, ST = A.stacks, TH = A.threads, R = unpackRows(A.rows);
+var NST = ST.length / 2, NR = R.b.length, NB = A.nbuckets;
+var st = { r0: 0, r1: NB, th: null, pid: null, m: A.metric, fn: null, focus: null, rec: false,
+	   inv: false, ct: '' };
+var $ = function (id) { return document.getElementById(id); };
+var sw = new Float64Array(NST);	// weight per stack in the selection
+var total = 0;
+
+// The packed rows of htmlapp.c's emit_rows() into typed columns.
+function unpackRows(P) {
+	var n = P.count, R = { b: new Int32Array(n), th: new Int32Array(n), st: new Int32Array(n),
+		n: new Float64Array(n).fill(1), cpu: new Float64Array(n), off: new Float64Array(n),
+		io: new Float64Array(n), sl: new Float64Array(n) };
+	for (var i = 0, r = 0; i < P.runs.length; i += 3)
+		for (var k = 0, prev = 0; k < P.runs[i + 2]; k++, r++) {
+			R.b[r] = P.runs[i]; R.th[r] = P.runs[i + 1];
+			R.st[r] = prev = (k ? prev : 0) + P.st[r];
+		}
+	function sparse(list, col, scale) {
+		for (var j = 0, row = 0; j < list.length; j += 2) { row += list[j]; col[row] = list[j + 1] * scale; }
+	}
+	sparse(P.n, R.n, 1);
+	for (i = 0; i < n; i++) R.cpu[i] = R.n[i] * P.period;
+	sparse(P.cpu, R.cpu, 1);
+	sparse(P.off_us, R.off, 1000);
+	sparse(P.io_us, R.io, 1000);
+	sparse(P.sl_us, R.sl, 1000);
+	return R;
+}
+function sParent(s) { return ST[2 * s]; }
+function sFrame(s) { return ST[2 * s + 1] - 1; }	// -1 for the root
+function fName(f) { return AS[FR[f][0]]; }
+function fMod(f) { return AS[FR[f][1]]; }
+function fKey(f) { return fName(f) + '\t' + fMod(f); }
+function unit() { return st.m == 'cpu' ? 'samples' : 'ns'; }
+function weightOf(i) {
+	switch (st.m) {
+	case 'cpu': return R.n[i];
+	case 'off-cpu': return R.off[i];
+	case 'io-wait': return R.io[i];
+	case 'sleep': return R.sl[i];
+	case 'wall': return R.cpu[i] + R.off[i];
+	}
+	return 0;
+}
+function rowIn(i) {
+	if (R.b[i] < st.r0 || R.b[i] >= st.r1) return false;
+	if (st.th !== null && R.th[i] != st.th) return false;
+	if (st.pid !== null && TH[R.th[i]][0] != st.pid) return false;
+	return true;
+}
+function fmtW(v) { return unit() == 'samples' ? String(Math.round(v)) : (v / 1e6).toFixed(3) + ' ms'; }
+function tMs(b) { return (b * A.bucket_ns / 1e6).toFixed(1); }
+
+// --- selection -> per-stack weights -> panels ------------------------------
+function aggregate() {
+	sw.fill(0);
+	total = 0;
+	for (var i = 0; i < NR; i++) {
+		if (!rowIn(i)) continue;
+		var w = weightOf(i);
+		if (!w) continue;
+		sw[R.st[i]] += w;
+		total += w;
+	}
+}
+
+// Flame nodes in the format of the flame graph script:
+// [parent, name, module, file, line, kind, inlined, value, self]
+function flameNodes() {
+	var incl = new Float64Array(NST), map = new Int32Array(NST).fill(-1), inF = new Uint8Array(NST);
+	for (var s = NST - 1; s > 0; s--) { incl[s] += sw[s]; incl[sParent(s)] += incl[s]; }
+	var nodes = [[0, 0, 0, 0, 0, 0, 0, 0, 0]], index = new Map();
+	map[0] = 0;
+	for (s = 1; s < NST; s++) {
+		if (!incl[s]) continue;
+		var p = sParent(s), f = sFrame(s), name = fName(f);
+		if (st.focus) {
+			inF[s] = inF[p] || name == st.focus;
+			if (!inF[s]) continue;
+		}
+		var pn = st.focus && !inF[p] ? 0 : map[p];
+		if (pn < 0) continue;
+		if (st.rec && pn && AS[nodes[pn][1]] == name) { map[s] = pn; continue; }
+		var k = pn + '\u0001' + FR[f][0] + '\u0001' + FR[f][1] + '\u0001' + FR[f][5];
+		var id = index.get(k);
+		if (id === undefined) {
+			id = nodes.length;
+			index.set(k, id);
+			nodes.push([pn, FR[f][0], FR[f][1], FR[f][2], FR[f][3], FR[f][4], FR[f][5], 0, 0]);
+		}
+		map[s] = id;
+		nodes[id][7] += incl[s];
+		nodes[id][8] += sw[s];
+		if (!pn) nodes[0][7] += incl[s];
+	}
+	if (!st.focus) nodes[0][7] = incl[0];
+	// preorder is not needed by render(): it rebuilds children from parents
+	return nodes;
+}
+
+// Functions by (name, module): a dense id per merged frame's function.
+var FN = [], FN_OF = new Int32Array(FR.length);
+(function () {
+	var ids = new Map();
+	for (var f = 0; f < FR.length; f++) {
+		var k = fKey(f), id = ids.get(k);
+		if (id === undefined) { id = FN.length; ids.set(k, id); FN.push({ k: k, name: fName(f), mod: fMod(f), file: '', line: 0 }); }
+		FN_OF[f] = id;
+		var fn = FN[id], file = AS[FR[f][2]], line = FR[f][3];	// where it starts: its first line
+		if (file && !FR[f][5] && (!fn.file || (file == fn.file && line && (!fn.line || line < fn.line)))) { fn.file = file; fn.line = line; }
+	}
+})();
+function functionRows() {
+	var self = new Float64Array(FN.length), tot = new Float64Array(FN.length), stamp = new Int32Array(FN.length);
+	for (var s = 1; s < NST; s++) {
+		if (!sw[s]) continue;
+		self[FN_OF[sFrame(s)]] += sw[s];
+		for (var a = s; a; a = sParent(a)) {	// each function once per stack
+			var fn = FN_OF[sFrame(a)];
+			if (stamp[fn] == s) continue;
+			stamp[fn] = s;
+			tot[fn] += sw[s];
+		}
+	}
+	var rows = [];
+	for (var i = 0; i < FN.length; i++)
+		if (tot[i]) rows.push({ k: FN[i].k, name: FN[i].name, mod: FN[i].mod, self: self[i], tot: tot[i],
+					loc: FN[i].file ? FN[i].file + ':' + FN[i].line : '' });
+	return rows.sort(function (x, y) { return y.self - x.self || y.tot - x.tot; });
+}
+
+function td(tr, text, v, num, title) {
+	var c = document.createElement('td');
+	c.textContent = text;
+	c.setAttribute('data-v', v);
+	if (num) c.className = 'n';
+	if (title) c.title = title;
+	tr.appendChild(c);
+}
+
+function fillFunctions(rows) {
+	var tb = document.querySelector('#fns tbody');
+	tb.textContent = '';
+	rows.slice(0, 500).forEach(function (r) {
+		var tr = document.createElement('tr'), base = r.mod.split('/').pop();
+		tr.setAttribute('data-k', r.k);
+		td(tr, r.name, r.name);
+		td(tr, base, base, false, r.mod);
+		td(tr, fmtW(r.self), r.self, true);
+		td(tr, (total ? 100 * r.self / total : 0).toFixed(2) + '%', r.self, true);
+		td(tr, fmtW(r.tot), r.tot, true);
+		td(tr, (total ? 100 * r.tot / total : 0).toFixed(2) + '%', r.tot, true);
+		td(tr, r.loc, r.loc);
+		tr.onclick = function () { sandwich(r.k); };
+		tb.appendChild(tr);
+	});
+}
+
+// --- call tree, top-down or inverted, with search ---------------------------
+var ctOpen = new Set();
+function callTree() {
+	var root = { name: 'all', kids: new Map(), v: 0, id: '' };
+	for (var s = 1; s < NST; s++) {
+		if (!sw[s]) continue;
+		var path = [];
+		for (var a = s; a; a = sParent(a)) path.push(fName(sFrame(a)));
+		if (!st.inv) path.reverse();
+		var n = root;
+		n.v += sw[s];
+		for (var i = 0; i < path.length; i++) {
+			if (st.rec && i && path[i] == path[i - 1]) continue;
+			var c = n.kids.get(path[i]);
+			if (!c) { c = { name: path[i], kids: new Map(), v: 0, id: n.id + '/' + path[i] }; n.kids.set(path[i], c); }
+			c.v += sw[s];
+			n = c;
+		}
+	}
+	return root;
+}
+function renderCallTree() {
+	var box = $('calltree'), q = st.ct, tree = callTree(), shown = 0;
+	box.textContent = '';
+	function matches(n) {
+		if (n.m !== undefined) return n.m;
+		n.m = false;
+		n.kids.forEach(function (c) { if (matches(c)) n.m = true; });
+		return n.m || (q && n.name.indexOf(q) >= 0);
+	}
+	if (q) matches(tree);
+	(function walk(n, depth) {
+		var kids = Array.from(n.kids.values()).sort(function (x, y) { return y.v - x.v; });
+		kids.forEach(function (c, i) {
+			if (shown > 3000) return;
+			var open = ctOpen.has(c.id) || (q ? c.m : depth < 2 && i == 0);
+			var row = document.createElement('div');
+			row.className = 'ct' + (q && c.name.indexOf(q) >= 0 ? ' hit' : '');
+			row.style.paddingLeft = (depth * 14) + 'px';
+			row.setAttribute('data-n', c.name);
+			row.textContent = (c.kids.size ? (open ? '\u25be ' : '\u25b8 ') : '  ') + c.name + '  ' +
+				fmtW(c.v) + ' (' + (total ? 100 * c.v / total : 0).toFixed(1) + '%)';
+			row.onclick = function () {
+				if (ctOpen.has(c.id) || open) { ctOpen.delete(c.id); if (open) ctOpen.add('!' + c.id); }
+				else ctOpen.add(c.id);
+				if (ctOpen.has('!' + c.id) && !open) ctOpen.delete('!' + c.id);
+				renderCallTree();
+			};
+			box.appendChild(row);
+			shown++;
+			if (open && !ctOpen.has('!' + c.id)) walk(c, depth + 1);
+		});
+	})(tree, 0);
+}
+
+// --- source view of the selected function ------------------------------------
+function sourceView() {
+	var box = $('source'), name = st.fn ? st.fn.split('\t')[0] : null;
+	box.textContent = '';
+	$('src-name').textContent = name || '(click a function)';
+	if (!name) return;
+	var lines = new Map(), file = null, fself = 0;
+	function line(f) {
+		var k = AS[FR[f][2]] + ':' + FR[f][3], l = lines.get(k);
+		if (!l) { l = { file: AS[FR[f][2]], line: FR[f][3], self: 0, tot: 0 }; lines.set(k, l); }
+		return l;
+	}
+	for (var s = 1; s < NST; s++) {
+		if (!sw[s]) continue;
+		var seen = new Set(), f = sFrame(s);
+		if (fName(f) == name) { line(f).self += sw[s]; fself += sw[s]; }
+		for (var a = s; a; a = sParent(a)) {
+			var g = sFrame(a);
+			if (fName(g) != name) continue;
+			var l = line(g), k = l.file + ':' + l.line;
+			if (!seen.has(k)) { seen.add(k); l.tot += sw[s]; }
+		}
+	}
+	var best = null;
+	lines.forEach(function (l) { if (!best || l.self > best.self || (l.self == best.self && l.tot > best.tot)) best = l; });
+	if (!best) { box.textContent = 'no samples of ' + name + ' in the selection'; return; }
+	file = best.file;
+	var text = A.sources[file], lo = 1e9, hi = 0;
+	lines.forEach(function (l) { if (l.file == file && l.line) { lo = Math.min(lo, l.line); hi = Math.max(hi, l.line); } });
+	var hdr = document.createElement('div');
+	hdr.className = 'muted';
+	hdr.textContent = (file || '(unknown file)') + (text ? '' : '  (source text not embedded: not the recorded build or outside --source-root)');
+	box.appendChild(hdr);
+	var src = text ? text.split('\n') : [], tbl = document.createElement('table');
+	tbl.id = 'srctable';
+	for (var n = Math.max(1, lo - 3); n <= hi + 3; n++) {
+		var l = lines.get(file + ':' + n);
+		if (!text && !l) continue;
+		if (text && n > src.length) break;
+		var tr = document.createElement('tr');
+		if (l && l.self) tr.className = l === best ? 'hot hottest' : (l.self * 10 >= fself ? 'hot' : '');
+		td(tr, l ? fmtW(l.self) : '', l ? l.self : 0, true);
+		td(tr, l ? fmtW(l.tot) : '', l ? l.tot : 0, true);
+		td(tr, String(n), n, true);
+		var code = document.createElement('td');
+		code.className = 'code';
+		code.textContent = text ? src[n - 1] : '';
+		tr.appendChild(code);
+		tbl.appendChild(tr);
+	}
+	box.appendChild(tbl);
+}
+
+// --- stack chart: the heaviest stack of each bucket, in time order -----------
+function stackChart() {
+	var cv = $('stackchart'), wrap = $('scwrap'), W = Math.max(300, wrap.clientWidth - 4), H = 14;
+	var b0 = st.r0, b1 = st.r1, nb = b1 - b0, best = new Int32Array(nb).fill(-1), bw = new Float64Array(nb);
+	var acc = new Float64Array(NST), touched = [];
+	// rows are sorted by bucket: sum each bucket's stacks, keep the heaviest
+	for (var i = 0; i <= NR; i++) {
+		if (i == NR || (i && R.b[i] != R.b[i - 1])) {
+			var bb = R.b[i - 1] - b0;
+			touched.forEach(function (s) {
+				if (bb >= 0 && bb < nb && acc[s] > bw[bb]) { bw[bb] = acc[s]; best[bb] = s; }
+				acc[s] = 0;
+			});
+			touched = [];
+		}
+		if (i == NR || !rowIn(i)) continue;
+		var w = weightOf(i);
+		if (!w) continue;
+		if (!acc[R.st[i]]) touched.push(R.st[i]);
+		acc[R.st[i]] += w;
+	}
+	var b;
+	var chains = [], maxd = 0;
+	for (b = 0; b < nb; b++) {
+		var c = [];
+		for (var s = best[b]; s > 0; s = sParent(s)) c.push(s);
+		c.reverse();
+		chains.push(c);
+		maxd = Math.max(maxd, c.length);
+	}
+	cv.width = W;
+	cv.height = Math.max(1, maxd) * H;
+	var g = cv.getContext('2d'), xs = W / Math.max(1, nb);
+	g.font = '10px sans-serif';
+	g.textBaseline = 'middle';
+	for (var d = 0; d < maxd; d++) {
+		for (b = 0; b < nb;) {
+			var id = chains[b][d];
+			var e = b + 1;
+			while (e < nb && chains[e][d] === id) e++;
+			if (id !== undefined) {
+				var nm = fName(sFrame(id)), x = b * xs, w2 = (e - b) * xs;
+				g.fillStyle = 'hsl(' + (hash(nm) % 60 + 10) + ',80%,' + (60 + hash(nm) % 20) + '%)';
+				g.fillRect(x, d * H, Math.max(1, w2 - 0.5), H - 1);
+				if (w2 > 30) { g.fillStyle = '#000'; g.fillText(nm.slice(0, Math.floor(w2 / 6)), x + 2, d * H + H / 2); }
+			}
+			b = e;
+		}
+	}
+	cv.setAttribute('data-depth', maxd);
+	cv.setAttribute('data-leaves', chains.map(function (c) { return c.length ? fName(sFrame(c[c.length - 1])) : ''; })
+		.filter(function (x, i, a) { return x && a.indexOf(x) == i; }).slice(0, 50).join('|'));
+}
+function hash(s) { var h = 0; for (var i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0; return h; }
+
+// --- tracks -------------------------------------------------------------------
+var LABEL = 190, TRACK_H = 26, PROC_H = 22, lanes = [];
+function buildLanes() {
+	var procs = new Map();
+	TH.forEach(function (t, i) {
+		if (!procs.has(t[0])) procs.set(t[0], []);
+		procs.get(t[0]).push(i);
+	});
+	lanes = [];
+	procs.forEach(function (ths, pid) {
+		var main = ths.filter(function (i) { return TH[i][1] == pid; })[0];
+		lanes.push({ pid: pid, proc: true, label: 'pid ' + pid + ' ' + AS[TH[main !== undefined ? main : ths[0]][2]] });
+		ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: AS[TH[i][2]] + ' (tid ' + TH[i][1] + ')' }); });
+	});
+}
+function laneData() {
+	var per = TH.map(function () {
+		return { cpu: new Float64Array(NB), io: new Float64Array(NB), sl: new Float64Array(NB),
+			 off: new Float64Array(NB), first: NB, last: -1 };
+	});
+	for (var i = 0; i < NR; i++) {
+		var d = per[R.th[i]], b = R.b[i];
+		d.cpu[b] += R.cpu[i]; d.io[b] += R.io[i]; d.sl[b] += R.sl[i]; d.off[b] += R.off[i];
+		if (R.n[i] || R.off[i]) { d.first = Math.min(d.first, b); d.last = Math.max(d.last, b); }
+	}
+	return per;
+}
+var LD = null;
+function drawTracks() {
+	var cv = $('trk'), W = Math.max(400, $('tracks').clientWidth - 2), y = 0, H = 0;
+	lanes.forEach(function (l) { H += l.proc ? PROC_H : TRACK_H; });
+	cv.width = W;
+	cv.height = H + 16;
+	var g = cv.getContext('2d'), tw = W - LABEL, xs = tw / NB, bn = A.bucket_ns;
+	g.font = '11px sans-serif';
+	g.textBaseline = 'middle';
+	lanes.forEach(function (l) {
+		var h = l.proc ? PROC_H : TRACK_H;
+		l.y = y; l.h = h;
+		var sel = (l.proc && st.pid === l.pid && st.th === null) || (!l.proc && st.th === l.th);
+		g.fillStyle = sel ? '#ffe9a8' : (l.proc ? '#e4e4ea' : '#fff');
+		g.fillRect(0, y, W, h);
+		g.fillStyle = '#222';
+		g.fillText(l.label.slice(0, 30), 4, y + h / 2);
+		if (l.proc) drawProcess(g, l, y, h, tw, xs);
+		else drawThread(g, LD[l.th], l, y, h, xs, bn);
+		g.strokeStyle = '#ccc';
+		g.beginPath(); g.moveTo(0, y + h - 0.5); g.lineTo(W, y + h - 0.5); g.stroke();
+		y += h;
+	});
+	cv.setAttribute('data-lanes', JSON.stringify(lanes.map(function (l) {
+		return { label: l.label, y: l.y, h: l.h, proc: !!l.proc, th: l.th,
+			 main: !l.proc && TH[l.th][1] == TH[l.th][0] };
+	})));
+	g.fillStyle = '#555';	// time axis
+	for (var k = 0; k <= 10; k++) {
+		var x = LABEL + k * tw / 10;
+		g.fillRect(x, y, 1, 4);
+		g.fillText(tMs(k * NB / 10) + ' ms', Math.min(x, W - 50), y + 10);
+	}
+	drawSelection();
+}
+function drawThread(g, d, l, y, h, xs, bn) {
+	for (var b = 0; b < NB; b++) {
+		var x = LABEL + b * xs, w = Math.max(1, xs), top = y + h - 2, cpu = Math.min(1, d.cpu[b] / bn),
+		    io = Math.min(1, d.io[b] / bn), sl = Math.min(1, d.sl[b] / bn),
+		    other = Math.max(0, Math.min(1, (d.off[b] - d.io[b] - d.sl[b]) / bn)), full = h - 4;
+		if (cpu) { g.fillStyle = '#2a7de1'; g.fillRect(x, top - cpu * full, w, cpu * full); top -= cpu * full; }
+		if (io) { g.fillStyle = '#e0452b'; g.fillRect(x, top - io * full, w, io * full); top -= io * full; }
+		if (other) { g.fillStyle = '#a05ac8'; g.fillRect(x, top - other * full, w, other * full); top -= other * full; }
+		if (sl) { g.fillStyle = '#c8d2dc'; g.fillRect(x, top - sl * full, w, sl * full); }
+	}
+	var prev = TH.findIndex(function (t, i) { return i < l.th && t[1] == TH[l.th][1] && t[0] == TH[l.th][0]; });
+	if (d.first < NB && (prev >= 0 || d.first > 1)) marker(g, LABEL + d.first * xs, y, prev >= 0 ? 'exec' : 'start', '#1a8a1a');
+	if (d.last >= 0 && d.last < NB - 2) marker(g, LABEL + (d.last + 1) * xs, y, 'exit', '#b00');
+}
+function marker(g, x, y, text, colour) {
+	g.fillStyle = colour;
+	g.fillRect(x - 1, y, 2, TRACK_H - 2);
+	g.fillText(text, x + 3, y + 7);
+}
+function drawProcess(g, l, y, h, tw, xs) {
+	var pts = A.timeline.filter(function (p) { return p[0] == l.pid; });
+	if (!pts.length) return;
+	var rmax = Math.max.apply(null, pts.map(function (p) { return p[2]; })) || 1;
+	g.strokeStyle = '#2d8a4e';
+	g.beginPath();
+	pts.forEach(function (p, i) {
+		var x = LABEL + p[1] * xs, yy = y + h - 2 - (h - 4) * p[2] / rmax;
+		if (i) g.lineTo(x, yy); else g.moveTo(x, yy);
+	});
+	g.stroke();
+	g.strokeStyle = '#e0452b';
+	g.beginPath();
+	pts.forEach(function (p, i) {
+		var x = LABEL + p[1] * xs, yy = y + h - 2 - (h - 4) * Math.min(1, p[4] / 10000);
+		if (i) g.lineTo(x, yy); else g.moveTo(x, yy);
+	});
+	g.stroke();
+	g.fillStyle = '#2d8a4e';
+	g.fillText('RSS max ' + (rmax / 1048576).toFixed(1) + ' MiB', LABEL + tw - 130, y + 7);
+}
+function drawSelection() {
+	var box = $('selbox'), cv = $('trk'), tw = cv.width - LABEL;
+	if (st.r0 == 0 && st.r1 == NB) { box.style.display = 'none'; $('selinfo').textContent = 'whole recording'; return; }
+	box.style.display = 'block';
+	box.style.left = (LABEL + st.r0 * tw / NB) + 'px';
+	box.style.width = Math.max(2, (st.r1 - st.r0) * tw / NB) + 'px';
+	box.style.height = cv.height + 'px';
+	$('selinfo').textContent = tMs(st.r0) + ' - ' + tMs(st.r1) + ' ms selected';
+}
+function bucketAt(x) {
+	var tw = $('trk').width - LABEL;
+	return Math.max(0, Math.min(NB, Math.round((x - LABEL) * NB / tw)));
+}
+function trackEvents() {
+	var cv = $('trk'), down = null;
+	cv.onmousedown = function (ev) { down = { x: ev.offsetX, y: ev.offsetY }; ev.preventDefault(); };
+	cv.onmousemove = function (ev) {
+		if (!down || Math.abs(ev.offsetX - down.x) < 3) return;
+		var a = bucketAt(Math.min(down.x, ev.offsetX)), b = bucketAt(Math.max(down.x, ev.offsetX));
+		st.r0 = a; st.r1 = Math.max(a + 1, b);
+		drawSelection();
+	};
+	cv.onmouseup = function (ev) {
+		if (!down) return;
+		var click = Math.abs(ev.offsetX - down.x) < 3;
+		down = null;
+		if (click) {
+			var l = lanes.filter(function (l) { return ev.offsetY >= l.y && ev.offsetY < l.y + l.h; })[0];
+			if (!l) return;
+			if (l.proc) { var same = st.pid === l.pid && st.th === null; st.pid = same ? null : l.pid; st.th = null; }
+			else { st.th = st.th === l.th ? null : l.th; st.pid = null; }
+		}
+		update();
+	};
+}
+
+// --- wiring -------------------------------------------------------------------
+var baseSandwich = window.sandwich;
+window.sandwich = function (k) {
+	baseSandwich(k);
+	st.fn = k;
+	sourceView();
+	saveHash();
+};
+function saveHash() {
+	var q = ['v=1'];
+	if (st.r0 != 0 || st.r1 != NB) q.push('r=' + st.r0 + '-' + st.r1);
+	if (st.th !== null) q.push('th=' + st.th);
+	if (st.pid !== null) q.push('pid=' + st.pid);
+	if (st.m != A.metric) q.push('m=' + st.m);
+	if (st.fn) q.push('fn=' + encodeURIComponent(st.fn.split('\t')[0]));
+	if (st.focus) q.push('focus=' + encodeURIComponent(st.focus));
+	if (st.rec) q.push('rec=1');
+	if (st.inv) q.push('inv=1');
+	if (st.ct) q.push('ct=' + encodeURIComponent(st.ct));
+	if (D.inverted) q.push('icicle=1');
+	history.replaceState(null, '', '#' + q.join('&'));
+}
+function loadHash() {
+	var h = location.hash.slice(1);
+	if (h.indexOf('v=1') != 0) return false;
+	var q = new URLSearchParams(h), r = q.get('r');
+	if (r) { var p = r.split('-'); st.r0 = Math.max(0, +p[0] || 0); st.r1 = Math.min(NB, Math.max(st.r0 + 1, +p[1] || NB)); }
+	if (q.get('th') !== null) st.th = +q.get('th');
+	if (q.get('pid') !== null) st.pid = +q.get('pid');
+	if (q.get('m')) st.m = q.get('m');
+	st.focus = q.get('focus');
+	st.rec = q.get('rec') == '1';
+	st.inv = q.get('inv') == '1';
+	st.ct = q.get('ct') || '';
+	D.inverted = q.get('icicle') == '1';
+	var fn = q.get('fn');
+	if (fn) {
+		for (var f = 0; f < FR.length; f++) if (fName(f) == fn) { st.fn = fKey(f); break; }
+	}
+	return true;
+}
+function update() {
+	var t = performance.now();
+	aggregate();
+	MARK.aggregate = performance.now() - t;
+	N = flameNodes();
+	MARK.flameNodes = performance.now() - t;
+	S = AS;
+	D.unit = unit() == 'samples' ? 'samples' : 'ns';
+	K = [];
+	N.forEach(function (n, i) { K.push([]); if (i) K[n[0]].push(i); });
+	zoomId = 0;
+	if (re) search($('q').value);	// a search from the URL ran on the placeholder tree
+	else render();
+	MARK.render = performance.now() - t;
+	var wrap = $('flamewrap');
+	if (!D.inverted) wrap.scrollTop = wrap.scrollHeight;
+	var rows = functionRows();
+	MARK.functionRows = performance.now() - t;
+	fillFunctions(rows);
+	MARK.fill = performance.now() - t;
+	var keep = st.fn && rows.some(function (r) { return r.k == st.fn; }) ? st.fn : rows.length ? rows[0].k : null;
+	if (keep) window.sandwich(keep);
+	else { st.fn = null; sourceView(); }
+	MARK.sandwich = performance.now() - t;
+	drawTracks();
+	MARK.tracks = performance.now() - t;
+	renderCallTree();
+	MARK.calltree = performance.now() - t;
+	stackChart();
+	MARK.stackchart = performance.now() - t;
+	$('metric').value = st.m;
+	$('rec').checked = st.rec;
+	$('ctinv').checked = st.inv;
+	$('ctq').value = st.ct;
+	$('focusinfo').textContent = st.focus ? 'focused on ' + st.focus : '';
+	$('flame').setAttribute('data-total', total);
+	saveHash();
+}
+function init() {
+	buildLanes();
+	LD = laneData();
+	MARK.lanes = performance.now();
+	trackEvents();
+	$('metric').onchange = function () { st.m = this.value; update(); };
+	$('clearsel').onclick = function () { st.r0 = 0; st.r1 = NB; st.th = null; st.pid = null; update(); };
+	$('rec').onchange = function () { st.rec = this.checked; update(); };
+	$('focusbtn').onclick = function () { st.focus = st.fn ? st.fn.split('\t')[0] : null; update(); };
+	$('unfocus').onclick = function () { st.focus = null; update(); };
+	$('icicle').onclick = function () { D.inverted = !D.inverted; update(); };
+	$('ctinv').onchange = function () { st.inv = this.checked; ctOpen.clear(); renderCallTree(); saveHash(); };
+	$('ctq').onkeyup = function () { st.ct = this.value; renderCallTree(); saveHash(); };
+	var fromHash = loadHash();
+	if (fromHash || A.timed) update();
+	else { drawTracks(); renderCallTree(); stackChart(); sourceView(); $('flame').setAttribute('data-total', N[0][7]); }
+	window.addEventListener('resize', function () { drawTracks(); stackChart(); });
+	MARK.ready = performance.now();
+	document.body.setAttribute('data-load-ms', Math.round(MARK.ready));
+	document.body.setAttribute('data-marks', JSON.stringify(MARK));
+	document.body.setAttribute('data-app', 'ready');
+}
+init();
+})();

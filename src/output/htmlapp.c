@@ -1,0 +1,388 @@
+/*
+ * htmlapp.c - the data behind the HTML report's application (tracks on a
+ * time axis, range selection, every panel recomputed for the selection):
+ * the recording's samples aggregated by (time bucket, thread, stack), as
+ * one JSON object the embedded script (html_app.js) reads.
+ *
+ * Design notes:
+ *  - Time is cut into at most HTML_BUCKETS buckets (at least 1 ms each):
+ *    a million samples become a few hundred thousand rows at most, and the
+ *    page never holds a per-sample array.  An off-CPU interval (switch-out
+ *    time + duration) is spread over the buckets it covers, so the off-CPU
+ *    track shows when a thread waited, not only when it left the CPU.
+ *  - Frames are merged by (name, module, file, line, kind, inlined): the
+ *    pc that prof.data keeps per leaf instruction is for `prof annotate`
+ *    and would only multiply rows here.  Stacks are a trie over the merged
+ *    frames: [parent, frame], parent < id.
+ *  - Each row: CPU samples, CPU ns, off-CPU ns, of which I/O wait and
+ *    sleep; emit_rows() says how they are packed.
+ *  - Without sample times (callgrind input, or a profile loaded without
+ *    keep_timed) every aggregate becomes one row in bucket 0.
+ *  - Source text is embedded only as include/prof/annotate.h's policy
+ *    allows: files the build-id-verified binaries name, or below the
+ *    view's --source-root directories; for the hottest functions only.
+ */
+#include "internal.h"
+#include "prof/annotate.h"
+#include "prof/render.h"
+#include <string.h>
+
+#define HTML_BUCKETS 1000
+#define HTML_SOURCE_FUNCTIONS 12
+
+enum { C_N, C_CPU, C_OFF, C_IO, C_SL, C_COLS };
+
+struct app_row {
+	uint32_t bucket, thread, stack;
+	uint64_t v[C_COLS];
+};
+
+struct app {
+	const struct prof_profile *p;
+	const struct prof_view *v;
+	struct strtab strs;
+	struct u64map frame_ix, stack_ix, row_ix;
+	VEC(uint32_t) frames;		/* merged frame -> a profile frame id */
+	VEC(uint32_t) stack_parent, stack_frame;
+	uint32_t *node_stack;		/* profile node -> merged stack */
+	VEC(struct app_row) rows;
+	uint64_t t0, bucket_ns;
+	uint32_t nbuckets;
+	bool cpu_ns_seen;
+};
+
+static uint64_t frame_key(const struct prof_frame *f)
+{
+	return hash64(((uint64_t)f->func << 32) ^ f->file) ^
+	       hash64(((uint64_t)f->line << 32 | f->module) * 7 + f->kind * 3 + f->inlined);
+}
+
+static bool same_merged(const struct prof_frame *a, const struct prof_frame *b)
+{
+	return a->func == b->func && a->file == b->file && a->line == b->line &&
+	       a->module == b->module && a->kind == b->kind && a->inlined == b->inlined;
+}
+
+static uint32_t merged_frame(struct app *a, uint32_t frame)
+{
+	const struct prof_frame *f = &a->p->frames.v[frame];
+	uint64_t key = frame_key(f), idx;
+
+	for (uint64_t k = 0;; k++) {
+		if (!u64map_get(&a->frame_ix, key + k, &idx)) {
+			u64map_put(&a->frame_ix, key + k, a->frames.n);
+			VEC_PUSH(&a->frames, frame);
+			return (uint32_t)(a->frames.n - 1);
+		}
+		if (same_merged(&a->p->frames.v[a->frames.v[idx]], f))
+			return (uint32_t)idx;
+	}
+}
+
+/* The profile's trie over merged frames; parents come before children. */
+static void build_stacks(struct app *a)
+{
+	const struct prof_profile *p = a->p;
+
+	a->node_stack = xcalloc(p->nodes.n + 1, sizeof(*a->node_stack));
+	VEC_PUSH(&a->stack_parent, 0);
+	VEC_PUSH(&a->stack_frame, 0);
+	for (uint32_t n = 1; n < p->nodes.n; n++) {
+		const struct prof_node *node = &p->nodes.v[n];
+		uint32_t parent = node->parent < n ? a->node_stack[node->parent] : 0;
+		if (node->frame >= p->frames.n) {
+			a->node_stack[n] = parent;
+			continue;
+		}
+		uint32_t f = merged_frame(a, node->frame);
+		bool created;
+		uint64_t *slot = u64map_slot(&a->stack_ix, (uint64_t)parent << 32 | f, &created);
+		if (created) {
+			*slot = a->stack_parent.n;
+			VEC_PUSH(&a->stack_parent, parent);
+			VEC_PUSH(&a->stack_frame, f + 1);	/* 0 is the root's "no frame" */
+		}
+		a->node_stack[n] = (uint32_t)*slot;
+	}
+}
+
+static struct app_row *row_for(struct app *a, uint32_t bucket, uint32_t thread, uint32_t stack)
+{
+	uint64_t key = hash64(((uint64_t)bucket << 40) ^ ((uint64_t)thread << 20) ^
+			      hash64(stack)), idx;
+
+	for (uint64_t k = 0;; k++) {
+		if (!u64map_get(&a->row_ix, key + k, &idx)) {
+			u64map_put(&a->row_ix, key + k, a->rows.n);
+			VEC_PUSH(&a->rows, ((struct app_row){ bucket, thread, stack, { 0 } }));
+			return &a->rows.v[a->rows.n - 1];
+		}
+		struct app_row *r = &a->rows.v[idx];
+		if (r->bucket == bucket && r->thread == thread && r->stack == stack)
+			return r;
+	}
+}
+
+static uint32_t bucket_of(const struct app *a, uint64_t t)
+{
+	uint64_t b = t > a->t0 ? (t - a->t0) / a->bucket_ns : 0;
+
+	return b >= a->nbuckets ? a->nbuckets - 1 : (uint32_t)b;
+}
+
+/* Adds len ns to column col, spread over the buckets [t, t + len) covers. */
+static void add_spread(struct app *a, uint32_t thread, uint32_t stack, int col,
+		       uint64_t t, uint64_t len)
+{
+	uint64_t end = t + len;
+
+	for (uint64_t at = t; at < end;) {
+		uint32_t b = bucket_of(a, at);
+		uint64_t b_end = b + 1 == a->nbuckets ? end : a->t0 + (uint64_t)(b + 1) * a->bucket_ns;
+		uint64_t stop = end < b_end ? end : b_end;
+		row_for(a, b, thread, stack)->v[col] += stop - at;
+		at = stop;
+	}
+}
+
+/* The view's --pid/--tid/--comm/--dso filters, for one (thread, node). */
+static bool passes(const struct app *a, uint32_t thread, uint32_t node)
+{
+	struct prof_view any = *a->v;
+	struct prof_agg probe = { .thread = thread, .node = node };
+
+	any.metric = PROF_VIEW_CPU;
+	probe.value[PROF_M_SAMPLES] = 1;
+	return prof_view_weight(a->p, &any, &probe) != 0;
+}
+
+static void add_timed(struct app *a, const struct prof_timed_sample *e)
+{
+	uint32_t st = a->node_stack[e->node];
+
+	switch (e->metric) {
+	case PROF_M_SAMPLES:
+		row_for(a, bucket_of(a, e->t_ns), e->thread, st)->v[C_N] += e->value;
+		if (!a->cpu_ns_seen)
+			row_for(a, bucket_of(a, e->t_ns), e->thread, st)->v[C_CPU] +=
+				e->value * a->p->period_ns;
+		break;
+	case PROF_M_CPU_NS: row_for(a, bucket_of(a, e->t_ns), e->thread, st)->v[C_CPU] += e->value; break;
+	case PROF_M_OFFCPU_NS: add_spread(a, e->thread, st, C_OFF, e->t_ns, e->value); break;
+	case PROF_M_IOWAIT_NS: add_spread(a, e->thread, st, C_IO, e->t_ns, e->value); break;
+	case PROF_M_SLEEP_NS: add_spread(a, e->thread, st, C_SL, e->t_ns, e->value); break;
+	default: break;
+	}
+}
+
+static void build_rows(struct app *a)
+{
+	const struct prof_profile *p = a->p;
+	uint64_t t_end = 0;
+
+	a->t0 = p->timed.n ? p->timed.v[0].t_ns : 0;
+	for (size_t i = 0; i < p->timed.n; i++) {
+		const struct prof_timed_sample *e = &p->timed.v[i];
+		uint64_t end = e->t_ns + (e->metric >= PROF_M_OFFCPU_NS ? e->value : 0);
+		t_end = end > t_end ? end : t_end;
+		a->cpu_ns_seen |= e->metric == PROF_M_CPU_NS;
+	}
+	uint64_t span = t_end > a->t0 ? t_end - a->t0 + 1 : 1;
+	a->bucket_ns = span / HTML_BUCKETS + 1 > 1000000 ? span / HTML_BUCKETS + 1 : 1000000;
+	a->nbuckets = (uint32_t)((span + a->bucket_ns - 1) / a->bucket_ns);
+	a->nbuckets = a->nbuckets ? a->nbuckets : 1;
+	for (size_t i = 0; i < p->timed.n; i++) {
+		const struct prof_timed_sample *e = &p->timed.v[i];
+		if (e->thread < p->threads.n && e->node < p->nodes.n && passes(a, e->thread, e->node))
+			add_timed(a, e);
+	}
+	if (p->timed.n)
+		return;
+	for (size_t i = 0; i < p->aggs.n; i++) {	/* no times: one bucket */
+		const struct prof_agg *g = &p->aggs.v[i];
+		if (g->thread >= p->threads.n || g->node >= p->nodes.n || !passes(a, g->thread, g->node))
+			continue;
+		struct app_row *r = row_for(a, 0, g->thread, a->node_stack[g->node]);
+		r->v[C_N] += g->value[PROF_M_SAMPLES];
+		r->v[C_CPU] += g->value[PROF_M_CPU_NS];
+		r->v[C_OFF] += g->value[PROF_M_OFFCPU_NS];
+		r->v[C_IO] += g->value[PROF_M_IOWAIT_NS];
+		r->v[C_SL] += g->value[PROF_M_SLEEP_NS];
+	}
+}
+
+static void emit_strings_of_frames(struct app *a, struct strbuf *sb)
+{
+	const struct prof_profile *p = a->p;
+
+	sb_adds(sb, ",\n\"frames\":[");
+	for (size_t i = 0; i < a->frames.n; i++) {
+		const struct prof_frame *f = &p->frames.v[a->frames.v[i]];
+		const char *mod = f->module < p->modules.n ? prof_str(p, p->modules.v[f->module].path) : "";
+		sb_addf(sb, "%s[%u,%u,%u,%u,%u,%u]", i ? "," : "",
+			strtab_intern(&a->strs, prof_str(p, f->func)), strtab_intern(&a->strs, mod),
+			strtab_intern(&a->strs, prof_str(p, f->file)), f->line, f->kind, f->inlined);
+	}
+	sb_adds(sb, "],\n\"stacks\":[");
+	for (size_t i = 0; i < a->stack_parent.n; i++)
+		sb_addf(sb, "%s%u,%u", i ? "," : "", a->stack_parent.v[i], a->stack_frame.v[i]);
+	sb_adds(sb, "],\n\"threads\":[");
+	for (size_t i = 0; i < p->threads.n; i++)
+		sb_addf(sb, "%s[%u,%u,%u]", i ? "," : "", p->threads.v[i].pid, p->threads.v[i].tid,
+			strtab_intern(&a->strs, prof_str(p, p->threads.v[i].comm)));
+	sb_adds(sb, "]");
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct app_row *r = x, *q = y;
+
+	if (r->bucket != q->bucket)
+		return r->bucket < q->bucket ? -1 : 1;
+	if (r->thread != q->thread)
+		return r->thread < q->thread ? -1 : 1;
+	return (r->stack > q->stack) - (r->stack < q->stack);
+}
+
+/* A sparse column: (row delta, value) pairs for rows whose value is not
+ * the expected one (expect(): what the reader assumes when absent). */
+static void emit_sparse(struct app *a, struct strbuf *sb, const char *name, int col,
+			uint64_t scale, uint64_t period)
+{
+	size_t last = 0;
+	bool first = true;
+
+	sb_addf(sb, ",\"%s\":[", name);
+	for (size_t i = 0; i < a->rows.n; i++) {
+		const struct app_row *r = &a->rows.v[i];
+		uint64_t expect = col == C_N ? 1 : col == C_CPU ? r->v[C_N] * period : 0;
+		uint64_t v = (r->v[col] + scale / 2) / scale;
+		if (r->v[col] == expect || (col > C_CPU && !v))
+			continue;
+		sb_addf(sb, first ? "%zu,%llu" : ",%zu,%llu", i - last, (unsigned long long)v);
+		last = i;
+		first = false;
+	}
+	sb_addch(sb, ']');
+}
+
+/*
+ * Rows sorted by (bucket, thread, stack), written compactly because a
+ * million samples can make most of a million rows: runs of (bucket,
+ * thread, length), each row's stack as a delta from the previous one in
+ * its run, sample counts only where not 1, CPU ns only where not count x
+ * period, off-CPU / I/O / sleep in microseconds and only where non-zero.
+ */
+static void emit_rows(struct app *a, struct strbuf *sb)
+{
+	if (a->rows.n)		/* qsort(NULL, 0) is undefined */
+		qsort(a->rows.v, a->rows.n, sizeof(*a->rows.v), row_cmp);
+	sb_addf(sb, ",\n\"rows\":{\"count\":%zu,\"period\":%llu,\"runs\":[", a->rows.n,
+		(unsigned long long)a->p->period_ns);
+	for (size_t i = 0, start = 0; i < a->rows.n; i++) {
+		const struct app_row *r = &a->rows.v[i], *next = i + 1 < a->rows.n ? r + 1 : NULL;
+		if (next && next->bucket == r->bucket && next->thread == r->thread)
+			continue;
+		sb_addf(sb, start ? ",%u,%u,%zu" : "%u,%u,%zu", r->bucket, r->thread, i + 1 - start);
+		start = i + 1;
+	}
+	sb_adds(sb, "],\"st\":[");
+	for (size_t i = 0; i < a->rows.n; i++) {
+		const struct app_row *r = &a->rows.v[i], *prev = i ? r - 1 : NULL;
+		bool same_run = prev && prev->bucket == r->bucket && prev->thread == r->thread;
+		sb_addf(sb, i ? ",%u" : "%u", same_run ? r->stack - prev->stack : r->stack);
+	}
+	sb_addch(sb, ']');
+	emit_sparse(a, sb, "n", C_N, 1, 0);
+	emit_sparse(a, sb, "cpu", C_CPU, 1, a->p->period_ns);
+	emit_sparse(a, sb, "off_us", C_OFF, 1000, 0);
+	emit_sparse(a, sb, "io_us", C_IO, 1000, 0);
+	emit_sparse(a, sb, "sl_us", C_SL, 1000, 0);
+	sb_addch(sb, '}');
+}
+
+static void emit_timeline(struct app *a, struct strbuf *sb)
+{
+	const struct prof_profile *p = a->p;
+
+	sb_adds(sb, ",\n\"timeline\":[");
+	for (size_t i = 0; i < p->timeline.n; i++) {
+		const struct prof_timeline_sample *s = &p->timeline.v[i];
+		double b = s->t_ns > a->t0 ? (double)(s->t_ns - a->t0) / (double)a->bucket_ns : 0;
+		sb_addf(sb, "%s[%u,%.2f,%llu,%u,%u]", i ? "," : "", s->pid, b,
+			(unsigned long long)s->rss_bytes, s->cpu_pct_x100, s->io_wait_pct_x100);
+	}
+	sb_adds(sb, "]");
+}
+
+/* Source files of the hottest functions, as far as the policy allows. */
+static void emit_sources(struct app *a, struct strbuf *sb)
+{
+	const struct prof_profile *p = a->p;
+	struct prof_source_policy sp = { .roots = a->v->source_roots, .nroots = a->v->n_source_roots };
+	struct prof_fn_table t = { 0 };
+	struct strtab files;
+	bool first = true;
+
+	strtab_init(&files);
+	prof_fn_table_build(p, a->v, &t);
+	for (size_t i = 0; i < t.rows.n && i < HTML_SOURCE_FUNCTIONS; i++) {
+		struct prof_annotation an;
+		struct prof_disassembly d = { 0 };
+		if (prof_annotate_build(p, a->v, prof_str(p, t.rows.v[i].func), &an) == 0 &&
+		    prof_annotate_disassemble(p, &an, &d) == 0)
+			prof_source_allow_disassembly(&sp, &d);
+		prof_disassembly_free(&d);
+		for (size_t k = 0; k < an.lines.n; k++)
+			strtab_intern(&files, prof_str(p, an.lines.v[k].file));
+		prof_annotation_free(&an);
+	}
+	sb_adds(sb, ",\n\"sources\":{");
+	for (size_t i = 1; i < files.strs.n; i++) {
+		size_t len;
+		char *text = prof_source_read(&sp, files.strs.v[i], &len);
+		if (!text)
+			continue;
+		sb_adds(sb, first ? "" : ",\n");
+		json_str(sb, files.strs.v[i]);
+		sb_addch(sb, ':');
+		json_str(sb, text);
+		free(text);
+		first = false;
+	}
+	sb_adds(sb, "}");
+	strtab_free(&files);
+	prof_fn_table_free(&t);
+	prof_source_policy_free(&sp);
+}
+
+void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
+{
+	struct app a = { .p = p, .v = v };
+	struct strbuf body = STRBUF_INIT;
+
+	strtab_init(&a.strs);
+	build_stacks(&a);
+	build_rows(&a);
+	emit_strings_of_frames(&a, &body);
+	emit_rows(&a, &body);
+	emit_timeline(&a, &body);
+	emit_sources(&a, &body);
+	sb_addf(sb, "{\"metric\":\"%s\",\"t0\":%llu,\"bucket_ns\":%llu,\"nbuckets\":%u,"
+		"\"timed\":%s,\"strings\":", prof_view_metric_name(v->metric),
+		(unsigned long long)a.t0, (unsigned long long)a.bucket_ns, a.nbuckets,
+		p->timed.n ? "true" : "false");
+	json_strtab(sb, &a.strs);
+	sb_add(sb, body.buf ? body.buf : "", body.len);
+	sb_adds(sb, "}");
+	sb_release(&body);
+	strtab_free(&a.strs);
+	u64map_free(&a.frame_ix);
+	u64map_free(&a.stack_ix);
+	u64map_free(&a.row_ix);
+	VEC_FREE(&a.frames);
+	VEC_FREE(&a.stack_parent);
+	VEC_FREE(&a.stack_frame);
+	VEC_FREE(&a.rows);
+	free(a.node_stack);
+}

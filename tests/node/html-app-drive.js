@@ -1,0 +1,230 @@
+// html-app-drive.js MODE REPORT.html [ARGS...] - drives prof's HTML report
+// in the system Chromium with playwright-core (real mouse and keyboard
+// events) and prints what the panels show as one JSON object; the shell
+// test (tests/t5220-html-app.sh) makes the assertions.
+//   phases REPORT IO_START_NS IO_END_NS   range, track, metric, search,
+//                                         source view, URL round trip
+//   deep REPORT                           height cap and collapse recursion
+//   load REPORT                           load time and renderer CPU time
+//   diff REPORT                           red/blue flame graph, movers table
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+	'--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+async function open(browser, url, errors) {
+	const page = await browser.newPage();
+	page.on('pageerror', (e) => errors.push(String(e)));
+	page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+	await page.goto(url);
+	await page.waitForSelector('body[data-app=ready]', { timeout: 120000 });
+	return page;
+}
+
+// What the panels show now.
+function panels(page) {
+	return page.evaluate(() => {
+		const uniq = (a) => Array.from(new Set(a));
+		return {
+			hash: location.hash,
+			selinfo: document.getElementById('selinfo').textContent,
+			fns: Array.from(document.querySelectorAll('#fns tbody tr')).map((r) => r.cells[0].textContent),
+			flame: uniq(Array.from(document.querySelectorAll('#flame div')).map((d) => d.getAttribute('data-n'))),
+			total: +document.getElementById('flame').getAttribute('data-total'),
+			calltree: Array.from(document.querySelectorAll('#calltree .ct')).map((d) => d.getAttribute('data-n')),
+			hits: Array.from(document.querySelectorAll('#calltree .ct.hit')).map((d) => d.getAttribute('data-n')),
+			matched: document.getElementById('matched').textContent,
+			source: document.getElementById('source').textContent,
+			srcName: document.getElementById('src-name').textContent,
+			hottest: Array.from(document.querySelectorAll('#srctable tr.hottest')).map((r) => +r.cells[2].textContent),
+			hot: Array.from(document.querySelectorAll('#srctable tr.hot')).map((r) => +r.cells[2].textContent),
+			stackLeaves: document.getElementById('stackchart').getAttribute('data-leaves'),
+			swName: document.getElementById('sw-name').textContent,
+			flameHeight: document.getElementById('flame').offsetHeight,
+			wrapHeight: document.getElementById('flamewrap').clientHeight,
+		};
+	});
+}
+
+function appData(page) {
+	return page.evaluate(() => {
+		const a = JSON.parse(document.getElementById('prof-app').textContent);
+		return { t0: a.t0, bucket_ns: a.bucket_ns, nbuckets: a.nbuckets, threads: a.threads, strings: a.strings };
+	});
+}
+
+function lanes(page) {
+	return page.evaluate(() => JSON.parse(document.getElementById('trk').getAttribute('data-lanes')));
+}
+
+// Pixels of one colour in a lane between two canvas x positions.
+function countColour(page, lane, x0, x1, rgb) {
+	return page.evaluate(([lane, x0, x1, rgb]) => {
+		const cv = document.getElementById('trk'), g = cv.getContext('2d');
+		const img = g.getImageData(Math.round(x0), lane.y, Math.max(1, Math.round(x1 - x0)), lane.h).data;
+		let n = 0;
+		for (let i = 0; i < img.length; i += 4)
+			if (Math.abs(img[i] - rgb[0]) < 8 && Math.abs(img[i + 1] - rgb[1]) < 8 && Math.abs(img[i + 2] - rgb[2]) < 8) n++;
+		return n / Math.max(1, Math.round(x1 - x0));
+	}, [lane, x0, x1, rgb]);
+}
+
+async function phases(browser, url, ioStart, ioEnd, out, errors) {
+	const page = await open(browser, url, errors);
+	const box = await (await page.$('#trk')).boundingBox();
+	const A = await appData(page), L = await lanes(page);
+	const LABEL = 190, tw = box.width - LABEL;
+	const xOf = (t) => LABEL + (t - A.t0) / A.bucket_ns * tw / A.nbuckets;
+	const span = ioEnd - ioStart, s0 = ioStart + span * 0.15, s1 = ioEnd - span * 0.15;
+	out.initial = await panels(page);
+
+	// 1. drag over the middle of the I/O phase
+	const y = box.y + L[L.length - 1].y + 5;
+	await page.mouse.move(box.x + xOf(s0), y);
+	await page.mouse.down();
+	await page.mouse.move(box.x + (xOf(s0) + xOf(s1)) / 2, y, { steps: 4 });
+	await page.mouse.move(box.x + xOf(s1), y, { steps: 4 });
+	await page.mouse.up();
+	out.range = await panels(page);
+	const top = await page.evaluate(() => {
+		const h = Array.from(document.querySelectorAll('h2')).find((e) => e.textContent == 'Tracks');
+		return h.getBoundingClientRect().top + window.scrollY;
+	});
+	await page.screenshot({ path: path.join(process.env.SHOT_DIR || os.tmpdir(), 'phases.png'),
+		fullPage: true, clip: { x: 0, y: top - 8, width: 1400, height: 1050 } });
+
+	// 2. the main thread's track: I/O-wait colour inside the phase and before it
+	// the main thread after exec (a thread entry per exec: the last one)
+	const main = L.filter((l) => !l.proc && l.main).pop();
+	const phase0 = xOf(s0), phase1 = xOf(s1), before1 = xOf(ioStart - span * 0.1), before0 = xOf(A.t0 + (ioStart - A.t0) * 0.2);
+	out.ioInside = await countColour(page, main, phase0, phase1, [224, 69, 43]);
+	out.ioBefore = await countColour(page, main, before0, before1, [224, 69, 43]);
+	out.cpuBefore = await countColour(page, main, before0, before1, [42, 125, 225]);
+
+	// 3. URL round trip: the same view from the link
+	const link = page.url();
+	const again = await open(browser, link, errors);
+	out.reopened = await panels(again);
+	await again.close();
+
+	// 4. click the worker's track (its label)
+	await page.click('#clearsel');
+	const worker = L.find((l) => !l.proc && /wl-worker/.test(l.label));
+	await page.mouse.click(box.x + 60, box.y + worker.y + worker.h / 2);
+	out.track = await panels(page);
+	await page.mouse.click(box.x + 60, box.y + worker.y + worker.h / 2);	// again: unselect
+	out.untrack = await panels(page);
+
+	// 5. metric switch
+	await page.selectOption('#metric', 'io-wait');
+	out.iowait = await panels(page);
+	await page.selectOption('#metric', 'cpu');
+
+	// 6. search: the call tree and the flame graph
+	await page.fill('#ctq', 'work_function');
+	await page.press('#ctq', 'n');	// keyup fires the search; the extra letter is removed below
+	await page.fill('#ctq', 'work_function');
+	await page.press('#ctq', 'End');
+	out.ctsearch = await panels(page);
+	await page.fill('#q', 'work');
+	await page.press('#q', 'Enter');
+	out.flamesearch = await panels(page);
+
+	// 7. source view of the hottest function: click its row
+	const first = await page.$('#fns tbody tr');
+	await first.click();
+	out.source = await panels(page);
+}
+
+async function deep(browser, url, out, errors) {
+	const page = await open(browser, url, errors);
+	out.before = await panels(page);
+	await page.check('#rec');
+	out.collapsed = await panels(page);
+}
+
+// report --diff --format=html: the flame graph in red/blue, the movers table
+async function diff(browser, url, out, errors) {
+	const page = await browser.newPage();
+	page.on('pageerror', (e) => errors.push(String(e)));
+	await page.goto(url);
+	await page.waitForSelector('#flame div');
+	Object.assign(out, await page.evaluate(() => {
+		const cols = Array.from(document.querySelectorAll('#flame div')).map((d) => d.style.background);
+		const m = /rgb\((\d+), (\d+), (\d+)\)/;
+		const kind = (c) => { const x = m.exec(c); if (!x) return 'other';
+			return +x[1] > +x[3] + 20 ? 'red' : +x[3] > +x[1] + 20 ? 'blue' : 'grey'; };
+		const k = cols.map(kind);
+		return { red: k.filter((x) => x == 'red').length, blue: k.filter((x) => x == 'blue').length,
+			 movers: Array.from(document.querySelectorAll('#movers tbody tr')).map((r) =>
+				[r.cells[0].textContent, +r.cells[4].textContent]),
+			 tracks: !!document.getElementById('trk') };
+	}));
+}
+
+async function load(browser, url, out, errors) {
+	const cpu = () => cpuOfTree(browserPid(browser.userDataDir));
+	const c0 = cpu(), t0 = Date.now();
+	const page = await open(browser, url, errors);
+	out.wall_ms = Date.now() - t0;
+	out.cpu_ms = cpu() - c0;
+	out.page_ms = +(await page.evaluate(() => document.body.getAttribute('data-load-ms')));
+	out.marks = JSON.parse(await page.evaluate(() => document.body.getAttribute('data-marks')));
+	out.panels = await panels(page);
+	out.loadavg = os.loadavg()[0];
+}
+
+// The browser process: the one started with our --user-data-dir, not a child (--type=).
+function browserPid(dir) {
+	for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+		let cmd;
+		try { cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch (e) { continue; }
+		if (cmd.includes('--user-data-dir=' + dir) && !cmd.includes('--type=')) return +pid;
+	}
+	return -1;
+}
+
+// user+system CPU ms of a process and all its descendants
+function cpuOfTree(root) {
+	const tick = 10;	// USER_HZ 100
+	let total = 0;
+	for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+		let st;
+		try { st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch (e) { continue; }
+		const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+		let p = +pid, ok = false;
+		for (let depth = 0; depth < 6 && p > 1; depth++) {
+			if (p == root) { ok = true; break; }
+			try { p = +fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]; } catch (e) { break; }
+		}
+		if (ok) total += (+f[11] + +f[12]) * tick;
+	}
+	return total;
+}
+
+(async () => {
+	const [mode, report, ...rest] = process.argv.slice(2);
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prof-chromium-'));
+	const browser = await chromium.launchPersistentContext(dir, {
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: FLAGS, headless: true,
+		viewport: { width: 1400, height: 1000 } });
+	browser.userDataDir = dir;
+	const out = {}, errors = [];
+	const url = 'file://' + path.resolve(report);
+	try {
+		if (mode === 'phases') await phases(browser, url, +rest[0], +rest[1], out, errors);
+		else if (mode === 'deep') await deep(browser, url, out, errors);
+		else if (mode === 'load') await load(browser, url, out, errors);
+		else if (mode === 'diff') await diff(browser, url, out, errors);
+		else throw new Error('unknown mode ' + mode);
+	} finally {
+		await browser.close();
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+	out.errors = errors;
+	console.log(JSON.stringify(out));
+})().catch((e) => { console.error('html-app-drive: ' + e.stack); process.exit(1); });

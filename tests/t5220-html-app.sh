@@ -1,0 +1,120 @@
+#!/bin/bash
+# t5220-html-app: the HTML report as an application, driven in headless
+# Chromium by playwright-core (tests/node/html-app-drive.js) on a real
+# two-thread recording with an I/O phase (tests/workloads/phases).  Each
+# interaction checks what the panels show: a range dragged over the I/O
+# phase leaves only that phase's stacks in the flame graph and table; the
+# main thread's track is coloured as I/O wait there; clicking a track
+# selects its thread; the metric switch; search in the call tree and the
+# flame graph; the source view of the hottest function marks its hot
+# lines; the URL fragment reopens the same view; deep recursion is capped
+# in height and collapses; `report --diff` renders red/blue with the
+# movers table (recursion -> phases: main's share shrinks, blue; the
+# phases functions are new, red).  And a 1M-sample file loads (time reported).
+. "$(dirname "$0")/lib/test-lib.sh"
+. "$TOP/tests/lib/node-tools.sh"
+require_perf_events
+[ -x /usr/bin/chromium ] || skip_all "chromium is not installed (/usr/bin/chromium)"
+require_node_tools
+DRIVE="node $TOP/tests/node/html-app-drive.js"
+export SHOT_DIR="$TRASH"
+
+# q FILE EXPR: a python expression over the driver's JSON (d), must be true
+q() {
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = bool($2)
+if not ok: print('false:', sys.argv[2])
+sys.exit(0 if ok else 1)" "$1" "$2"
+}
+
+test_expect_success 'record phases and write the HTML report' '
+	"$PROF" record -q -o ph.data -- "$WL/phases" "$TRASH" 1.5 >run.out &&
+	cat run.out &&
+	"$PROF" report -i ph.data --format=html -o ph.html
+'
+set -- $(sed -n "s/^phases: io_start_ns \([0-9]*\) io_end_ns \([0-9]*\)/\1 \2/p" run.out)
+IO0=${1:-0} IO1=${2:-0}
+
+test_expect_success 'drive the report in Chromium (no page errors)' '
+	$DRIVE phases ph.html "$IO0" "$IO1" >drive.json &&
+	q drive.json "d[\"errors\"] == []" &&
+	q drive.json "\"compute_phase\" in d[\"initial\"][\"fns\"] and d[\"initial\"][\"selinfo\"] == \"whole recording\""
+'
+
+test_expect_success 'range over the I/O phase: flame graph and table show only its stacks' '
+	q drive.json "\"io_phase\" in d[\"range\"][\"flame\"] and \"compute_phase\" not in d[\"range\"][\"flame\"]" &&
+	q drive.json "\"compute_phase\" not in d[\"range\"][\"fns\"] and \"io_phase\" in d[\"range\"][\"fns\"]" &&
+	q drive.json "0 < d[\"range\"][\"total\"] < d[\"initial\"][\"total\"]" &&
+	q drive.json "\"r=\" in d[\"range\"][\"hash\"]"
+'
+
+test_expect_success 'the main thread track shows I/O wait in the phase, not before it' '
+	python3 -c "import json; d = json.load(open(\"drive.json\")); print(d[\"ioInside\"], d[\"ioBefore\"])" &&
+	q drive.json "d[\"ioInside\"] > 1 and d[\"ioInside\"] > 4 * d[\"ioBefore\"]"
+'
+
+test_expect_success 'the URL fragment reopens the same selection' '
+	q drive.json "d[\"reopened\"][\"selinfo\"] == d[\"range\"][\"selinfo\"]" &&
+	q drive.json "d[\"reopened\"][\"fns\"] == d[\"range\"][\"fns\"] and d[\"reopened\"][\"total\"] == d[\"range\"][\"total\"]"
+'
+
+test_expect_success 'clicking the worker track selects that thread; clicking again unselects' '
+	q drive.json "\"th=\" in d[\"track\"][\"hash\"] and \"work_function\" in d[\"track\"][\"fns\"]" &&
+	q drive.json "\"compute_phase\" not in d[\"track\"][\"fns\"] and \"io_phase\" not in d[\"track\"][\"flame\"]" &&
+	q drive.json "d[\"untrack\"][\"total\"] == d[\"initial\"][\"total\"]"
+'
+
+# (the kernel frames: the user part of an off-CPU stack may not unwind)
+test_expect_success 'metric switch to io-wait: the I/O stacks, not the CPU loop' '
+	q drive.json "\"m=io-wait\" in d[\"iowait\"][\"hash\"]" &&
+	q drive.json "\"__x64_sys_fdatasync\" in d[\"iowait\"][\"flame\"] and \"work_function\" not in d[\"iowait\"][\"flame\"]" &&
+	q drive.json "0 < d[\"iowait\"][\"total\"] and d[\"iowait\"][\"fns\"] != d[\"initial\"][\"fns\"]"
+'
+
+test_expect_success 'search: call tree marks the function, flame graph reports the match' '
+	q drive.json "d[\"ctsearch\"][\"hits\"] == [\"work_function\"] or set(d[\"ctsearch\"][\"hits\"]) == {\"work_function\"}" &&
+	q drive.json "d[\"flamesearch\"][\"matched\"].endswith(\"% matched\")"
+'
+
+test_expect_success 'source view of the hottest function: its hot lines, the loop body' '
+	q drive.json "d[\"source\"][\"srcName\"] == \"work_function\"" &&
+	q drive.json "\"wl_sink = x + y;\" in d[\"source\"][\"source\"]" &&
+	q drive.json "len(d[\"source\"][\"hottest\"]) == 1 and 27 <= d[\"source\"][\"hottest\"][0] <= 30" &&
+	q drive.json "all(27 <= l <= 30 for l in d[\"source\"][\"hot\"])"
+'
+
+test_expect_success 'deep recursion: flame height capped with scrolling, recursion collapses' '
+	"$PROF" record -q -o rec.data -- "$WL/recursion" 1 200 >/dev/null &&
+	"$PROF" report -i rec.data --format=html -o rec.html &&
+	$DRIVE deep rec.html >deep.json &&
+	q deep.json "d[\"errors\"] == []" &&
+	q deep.json "d[\"before\"][\"flameHeight\"] > 2000 and d[\"before\"][\"wrapHeight\"] <= 600" &&
+	q deep.json "d[\"collapsed\"][\"flameHeight\"] * 4 < d[\"before\"][\"flameHeight\"] and \"rec=1\" in d[\"collapsed\"][\"hash\"]"
+'
+
+test_expect_success 'report --diff --format=html: red/blue flame graph and the movers' '
+	"$PROF" report --diff rec.data ph.data --format=html -o diff.html &&
+	$DRIVE diff diff.html >diff.json &&
+	q diff.json "d[\"errors\"] == [] and d[\"red\"] > 0 and d[\"blue\"] > 0 and not d[\"tracks\"]" &&
+	q diff.json "dict(d[\"movers\"]).get(\"hot_leaf\", 0) < -50 and dict(d[\"movers\"]).get(\"work_function\", 0) > 5"
+'
+
+GEN="$BUILD_DIR/tests/unit/data.t"
+if [ -x "$GEN" ]; then
+	test_expect_success '1M samples: the report loads, every sample counted (time reported)' '
+		"$GEN" --generate big.data 1000000 >/dev/null &&
+		"$PROF" report -i big.data --format=html -o big.html &&
+		$DRIVE load big.html >load.json &&
+		q load.json "d[\"errors\"] == [] and d[\"panels\"][\"total\"] == 1000000" &&
+		python3 -c "
+import json; d = json.load(open(\"load.json\"))
+print(\"# 1M samples: page ready %d ms, browser CPU %d ms, load average %.1f, html %d bytes\" % (
+    d[\"page_ms\"], d[\"cpu_ms\"], d[\"loadavg\"], __import__(\"os\").path.getsize(\"big.html\")))"
+	'
+else
+	test_skip '1M samples: the report loads' "$GEN not built (make unit)"
+fi
+
+test_done
