@@ -34,7 +34,7 @@ WL_NOINLINE unsigned long work_function(unsigned long n)
 
 WL_NOINLINE void compute_phase(double until)
 {
-	while (wl_now() < until)
+	while (wl_wall_now() < until)
 		WL_BURN(100000UL, 0xc0de);
 }
 
@@ -49,7 +49,7 @@ WL_NOINLINE void io_phase(const char *dir, double until)
 		perror(path);
 		exit(1);
 	}
-	for (int round = 0; wl_now() < until; round++) {
+	for (int round = 0; wl_wall_now() < until; round++) {
 		memset(buf, 'a' + round % 26, sizeof(buf));
 		lseek(fd, 0, SEEK_SET);
 		for (int i = 0; i < 4; i++)
@@ -66,7 +66,7 @@ WL_NOINLINE void io_phase(const char *dir, double until)
 static void *worker(void *arg)
 {
 	pthread_setname_np(pthread_self(), "wl-worker");
-	while (wl_now() < end_time)
+	while (wl_wall_now() < end_time)
 		wl_sink += work_function(200000UL);
 	return arg;
 }
@@ -82,15 +82,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: phases DIR [SECONDS]\n");
 		return 2;
 	}
-	double s = wl_seconds_arg(argc, argv, 2, 1.5), t0 = wl_now();
+	double s = wl_seconds_arg(argc, argv, 2, 1.5), t0 = wl_wall_now();
 	pthread_t t;
 
 	end_time = t0 + s;
 	pthread_create(&t, NULL, worker, NULL);
 	compute_phase(t0 + s / 3);
-	double io_start = wl_now();
+	double io_start = wl_wall_now();
 	io_phase(argv[1], t0 + 2 * s / 3);
-	double io_end = wl_now();
+	double io_end = wl_wall_now();
 	compute_phase(end_time);
 	pthread_join(t, NULL);
 	printf("phases: io_start_ns %llu io_end_ns %llu\n", ns(io_start), ns(io_end));

@@ -37,6 +37,16 @@ static inline double wl_cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* CLOCK_MONOTONIC seconds, the clock of perf's sample times: for a
+ * workload whose phases are compared with the samples' times. */
+static inline double wl_wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* argv[i] as seconds (a double > 0), or the default when absent/bad. */
 static inline double wl_seconds_arg(int argc, char **argv, int i, double dflt)
 {
