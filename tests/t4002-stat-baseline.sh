@@ -20,9 +20,12 @@ test_expect_success 'save a baseline (8 runs of a 50 ms sleep)' '
 test_expect_failure_exit '300 ms against the 50 ms baseline: regression, exit 1' 1 '
 	"$PROF" stat -r 8 --baseline base.json --format=json -o slow.json -- "$SB/sleeper" 0.3
 '
+# change > 0.5, not the idle machine's ~5: a loaded machine adds the same
+# startup time to both (a 50 ms sleep measured 157 ms at load ~25), which
+# shrinks the ratio; 0.5 holds while that overhead stays under 450 ms.
 test_expect_success 'the regression is wall_s, with p, q and a CI above the threshold' '
 	jsonq slow.json "c[\"wall_s\"][\"verdict\"] == \"regression\" and c[\"wall_s\"][\"p\"] < 0.01 and c[\"wall_s\"][\"ci_lo\"] > 0.02" &&
-	jsonq slow.json "c[\"wall_s\"][\"change\"] > 2"
+	jsonq slow.json "c[\"wall_s\"][\"change\"] > 0.5"
 '
 test_expect_success 'the text report names the regression' '
 	! "$PROF" stat -r 8 --baseline base.json -- "$SB/sleeper" 0.3 2>err &&
