@@ -23,6 +23,8 @@ struct prof_offcpu;
 struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, char *why, size_t len);
 /* One event per CPU for tid (inherit=1), like prof_perf_open_task. */
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
+/* One system-wide event on cpu (every task), like prof_perf_open_cpu. */
+int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu);
 void prof_offcpu_enable(struct prof_offcpu *oc);
 void prof_offcpu_disable(struct prof_offcpu *oc);
 /* Pairs and charges the records in the off-CPU rings (writes samples). */

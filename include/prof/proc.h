@@ -13,6 +13,8 @@ bool prof_proc_exists(pid_t pid);
 /* The tids in /proc/PID/task, sorted; 0 or -errno (-ENOENT: no such pid).
  * *tids is malloc'ed; free it. */
 int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n);
+/* Every process in /proc, sorted; 0 or -errno.  *pids is malloc'ed. */
+int prof_proc_pids(pid_t **pids, size_t *n);
 /* /proc/PID/task/TID/comm without the newline into buf; 0 or -errno. */
 int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 

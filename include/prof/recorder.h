@@ -45,6 +45,14 @@ void prof_recorder_set_hooks(struct prof_recorder *r,
 			     void (*after_drain)(void *arg, struct prof_recorder *r),
 			     void (*on_task)(void *arg, const struct perf_event_header *h),
 			     void *arg);
+/* A consumer of every resolved sample besides the writer (prof top).
+ * The writer may be NULL: then samples only go to this consumer. */
+void prof_recorder_set_consumer(struct prof_recorder *r,
+				void (*fn)(void *arg, uint64_t time, uint32_t thread, uint32_t node,
+					   bool complete),
+				void *arg);
+/* Makes each drain pass stop after about ns (0: drain everything). */
+void prof_recorder_set_pass_budget(struct prof_recorder *r, uint64_t ns);
 /* Processes seen (for the summary line). */
 size_t prof_recorder_processes(const struct prof_recorder *r);
 

@@ -116,6 +116,9 @@ static inline int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_
 /* --- misc ----------------------------------------------------------------- */
 uint64_t now_ns(void);				/* CLOCK_MONOTONIC */
 int parse_u64(const char *s, uint64_t *out);	/* 0 or -EINVAL; accepts k/m/g */
+/* A CPU list as perf and taskset take it ("0,2-3"): distinct CPUs in the
+ * order given, *cpus malloc'ed.  0 or -EINVAL (empty, bad or above 4095). */
+int parse_cpu_list(const char *s, int **cpus, size_t *n);
 bool stderr_is_tty(void);
 /* Write all of buf, retrying on EINTR/short writes: 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);

@@ -26,6 +26,7 @@
 #include "prof/proc.h"
 #include "prof/recorder.h"
 #include "prof/restrack.h"
+#include "prof/target.h"
 #include "prof/symbol.h"
 #include <errno.h>
 #include <getopt.h>
@@ -47,6 +48,9 @@ struct record_opts {
 	const char *unwinder_name;
 	double duration;	/* seconds, 0 = until the command ends / Ctrl-C */
 	VEC(pid_t) pids;
+	bool system_wide;	/* -a, or -C */
+	int *cpus;		/* -C LIST, NULL: every CPU */
+	size_t ncpus;
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
 };
@@ -67,6 +71,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: prof record [options] -- CMD [ARGS...]\n"
 		"   or: prof record [options] -p PID[,PID...] [-d SECONDS]\n"
+		"   or: prof record [options] -a [-C CPUS] [-d SECONDS]\n"
 		"\n"
 		"Samples a command (or running processes) and writes prof.data; unwinding\n"
 		"happens while recording, so no stack bytes are stored.\n"
@@ -79,6 +84,8 @@ static void usage(FILE *f)
 		"      --unwinder NAME     libdw (default) or libunwind\n"
 		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
 		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
+		"  -a, --all-cpus          every process on the machine (root or perf_event_paranoid <= 0)\n"
+		"  -C, --cpu LIST          only these CPUs, e.g. 0,2-3 (implies -a)\n"
 		"  -d, --duration SECONDS  stop after this long\n"
 		"      --no-resources      no off-CPU stacks (sched_switch), no CPU/RSS/I/O timeline\n"
 		"  -q, --quiet             no warnings and no summary line\n"
@@ -155,6 +162,11 @@ static int parse_option(struct record_opts *o, int c, const char *arg)
 		o->perf.ring_shrink_ok = false;
 		return 0;
 	case 'p': return parse_pids(o, arg);
+	case 'a': o->system_wide = true; return 0;
+	case 'C':
+		o->system_wide = true;
+		free(o->cpus);
+		return parse_cpu_list(arg, &o->cpus, &o->ncpus) < 0 ? usage_error("bad CPU list", arg) : 0;
 	case 'd':
 		o->duration = strtod(arg, &end);
 		if (*end || !(o->duration > 0))
@@ -177,6 +189,8 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		{ "unwinder", required_argument, NULL, 'U' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-resources", no_argument, NULL, 'R' },
@@ -186,7 +200,7 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:F:e:g:m:p:d:q", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:F:e:g:m:p:d:qaC:", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
 			return usage_error(optopt ? "bad or incomplete option" : "unknown option",
 					   optopt ? (char[]){ '-', (char)optopt, 0 } : argv[optind - 1]);
@@ -195,12 +209,12 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
-	if (!o->argv && !o->pids.n) {
-		error("nothing to record: give a command after '--' or -p PID (see 'prof record --help')");
+	if (!o->argv && !o->pids.n && !o->system_wide) {
+		error("nothing to record: give a command after '--', -p PID or -a (see 'prof record --help')");
 		return -EINVAL;
 	}
-	if (o->argv && o->pids.n) {
-		error("give either a command or -p PID, not both");
+	if ((o->argv != NULL) + (o->pids.n != 0) + o->system_wide > 1) {
+		error("give one of a command, -p PID or -a/-C");
 		return -EINVAL;
 	}
 	return 0;
@@ -226,6 +240,10 @@ static void set_meta(struct prof_profile *p, const struct record_opts *o)
 	if (o->argv) {
 		for (char **a = o->argv; *a; a++)
 			sb_addf(&sb, "%s%s", a == o->argv ? "" : " ", *a);
+	} else if (o->system_wide) {
+		sb_adds(&sb, "-a");
+		for (size_t i = 0; i < o->ncpus; i++)
+			sb_addf(&sb, "%s%d", i ? "," : " -C ", o->cpus[i]);
 	} else {
 		sb_adds(&sb, "-p ");
 		for (size_t i = 0; i < o->pids.n; i++)
@@ -320,57 +338,6 @@ static int exit_status_of(int status)
 	return 1;
 }
 
-/* Attach opens ncpus fds per thread: lift the soft fd limit to the hard one. */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o,
-		      struct prof_offcpu *oc, struct prof_restrack *rt)
-{
-	raise_fd_limit();
-	for (size_t i = 0; i < o->pids.n; i++) {
-		pid_t pid = o->pids.v[i], *tids;
-		size_t n;
-
-		if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0) {
-			error("no process with pid %d", (int)pid);
-			return -ESRCH;
-		}
-		for (size_t t = 0; t < n; t++) {
-			int ret = prof_perf_open_task(pf, tids[t]);
-			if (ret < 0 && ret != -ESRCH) {
-				free(tids);
-				return ret;
-			}
-			if (oc)
-				prof_offcpu_open_task(oc, tids[t]);
-		}
-		free(tids);
-		if (rt)
-			prof_restrack_add_pid(rt, (uint32_t)pid);
-		if (prof_recorder_add_process(r, pid) < 0) {
-			error("no process with pid %d (it exited while prof attached)", (int)pid);
-			return -ESRCH;
-		}
-	}
-	return 0;
-}
-
-static bool any_target_alive(const struct record_opts *o)
-{
-	for (size_t i = 0; i < o->pids.n; i++)
-		if (kill(o->pids.v[i], 0) == 0 || errno == EPERM)
-			return true;
-	return false;
-}
-
 /* --- the loop ----------------------------------------------------------------------- */
 
 struct session {
@@ -393,6 +360,7 @@ static void stop_recording(struct session *s)
 	prof_perf_disable(&s->pf);
 	if (s->oc)
 		prof_offcpu_disable(s->oc);
+	prof_recorder_set_pass_budget(s->r, 0);	/* the rest, however long it takes */
 	prof_recorder_drain(s->r);
 	if (s->rt)	/* final values of what still runs (attach, -d) */
 		prof_restrack_sample(s->rt);
@@ -455,7 +423,7 @@ static bool session_should_stop(struct session *s, uint64_t deadline)
 		return true;
 	if (stop_requested || (deadline && now_ns() >= deadline))
 		return true;
-	return !s->launched && !any_target_alive(s->o);
+	return !s->launched && !s->o->system_wide && !prof_target_any_alive(s->o->pids.v, s->o->pids.n);
 }
 
 static void run_loop(struct session *s)
@@ -463,6 +431,7 @@ static void run_loop(struct session *s)
 	uint64_t deadline = s->o->duration ? now_ns() + (uint64_t)(s->o->duration * 1e9) : 0;
 	uint64_t next_flush = now_ns() + 1000000000ULL;
 
+	prof_recorder_set_pass_budget(s->r, 200000000ULL);	/* the deadline and Ctrl-C stay on time */
 	while (!s->write_failed && !session_should_stop(s, deadline)) {
 		prof_perf_poll(&s->pf, 100);
 		prof_recorder_drain(s->r);
@@ -549,8 +518,10 @@ static int setup_session(struct session *s)
 	s->r = prof_recorder_new(&s->p, s->w, &s->pf, o->unwinder);
 	if (!o->no_resources)
 		setup_resources(s);
+	if (o->system_wide)
+		return prof_target_system_wide(&s->pf, s->r, o->cpus, o->ncpus, s->oc);
 	if (!o->argv)
-		return attach_all(&s->pf, s->r, o, s->oc, s->rt);
+		return prof_target_attach(&s->pf, s->r, o->pids.v, o->pids.n, s->oc, s->rt);
 	if ((ret = launch_prepare(&s->l, o->argv)) < 0)
 		return ret;
 	s->launched = true;
@@ -592,6 +563,7 @@ static void teardown(struct session *s)
 	prof_profile_free(&s->p);
 	prof_elf_cache_free();
 	VEC_FREE(&s->o->pids);
+	free(s->o->cpus);
 }
 
 int cmd_record(int argc, char **argv)
@@ -610,6 +582,9 @@ int cmd_record(int argc, char **argv)
 		.ring_pages = prof_perf_default_ring_pages(), .ring_shrink_ok = true };
 	if (parse_options(&o, argc, argv) < 0)
 		return EXIT_USAGE;
+	/* -a: a stack copy per context switch of every task on the machine
+	 * is more than one recorder keeps up with (docs/system-wide.md). */
+	o.no_resources |= o.system_wide;
 	o.perf.enable_on_exec = o.argv != NULL;
 	prof_profile_init(&s.p);
 	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */

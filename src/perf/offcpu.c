@@ -178,6 +178,11 @@ int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid)
 	return prof_perf_open_task(&oc->pf, tid);
 }
 
+int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
+{
+	return prof_perf_open_cpu(&oc->pf, cpu);
+}
+
 void prof_offcpu_enable(struct prof_offcpu *oc) { prof_perf_enable(&oc->pf); }
 void prof_offcpu_disable(struct prof_offcpu *oc) { prof_perf_disable(&oc->pf); }
 
@@ -341,6 +346,7 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: on_switch_out(oc, h); break;
 	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:	/* -a: the trailer names the task switching in */
 		if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
 			on_switch_in(oc, h);
 		break;

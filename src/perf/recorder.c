@@ -18,6 +18,13 @@
  *    syscalls, except reading /proc/TID/comm once per new thread.
  *  - Samples of prof itself are dropped (attach to a process tree that
  *    contains prof must not profile the profiler).
+ *  - A lost EXIT record (ring full: common system-wide on a busy machine)
+ *    would keep a space forever, so about once a second the spaces of
+ *    pids that no longer exist are swept.  Memory follows the live
+ *    processes, not every process the recording saw.
+ *  - A drain pass stops after pass_budget_ns (when set) so that a loop
+ *    that cannot keep up still sees its deadline and its keys; what is
+ *    left waits in the pump's queues or the rings for the next pass.
  */
 #include "prof/recorder.h"
 #include "prof/proc.h"
@@ -25,6 +32,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -42,6 +50,11 @@ struct prof_recorder {
 	uint64_t pcs[PROF_MAX_FRAMES];
 	uint32_t frames[MAX_OUT_FRAMES];
 	struct prof_user_regs regs;
+	uint64_t pass_budget_ns, pass_end, next_sweep;
+	unsigned pass_records;
+	/* The live consumer of resolved samples (prof top); NULL if unused. */
+	void (*on_resolved)(void *arg, uint64_t time, uint32_t thread, uint32_t node, bool complete);
+	void *resolved_arg;
 	/* Hooks of the resource side (offcpu.c, timeline.c); NULL if unused. */
 	void (*after_drain)(void *arg, struct prof_recorder *r);
 	void (*on_task)(void *arg, const struct perf_event_header *h);
@@ -56,6 +69,20 @@ void prof_recorder_set_hooks(struct prof_recorder *r,
 	r->after_drain = after_drain;
 	r->on_task = on_task;
 	r->hook_arg = arg;
+}
+
+void prof_recorder_set_consumer(struct prof_recorder *r,
+				void (*fn)(void *arg, uint64_t time, uint32_t thread, uint32_t node,
+					   bool complete),
+				void *arg)
+{
+	r->on_resolved = fn;
+	r->resolved_arg = arg;
+}
+
+void prof_recorder_set_pass_budget(struct prof_recorder *r, uint64_t ns)
+{
+	r->pass_budget_ns = ns;
 }
 
 struct prof_writer *prof_recorder_writer(const struct prof_recorder *r)
@@ -375,7 +402,10 @@ static void on_sample(struct prof_recorder *r, const struct perf_event_header *h
 	flags = (complete ? 0 : PROF_SAMPLE_TRUNCATED) | (s.kernel ? PROF_SAMPLE_KERNEL : 0);
 	/* CPU time is not stored per sample: the reader derives PROF_M_CPU_NS
 	 * as samples x period_ns (meta + summary), which keeps files small. */
-	prof_writer_sample(r->w, s.time, thread, node, PROF_M_SAMPLES, 1, flags);
+	if (r->w)
+		prof_writer_sample(r->w, s.time, thread, node, PROF_M_SAMPLES, 1, flags);
+	if (r->on_resolved)
+		r->on_resolved(r->resolved_arg, s.time, thread, node, complete);
 	r->p->samples++;
 	r->p->samples_truncated += !complete;
 	if (!r->p->start_ns || s.time < r->p->start_ns)
@@ -410,18 +440,40 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 			struct prof_perf_sample_id id = { 0 };
 			prof_perf_parse_id(h, &id);
 			r->p->lost += lost;
-			prof_writer_lost(r->w, id.time, lost);
+			if (r->w)
+				prof_writer_lost(r->w, id.time, lost);
 		}
 		break;
 	}
-	return 0;
+	/* the pass budget, looked at every 64 records */
+	return r->pass_end && !(++r->pass_records & 63) && now_ns() >= r->pass_end;
+}
+
+/* Frees the spaces of processes that are gone without an EXIT record. */
+static void sweep_vanished(struct prof_recorder *r)
+{
+	size_t it = 0, first = r->dead.n;
+	uint64_t pid, ptr;
+
+	while (u64map_next(&r->spaces, &it, &pid, &ptr))
+		if (ptr && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			VEC_PUSH(&r->dead, (struct prof_addrspace *)(uintptr_t)ptr);
+	for (size_t i = first; i < r->dead.n; i++)	/* no inserts while iterating */
+		u64map_put(&r->spaces, (uint64_t)r->dead.v[i]->pid, 0);
 }
 
 void prof_recorder_drain(struct prof_recorder *r)
 {
+	uint64_t now = now_ns();
+
+	r->pass_end = r->pass_budget_ns ? now + r->pass_budget_ns : 0;
 	prof_perf_drain(r->pf, on_record, r);
 	if (r->after_drain)	/* before free_dead: off-CPU stacks need the spaces */
 		r->after_drain(r->hook_arg, r);
+	if (now >= r->next_sweep) {
+		sweep_vanished(r);
+		r->next_sweep = now + 1000000000ULL;
+	}
 	free_dead(r);
 }
 

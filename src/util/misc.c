@@ -3,6 +3,7 @@
  * do not deserve a file of their own.
  */
 #include "prof/util.h"
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -65,6 +66,52 @@ int parse_u64(const char *s, uint64_t *out)
 	if (*end)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* One "N" or "N-M" of a CPU list, in decimal. */
+static int parse_cpu_range(const char *t, unsigned long *lo, unsigned long *hi)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*t))
+		return -EINVAL;
+	*lo = *hi = strtoul(t, &end, 10);
+	if (*end == '-') {
+		if (!isdigit((unsigned char)end[1]))
+			return -EINVAL;
+		*hi = strtoul(end + 1, &end, 10);
+	}
+	return *end || *hi < *lo || *hi >= 4096 ? -EINVAL : 0;
+}
+
+int parse_cpu_list(const char *s, int **cpus, size_t *n)
+{
+	char *copy = xstrdup(s), *save = NULL;
+	VEC(int) v = { 0 };
+	int ret = 0;
+
+	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
+		unsigned long lo, hi;
+		if ((ret = parse_cpu_range(t, &lo, &hi)) < 0)
+			break;
+		for (unsigned long c = lo; c <= hi; c++) {
+			bool dup = false;
+			for (size_t i = 0; i < v.n; i++)
+				dup |= v.v[i] == (int)c;
+			if (!dup)
+				VEC_PUSH(&v, (int)c);
+		}
+	}
+	free(copy);
+	if (!ret && !v.n)
+		ret = -EINVAL;
+	if (ret < 0) {
+		VEC_FREE(&v);
+		return ret;
+	}
+	*cpus = v.v;
+	*n = v.n;
 	return 0;
 }
 
