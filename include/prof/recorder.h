@@ -53,6 +53,9 @@ void prof_recorder_set_consumer(struct prof_recorder *r,
 				void *arg);
 /* Makes each drain pass stop after about ns (0: drain everything). */
 void prof_recorder_set_pass_budget(struct prof_recorder *r, uint64_t ns);
+/* The most address spaces alive at the end of a drain pass, and how many
+ * were freed (process exit, exec replaced, or found gone). */
+void prof_recorder_space_stats(const struct prof_recorder *r, size_t *peak_live, size_t *freed);
 /* Processes seen (for the summary line). */
 size_t prof_recorder_processes(const struct prof_recorder *r);
 

@@ -482,14 +482,18 @@ static void unlink_if_regular(const char *path)
 		unlink(path);
 }
 
-static void print_self_cost(void)
+static void print_self_cost(const struct prof_recorder *r)
 {
 	struct rusage ru;
+	size_t peak, freed;
 
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		fprintf(stderr, "prof record: own cpu: %.3f s user, %.3f s sys, max rss %ld KiB\n",
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
+	prof_recorder_space_stats(r, &peak, &freed);
+	fprintf(stderr, "prof record: address spaces: %zu processes seen, at most %zu alive at once, %zu freed\n",
+		prof_recorder_processes(r), peak, freed);
 }
 
 /* Off-CPU events and the /proc sampler; a missing tracepoint is said once,
@@ -633,7 +637,7 @@ int cmd_record(int argc, char **argv)
 		warning("%llu off-CPU switch samples lost (ring full): off-CPU times are too low; a larger -m helps",
 			(unsigned long long)prof_offcpu_lost(s.oc));
 	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
-		print_self_cost();
+		print_self_cost(s.r);
 	teardown(&s);
 	return status;
 }

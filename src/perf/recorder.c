@@ -51,6 +51,7 @@ struct prof_recorder {
 	uint32_t frames[MAX_OUT_FRAMES];
 	struct prof_user_regs regs;
 	uint64_t pass_budget_ns, pass_end, next_sweep;
+	size_t spaces_peak, spaces_freed;	/* for prof_recorder_space_stats */
 	unsigned pass_records;
 	/* The live consumer of resolved samples (prof top); NULL if unused. */
 	void (*on_resolved)(void *arg, uint64_t time, uint32_t thread, uint32_t node, bool complete);
@@ -115,7 +116,26 @@ static void free_dead(struct prof_recorder *r)
 {
 	for (size_t i = 0; i < r->dead.n; i++)
 		prof_addrspace_free(r->dead.v[i]);
+	r->spaces_freed += r->dead.n;
 	r->dead.n = 0;
+}
+
+/* Counts the spaces alive now and keeps the peak (a churn test's proof
+ * that memory follows live processes). */
+static void count_spaces(struct prof_recorder *r)
+{
+	size_t it = 0, live = 0;
+	uint64_t pid, ptr;
+
+	while (u64map_next(&r->spaces, &it, &pid, &ptr))
+		live += ptr != 0;
+	r->spaces_peak = MAX(r->spaces_peak, live);
+}
+
+void prof_recorder_space_stats(const struct prof_recorder *r, size_t *peak_live, size_t *freed)
+{
+	*peak_live = r->spaces_peak;
+	*freed = r->spaces_freed;
 }
 
 void prof_recorder_free(struct prof_recorder *r)
@@ -474,6 +494,7 @@ void prof_recorder_drain(struct prof_recorder *r)
 		sweep_vanished(r);
 		r->next_sweep = now + 1000000000ULL;
 	}
+	count_spaces(r);
 	free_dead(r);
 }
 
