@@ -22,8 +22,9 @@ void prof_recorder_add_child(struct prof_recorder *r, pid_t pid, const char *com
 /* An attached process: its threads' names and its current mappings from
  * /proc.  0, or -ESRCH when it is gone. */
 int prof_recorder_add_process(struct prof_recorder *r, pid_t pid);
-/* Drains every ring into the profile and the writer's buffer. */
-void prof_recorder_drain(struct prof_recorder *r);
+/* Drains the rings into the profile and the writer's buffer; true when
+ * the pass budget stopped it with records left (call again). */
+bool prof_recorder_drain(struct prof_recorder *r);
 /* Writes what is buffered; 0 or -errno (error already printed). */
 int prof_recorder_flush(struct prof_recorder *r);
 /*
@@ -51,7 +52,9 @@ void prof_recorder_set_consumer(struct prof_recorder *r,
 				void (*fn)(void *arg, uint64_t time, uint32_t thread, uint32_t node,
 					   bool complete),
 				void *arg);
-/* Makes each drain pass stop after about ns (0: drain everything). */
+/* Makes each drain pass stop after about ns (0: drain everything).  The
+ * spaces of exited processes are freed at the end of a pass, so short
+ * passes also bound the memory of a long backlog. */
 void prof_recorder_set_pass_budget(struct prof_recorder *r, uint64_t ns);
 /* The most address spaces alive at the end of a drain pass, and how many
  * were freed (process exit, exec replaced, or found gone). */

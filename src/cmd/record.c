@@ -360,8 +360,9 @@ static void stop_recording(struct session *s)
 	prof_perf_disable(&s->pf);
 	if (s->oc)
 		prof_offcpu_disable(s->oc);
-	prof_recorder_set_pass_budget(s->r, 0);	/* the rest, however long it takes */
-	prof_recorder_drain(s->r);
+	/* the rest, in passes: exited processes are freed between them */
+	while (prof_recorder_drain(s->r))
+		;
 	if (s->rt)	/* final values of what still runs (attach, -d) */
 		prof_restrack_sample(s->rt);
 }

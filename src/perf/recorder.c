@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -482,20 +483,28 @@ static void sweep_vanished(struct prof_recorder *r)
 		u64map_put(&r->spaces, (uint64_t)r->dead.v[i]->pid, 0);
 }
 
-void prof_recorder_drain(struct prof_recorder *r)
+bool prof_recorder_drain(struct prof_recorder *r)
 {
 	uint64_t now = now_ns();
+	bool more;
 
 	r->pass_end = r->pass_budget_ns ? now + r->pass_budget_ns : 0;
-	prof_perf_drain(r->pf, on_record, r);
+	more = prof_perf_drain(r->pf, on_record, r) != 0;
 	if (r->after_drain)	/* before free_dead: off-CPU stacks need the spaces */
 		r->after_drain(r->hook_arg, r);
+	count_spaces(r);
 	if (now >= r->next_sweep) {
+		size_t before = r->spaces_freed;
 		sweep_vanished(r);
+		free_dead(r);
+		/* libdw's per-process state is many small blocks: give freed
+		 * pages back, so RSS shows what live processes hold */
+		if (r->spaces_freed != before)
+			malloc_trim(0);
 		r->next_sweep = now + 1000000000ULL;
 	}
-	count_spaces(r);
 	free_dead(r);
+	return more;
 }
 
 int prof_recorder_flush(struct prof_recorder *r)
