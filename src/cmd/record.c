@@ -102,21 +102,21 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_pids(struct record_opts *o, const char *arg)
 {
-	char *copy = xstrdup(arg), *save = NULL;
-	int ret = 0;
+	pid_t *pids;
+	size_t n;
+	const char *bad;
 
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-		if (parse_u64(t, &v) < 0 || !v || v > 0x7fffffff) {
-			ret = usage_error("bad pid", t);
-			break;
-		}
-		VEC_PUSH(&o->pids, (pid_t)v);
+	if (parse_pid_list(arg, &pids, &n, &bad) < 0) {
+		size_t len = strcspn(bad, ",");
+		char *item = xstrndup(bad, len);
+		int ret = usage_error(len ? "bad pid" : "no pid in", len ? item : arg);
+		free(item);
+		return ret;
 	}
-	if (!o->pids.n && !ret)
-		ret = usage_error("no pid in", arg);
-	free(copy);
-	return ret;
+	for (size_t i = 0; i < n; i++)
+		VEC_PUSH(&o->pids, pids[i]);
+	free(pids);
+	return 0;
 }
 
 static int parse_option(struct record_opts *o, int c, const char *arg)

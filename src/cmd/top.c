@@ -50,22 +50,9 @@ static int parse_seconds(const char *arg, double *out)
 
 static int parse_pids(const char *arg, pid_t **pids, size_t *n)
 {
-	char *copy = xstrdup(arg), *save = NULL;
-	VEC(pid_t) v = { 0 };
-	uint64_t pid;
-	int ret = 0;
+	const char *bad_item;
 
-	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save))
-		if (parse_u64(t, &pid) < 0 || !pid || pid > 0x7fffffff)
-			ret = bad("bad pid", t);
-		else
-			VEC_PUSH(&v, (pid_t)pid);
-	free(copy);
-	if (!ret && !v.n)
-		ret = bad("no pid in", arg);
-	*pids = v.v;
-	*n = v.n;
-	return ret;
+	return parse_pid_list(arg, pids, n, &bad_item) < 0 ? bad("bad pid list", arg) : 0;
 }
 
 static int parse_option(struct prof_top_opts *o, struct prof_perf_config *pc, int c, const char *arg)

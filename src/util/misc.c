@@ -115,6 +115,34 @@ int parse_cpu_list(const char *s, int **cpus, size_t *n)
 	return 0;
 }
 
+int parse_pid_list(const char *s, pid_t **pids, size_t *n, const char **bad)
+{
+	char *copy = xstrdup(s), *save = NULL;
+	VEC(pid_t) v = { 0 };
+	int ret = 0;
+
+	*bad = s;
+	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
+		uint64_t pid;
+		if (parse_u64(t, &pid) < 0 || !pid || pid > 0x7fffffff) {
+			*bad = s + (t - copy);
+			ret = -EINVAL;
+		} else {
+			VEC_PUSH(&v, (pid_t)pid);
+		}
+	}
+	free(copy);
+	if (!ret && !v.n)
+		ret = -EINVAL;
+	if (ret < 0) {
+		VEC_FREE(&v);
+		return ret;
+	}
+	*pids = v.v;
+	*n = v.n;
+	return 0;
+}
+
 bool stderr_is_tty(void) { return isatty(2); }
 
 int write_all(int fd, const void *buf, size_t len)
