@@ -69,78 +69,85 @@ int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* One "N" or "N-M" of a CPU list, in decimal. */
-static int parse_cpu_range(const char *t, unsigned long *lo, unsigned long *hi)
+struct int_list { int *v; size_t n, cap; };
+
+/* Appends x unless the list has it. */
+static void add_unique(struct int_list *l, int x)
 {
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] == x)
+			return;
+	VEC_PUSH(l, x);
+}
+
+/*
+ * The comma-separated items of s, each parsed by item() into l; 0, or
+ * -EINVAL (also for a list with no item) with *bad at the offending item.
+ */
+static int parse_list(const char *s, int (*item)(const char *t, struct int_list *l),
+		      int **out, size_t *n, const char **bad)
+{
+	char *copy = xstrdup(s), *save = NULL;
+	struct int_list l = { 0 };
+	int ret = 0;
+
+	*bad = s;
+	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save))
+		if ((ret = item(t, &l)) < 0)
+			*bad = s + (t - copy);
+	free(copy);
+	if (!ret && !l.n)
+		ret = -EINVAL;
+	if (ret < 0) {
+		VEC_FREE(&l);
+		return ret;
+	}
+	*out = l.v;
+	*n = l.n;
+	return 0;
+}
+
+/* One "N" or "N-M" of a CPU list, in decimal. */
+static int cpu_item(const char *t, struct int_list *l)
+{
+	unsigned long lo, hi;
 	char *end;
 
 	if (!isdigit((unsigned char)*t))
 		return -EINVAL;
-	*lo = *hi = strtoul(t, &end, 10);
+	lo = hi = strtoul(t, &end, 10);
 	if (*end == '-') {
 		if (!isdigit((unsigned char)end[1]))
 			return -EINVAL;
-		*hi = strtoul(end + 1, &end, 10);
+		hi = strtoul(end + 1, &end, 10);
 	}
-	return *end || *hi < *lo || *hi >= 4096 ? -EINVAL : 0;
+	if (*end || hi < lo || hi >= 4096)
+		return -EINVAL;
+	for (unsigned long c = lo; c <= hi; c++)
+		add_unique(l, (int)c);
+	return 0;
+}
+
+static int pid_item(const char *t, struct int_list *l)
+{
+	uint64_t pid;
+
+	if (parse_u64(t, &pid) < 0 || !pid || pid > 0x7fffffff)
+		return -EINVAL;
+	VEC_PUSH(l, (int)pid);
+	return 0;
 }
 
 int parse_cpu_list(const char *s, int **cpus, size_t *n)
 {
-	char *copy = xstrdup(s), *save = NULL;
-	VEC(int) v = { 0 };
-	int ret = 0;
+	const char *bad;
 
-	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
-		unsigned long lo, hi;
-		if ((ret = parse_cpu_range(t, &lo, &hi)) < 0)
-			break;
-		for (unsigned long c = lo; c <= hi; c++) {
-			bool dup = false;
-			for (size_t i = 0; i < v.n; i++)
-				dup |= v.v[i] == (int)c;
-			if (!dup)
-				VEC_PUSH(&v, (int)c);
-		}
-	}
-	free(copy);
-	if (!ret && !v.n)
-		ret = -EINVAL;
-	if (ret < 0) {
-		VEC_FREE(&v);
-		return ret;
-	}
-	*cpus = v.v;
-	*n = v.n;
-	return 0;
+	return parse_list(s, cpu_item, cpus, n, &bad);
 }
 
 int parse_pid_list(const char *s, pid_t **pids, size_t *n, const char **bad)
 {
-	char *copy = xstrdup(s), *save = NULL;
-	VEC(pid_t) v = { 0 };
-	int ret = 0;
-
-	*bad = s;
-	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
-		uint64_t pid;
-		if (parse_u64(t, &pid) < 0 || !pid || pid > 0x7fffffff) {
-			*bad = s + (t - copy);
-			ret = -EINVAL;
-		} else {
-			VEC_PUSH(&v, (pid_t)pid);
-		}
-	}
-	free(copy);
-	if (!ret && !v.n)
-		ret = -EINVAL;
-	if (ret < 0) {
-		VEC_FREE(&v);
-		return ret;
-	}
-	*pids = v.v;
-	*n = v.n;
-	return 0;
+	return parse_list(s, pid_item, (int **)pids, n, bad);	/* pid_t is int on Linux */
 }
 
 bool stderr_is_tty(void) { return isatty(2); }

@@ -279,8 +279,30 @@ static void test_keys(void)
 	prof_profile_free(&x.p);
 }
 
+/* The -C and -p lists of top and record. */
+static void test_lists(void)
+{
+	int *cpus;
+	pid_t *pids;
+	size_t n;
+	const char *bad;
+
+	ok(parse_cpu_list("0,2-3,2", &cpus, &n) == 0 && n == 3 && cpus[0] == 0 && cpus[1] == 2 && cpus[2] == 3,
+	   "CPU list 0,2-3,2 is 0 2 3");
+	free(cpus);
+	ok(parse_cpu_list("3-1", &cpus, &n) < 0 && parse_cpu_list("", &cpus, &n) < 0 &&
+		   parse_cpu_list("1,x", &cpus, &n) < 0 && parse_cpu_list("4096", &cpus, &n) < 0,
+	   "bad CPU lists are refused");
+	ok(parse_pid_list("12,34", &pids, &n, &bad) == 0 && n == 2 && pids[1] == 34, "pid list 12,34");
+	free(pids);
+	ok(parse_pid_list("12,0x,5", &pids, &n, &bad) < 0 && !strcmp(bad, "0x,5"), "a bad pid is pointed at");
+	ok(parse_pid_list(",", &pids, &n, &bad) < 0 && parse_pid_list("0", &pids, &n, &bad) < 0,
+	   "no pid, pid 0: refused");
+}
+
 int main(void)
 {
+	test_lists();
 	test_functions();
 	test_window();
 	test_callers();
