@@ -46,7 +46,7 @@ t0=$(date +%s.%N)
 
 test_expect_success 'the hot function of the target shows up' '
 	wait_screen "spin_a .*split" &&
-	echo "$(date +%s.%N) - $t0" | bc >visible-after.txt &&
+	awk -v now="$(date +%s.%N)" -v t0="$t0" "BEGIN { printf \"%.1f\n\", now - t0 }" >visible-after.txt &&
 	check_contains screen.txt "prof top: pid $SPLIT" &&
 	check_contains screen.txt "split($SPLIT)"
 '
