@@ -6,7 +6,8 @@
  *    node of the model + thread + time + weight), turned on demand into a
  *    table of functions with self and total weight, or into the callers of
  *    one function.  It is a sample consumer: whoever turns perf records
- *    into trie nodes (the recorder, live) calls prof_top_feed() per sample.
+ *    into trie nodes (the replay engine's consumer in live.c) calls
+ *    prof_top_feed() per sample.
  *  - the screen (screen.c): the UI state (sort, filter, selection, pause,
  *    callers view, the filter prompt), the key handling that changes it,
  *    and the rendering of a table into exactly the lines a terminal of a

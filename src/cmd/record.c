@@ -1,45 +1,19 @@
 /*
  * record.c - `prof record`: sample a command (launch) or running processes
  * (attach, -p) with perf events and write prof.data.  This file parses
- * options, starts or finds the targets, runs the poll loop and prints the
- * summary; src/perf/ talks to the kernel and src/perf/recorder.c turns
- * records into the profile.
- *
- * Design notes:
- *  - Launch: the child blocks on a pipe until every per-CPU event exists
- *    (pid=child, inherit=1, enable_on_exec=1), then execvp()s.  An exec
- *    failure travels back as an errno over a CLOEXEC pipe: EOF means the
- *    exec succeeded.  prof ignores SIGINT/SIGQUIT (the terminal delivers
- *    them to the command too) and forwards SIGTERM; it exits with the
- *    command's status (128+signal when killed).
- *  - Attach: events are opened disabled for every tid of every pid, the
- *    processes' maps and thread names are synthesized from /proc, then all
- *    events are enabled.  SIGINT/SIGTERM or -d stop; the targets are only
- *    read, never stopped or signalled.
- *  - The writer is flushed about every second, so a SIGKILLed prof loses
- *    at most ~1 s.  A write error stops recording (events closed, the file
- *    kept readable up to the last good flush) and leaves the command alone.
+ * options, hands them to a recording session (src/replay/session.c: the
+ * targets, the loop, the flushes) and prints the summary.  prof exits with
+ * the command's status (128+signal when killed).
  */
 #include "prof/cmd.h"
 #include "prof/data.h"
 #include "prof/perf.h"
-#include "prof/proc.h"
-#include "prof/recorder.h"
-#include "prof/restrack.h"
-#include "prof/target.h"
-#include "prof/symbol.h"
+#include "prof/session.h"
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 struct record_opts {
 	const char *output;
@@ -54,17 +28,6 @@ struct record_opts {
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
 };
-
-static volatile sig_atomic_t stop_requested;
-static volatile pid_t forward_to;
-
-static void on_stop_signal(int sig)
-{
-	if (forward_to > 0)
-		kill(forward_to, sig);
-	else
-		stop_requested = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -162,11 +125,6 @@ static int parse_option(struct record_opts *o, int c, const char *arg)
 		o->perf.ring_shrink_ok = false;
 		return 0;
 	case 'p': return parse_pids(o, arg);
-	case 'a': o->system_wide = true; return 0;
-	case 'C':
-		o->system_wide = true;
-		free(o->cpus);
-		return parse_cpu_list(arg, &o->cpus, &o->ncpus) < 0 ? usage_error("bad CPU list", arg) : 0;
 	case 'd':
 		o->duration = strtod(arg, &end);
 		if (*end || !(o->duration > 0))
@@ -174,6 +132,11 @@ static int parse_option(struct record_opts *o, int c, const char *arg)
 		return 0;
 	case 'q': prof_quiet = 1; return 0;
 	case 'R': o->no_resources = true; return 0;
+	case 'a': o->system_wide = true; return 0;
+	case 'C':
+		o->system_wide = true;
+		free(o->cpus);
+		return parse_cpu_list(arg, &o->cpus, &o->ncpus) < 0 ? usage_error("bad CPU list", arg) : 0;
 	default: return -EINVAL;
 	}
 }
@@ -217,366 +180,89 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		error("give one of a command, -p PID or -a/-C");
 		return -EINVAL;
 	}
+	/* -a: a stack copy per context switch of every task on the machine
+	 * is more than one recorder keeps up with (docs/system-wide.md) */
+	o->no_resources |= o->system_wide;
 	return 0;
 }
 
-/* --- meta data ------------------------------------------------------------------ */
+/* --- wiring and printing ------------------------------------------------------------ */
 
-static void set_meta(struct prof_profile *p, const struct record_opts *o)
+static void print_summary(const struct prof_session_info *in, const char *output)
 {
-	struct strbuf sb = STRBUF_INIT;
-	struct utsname u;
-	char host[256] = "", when[64];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	prof_meta_set(p, "event", o->perf.event->name);
-	sb_addf(&sb, "%llu", (unsigned long long)o->perf.freq);
-	prof_meta_set(p, "frequency", sb_str(&sb));
-	sb_reset(&sb);
-	sb_addf(&sb, "%llu", (unsigned long long)p->period_ns);
-	prof_meta_set(p, "period_ns", sb_str(&sb));
-	sb_reset(&sb);
-	if (o->argv) {
-		for (char **a = o->argv; *a; a++)
-			sb_addf(&sb, "%s%s", a == o->argv ? "" : " ", *a);
-	} else if (o->system_wide) {
-		sb_adds(&sb, "-a");
-		for (size_t i = 0; i < o->ncpus; i++)
-			sb_addf(&sb, "%s%d", i ? "," : " -C ", o->cpus[i]);
-	} else {
-		sb_adds(&sb, "-p ");
-		for (size_t i = 0; i < o->pids.n; i++)
-			sb_addf(&sb, "%s%d", i ? "," : "", (int)o->pids.v[i]);
-	}
-	prof_meta_set(p, "command", sb_str(&sb));
-	gethostname(host, sizeof(host) - 1);
-	prof_meta_set(p, "hostname", host);
-	prof_meta_set(p, "kernel", uname(&u) == 0 ? u.release : "");
-	prof_meta_set(p, "prof_version", PROF_VERSION);
-	prof_meta_set(p, "callgraph", prof_callgraph_name(o->perf.callgraph));
-	prof_meta_set(p, "unwinder", o->perf.callgraph == PROF_CG_DWARF ? o->unwinder_name
-				     : o->perf.callgraph == PROF_CG_FP ? "fp" : "none");
-	sb_reset(&sb);
-	sb_addf(&sb, "%u", o->perf.stack_size);
-	prof_meta_set(p, "stack_size", sb_str(&sb));
-	gmtime_r(&now, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	prof_meta_set(p, "start_time", when);
-	sb_release(&sb);
-}
-
-/* --- targets ----------------------------------------------------------------------- */
-
-struct launch {
-	pid_t pid;
-	int go_fd;		/* write a byte: exec now */
-	int err_fd;		/* read: errno of a failed exec, EOF on success */
-};
-
-static int launch_prepare(struct launch *l, char **argv)
-{
-	int go[2], er[2];
-
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
-		return error("cannot create a pipe: %s", strerror(errno)), -errno;
-	l->pid = fork();
-	if (l->pid < 0)
-		return error("cannot fork: %s", strerror(errno)), -errno;
-	if (l->pid == 0) {
-		char b;
-		close(go[1]);
-		close(er[0]);
-		if (read(go[0], &b, 1) != 1)
-			_exit(127);	/* prof gave up before exec */
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(er[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(e == ENOENT ? 127 : 126);
-	}
-	close(go[0]);
-	close(er[1]);
-	l->go_fd = go[1];
-	l->err_fd = er[0];
-	return 0;
-}
-
-/* Lets the child exec; 0, or -errno of a failed exec (error printed). */
-static int launch_go(struct launch *l, const char *cmd)
-{
-	int e = 0;
-	ssize_t n;
-
-	if (write(l->go_fd, "g", 1) != 1)
-		e = errno;
-	close(l->go_fd);
-	do
-		n = read(l->err_fd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(l->err_fd);
-	if (n == (ssize_t)sizeof(e) && e) {
-		error("cannot run '%s': %s", cmd, strerror(e));
-		return -e;
-	}
-	return 0;
-}
-
-static void launch_abort(struct launch *l)
-{
-	close(l->go_fd);	/* the child reads EOF and exits 127 */
-	close(l->err_fd);
-	waitpid(l->pid, NULL, 0);
-}
-
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
-/* --- the loop ----------------------------------------------------------------------- */
-
-struct session {
-	struct record_opts *o;
-	struct prof_profile p;
-	struct prof_perf pf;
-	struct prof_writer *w;
-	struct prof_recorder *r;
-	struct prof_offcpu *oc;		/* NULL: no tracepoint or --no-resources */
-	char offcpu_why[512];		/* why oc is NULL; said once setup succeeded */
-	struct prof_restrack *rt;	/* NULL with --no-resources */
-	struct launch l;
-	bool launched, child_done, write_failed;
-	int child_status;
-	uint64_t bytes_written;
-};
-
-static void stop_recording(struct session *s)
-{
-	prof_perf_disable(&s->pf);
-	if (s->oc)
-		prof_offcpu_disable(s->oc);
-	/* the rest, in passes: exited processes are freed between them */
-	while (prof_recorder_drain(s->r))
-		;
-	if (s->rt)	/* final values of what still runs (attach, -d) */
-		prof_restrack_sample(s->rt);
-}
-
-/* The launched command exited: its final /proc values while it is a
- * zombie (waitid WNOWAIT), then the reap with wait4's rusage. */
-static bool reap_child(struct session *s, int *st)
-{
-	siginfo_t si = { 0 };
-	struct rusage ru;
-
-	if (s->rt && waitid(P_PID, (id_t)s->l.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-	    si.si_pid == s->l.pid)
-		prof_restrack_final(s->rt, (uint32_t)s->l.pid);
-	if (wait4(s->l.pid, st, WNOHANG, &ru) != s->l.pid)
-		return false;
-	if (s->rt)
-		prof_restrack_rusage(s->rt, (uint32_t)s->l.pid, &ru);
-	return true;
-}
-
-static void flush_or_fail(struct session *s)
-{
-	if (s->write_failed || prof_recorder_flush(s->r) == 0)
-		return;
-	error("cannot write '%s' (%s); recording stopped, the file is readable up to the last second, the target keeps running",
-	      s->o->output, strerror(errno ? errno : EIO));
-	s->write_failed = true;
-	prof_perf_close(&s->pf);
-	prof_writer_abort(s->w);
-	s->w = NULL;
-}
-
-static void install_signals(struct session *s)
-{
-	struct sigaction sa = { 0 };
-
-	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: poll returns EINTR */
-	forward_to = s->launched ? s->l.pid : 0;
-	sigaction(SIGTERM, &sa, NULL);
-	if (s->launched) {
-		sa.sa_handler = SIG_IGN;
-		sigaction(SIGQUIT, &sa, NULL);
-		sa.sa_handler = SIG_IGN;
-	}
-	sigaction(SIGINT, &sa, NULL);
-}
-
-static bool session_should_stop(struct session *s, uint64_t deadline)
-{
-	if (s->launched && !s->child_done) {
-		int st;
-		if (reap_child(s, &st)) {
-			s->child_done = true;
-			s->child_status = st;
-		}
-	}
-	if (s->launched && s->child_done)
-		return true;
-	if (stop_requested || (deadline && now_ns() >= deadline))
-		return true;
-	return !s->launched && !s->o->system_wide && !prof_target_any_alive(s->o->pids.v, s->o->pids.n);
-}
-
-static void run_loop(struct session *s)
-{
-	uint64_t deadline = s->o->duration ? now_ns() + (uint64_t)(s->o->duration * 1e9) : 0;
-	uint64_t next_flush = now_ns() + 1000000000ULL;
-
-	prof_recorder_set_pass_budget(s->r, 200000000ULL);	/* the deadline and Ctrl-C stay on time */
-	while (!s->write_failed && !session_should_stop(s, deadline)) {
-		prof_perf_poll(&s->pf, 100);
-		prof_recorder_drain(s->r);
-		if (now_ns() >= next_flush) {
-			flush_or_fail(s);
-			next_flush = now_ns() + 1000000000ULL;
-		}
-	}
-	if (!s->write_failed)
-		stop_recording(s);
-}
-
-/*
- * Every event is open: from here a thread empties the kernel rings into
- * memory as soon as they pass their watermark, so that a slow drain (the
- * first DWARF load of a big library) does not overflow them.  Up to four
- * times the kernel rings' size is queued; beyond that the kernel drops
- * and counts samples as it would without the pump.
- */
-static void start_pump(struct prof_perf *pf)
-{
-	size_t rings = (size_t)pf->ncpus * pf->cfg.ring_pages * 4096;
-
-	int ret = prof_perf_pump_start(pf, MAX((size_t)64 << 20, 4 * rings));
-
-	if (ret < 0)
-		warning("cannot start the ring reader thread (%s); reading the rings from the main loop",
-			strerror(-ret));
-}
-
-static void print_summary(struct session *s)
-{
-	struct prof_profile *p = &s->p;
-	double full = p->samples ? 100.0 * (double)(p->samples - p->samples_truncated) / (double)p->samples : 100.0;
+	double full = in->samples ? 100.0 * (double)(in->samples - in->truncated) / (double)in->samples
+				  : 100.0;
 
 	info("%llu samples (%llu lost, %.1f%% fully unwound), %zu processes, %zu threads, %llu KiB written to %s",
-	     (unsigned long long)p->samples, (unsigned long long)p->lost, full,
-	     prof_recorder_processes(s->r), p->threads.n,
-	     (unsigned long long)((s->bytes_written + 1023) / 1024), s->o->output);
+	     (unsigned long long)in->samples, (unsigned long long)in->lost, full, in->processes,
+	     in->threads, (unsigned long long)((in->bytes_written + 1023) / 1024), output);
 }
 
-/* Removes a prof.data we created, never a device such as -o /dev/null. */
-static void unlink_if_regular(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-		unlink(path);
-}
-
-static void print_self_cost(const struct prof_recorder *r)
+static void print_self_cost(const struct prof_session_info *in)
 {
 	struct rusage ru;
-	size_t peak, freed;
 
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		fprintf(stderr, "prof record: own cpu: %.3f s user, %.3f s sys, max rss %ld KiB\n",
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
-	prof_recorder_space_stats(r, &peak, &freed);
 	fprintf(stderr, "prof record: address spaces: %zu processes seen, at most %zu alive at once, %zu freed\n",
-		prof_recorder_processes(r), peak, freed);
+		in->processes, in->spaces_peak, in->spaces_freed);
 }
 
-/* Off-CPU events and the /proc sampler; a missing tracepoint is said once,
- * after setup succeeded (a failing attach gets its one error line alone),
- * and the recording goes on with CPU samples (kernel-notes/offcpu.md). */
-static void setup_resources(struct session *s)
+/* Said once setup succeeded (a failing attach gets its one error line alone). */
+static void warn_setup(const struct prof_session_info *in)
 {
-	s->oc = prof_offcpu_new(&s->pf, s->offcpu_why, sizeof(s->offcpu_why));
-	s->rt = prof_restrack_new(&s->p, s->oc);
-	prof_restrack_attach(s->rt, s->r);
-	prof_meta_set(&s->p, "off_cpu", s->oc ? "sched_switch" : "unavailable");
+	if (in->offcpu_why)
+		warning("no off-CPU stacks in this recording: %s", in->offcpu_why);
+	if (in->ring_shrunk)
+		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
+			in->ring_kib);
 }
 
-static int setup_session(struct session *s)
+/* Records; the command's exit status (1 when it succeeded and the
+ * recording did not), or 126/127 when it could not run. */
+static int record(const struct record_opts *o)
 {
-	struct record_opts *o = s->o;
-	int ret;
+	struct prof_session_opts so = {
+		.output = o->output, .perf = o->perf, .unwinder = o->unwinder,
+		.unwinder_name = o->unwinder_name, .duration = o->duration, .pids = o->pids.v,
+		.npids = o->pids.n, .system_wide = o->system_wide, .cpus = o->cpus, .ncpus = o->ncpus,
+		.argv = o->argv, .no_resources = o->no_resources,
+		.version = PROF_VERSION,
+	};
+	struct prof_session *s;
+	const struct prof_session_info *in;
+	int ret, status;
 
-	if (prof_perf_init(&s->pf, &o->perf) < 0)
-		return error("bad sampling configuration"), -EINVAL;
-	if (o->perf.event->is_clock)
-		s->p.period_ns = 1000000000ULL / o->perf.freq;
-	set_meta(&s->p, o);
-	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
-		return ret;
-	s->r = prof_recorder_new(&s->p, s->w, &s->pf, o->unwinder);
-	if (!o->no_resources)
-		setup_resources(s);
-	if (o->system_wide)
-		return prof_target_system_wide(&s->pf, s->r, o->cpus, o->ncpus, s->oc);
-	if (!o->argv)
-		return prof_target_attach(&s->pf, s->r, o->pids.v, o->pids.n, s->oc, s->rt);
-	if ((ret = launch_prepare(&s->l, o->argv)) < 0)
-		return ret;
-	s->launched = true;
-	if ((ret = prof_perf_open_task(&s->pf, s->l.pid)) < 0) {
-		launch_abort(&s->l);
-		s->launched = false;
-		return ret;
+	if (prof_session_open(&s, &so) < 0)
+		return EXIT_USAGE;
+	in = prof_session_info(s);
+	warn_setup(in);
+	if ((ret = prof_session_start(s)) < 0) {
+		prof_session_free(s);
+		return ret == -ENOENT ? 127 : 126;
 	}
-	prof_recorder_add_child(s->r, s->l.pid, o->argv[0]);
-	if (s->oc)
-		prof_offcpu_open_task(s->oc, s->l.pid);
-	if (s->rt)
-		prof_restrack_add_pid(s->rt, (uint32_t)s->l.pid);
-	return 0;
-}
-
-static void finish_file(struct session *s)
-{
-	struct stat st;
-
-	if (!s->w)
-		return;
-	if (prof_writer_close(s->w, &s->p) < 0)
-		error("cannot finish '%s': %s", s->o->output, strerror(errno ? errno : EIO));
-	s->w = NULL;
-	if (stat(s->o->output, &st) == 0)
-		s->bytes_written = (uint64_t)st.st_size;
-}
-
-static void teardown(struct session *s)
-{
-	if (s->w)
-		prof_writer_abort(s->w);
-	prof_recorder_free(s->r);
-	prof_restrack_free(s->rt);
-	prof_offcpu_free(s->oc);
-	if (s->pf.rings)
-		prof_perf_close(&s->pf);
-	prof_profile_free(&s->p);
-	prof_elf_cache_free();
-	VEC_FREE(&s->o->pids);
-	free(s->o->cpus);
+	prof_session_run(s);
+	status = in->launched ? in->exit_status : 0;
+	if (!in->write_failed)
+		print_summary(in, o->output);
+	else if (!status)
+		status = 1;	/* the command succeeded, the recording did not */
+	if (in->offcpu_lost)
+		warning("%llu off-CPU switch samples lost (ring full): off-CPU times are too low; a larger -m helps",
+			(unsigned long long)in->offcpu_lost);
+	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
+		print_self_cost(in);
+	prof_session_free(s);
+	return status;
 }
 
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { .output = PROF_DATA_DEFAULT, .unwinder = PROF_UNWIND_LIBDW,
 				 .unwinder_name = "libdw" };
-	struct session s = { .o = &o };
-	int ret, status = 0;
+	int status;
 
 	if (wants_help(argc, argv)) {
 		usage(stdout);
@@ -587,58 +273,9 @@ int cmd_record(int argc, char **argv)
 		.ring_pages = prof_perf_default_ring_pages(), .ring_shrink_ok = true };
 	if (parse_options(&o, argc, argv) < 0)
 		return EXIT_USAGE;
-	/* -a: a stack copy per context switch of every task on the machine
-	 * is more than one recorder keeps up with (docs/system-wide.md). */
-	o.no_resources |= o.system_wide;
 	o.perf.enable_on_exec = o.argv != NULL;
-	prof_profile_init(&s.p);
-	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */
-		install_signals(&s);
-	if (setup_session(&s) < 0) {
-		bool created = s.w != NULL;
-		teardown(&s);
-		if (created)	/* nothing was recorded: leave no empty file */
-			unlink_if_regular(o.output);
-		return EXIT_USAGE;
-	}
-	if (!o.no_resources && !s.oc)
-		warning("no off-CPU stacks in this recording: %s", s.offcpu_why);
-	if (s.pf.ring_shrunk)
-		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
-			s.pf.cfg.ring_pages * 4);
-	if (s.launched)
-		install_signals(&s);
-	if (s.launched && (ret = launch_go(&s.l, o.argv[0])) < 0) {
-		waitpid(s.l.pid, NULL, 0);
-		teardown(&s);
-		unlink_if_regular(o.output);	/* nothing ran: no misleading empty profile */
-		return ret == -ENOENT ? 127 : 126;
-	}
-	if (!s.launched) {
-		prof_perf_enable(&s.pf);
-		if (s.oc)
-			prof_offcpu_enable(s.oc);
-	}
-	if (s.rt)
-		prof_restrack_start(s.rt);
-	start_pump(&s.pf);
-	run_loop(&s);
-	finish_file(&s);
-	if (s.launched) {
-		if (!s.child_done)	/* -d ended the recording: the command runs on */
-			while (waitpid(s.l.pid, &s.child_status, 0) < 0 && errno == EINTR)
-				;
-		status = exit_status_of(s.child_status);
-	}
-	if (!s.write_failed)
-		print_summary(&s);
-	else if (!status)
-		status = 1;	/* the command succeeded, the recording did not */
-	if (prof_offcpu_lost(s.oc))
-		warning("%llu off-CPU switch samples lost (ring full): off-CPU times are too low; a larger -m helps",
-			(unsigned long long)prof_offcpu_lost(s.oc));
-	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
-		print_self_cost(s.r);
-	teardown(&s);
+	status = record(&o);
+	VEC_FREE(&o.pids);
+	free(o.cpus);
 	return status;
 }

@@ -8,7 +8,7 @@
  *    (ESRCH); a process that is gone before its maps are read is an error.
  *  - System-wide synthesizes every process after the events exist and
  *    before they are enabled.  A process that starts in between has no
- *    FORK record and no snapshot: the recorder loads it from /proc the
+ *    FORK record and no snapshot: the replay engine loads it from /proc the
  *    first time one of its records arrives, so nothing is lost, only read
  *    later.  Processes that vanish during the scan are skipped.
  */
@@ -49,7 +49,7 @@ static int open_threads(struct prof_perf *pf, pid_t pid, struct prof_offcpu *oc)
 	return ret;
 }
 
-int prof_target_attach(struct prof_perf *pf, struct prof_recorder *r, const pid_t *pids, size_t n,
+int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
 		       struct prof_offcpu *oc, struct prof_restrack *rt)
 {
 	raise_fd_limit();
@@ -59,33 +59,24 @@ int prof_target_attach(struct prof_perf *pf, struct prof_recorder *r, const pid_
 			return ret;
 		if (rt)
 			prof_restrack_add_pid(rt, (uint32_t)pids[i]);
-		if (prof_recorder_add_process(r, pids[i]) < 0)
+		if (prof_replay_add_process(rp, pids[i]) < 0)
 			return error("no process with pid %d (it exited while prof attached)", (int)pids[i]), -ESRCH;
 	}
 	return 0;
 }
 
-static int open_cpu(struct prof_perf *pf, struct prof_offcpu *oc, int cpu)
-{
-	int ret = prof_perf_open_cpu(pf, cpu);
-
-	if (ret == 0 && oc)
-		prof_offcpu_open_cpu(oc, cpu);
-	return ret;
-}
-
-int prof_target_system_wide(struct prof_perf *pf, struct prof_recorder *r, const int *cpus,
-			    size_t n, struct prof_offcpu *oc)
+int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,
+			    size_t n)
 {
 	pid_t *pids;
 	size_t np;
 	int ret = 0;
 
 	for (size_t i = 0; cpus && i < n && !ret; i++)
-		if ((ret = open_cpu(pf, oc, cpus[i])) == -ENODEV)
+		if ((ret = prof_perf_open_cpu(pf, cpus[i])) == -ENODEV)
 			error("CPU %d is offline", cpus[i]);
 	for (int cpu = 0; !cpus && cpu < pf->ncpus && !ret; cpu++) {
-		ret = open_cpu(pf, oc, cpu);
+		ret = prof_perf_open_cpu(pf, cpu);
 		if (ret == -ENODEV)	/* offline: not an error without -C */
 			ret = 0;
 	}
@@ -94,7 +85,7 @@ int prof_target_system_wide(struct prof_perf *pf, struct prof_recorder *r, const
 	if ((ret = prof_proc_pids(&pids, &np)) < 0)
 		return error("cannot list /proc: %s", strerror(-ret)), ret;
 	for (size_t i = 0; i < np; i++)
-		prof_recorder_add_process(r, pids[i]);	/* -ESRCH: it just exited */
+		prof_replay_add_process(rp, pids[i]);	/* -ESRCH: it just exited */
 	free(pids);
 	return 0;
 }

@@ -1,13 +1,15 @@
 /*
- * live.c - `prof top`'s loop (see include/prof/top.h): the recorder turns
- * the live perf records into trie nodes and hands every resolved sample
- * to the view; every --delay seconds the window is cut, the table built
+ * live.c - `prof top`'s loop (see include/prof/top.h): the live driver of
+ * the replay engine for the view.  The engine turns the perf records into
+ * trie nodes; the view is its consumer and gets every resolved sample; every --delay seconds the window is cut, the table built
  * and painted on the terminal (or printed, with --stdio or when stdout is
  * not a terminal).  Keys are read between drains, 50 ms apart at most.
  *
  * Design notes:
- *  - Nothing is written to disk: the recorder runs without a writer, and
- *    its profile only grows by the distinct frames and stacks it sees.
+ *  - Nothing is written to disk: the engine's profile only grows by the
+ *    distinct frames and stacks it sees.
+ *  - A drain pass stops after 100 ms (keys and refreshes stay on time);
+ *    each pass is one batch of the engine (exited processes freed).
  *  - While paused, drained samples are not fed, so the window (and the
  *    table the keys reshape) stays as it was when 'p' was pressed.
  *  - Warnings (a replaced binary, ...) are silenced on a terminal: they
@@ -18,7 +20,7 @@
  *    quietly with success, as `prof top --stdio | head` expects.
  */
 #include "prof/perf.h"
-#include "prof/recorder.h"
+#include "prof/replay.h"
 #include "prof/symbol.h"
 #include "prof/target.h"
 #include "prof/top.h"
@@ -32,7 +34,7 @@ struct live {
 	const struct prof_top_opts *o;
 	struct prof_profile p;
 	struct prof_perf pf;
-	struct prof_recorder *r;
+	struct prof_replay *rp;
 	struct prof_top_view *v;
 	struct prof_top_ui ui;
 	struct prof_top_table t;
@@ -47,12 +49,48 @@ static volatile sig_atomic_t stdio_stop;
 
 static void on_stop(int sig) { stdio_stop = 1; }
 
-static void feed(void *arg, uint64_t time, uint32_t thread, uint32_t node, bool complete)
+static void on_sample(void *arg, const struct prof_replay_sample *rs)
 {
 	struct live *l = arg;
 
+	prof_replay_count_sample(&l->p, rs->s->time, rs->complete);
 	if (!l->ui.paused)
-		prof_top_feed(l->v, time, thread, node, 1);
+		prof_top_feed(l->v, rs->s->time, rs->thread, rs->node, 1);
+}
+
+static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
+{
+	struct live *l = arg;
+
+	l->p.lost += n;
+}
+
+static const struct prof_replay_ops view_ops = {
+	.sample = on_sample,
+	.lost = on_lost,
+};
+
+struct pass {
+	struct live *l;
+	uint64_t end;
+	unsigned records;
+};
+
+static int feed(void *ctx, const struct perf_event_header *h)
+{
+	struct pass *ps = ctx;
+
+	prof_replay_record(ps->l->rp, &ps->l->pf.attr, &ps->l->pf, h);
+	return !(++ps->records & 63) && now_ns() >= ps->end;
+}
+
+/* One batch of at most ~100 ms of records. */
+static void drain(struct live *l)
+{
+	struct pass ps = { l, now_ns() + 100000000ULL, 0 };
+
+	prof_perf_drain(&l->pf, feed, &ps);
+	prof_replay_batch_end(l->rp);
 }
 
 /* Machine-wide I/O wait since the last call, from /proc/stat; -1 unknown. */
@@ -91,16 +129,16 @@ static void describe_target(struct live *l)
 static int setup(struct live *l)
 {
 	const struct prof_top_opts *o = l->o;
+	struct prof_replay_config cfg = { .p = &l->p, .unwinder = PROF_UNWIND_LIBDW, .live = true };
 	int ret;
 
 	prof_profile_init(&l->p);
 	if (prof_perf_init(&l->pf, o->perf) < 0)
 		return error("bad sampling configuration"), -EINVAL;
-	l->r = prof_recorder_new(&l->p, NULL, &l->pf, PROF_UNWIND_LIBDW);
-	prof_recorder_set_consumer(l->r, feed, l);
-	prof_recorder_set_pass_budget(l->r, 100000000ULL);	/* keys and refreshes stay on time */
-	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->r, o->cpus, o->ncpus, NULL)
-			     : prof_target_attach(&l->pf, l->r, o->pids, o->npids, NULL, NULL);
+	l->rp = prof_replay_new(&cfg);
+	prof_replay_add_consumer(l->rp, &view_ops, l);
+	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus)
+			     : prof_target_attach(&l->pf, l->rp, o->pids, o->npids, NULL, NULL);
 	if (ret < 0)
 		return ret;
 	/* a window of 5 s, or of one refresh when that is longer */
@@ -115,7 +153,7 @@ static void teardown(struct live *l)
 	prof_top_table_free(&l->t);
 	prof_top_ui_free(&l->ui);
 	prof_top_view_free(l->v);
-	prof_recorder_free(l->r);
+	prof_replay_free(l->rp);
 	if (l->pf.rings)
 		prof_perf_close(&l->pf);
 	prof_profile_free(&l->p);
@@ -197,7 +235,7 @@ static void run(struct live *l)
 			handle_keys(l, &redraw);
 		else
 			prof_perf_poll(&l->pf, 50);
-		prof_recorder_drain(l->r);
+		drain(l);
 		if (l->tty && prof_tty_resized()) {
 			prof_tty_size(&l->width, &l->height);
 			redraw = true;
