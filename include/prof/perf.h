@@ -116,6 +116,10 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms);
  */
 typedef int (*prof_perf_record_fn)(void *ctx, const struct perf_event_header *h);
 int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
+/* prof_perf_drain for at most about budget_ns: returns 1 when it stopped
+ * with records left (fn's non-zero result otherwise), so that a loop
+ * that cannot keep up still sees its deadline, keys and batch ends. */
+int prof_perf_drain_for(struct prof_perf *pf, uint64_t budget_ns, prof_perf_record_fn fn, void *ctx);
 void prof_perf_close(struct prof_perf *pf);	/* frees the pump too */
 
 /*

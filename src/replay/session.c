@@ -164,18 +164,14 @@ static const struct prof_replay_ops writer_ops = {
 struct source {
 	struct prof_replay *rp;
 	struct prof_perf *pf;
-	uint64_t pass_end;		/* CLOCK_MONOTONIC ns */
-	unsigned records;
 };
 
-/* Feeds one record; non-zero (stop the pass) once the pass's 200 ms are
- * spent, looked at every 64 records. */
 static int feed(void *ctx, const struct perf_event_header *h)
 {
-	struct source *src = ctx;
+	const struct source *src = ctx;
 
 	prof_replay_record(src->rp, &src->pf->attr, src->pf, h);
-	return !(++src->records & 63) && now_ns() >= src->pass_end;
+	return 0;
 }
 
 /*
@@ -187,12 +183,11 @@ static int feed(void *ctx, const struct perf_event_header *h)
  */
 static bool drain(struct prof_session *s)
 {
-	struct source src = { s->rp, &s->pf, now_ns() + DRAIN_PASS_NS, 0 };
-	bool more = prof_perf_drain(&s->pf, feed, &src) != 0;
+	struct source src = { s->rp, &s->pf };
+	bool more = prof_perf_drain_for(&s->pf, DRAIN_PASS_NS, feed, &src) != 0;
 
-	if (s->oc) {
+	if (s->oc) {	/* few records, and they pair with this batch: all of them */
 		src.pf = prof_offcpu_perf(s->oc);
-		src.pass_end = UINT64_MAX;	/* few records, and they pair with the batch */
 		prof_perf_drain(src.pf, feed, &src);
 	}
 	prof_replay_batch_end(s->rp);

@@ -70,26 +70,18 @@ static const struct prof_replay_ops view_ops = {
 	.lost = on_lost,
 };
 
-struct pass {
-	struct live *l;
-	uint64_t end;
-	unsigned records;
-};
-
 static int feed(void *ctx, const struct perf_event_header *h)
 {
-	struct pass *ps = ctx;
+	struct live *l = ctx;
 
-	prof_replay_record(ps->l->rp, &ps->l->pf.attr, &ps->l->pf, h);
-	return !(++ps->records & 63) && now_ns() >= ps->end;
+	prof_replay_record(l->rp, &l->pf.attr, &l->pf, h);
+	return 0;
 }
 
 /* One batch of at most ~100 ms of records. */
 static void drain(struct live *l)
 {
-	struct pass ps = { l, now_ns() + 100000000ULL, 0 };
-
-	prof_perf_drain(&l->pf, feed, &ps);
+	prof_perf_drain_for(&l->pf, 100000000ULL, feed, l);
 	prof_replay_batch_end(l->rp);
 }
 
