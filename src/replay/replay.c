@@ -31,7 +31,10 @@
  *    busy machine) would keep a space forever, so about once a second
  *    batch_end sweeps the spaces of pids that no longer exist, and gives
  *    freed pages back (malloc_trim): memory follows the live processes,
- *    not every process the recording saw.
+ *    not every process the recording saw.  A pid found gone at time T
+ *    (CLOCK_MONOTONIC, the clock of the records) is freed only once the
+ *    samples fed have passed T: a process that exited while its samples
+ *    still wait in a backlog needs its space for them.
  */
 #include "prof/replay.h"
 #include "prof/proc.h"
@@ -71,6 +74,9 @@ struct prof_replay {
 	VEC(struct consumer) consumers;
 	pid_t self;			/* live: prof's own pid, else 0 */
 	uint64_t next_sweep;		/* live: CLOCK_MONOTONIC ns */
+	struct u64map suspects;		/* pid -> CLOCK_MONOTONIC ns it was first seen gone */
+	uint64_t last_time;		/* the newest sample time fed */
+	bool behind;			/* unused: see sweep_vanished */
 	size_t spaces_peak, spaces_freed;	/* prof_replay_space_stats */
 	bool kernel_checked;
 	uint64_t pcs[PROF_MAX_FRAMES];
@@ -124,14 +130,29 @@ static void count_spaces(struct prof_replay *rp)
 /* Moves the spaces of processes that are gone without an EXIT to dead. */
 static void sweep_vanished(struct prof_replay *rp)
 {
+	struct u64map gone = { 0 };
 	size_t it = 0, first = rp->dead.n;
-	uint64_t pid, ptr;
+	uint64_t pid, ptr, x;
 
-	while (u64map_next(&rp->spaces, &it, &pid, &ptr))
-		if (ptr && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+	while (u64map_next(&rp->spaces, &it, &pid, &ptr)) {
+		if (!ptr || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (!u64map_get(&rp->suspects, pid, &x))
+			x = now_ns();
+		if (rp->last_time > x)	/* the records have passed its death */
 			VEC_PUSH(&rp->dead, (struct prof_addrspace *)(uintptr_t)ptr);
+		else
+			u64map_put(&gone, pid, x);
+	}
 	for (size_t i = first; i < rp->dead.n; i++)	/* no inserts while iterating */
 		u64map_put(&rp->spaces, (uint64_t)rp->dead.v[i]->pid, 0);
+	u64map_free(&rp->suspects);
+	rp->suspects = gone;
+}
+
+void prof_replay_set_behind(struct prof_replay *rp, bool behind)
+{
+	rp->behind = behind;
 }
 
 void prof_replay_free(struct prof_replay *rp)
@@ -147,6 +168,7 @@ void prof_replay_free(struct prof_replay *rp)
 	u64map_free(&rp->spaces);
 	u64map_free(&rp->nthreads);
 	u64map_free(&rp->seen_pids);
+	u64map_free(&rp->suspects);
 	u64map_free(&rp->tasks);
 	VEC_FREE(&rp->task);
 	VEC_FREE(&rp->dead);
@@ -509,6 +531,7 @@ static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr,
 
 	if (prof_perf_parse_sample(attr, h, &s) < 0)
 		return -EINVAL;
+	rp->last_time = MAX(rp->last_time, s.time);
 	if ((pid_t)s.pid == rp->self)
 		return PROF_REPLAY_USED;
 	rs.thread = thread_of(rp, s.pid, s.tid);
