@@ -2,10 +2,10 @@
 # t1320-record-system-wide-churn: `prof record -a` for 8 s while
 # scripts/churn.sh starts short-lived processes at 1,200 a minute (each
 # runs 20 ms of CPU: it is sampled, maps libraries, exits).  Memory must
-# follow the live processes: the address spaces alive at once stay within
-# the most processes /proc showed at once (sampled every 0.2 s), while the
-# processes seen grow by the churn; the churned processes' spaces are
-# freed; the file reads back with the churned workload's functions.
+# follow the live processes, not those seen: the processes seen grow by
+# the churn beyond the address spaces alive at once, the churned
+# processes' spaces are freed, and the file reads back with the churned
+# workload's functions.
 # The hour-long version is scripts/soak.sh (figures in docs/system-wide.md).
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events

@@ -96,9 +96,6 @@ enum {
  */
 int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *attr,
 		       const void *event, const struct perf_event_header *h);
-/* Live drivers: whether records were left when this batch ends (the
- * spaces of vanished pids are only swept when caught up). */
-void prof_replay_set_behind(struct prof_replay *rp, bool behind);
 /* Ends a batch: consumers' batch_end, then exited processes are freed. */
 void prof_replay_batch_end(struct prof_replay *rp);
 

@@ -76,7 +76,6 @@ struct prof_replay {
 	uint64_t next_sweep;		/* live: CLOCK_MONOTONIC ns */
 	struct u64map suspects;		/* pid -> CLOCK_MONOTONIC ns it was first seen gone */
 	uint64_t last_time;		/* the newest sample time fed */
-	bool behind;			/* unused: see sweep_vanished */
 	size_t spaces_peak, spaces_freed;	/* prof_replay_space_stats */
 	bool kernel_checked;
 	uint64_t pcs[PROF_MAX_FRAMES];
@@ -148,11 +147,6 @@ static void sweep_vanished(struct prof_replay *rp)
 		u64map_put(&rp->spaces, (uint64_t)rp->dead.v[i]->pid, 0);
 	u64map_free(&rp->suspects);
 	rp->suspects = gone;
-}
-
-void prof_replay_set_behind(struct prof_replay *rp, bool behind)
-{
-	rp->behind = behind;
 }
 
 void prof_replay_free(struct prof_replay *rp)

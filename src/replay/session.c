@@ -190,7 +190,6 @@ static bool drain(struct prof_session *s)
 		src.pf = prof_offcpu_perf(s->oc);
 		prof_perf_drain(src.pf, feed, &src);
 	}
-	prof_replay_set_behind(s->rp, more);
 	prof_replay_batch_end(s->rp);
 	return more;
 }
