@@ -21,6 +21,7 @@ int cmd_callgrind(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_crosscheck(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* True when argv[1] is -h or --help (each command prints its own usage). */
 int wants_help(int argc, char **argv);

@@ -97,6 +97,13 @@ int prof_perf_init(struct prof_perf *pf, const struct prof_perf_config *cfg);
  * the paranoid level, mlock limit).
  */
 int prof_perf_open_task(struct prof_perf *pf, pid_t tid);
+/*
+ * Opens one system-wide event (every task, pid -1) on cpu, its ring being
+ * that CPU's.  0; -ENODEV (silent) for an offline CPU; otherwise a
+ * negative errno after one line saying why (the permission it takes, with
+ * the paranoid level; an unknown CPU).
+ */
+int prof_perf_open_cpu(struct prof_perf *pf, int cpu);
 int prof_perf_enable(struct prof_perf *pf);
 int prof_perf_disable(struct prof_perf *pf);
 /* Waits up to timeout_ms for a ring to pass its watermark; 0 / -errno. */
@@ -109,6 +116,10 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms);
  */
 typedef int (*prof_perf_record_fn)(void *ctx, const struct perf_event_header *h);
 int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
+/* prof_perf_drain for at most about budget_ns: returns 1 when it stopped
+ * with records left (fn's non-zero result otherwise), so that a loop
+ * that cannot keep up still sees its deadline, keys and batch ends. */
+int prof_perf_drain_for(struct prof_perf *pf, uint64_t budget_ns, prof_perf_record_fn fn, void *ctx);
 void prof_perf_close(struct prof_perf *pf);	/* frees the pump too */
 
 /*

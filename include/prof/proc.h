@@ -20,6 +20,8 @@ int prof_proc_children(pid_t pid, pid_t **kids, size_t *n);
 /* pid's descendants that run now, parents before their children (pid
  * itself not included); 0 or -errno.  *pids is malloc'ed. */
 int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n);
+/* Every process in /proc, sorted; 0 or -errno.  *pids is malloc'ed. */
+int prof_proc_pids(pid_t **pids, size_t *n);
 /* /proc/PID/task/TID/comm without the newline into buf; 0 or -errno. */
 int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 

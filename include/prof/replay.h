@@ -111,6 +111,9 @@ int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *att
 /* Ends a batch: consumers' batch_end, then exited processes are freed. */
 void prof_replay_batch_end(struct prof_replay *rp);
 
+/* The most address spaces alive at the end of a batch, and how many were
+ * freed (exit, exec replaced, or found gone: live only). */
+void prof_replay_space_stats(const struct prof_replay *rp, size_t *peak_live, size_t *freed);
 /* Processes seen (for the summary line). */
 size_t prof_replay_processes(const struct prof_replay *rp);
 /* p->samples, samples_truncated, start_ns and end_ns for one sample. */

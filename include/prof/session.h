@@ -25,6 +25,9 @@ struct prof_session_opts {
 	double duration;		/* seconds, 0 = until the command ends / a signal */
 	const pid_t *pids;		/* attach targets (npids), or */
 	size_t npids;
+	bool system_wide;		/* every task (-a), on cpus (ncpus; NULL: all), or */
+	const int *cpus;
+	size_t ncpus;
 	char **argv;			/* the command to launch (NULL when attaching) */
 	bool no_resources;		/* no off-CPU events, no /proc sampling */
 	bool children;			/* attach: also the descendants running now */
@@ -41,6 +44,7 @@ struct prof_session_info {
 	uint64_t offcpu_stacks_lost;	/* intervals charged to [stack lost] */
 	uint64_t offcpu_switches_lost;	/* switch records dropped: off-CPU time missing */
 	size_t processes, threads;
+	size_t spaces_peak, spaces_freed;	/* address spaces alive at once, freed */
 	bool launched, write_failed;
 	int exit_status;		/* the command's (128+signal when killed) */
 };

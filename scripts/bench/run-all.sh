@@ -7,7 +7,7 @@ dir=$(cd "$(dirname "$0")" && pwd)
 export BENCH_TMP REPEAT
 echo "prof vs perf on $(uname -r), $(nproc) CPUs, $(date -u +%F)"
 header
-for b in overhead size-and-report lost switch scaling attach icount; do
+for b in overhead size-and-report lost switch scaling attach system-wide icount; do
 	[ -x "$dir/$b.sh" ] && "$dir/$b.sh"
 done
 rm -rf "$BENCH_TMP"

@@ -22,6 +22,9 @@ struct record_opts {
 	const char *unwinder_name;
 	double duration;	/* seconds, 0 = until the command ends / Ctrl-C */
 	VEC(pid_t) pids;
+	bool system_wide;	/* -a, or -C */
+	int *cpus;		/* -C LIST, NULL: every CPU */
+	size_t ncpus;
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
 	bool children;		/* --children: -p also takes the running descendants */
@@ -32,6 +35,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: prof record [options] -- CMD [ARGS...]\n"
 		"   or: prof record [options] -p PID[,PID...] [-d SECONDS]\n"
+		"   or: prof record [options] -a [-C CPUS] [-d SECONDS]\n"
 		"\n"
 		"Samples a command (or running processes) and writes prof.data; unwinding\n"
 		"happens while recording, so no stack bytes are stored.\n"
@@ -44,6 +48,8 @@ static void usage(FILE *f)
 		"      --unwinder NAME     libdw (default) or libunwind\n"
 		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
 		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
+		"  -a, --all-cpus          every process on the machine (root or perf_event_paranoid <= 0)\n"
+		"  -C, --cpu LIST          only these CPUs, e.g. 0,2-3 (implies -a)\n"
 		"  -d, --duration SECONDS  stop after this long\n"
 		"      --children          with -p: also the descendants that run now (new\n"
 		"                          children of attached threads are always followed)\n"
@@ -62,21 +68,21 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_pids(struct record_opts *o, const char *arg)
 {
-	char *copy = xstrdup(arg), *save = NULL;
-	int ret = 0;
+	pid_t *pids;
+	size_t n;
+	const char *bad;
 
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-		if (parse_u64(t, &v) < 0 || !v || v > 0x7fffffff) {
-			ret = usage_error("bad pid", t);
-			break;
-		}
-		VEC_PUSH(&o->pids, (pid_t)v);
+	if (parse_pid_list(arg, &pids, &n, &bad) < 0) {
+		size_t len = strcspn(bad, ",");
+		char *item = xstrndup(bad, len);
+		int ret = usage_error(len ? "bad pid" : "no pid in", len ? item : arg);
+		free(item);
+		return ret;
 	}
-	if (!o->pids.n && !ret)
-		ret = usage_error("no pid in", arg);
-	free(copy);
-	return ret;
+	for (size_t i = 0; i < n; i++)
+		VEC_PUSH(&o->pids, pids[i]);
+	free(pids);
+	return 0;
 }
 
 static int parse_option(struct record_opts *o, int c, const char *arg)
@@ -129,7 +135,12 @@ static int parse_option(struct record_opts *o, int c, const char *arg)
 		return 0;
 	case 'q': prof_quiet = 1; return 0;
 	case 'R': o->no_resources = true; return 0;
-	case 'C': o->children = true; return 0;
+	case 'a': o->system_wide = true; return 0;
+	case 'H': o->children = true; return 0;
+	case 'C':
+		o->system_wide = true;
+		free(o->cpus);
+		return parse_cpu_list(arg, &o->cpus, &o->ncpus) < 0 ? usage_error("bad CPU list", arg) : 0;
 	default: return -EINVAL;
 	}
 }
@@ -145,17 +156,19 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 		{ "unwinder", required_argument, NULL, 'U' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-resources", no_argument, NULL, 'R' },
-		{ "children", no_argument, NULL, 'C' },
+		{ "children", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:F:e:g:m:p:d:q", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:F:e:g:m:p:d:qaC:", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':')
 			return usage_error(optopt ? "bad or incomplete option" : "unknown option",
 					   optopt ? (char[]){ '-', (char)optopt, 0 } : argv[optind - 1]);
@@ -164,18 +177,21 @@ static int parse_options(struct record_opts *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
-	if (!o->argv && !o->pids.n) {
-		error("nothing to record: give a command after '--' or -p PID (see 'prof record --help')");
+	if (!o->argv && !o->pids.n && !o->system_wide) {
+		error("nothing to record: give a command after '--', -p PID or -a (see 'prof record --help')");
 		return -EINVAL;
 	}
-	if (o->argv && o->pids.n) {
-		error("give either a command or -p PID, not both");
+	if ((o->argv != NULL) + (o->pids.n != 0) + o->system_wide > 1) {
+		error("give one of a command, -p PID or -a/-C");
 		return -EINVAL;
 	}
 	if (o->children && !o->pids.n) {
 		error("--children goes with -p PID (a launched command's children are always followed)");
 		return -EINVAL;
 	}
+	/* -a: a stack copy per context switch of every task on the machine
+	 * is more than one recorder keeps up with (docs/system-wide.md) */
+	o->no_resources |= o->system_wide;
 	return 0;
 }
 
@@ -191,7 +207,7 @@ static void print_summary(const struct prof_session_info *in, const char *output
 	     in->threads, (unsigned long long)((in->bytes_written + 1023) / 1024), output);
 }
 
-static void print_self_cost(void)
+static void print_self_cost(const struct prof_session_info *in)
 {
 	struct rusage ru;
 
@@ -199,6 +215,8 @@ static void print_self_cost(void)
 		fprintf(stderr, "prof record: own cpu: %.3f s user, %.3f s sys, max rss %ld KiB\n",
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
+	fprintf(stderr, "prof record: address spaces: %zu processes seen, at most %zu alive at once, %zu freed\n",
+		in->processes, in->spaces_peak, in->spaces_freed);
 }
 
 /* Said once setup succeeded (a failing attach gets its one error line alone). */
@@ -218,7 +236,8 @@ static int record(const struct record_opts *o)
 	struct prof_session_opts so = {
 		.output = o->output, .perf = o->perf, .unwinder = o->unwinder,
 		.unwinder_name = o->unwinder_name, .duration = o->duration, .pids = o->pids.v,
-		.npids = o->pids.n, .argv = o->argv, .no_resources = o->no_resources, .children = o->children,
+		.npids = o->pids.n, .system_wide = o->system_wide, .cpus = o->cpus, .ncpus = o->ncpus,
+		.argv = o->argv, .no_resources = o->no_resources, .children = o->children,
 		.version = PROF_VERSION,
 	};
 	struct prof_session *s;
@@ -246,7 +265,7 @@ static int record(const struct record_opts *o)
 		warning("%llu context-switch records lost: off-CPU times are too low",
 			(unsigned long long)in->offcpu_switches_lost);
 	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
-		print_self_cost();
+		print_self_cost(in);
 	prof_session_free(s);
 	return status;
 }
@@ -269,5 +288,6 @@ int cmd_record(int argc, char **argv)
 	o.perf.enable_on_exec = o.argv != NULL;
 	status = record(&o);
 	VEC_FREE(&o.pids);
+	free(o.cpus);
 	return status;
 }

@@ -28,6 +28,69 @@ static void header_event_line(FILE *f, const struct prof_profile *p)
 	sb_release(&sb);
 }
 
+struct proc_samples {
+	uint32_t pid, comm;	/* comm: the name of its busiest thread */
+	uint64_t samples, best_thread;
+};
+
+static int by_samples_desc(const void *a, const void *b)
+{
+	const struct proc_samples *x = a, *y = b;
+
+	return x->samples != y->samples ? (x->samples > y->samples ? -1 : 1) : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * Without resource readings (system-wide, --no-resources) the busiest
+ * processes by CPU samples, one line each: a recording of many processes
+ * says who was busy before it says where.  --pid / --comm narrow it.
+ */
+static void text_process_samples(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+{
+	VEC(uint64_t) per_thread = { 0 };
+	VEC(struct proc_samples) procs = { 0 };
+	struct u64map index = { 0 };
+	uint64_t total = 0, at;
+
+	for (size_t i = 0; i < p->threads.n; i++)
+		VEC_PUSH(&per_thread, 0);
+	for (size_t i = 0; i < p->aggs.n; i++)
+		per_thread.v[p->aggs.v[i].thread] += p->aggs.v[i].value[PROF_M_SAMPLES];
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct prof_thread *t = &p->threads.v[i];
+		bool created;
+		if (!per_thread.v[i] || (v->pid >= 0 && t->pid != (uint64_t)v->pid) ||
+		    (v->comm && strcmp(prof_str(p, t->comm), v->comm)))
+			continue;
+		at = *u64map_slot(&index, t->pid, &created);
+		if (created) {
+			VEC_PUSH(&procs, ((struct proc_samples){ t->pid, t->comm, 0, 0 }));
+			u64map_put(&index, t->pid, at = procs.n - 1);
+		}
+		procs.v[at].samples += per_thread.v[i];
+		if (per_thread.v[i] > procs.v[at].best_thread) {
+			procs.v[at].best_thread = per_thread.v[i];
+			procs.v[at].comm = t->comm;
+		}
+		total += per_thread.v[i];
+	}
+	if (procs.n > 1) {
+		struct strbuf sb = STRBUF_INIT;
+		qsort(procs.v, procs.n, sizeof(*procs.v), by_samples_desc);
+		fprintf(f, "# processes: %zu with samples; the busiest:\n", procs.n);
+		for (size_t i = 0; i < procs.n && i < 10; i++) {
+			sb_reset(&sb);
+			add_printable(&sb, prof_str(p, procs.v[i].comm), "", '?');
+			fprintf(f, "#   %6.2f%%  %8llu  pid %-7u %s\n", percent(procs.v[i].samples, total),
+				(unsigned long long)procs.v[i].samples, procs.v[i].pid, sb_str(&sb));
+		}
+		sb_release(&sb);
+	}
+	u64map_free(&index);
+	VEC_FREE(&procs);
+	VEC_FREE(&per_thread);
+}
+
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total)
 {
@@ -47,7 +110,10 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
 		add_printable(&sb, cmd, "", '?');
 		fprintf(f, "# command: %s\n", sb_str(&sb));
 	}
-	text_resources_header(f, p, v);
+	if (p->resources.n)
+		text_resources_header(f, p, v);
+	else
+		text_process_samples(f, p, v);
 	if (view_is_time(v))
 		fprintf(f, "# metric: %s, total %.2f ms\n", prof_view_metric_name(v->metric),
 			(double)grand_total / 1e6);

@@ -330,6 +330,39 @@ int prof_perf_open_task(struct prof_perf *pf, pid_t tid)
 	return 0;
 }
 
+/*
+ * System-wide: one event per listed CPU for every task (pid -1).  inherit
+ * means nothing there (the kernel refuses it with pid -1 on some versions);
+ * the idle task is left out: it is not what the machine is doing.
+ */
+static int system_wide_error(int err)
+{
+	if (err == EACCES || err == EPERM)
+		return error("system-wide recording needs root, CAP_PERFMON (or CAP_SYS_ADMIN), or kernel.perf_event_paranoid <= 0; it is %d and prof runs as uid %u without them; run as root or 'sysctl kernel.perf_event_paranoid=0'",
+			     prof_perf_paranoid(), (unsigned)geteuid()), -err;
+	return -err;
+}
+
+int prof_perf_open_cpu(struct prof_perf *pf, int cpu)
+{
+	int fd;
+
+	if (cpu < 0 || cpu >= pf->ncpus)
+		return error("no CPU %d here (CPUs 0-%d)", cpu, pf->ncpus - 1), -EINVAL;
+	pf->attr.inherit = 0;
+	pf->attr.exclude_idle = 1;
+	pf->attr.enable_on_exec = 0;
+	fd = open_one(pf, -1, cpu);
+	if (fd == -EACCES || fd == -EPERM)
+		return system_wide_error(-fd);
+	if (fd == -ENODEV)	/* offline: the caller knows whether that matters */
+		return -ENODEV;
+	if (fd < 0)
+		return report_open_error(pf, -1, -fd);
+	VEC_PUSH(&pf->fds, fd);
+	return attach_to_ring(pf, cpu, fd);
+}
+
 static int ioctl_all(struct prof_perf *pf, unsigned long req)
 {
 	for (size_t i = 0; i < pf->fds.n; i++)

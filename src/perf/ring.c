@@ -137,3 +137,28 @@ int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx)
 					 __ATOMIC_RELEASE);
 	return ret;
 }
+
+struct budget {
+	prof_perf_record_fn fn;
+	void *ctx;
+	uint64_t end;
+	unsigned records;
+};
+
+/* fn's own result, else 1 once the budget is spent (every 64 records). */
+static int within_budget(void *ctx, const struct perf_event_header *h)
+{
+	struct budget *b = ctx;
+	int ret = b->fn(b->ctx, h);
+
+	if (ret)
+		return ret;
+	return !(++b->records & 63) && now_ns() >= b->end;
+}
+
+int prof_perf_drain_for(struct prof_perf *pf, uint64_t budget_ns, prof_perf_record_fn fn, void *ctx)
+{
+	struct budget b = { fn, ctx, now_ns() + budget_ns, 0 };
+
+	return prof_perf_drain(pf, within_budget, &b);
+}

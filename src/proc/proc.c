@@ -26,27 +26,39 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n)
+/* The numeric entries of a /proc directory, sorted. */
+static int numeric_entries(const char *path, pid_t **ids, size_t *n)
 {
-	char path[64];
 	DIR *d;
 	struct dirent *e;
 	VEC(pid_t) v = { 0 };
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (!(d = opendir(path)))
 		return -errno;
 	while ((e = readdir(d))) {
-		int tid = atoi(e->d_name);
-		if (tid > 0)
-			VEC_PUSH(&v, (pid_t)tid);
+		int id = atoi(e->d_name);
+		if (id > 0)
+			VEC_PUSH(&v, (pid_t)id);
 	}
 	closedir(d);
 	if (v.n)
 		qsort(v.v, v.n, sizeof(*v.v), cmp_pid);
-	*tids = v.v;
+	*ids = v.v;
 	*n = v.n;
 	return v.n ? 0 : -ENOENT;
+}
+
+int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	return numeric_entries(path, tids, n);
+}
+
+int prof_proc_pids(pid_t **pids, size_t *n)
+{
+	return numeric_entries("/proc", pids, n);
 }
 
 int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
@@ -69,7 +81,7 @@ int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 typedef VEC(pid_t) pid_vec;
 
 /* Appends the pids listed in a children file ("12 34 ") to v. */
-static void parse_pid_list(const char *text, pid_vec *v)
+static void add_children_list(const char *text, pid_vec *v)
 {
 	for (const char *p = text; p && *p;) {
 		char *end;
@@ -127,7 +139,7 @@ int prof_proc_children(pid_t pid, pid_t **kids, size_t *n)
 		char path[96], *text;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
 		if ((text = read_file(path, NULL)))
-			parse_pid_list(text, &v);
+			add_children_list(text, &v);
 		else if (errno == ENOENT && i == 0 && prof_proc_exists(pid))
 			ret = children_by_walk(pid, &v);	/* no CONFIG_PROC_CHILDREN */
 		free(text);

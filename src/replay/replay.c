@@ -27,11 +27,21 @@
  *    except (live) reading /proc/TID/comm once per new thread.
  *  - Stacks are innermost first: kernel frames, then user frames; every
  *    user pc but the first is a return address.
+ *  - Live only: a lost EXIT record (ring full: common system-wide on a
+ *    busy machine) would keep a space forever, so about once a second
+ *    batch_end sweeps the spaces of pids that no longer exist, and gives
+ *    freed pages back (malloc_trim): memory follows the live processes,
+ *    not every process the recording saw.  A pid found gone at time T
+ *    (CLOCK_MONOTONIC, the clock of the records) is freed only once the
+ *    samples fed have passed T: a process that exited while its samples
+ *    still wait in a backlog needs its space for them.
  */
 #include "prof/replay.h"
 #include "prof/proc.h"
 #include "prof/symbol.h"
 #include <errno.h>
+#include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -63,6 +73,10 @@ struct prof_replay {
 	VEC(struct prof_addrspace *) dead;
 	VEC(struct consumer) consumers;
 	pid_t self;			/* live: prof's own pid, else 0 */
+	uint64_t next_sweep;		/* live: CLOCK_MONOTONIC ns */
+	struct u64map suspects;		/* pid -> CLOCK_MONOTONIC ns it was first seen gone */
+	uint64_t last_time;		/* the newest sample time fed */
+	size_t spaces_peak, spaces_freed;	/* prof_replay_space_stats */
 	bool kernel_checked;
 	uint64_t pcs[PROF_MAX_FRAMES];
 	uint32_t frames[MAX_OUT_FRAMES];
@@ -91,7 +105,48 @@ static void free_dead(struct prof_replay *rp)
 {
 	for (size_t i = 0; i < rp->dead.n; i++)
 		prof_addrspace_free(rp->dead.v[i]);
+	rp->spaces_freed += rp->dead.n;
 	rp->dead.n = 0;
+}
+
+void prof_replay_space_stats(const struct prof_replay *rp, size_t *peak_live, size_t *freed)
+{
+	*peak_live = rp->spaces_peak;
+	*freed = rp->spaces_freed;
+}
+
+/* Counts the spaces alive now and keeps the peak. */
+static void count_spaces(struct prof_replay *rp)
+{
+	size_t it = 0, live = 0;
+	uint64_t pid, ptr;
+
+	while (u64map_next(&rp->spaces, &it, &pid, &ptr))
+		live += ptr != 0;
+	rp->spaces_peak = MAX(rp->spaces_peak, live);
+}
+
+/* Moves the spaces of processes that are gone without an EXIT to dead. */
+static void sweep_vanished(struct prof_replay *rp)
+{
+	struct u64map gone = { 0 };
+	size_t it = 0, first = rp->dead.n;
+	uint64_t pid, ptr, x;
+
+	while (u64map_next(&rp->spaces, &it, &pid, &ptr)) {
+		if (!ptr || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (!u64map_get(&rp->suspects, pid, &x))
+			x = now_ns();
+		if (rp->last_time > x)	/* the records have passed its death */
+			VEC_PUSH(&rp->dead, (struct prof_addrspace *)(uintptr_t)ptr);
+		else
+			u64map_put(&gone, pid, x);
+	}
+	for (size_t i = first; i < rp->dead.n; i++)	/* no inserts while iterating */
+		u64map_put(&rp->spaces, (uint64_t)rp->dead.v[i]->pid, 0);
+	u64map_free(&rp->suspects);
+	rp->suspects = gone;
 }
 
 void prof_replay_free(struct prof_replay *rp)
@@ -107,6 +162,7 @@ void prof_replay_free(struct prof_replay *rp)
 	u64map_free(&rp->spaces);
 	u64map_free(&rp->nthreads);
 	u64map_free(&rp->seen_pids);
+	u64map_free(&rp->suspects);
 	u64map_free(&rp->tasks);
 	VEC_FREE(&rp->task);
 	VEC_FREE(&rp->dead);
@@ -478,6 +534,7 @@ static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr,
 
 	if (prof_perf_parse_sample(attr, h, &s) < 0)
 		return -EINVAL;
+	rp->last_time = MAX(rp->last_time, s.time);
 	if ((pid_t)s.pid == rp->self)
 		return PROF_REPLAY_USED;
 	rs.thread = thread_of(rp, s.pid, s.tid);
@@ -512,8 +569,19 @@ int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *att
 
 void prof_replay_batch_end(struct prof_replay *rp)
 {
+	uint64_t now;
+
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->batch_end)
 			c->ops->batch_end(c->arg);
+	count_spaces(rp);
+	if (rp->cfg.live && (now = now_ns()) >= rp->next_sweep) {
+		size_t before = rp->spaces_freed;
+		sweep_vanished(rp);
+		free_dead(rp);
+		if (rp->spaces_freed != before)	/* libdw's state is many small blocks */
+			malloc_trim(0);
+		rp->next_sweep = now + 1000000000ULL;
+	}
 	free_dead(rp);
 }

@@ -28,6 +28,7 @@
 #include "prof/replay.h"
 #include "prof/restrack.h"
 #include "prof/symbol.h"
+#include "prof/target.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -41,7 +42,7 @@
 #include <unistd.h>
 
 #define FLUSH_INTERVAL_NS 1000000000ULL
-#define OFFCPU_DRAIN_SLICE_NS 250000000ULL
+#define DRAIN_PASS_NS 200000000ULL
 
 struct launch {
 	pid_t pid;
@@ -95,6 +96,10 @@ static void set_meta(struct prof_profile *p, const struct prof_session_opts *o)
 	if (o->argv) {
 		for (char **a = o->argv; *a; a++)
 			sb_addf(&sb, "%s%s", a == o->argv ? "" : " ", *a);
+	} else if (o->system_wide) {
+		sb_adds(&sb, "-a");
+		for (size_t i = 0; i < o->ncpus; i++)
+			sb_addf(&sb, "%s%d", i ? "," : " -C ", o->cpus[i]);
 	} else {
 		sb_adds(&sb, "-p ");
 		for (size_t i = 0; i < o->npids; i++)
@@ -161,35 +166,39 @@ static const struct prof_replay_ops writer_ops = {
 struct source {
 	struct prof_replay *rp;
 	struct prof_perf *pf;
-	uint64_t deadline;	/* 0, or stop feeding then (records left for the next pass) */
-	unsigned fed;
 };
 
 static int feed(void *ctx, const struct perf_event_header *h)
 {
-	struct source *src = ctx;
+	const struct source *src = ctx;
 
 	prof_replay_record(src->rp, &src->pf->attr, src->pf, h);
-	return src->deadline && ++src->fed % 64 == 0 && now_ns() >= src->deadline;
+	return 0;
 }
 
-/* While recording, the off-CPU stacks (tens of thousands of unwinds a
- * second on a switch-heavy server) get a bounded slice of each pass, so
- * that the loop still sees its deadline and the other rings; the final
- * pass takes everything. */
-static void drain(struct prof_session *s, bool final)
+/*
+ * One batch: at most ~200 ms of the CPU rings and as much of the off-CPU
+ * stack ring (tens of thousands of unwinds a second on a switch-heavy
+ * server), so that the deadline, the flushes, Ctrl-C and the frees of
+ * exited processes' spaces (at the end of a batch) keep happening however
+ * far behind the recorder is: one unbounded pass over a 60 s system-wide
+ * backlog held every exited space at once (1.1 GB).  The switch records
+ * are few and bound this batch's intervals: all of them.  True when
+ * records were left for the next pass.
+ */
+static bool drain(struct prof_session *s)
 {
-	struct source src = { s->rp, &s->pf, 0, 0 };
+	struct source src = { s->rp, &s->pf };
+	bool more = prof_perf_drain_for(&s->pf, DRAIN_PASS_NS, feed, &src) != 0;
 
-	prof_perf_drain(&s->pf, feed, &src);
 	if (s->oc) {
 		src.pf = prof_offcpu_switch_perf(s->oc);
 		prof_perf_drain(src.pf, feed, &src);
 		src.pf = prof_offcpu_perf(s->oc);
-		src.deadline = final ? 0 : now_ns() + OFFCPU_DRAIN_SLICE_NS;
-		prof_perf_drain(src.pf, feed, &src);
+		more |= prof_perf_drain_for(src.pf, DRAIN_PASS_NS, feed, &src) != 0;
 	}
 	prof_replay_batch_end(s->rp);
+	return more;
 }
 
 /* --- targets ----------------------------------------------------------------------- */
@@ -258,81 +267,6 @@ static int exit_status_of(int status)
 	return 1;
 }
 
-/* Attach opens ncpus fds per thread: lift the soft fd limit to the hard one. */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-/* Events on every thread of pid, its threads' names and maps; 0 or -errno
- * (-ESRCH: gone, which a descendant may be by now). */
-static int attach_one(struct prof_session *s, pid_t pid)
-{
-	pid_t *tids;
-	size_t n;
-	int ret = 0;
-
-	if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0)
-		return -ESRCH;
-	for (size_t t = 0; t < n && (ret == 0 || ret == -ESRCH); t++) {
-		ret = prof_perf_open_task(&s->pf, tids[t]);
-		if (s->oc && ret == 0)
-			prof_offcpu_open_task(s->oc, tids[t]);
-	}
-	free(tids);
-	if (ret < 0 && ret != -ESRCH)
-		return ret;
-	if (s->rt)
-		prof_restrack_add_attached(s->rt, (uint32_t)pid);
-	return prof_replay_add_process(s->rp, pid);
-}
-
-/* With --children, the descendants of pid that run now, each once (a
- * pid given with -p too is already attached); one that exits meanwhile
- * is skipped. */
-static int attach_descendants(struct prof_session *s, pid_t pid, struct u64map *done)
-{
-	pid_t *kids;
-	size_t n;
-	int ret = 0;
-	bool fresh;
-
-	if (prof_proc_descendants(pid, &kids, &n) < 0)
-		return 0;
-	for (size_t i = 0; i < n && (ret == 0 || ret == -ESRCH); i++) {
-		u64map_slot(done, (uint64_t)kids[i], &fresh);
-		if (fresh)
-			ret = attach_one(s, kids[i]);
-	}
-	free(kids);
-	return ret == -ESRCH ? 0 : ret;
-}
-
-static int attach_all(struct prof_session *s)
-{
-	struct u64map done = { 0 };	/* pids attached */
-	int ret = 0;
-	bool fresh;
-
-	raise_fd_limit();
-	for (size_t i = 0; i < s->o->npids && ret == 0; i++) {
-		pid_t pid = s->o->pids[i];
-
-		u64map_slot(&done, (uint64_t)pid, &fresh);
-		if (fresh && (ret = attach_one(s, pid)) == -ESRCH)
-			error("no process with pid %d", (int)pid);
-	}
-	for (size_t i = 0; i < s->o->npids && ret == 0 && s->o->children; i++)
-		ret = attach_descendants(s, s->o->pids[i], &done);
-	u64map_free(&done);
-	return ret;
-}
-
 static int launch_child(struct prof_session *s)
 {
 	char **argv = s->o->argv;
@@ -354,14 +288,6 @@ static int launch_child(struct prof_session *s)
 	return 0;
 }
 
-static bool any_target_alive(const struct prof_session_opts *o)
-{
-	for (size_t i = 0; i < o->npids; i++)
-		if (kill(o->pids[i], 0) == 0 || errno == EPERM)
-			return true;
-	return false;
-}
-
 /* --- the loop ----------------------------------------------------------------------- */
 
 static void stop_recording(struct prof_session *s)
@@ -369,7 +295,8 @@ static void stop_recording(struct prof_session *s)
 	prof_perf_disable(&s->pf);
 	if (s->oc)
 		prof_offcpu_disable(s->oc);
-	drain(s, true);
+	while (drain(s))	/* the rest, in passes */
+		;
 	if (s->oc)
 		prof_offcpu_finish(s->oc);
 	if (s->rt)	/* final values of what still runs (attach, -d) */
@@ -432,7 +359,8 @@ static bool should_stop(struct prof_session *s, uint64_t deadline)
 		return true;
 	if (stop_requested || (deadline && now_ns() >= deadline))
 		return true;
-	return !s->info.launched && !any_target_alive(s->o);
+	return !s->info.launched && !s->o->system_wide &&
+	       !prof_target_any_alive(s->o->pids, s->o->npids);
 }
 
 static void run_loop(struct prof_session *s)
@@ -442,7 +370,7 @@ static void run_loop(struct prof_session *s)
 
 	while (!s->info.write_failed && !should_stop(s, deadline)) {
 		prof_perf_poll(&s->pf, 100);
-		drain(s, false);
+		drain(s);
 		if (now_ns() >= next_flush) {
 			flush_or_fail(s);
 			next_flush = now_ns() + FLUSH_INTERVAL_NS;
@@ -514,7 +442,10 @@ static int setup(struct prof_session *s)
 	prof_replay_add_consumer(s->rp, &writer_ops, s);
 	if (!o->no_resources)
 		setup_resources(s);
-	return o->argv ? launch_child(s) : attach_all(s);
+	if (o->system_wide)
+		return prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus);
+	return o->argv ? launch_child(s)
+		       : prof_target_attach(&s->pf, s->rp, o->pids, o->npids, o->children, s->oc, s->rt);
 }
 
 static void finish_file(struct prof_session *s)
@@ -614,6 +545,7 @@ void prof_session_run(struct prof_session *s)
 	in->offcpu_lost = prof_offcpu_lost(s->oc);
 	in->offcpu_stacks_lost = prof_offcpu_stacks_lost(s->oc);
 	in->offcpu_switches_lost = prof_offcpu_switches_lost(s->oc);
+	prof_replay_space_stats(s->rp, &in->spaces_peak, &in->spaces_freed);
 }
 
 const struct prof_session_info *prof_session_info(const struct prof_session *s)

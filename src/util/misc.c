@@ -3,6 +3,7 @@
  * do not deserve a file of their own.
  */
 #include "prof/util.h"
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -66,6 +67,87 @@ int parse_u64(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+struct int_list { int *v; size_t n, cap; };
+
+/* Appends x unless the list has it. */
+static void add_unique(struct int_list *l, int x)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] == x)
+			return;
+	VEC_PUSH(l, x);
+}
+
+/*
+ * The comma-separated items of s, each parsed by item() into l; 0, or
+ * -EINVAL (also for a list with no item) with *bad at the offending item.
+ */
+static int parse_list(const char *s, int (*item)(const char *t, struct int_list *l),
+		      int **out, size_t *n, const char **bad)
+{
+	char *copy = xstrdup(s), *save = NULL;
+	struct int_list l = { 0 };
+	int ret = 0;
+
+	*bad = s;
+	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save))
+		if ((ret = item(t, &l)) < 0)
+			*bad = s + (t - copy);
+	free(copy);
+	if (!ret && !l.n)
+		ret = -EINVAL;
+	if (ret < 0) {
+		VEC_FREE(&l);
+		return ret;
+	}
+	*out = l.v;
+	*n = l.n;
+	return 0;
+}
+
+/* One "N" or "N-M" of a CPU list, in decimal. */
+static int cpu_item(const char *t, struct int_list *l)
+{
+	unsigned long lo, hi;
+	char *end;
+
+	if (!isdigit((unsigned char)*t))
+		return -EINVAL;
+	lo = hi = strtoul(t, &end, 10);
+	if (*end == '-') {
+		if (!isdigit((unsigned char)end[1]))
+			return -EINVAL;
+		hi = strtoul(end + 1, &end, 10);
+	}
+	if (*end || hi < lo || hi >= 4096)
+		return -EINVAL;
+	for (unsigned long c = lo; c <= hi; c++)
+		add_unique(l, (int)c);
+	return 0;
+}
+
+static int pid_item(const char *t, struct int_list *l)
+{
+	uint64_t pid;
+
+	if (parse_u64(t, &pid) < 0 || !pid || pid > 0x7fffffff)
+		return -EINVAL;
+	VEC_PUSH(l, (int)pid);
+	return 0;
+}
+
+int parse_cpu_list(const char *s, int **cpus, size_t *n)
+{
+	const char *bad;
+
+	return parse_list(s, cpu_item, cpus, n, &bad);
+}
+
+int parse_pid_list(const char *s, pid_t **pids, size_t *n, const char **bad)
+{
+	return parse_list(s, pid_item, (int **)pids, n, bad);	/* pid_t is int on Linux */
 }
 
 bool stderr_is_tty(void) { return isatty(2); }

@@ -1,0 +1,31 @@
+/*
+ * target.h - what a live recording samples (src/perf/target.c): running
+ * processes (-p: every thread, their maps and names from /proc before the
+ * events are enabled) or the whole machine (-a, -C: one event per CPU for
+ * every task, and every running process synthesized from /proc as perf
+ * does, so samples of processes that started before prof resolve too).
+ * Shared by the recording session (src/replay/session.c) and `prof top`.
+ */
+#ifndef PROF_TARGET_H
+#define PROF_TARGET_H
+
+#include "prof/offcpu.h"
+#include "prof/perf.h"
+#include "prof/replay.h"
+#include "prof/restrack.h"
+
+/* Opens pf's (and oc's when not NULL) events for every thread of the
+ * pids (with children: of their running descendants too), registers them
+ * with rp, and with rt (when not NULL) as processes whose figures start
+ * now.  0, or -errno after one line. */
+int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
+		       bool children, struct prof_offcpu *oc, struct prof_restrack *rt);
+/* Opens pf's events on the cpus (every CPU when cpus is NULL) for every
+ * task, then registers every process in /proc with rp.  0, or -errno
+ * after one line (the permission it takes, and why). */
+int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,
+			    size_t n);
+/* True while one of the pids runs (or exists under another user). */
+bool prof_target_any_alive(const pid_t *pids, size_t n);
+
+#endif

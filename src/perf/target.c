@@ -1,0 +1,130 @@
+/*
+ * target.c - opening a live recording's events on its targets (see
+ * include/prof/target.h): attached processes or the whole machine.
+ *
+ * Design notes:
+ *  - Attach opens ncpus fds per thread, so the soft fd limit is raised to
+ *    the hard one first.  A thread that exits while we open is skipped
+ *    (ESRCH); a process that is gone before its maps are read is an error.
+ *  - System-wide synthesizes every process after the events exist and
+ *    before they are enabled.  A process that starts in between has no
+ *    FORK record and no snapshot: the replay engine loads it from /proc the
+ *    first time one of its records arrives, so nothing is lost, only read
+ *    later.  Processes that vanish during the scan are skipped.
+ */
+#include "prof/target.h"
+#include "prof/proc.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Events on every thread of pid (a thread that exits meanwhile is
+ * skipped), its threads' names and maps; 0 or -errno (-ESRCH: gone). */
+static int attach_one(struct prof_perf *pf, struct prof_replay *rp, pid_t pid,
+		      struct prof_offcpu *oc, struct prof_restrack *rt)
+{
+	pid_t *tids;
+	size_t n;
+	int ret = 0;
+
+	if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0)
+		return -ESRCH;
+	for (size_t t = 0; t < n && !ret; t++) {
+		ret = prof_perf_open_task(pf, tids[t]);
+		if (ret == -ESRCH)
+			ret = 0;
+		else if (!ret && oc)
+			prof_offcpu_open_task(oc, tids[t]);
+	}
+	free(tids);
+	if (ret < 0)
+		return ret;
+	if (rt)
+		prof_restrack_add_attached(rt, (uint32_t)pid);
+	return prof_replay_add_process(rp, pid);
+}
+
+/* The descendants of pid that run now, each once (a pid given with -p
+ * too is already attached); one that exits meanwhile is skipped. */
+static int attach_descendants(struct prof_perf *pf, struct prof_replay *rp, pid_t pid,
+			      struct prof_offcpu *oc, struct prof_restrack *rt, struct u64map *done)
+{
+	pid_t *kids;
+	size_t n;
+	int ret = 0;
+	bool fresh;
+
+	if (prof_proc_descendants(pid, &kids, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && (ret == 0 || ret == -ESRCH); i++) {
+		u64map_slot(done, (uint64_t)kids[i], &fresh);
+		if (fresh)
+			ret = attach_one(pf, rp, kids[i], oc, rt);
+	}
+	free(kids);
+	return ret == -ESRCH ? 0 : ret;
+}
+
+int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
+		       bool children, struct prof_offcpu *oc, struct prof_restrack *rt)
+{
+	struct u64map done = { 0 };	/* pids attached */
+	int ret = 0;
+	bool fresh;
+
+	raise_fd_limit();
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		u64map_slot(&done, (uint64_t)pids[i], &fresh);
+		if (fresh && (ret = attach_one(pf, rp, pids[i], oc, rt)) == -ESRCH)
+			error("no process with pid %d", (int)pids[i]);
+	}
+	for (size_t i = 0; i < n && ret == 0 && children; i++)
+		ret = attach_descendants(pf, rp, pids[i], oc, rt, &done);
+	u64map_free(&done);
+	return ret;
+}
+
+int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,
+			    size_t n)
+{
+	pid_t *pids;
+	size_t np;
+	int ret = 0;
+
+	for (size_t i = 0; cpus && i < n && !ret; i++)
+		if ((ret = prof_perf_open_cpu(pf, cpus[i])) == -ENODEV)
+			error("CPU %d is offline", cpus[i]);
+	for (int cpu = 0; !cpus && cpu < pf->ncpus && !ret; cpu++) {
+		ret = prof_perf_open_cpu(pf, cpu);
+		if (ret == -ENODEV)	/* offline: not an error without -C */
+			ret = 0;
+	}
+	if (ret < 0)
+		return ret;
+	if ((ret = prof_proc_pids(&pids, &np)) < 0)
+		return error("cannot list /proc: %s", strerror(-ret)), ret;
+	for (size_t i = 0; i < np; i++)
+		prof_replay_add_process(rp, pids[i]);	/* -ESRCH: it just exited */
+	free(pids);
+	return 0;
+}
+
+bool prof_target_any_alive(const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (kill(pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
