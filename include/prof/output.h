@@ -66,11 +66,27 @@ int prof_output_folded_diff(FILE *f, const struct prof_profile *base,
 int prof_output_text_diff(FILE *f, const struct prof_profile *base,
 			  const struct prof_profile *head, const struct prof_view *v);
 
+/* prof stat's report (src/output/stat.c): the metric table and the
+ * baseline comparison (when baseline is set), as text or JSON. */
+struct an_stat;
+struct prof_stat_report {
+	char **argv;			/* the measured command */
+	uint64_t runs, warmup, failed;
+	bool delayacct;
+	const struct an_stat *st;
+	const char *baseline;		/* NULL: no comparison */
+	double alpha, threshold;
+};
+void prof_output_stat_text(struct strbuf *sb, const struct prof_stat_report *r);
+void prof_output_stat_json(struct strbuf *sb, const struct prof_stat_report *r);
+
 /* Escaping shared by every format (never emit a raw symbol name).
  * json_escape appends a complete "quoted" JSON string (<, >, & as \u00XX,
  * invalid UTF-8 as \ufffd); xml_escape appends text safe inside XML/HTML
  * elements and attribute values (no quotes added). */
 void json_escape(struct strbuf *sb, const char *s);
+/* A JSON number with 10 significant digits; null for inf and nan. */
+void json_number(struct strbuf *sb, double v);
 void xml_escape(struct strbuf *sb, const char *s);
 
 #endif

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define PROF_VERSION "0.1.0"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PROF_NONE UINT32_MAX
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -28,7 +29,9 @@
 
 /* --- messages: "prof: error: ..." on stderr, one line ------------------- */
 extern const char *prof_cmd_name;	/* set by main(): "record", "report"... */
-int error(const char *fmt, ...) PRINTF_LIKE(1, 2);	/* returns -1 */
+/* error() returns -EINVAL, so `return error(...)` keeps the 0/-errno
+ * convention for bad input; other failures return their own -errno. */
+int error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void warning(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void info(const char *fmt, ...) PRINTF_LIKE(1, 2);	/* plain "prof: ..." */
 _Noreturn void die(const char *fmt, ...) PRINTF_LIKE(1, 2); /* exit 128-ish */

@@ -123,7 +123,7 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 
 int cmd_crosscheck(int argc, char **argv)
 {
-	static const struct an_command cmd = { true, usage, check_args, run_crosscheck };
+	static const struct analysis_command cmd = { true, usage, check_args, run_crosscheck };
 
-	return an_cli_main(argc, argv, &cmd);
+	return analysis_main(argc, argv, &cmd);
 }

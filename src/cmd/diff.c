@@ -7,6 +7,7 @@
  */
 #include "prof/analysis.h"
 #include "prof/cmd.h"
+#include "prof/options.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,9 +113,28 @@ static int run_diff(struct an_cli *c, bool *regression)
 	return ret;
 }
 
+int analysis_main(int argc, char **argv, const struct analysis_command *cmd)
+{
+	struct an_cli c;
+	bool regression = false;
+	int ret = an_cli_parse(&c, argc, argv, cmd->crosscheck);
+
+	if (ret == OPT_HELP)
+		cmd->usage(stdout);
+	if (ret || cmd->check(&c) < 0) {
+		an_cli_free(&c);
+		return ret == OPT_HELP ? 0 : EXIT_USAGE;
+	}
+	ret = cmd->run(&c, &regression);
+	an_cli_free(&c);
+	if (ret < 0)
+		return EXIT_USAGE;
+	return regression ? EXIT_REGRESSION : 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	static const struct an_command cmd = { false, usage, check_files, run_diff };
+	static const struct analysis_command cmd = { false, usage, check_files, run_diff };
 
-	return an_cli_main(argc, argv, &cmd);
+	return analysis_main(argc, argv, &cmd);
 }

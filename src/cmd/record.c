@@ -22,13 +22,13 @@
  */
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/options.h"
 #include "prof/perf.h"
 #include "prof/proc.h"
 #include "prof/recorder.h"
 #include "prof/restrack.h"
 #include "prof/symbol.h"
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,122 +87,101 @@ static void usage(FILE *f)
 		prof_perf_default_ring_pages(), prof_perf_default_ring_pages() * 4);
 }
 
-static int usage_error(const char *msg, const char *arg)
-{
-	error("%s '%s' (see 'prof record --help')", msg, arg);
-	return -EINVAL;
-}
-
-static int parse_pids(struct record_opts *o, const char *arg)
+static int parse_pids(struct record_opts *o, const char *flag, const char *arg)
 {
 	char *copy = xstrdup(arg), *save = NULL;
 	int ret = 0;
 
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
-		if (parse_u64(t, &v) < 0 || !v || v > 0x7fffffff) {
-			ret = usage_error("bad pid", t);
-			break;
-		}
-		VEC_PUSH(&o->pids, (pid_t)v);
+		if (!(ret = opt_u64(flag, t, 1, 0x7fffffff, &v)))
+			VEC_PUSH(&o->pids, (pid_t)v);
 	}
 	if (!o->pids.n && !ret)
-		ret = usage_error("no pid in", arg);
+		ret = usage_error("no pid in '%s' for %s", arg, flag);
 	free(copy);
 	return ret;
 }
 
-static int parse_option(struct record_opts *o, int c, const char *arg)
+static int parse_stack_size(struct record_opts *o, const char *flag, const char *arg)
 {
 	uint64_t v;
-	char *end;
 
-	switch (c) {
-	case 'o': o->output = arg; return 0;
-	case 'F':
-		if (parse_u64(arg, &v) < 0 || !v || v > 100000)
-			return usage_error("bad sampling frequency (1..100000 Hz)", arg);
-		o->perf.freq = v;
+	if (opt_u64(flag, arg, 8, UINT32_MAX, &v) < 0)
+		return -EINVAL;
+	if (v > PROF_STACK_SIZE_MAX)
+		return error("stack size %s is too big: a sample record's size is a u16, so at most %d bytes of stack fit; use --stack-size %d or less",
+			     arg, PROF_STACK_SIZE_MAX, PROF_STACK_SIZE_MAX);
+	o->perf.stack_size = (uint32_t)((v + 7) & ~7ULL);
+	return 0;
+}
+
+enum { O_OUTPUT = 1, O_FREQ, O_EVENT, O_CALLGRAPH, O_STACK, O_UNWINDER, O_PAGES, O_PID,
+       O_DURATION, O_QUIET, O_NO_RESOURCES };
+
+static const struct opt options[] = {
+	{ O_OUTPUT, 'o', "output", OPT_VALUE }, { O_FREQ, 'F', "freq", OPT_VALUE },
+	{ O_EVENT, 'e', "event", OPT_VALUE }, { O_CALLGRAPH, 'g', "call-graph", OPT_VALUE },
+	{ O_STACK, 0, "stack-size", OPT_VALUE }, { O_UNWINDER, 0, "unwinder", OPT_VALUE },
+	{ O_PAGES, 'm', "mmap-pages", OPT_VALUE }, { O_PID, 'p', "pid", OPT_VALUE },
+	{ O_DURATION, 'd', "duration", OPT_VALUE }, { O_QUIET, 'q', "quiet", OPT_FLAG },
+	{ O_NO_RESOURCES, 0, "no-resources", OPT_FLAG },
+	{ 0 },
+};
+
+static int apply_option(void *ctx, int id, const char *arg, const char *flag)
+{
+	struct record_opts *o = ctx;
+	uint64_t v;
+
+	switch (id) {
+	case O_OUTPUT: o->output = arg; return 0;
+	case O_FREQ: return opt_u64(flag, arg, 1, 100000, &o->perf.freq);
+	case O_EVENT:
+		if (!(o->perf.event = prof_perf_event_find(arg)))
+			return usage_error("unknown event '%s' for %s (known: %s)", arg, flag,
+					   prof_perf_event_names());
 		return 0;
-	case 'e':
-		if (!(o->perf.event = prof_perf_event_find(arg))) {
-			error("unknown event '%s'; known events: %s", arg, prof_perf_event_names());
-			return -EINVAL;
-		}
+	case O_CALLGRAPH:
+		if (prof_callgraph_parse(arg, &o->perf.callgraph) < 0)
+			return usage_error("unknown %s mode '%s' (want dwarf, fp or none)", flag, arg);
 		return 0;
-	case 'g':
-		return prof_callgraph_parse(arg, &o->perf.callgraph) < 0
-			       ? usage_error("bad call graph mode (dwarf, fp, none)", arg) : 0;
-	case 'S':
-		if (parse_u64(arg, &v) < 0 || v < 8)
-			return usage_error("bad stack size", arg);
-		if (v > PROF_STACK_SIZE_MAX) {
-			error("stack size %s is too big: a sample record's size is a u16, so at most %d bytes of stack fit; use --stack-size %d or less",
-			      arg, PROF_STACK_SIZE_MAX, PROF_STACK_SIZE_MAX);
-			return -EINVAL;
-		}
-		o->perf.stack_size = (uint32_t)((v + 7) & ~7ULL);
-		return 0;
-	case 'U':
+	case O_STACK: return parse_stack_size(o, flag, arg);
+	case O_UNWINDER:
 		o->unwinder_name = arg;
-		return prof_unwinder_parse(arg, &o->unwinder) < 0 || o->unwinder == PROF_UNWIND_FP ||
-			       o->unwinder == PROF_UNWIND_NONE
-			       ? usage_error("bad unwinder (libdw, libunwind)", arg) : 0;
-	case 'm':
-		if (parse_u64(arg, &v) < 0 || !v || (v & (v - 1)) || v > (1u << 20))
-			return usage_error("ring pages must be a power of two, got", arg);
+		if (prof_unwinder_parse(arg, &o->unwinder) < 0 || o->unwinder == PROF_UNWIND_FP ||
+		    o->unwinder == PROF_UNWIND_NONE)
+			return usage_error("unknown %s '%s' (want libdw or libunwind)", flag, arg);
+		return 0;
+	case O_PAGES:
+		if (opt_u64(flag, arg, 1, 1u << 20, &v) < 0)
+			return -EINVAL;
+		if (v & (v - 1))
+			return usage_error("%s wants a power of two, not '%s'", flag, arg);
 		o->perf.ring_pages = (uint32_t)v;
 		o->perf.ring_shrink_ok = false;
 		return 0;
-	case 'p': return parse_pids(o, arg);
-	case 'd':
-		o->duration = strtod(arg, &end);
-		if (*end || !(o->duration > 0))
-			return usage_error("bad duration in seconds", arg);
-		return 0;
-	case 'q': prof_quiet = 1; return 0;
-	case 'R': o->no_resources = true; return 0;
-	default: return -EINVAL;
+	case O_PID: return parse_pids(o, flag, arg);
+	case O_DURATION: return opt_double(flag, arg, 1e-3, 1e9, &o->duration);
+	case O_QUIET: prof_quiet = 1; return 0;
+	case O_NO_RESOURCES: o->no_resources = true; return 0;
 	}
+	return -EINVAL;
 }
 
+/* Returns 0, OPT_HELP or -EINVAL. */
 static int parse_options(struct record_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "call-graph", required_argument, NULL, 'g' },
-		{ "stack-size", required_argument, NULL, 'S' },
-		{ "unwinder", required_argument, NULL, 'U' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "no-resources", no_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	int rest, ret = opt_parse(options, argc, argv, OPT_STOP_AT_ARG, apply_option, o, &rest);
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:F:e:g:m:p:d:q", longopts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return usage_error(optopt ? "bad or incomplete option" : "unknown option",
-					   optopt ? (char[]){ '-', (char)optopt, 0 } : argv[optind - 1]);
-		if (parse_option(o, c, optarg) < 0)
-			return -EINVAL;
-	}
-	if (optind < argc)
-		o->argv = argv + optind;
-	if (!o->argv && !o->pids.n) {
-		error("nothing to record: give a command after '--' or -p PID (see 'prof record --help')");
-		return -EINVAL;
-	}
-	if (o->argv && o->pids.n) {
-		error("give either a command or -p PID, not both");
-		return -EINVAL;
-	}
+	if (ret)
+		return ret;
+	if (rest < argc)
+		o->argv = argv + rest;
+	if (!o->argv && !o->pids.n)
+		return error("nothing to record: give a command after '--' or -p PID (see 'prof record --help')");
+	if (o->argv && o->pids.n)
+		return error("give either a command or -p PID, not both");
 	return 0;
 }
 
@@ -601,15 +580,14 @@ int cmd_record(int argc, char **argv)
 	struct session s = { .o = &o };
 	int ret, status = 0;
 
-	if (wants_help(argc, argv)) {
-		usage(stdout);
-		return 0;
-	}
 	o.perf = (struct prof_perf_config){ .event = prof_perf_event_find("cpu-clock"), .freq = 999,
 		.callgraph = PROF_CG_DWARF, .stack_size = PROF_STACK_SIZE_DEFAULT,
 		.ring_pages = prof_perf_default_ring_pages(), .ring_shrink_ok = true };
-	if (parse_options(&o, argc, argv) < 0)
-		return EXIT_USAGE;
+	ret = parse_options(&o, argc, argv);
+	if (ret == OPT_HELP)
+		usage(stdout);
+	if (ret)
+		return ret == OPT_HELP ? 0 : EXIT_USAGE;
 	o.perf.enable_on_exec = o.argv != NULL;
 	prof_profile_init(&s.p);
 	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */

@@ -7,12 +7,12 @@
  */
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/options.h"
 #include "prof/output.h"
 #include "prof/perfdata.h"
 #include "prof/render.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,7 +73,7 @@ struct report_opts {
 	const char *input, *output;
 	const char *diff_base, *diff_head;
 	enum fmt format;
-	bool tree, have_limit, help, open;
+	bool tree, have_limit, open;
 	struct prof_view view;
 };
 
@@ -105,119 +105,99 @@ static void show_progress(void *arg, uint64_t done, uint64_t total)
 	fflush(stderr);
 }
 
-static int usage_error(const char *what, const char *arg)
-{
-	error("%s '%s' (see 'prof report --help')", what, arg);
-	return -EINVAL;
-}
+enum { O_INPUT = 1, O_OUTPUT, O_FORMAT, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT,
+       O_SORT, O_METRIC, O_DIFF, O_OPEN, O_INVERTED };
 
-static int parse_id(const char *arg, const char *opt, int64_t *out)
+static const struct opt options[] = {
+	{ O_INPUT, 'i', "input", OPT_VALUE }, { O_OUTPUT, 'o', "output", OPT_VALUE },
+	{ O_FORMAT, 0, "format", OPT_VALUE }, { O_FLAT, 0, "flat", OPT_FLAG },
+	{ O_TREE, 0, "tree", OPT_FLAG }, { O_PID, 0, "pid", OPT_VALUE },
+	{ O_TID, 0, "tid", OPT_VALUE }, { O_COMM, 0, "comm", OPT_VALUE },
+	{ O_DSO, 0, "dso", OPT_VALUE }, { O_LIMIT, 0, "percent-limit", OPT_VALUE },
+	{ O_SORT, 0, "sort", OPT_VALUE }, { O_METRIC, 0, "metric", OPT_VALUE },
+	{ O_DIFF, 0, "diff", OPT_VALUE }, { O_OPEN, 0, "open", OPT_FLAG },
+	{ O_INVERTED, 0, "inverted", OPT_FLAG },
+	{ 0 },
+};
+
+static int parse_id(const char *flag, const char *arg, int64_t *out)
 {
 	uint64_t v;
 
-	if (parse_u64(arg, &v) < 0 || v > UINT32_MAX)
-		return usage_error(opt, arg);
+	if (opt_u64(flag, arg, 0, UINT32_MAX, &v) < 0)
+		return -EINVAL;
 	*out = (int64_t)v;
 	return 0;
 }
 
-static int parse_percent(const char *arg, double *out)
+/* A plain argument: HEAD after --diff BASE, else the input file. */
+static int set_file(struct report_opts *o, const char *arg)
 {
-	char *end;
-	double d = strtod(arg, &end);
-
-	if (end == arg || *end || !(d >= 0 && d <= 100))
-		return usage_error("--percent-limit wants a number from 0 to 100, not", arg);
-	*out = d;
+	if (o->diff_base && !o->diff_head)
+		o->diff_head = arg;
+	else if (!o->input)
+		o->input = arg;		/* `prof report FILE` works too */
+	else
+		return usage_error("unexpected argument '%s'", arg);
 	return 0;
 }
 
+static int apply_option(void *ctx, int id, const char *arg, const char *flag)
+{
+	static const char *const sorts[] = { "self", "total", NULL };
+	struct report_opts *o = ctx;
+	int k;
+
+	switch (id) {
+	case OPT_ARG: return set_file(o, arg);
+	case O_INPUT: o->input = arg; return 0;
+	case O_OUTPUT: o->output = arg; return 0;
+	case O_FORMAT:
+		if (parse_format(arg, &o->format) < 0)
+			return usage_error("unknown --format '%s' (want text, folded, json, flamegraph, "
+					   "html, speedscope, pprof or callgrind)", arg);
+		return 0;
+	case O_DIFF: o->diff_base = arg; return 0;
+	case O_OPEN: o->open = true; o->format = FMT_HTML; return 0;
+	case O_INVERTED: o->view.inverted = true; return 0;
+	case O_FLAT: o->tree = false; return 0;
+	case O_TREE: o->tree = true; return 0;
+	case O_PID: return parse_id(flag, arg, &o->view.pid);
+	case O_TID: return parse_id(flag, arg, &o->view.tid);
+	case O_COMM: o->view.comm = arg; return 0;
+	case O_DSO: o->view.dso = arg; return 0;
+	case O_LIMIT:
+		o->have_limit = true;
+		return opt_double(flag, arg, 0, 100, &o->view.percent_limit);
+	case O_SORT:
+		if ((k = opt_choice(flag, arg, sorts)) < 0)
+			return k;
+		o->view.sort = k ? PROF_SORT_TOTAL : PROF_SORT_SELF;
+		return 0;
+	case O_METRIC:
+		if (prof_view_metric_parse(arg, &o->view.metric) < 0)
+			return usage_error("unknown --metric '%s' (want cpu, off-cpu, io-wait, sleep or wall)",
+					   arg);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Returns 0, OPT_HELP or -EINVAL. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { O_FORMAT = 256, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT, O_SORT, O_METRIC,
-	       O_DIFF, O_OPEN, O_INVERTED };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "flat", no_argument, NULL, O_FLAT },
-		{ "tree", no_argument, NULL, O_TREE },
-		{ "pid", required_argument, NULL, O_PID },
-		{ "tid", required_argument, NULL, O_TID },
-		{ "comm", required_argument, NULL, O_COMM },
-		{ "dso", required_argument, NULL, O_DSO },
-		{ "percent-limit", required_argument, NULL, O_LIMIT },
-		{ "sort", required_argument, NULL, O_SORT },
-		{ "metric", required_argument, NULL, O_METRIC },
-		{ "diff", required_argument, NULL, O_DIFF },
-		{ "open", no_argument, NULL, O_OPEN },
-		{ "inverted", no_argument, NULL, O_INVERTED },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret = 0;
+	int ret = opt_parse(options, argc, argv, 0, apply_option, o, NULL);
 
-	opterr = 0;
-	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, ":hi:o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h': o->help = true; break;
-		case 'i': o->input = optarg; break;
-		case 'o': o->output = optarg; break;
-		case O_FORMAT:
-			if (parse_format(optarg, &o->format) < 0)
-				ret = usage_error("--format is text, folded, json, flamegraph, html, "
-						  "speedscope, pprof or callgrind, not", optarg);
-			break;
-		case O_DIFF:
-			/* --diff BASE HEAD: HEAD is the next plain argument */
-			o->diff_base = optarg;
-			if (optind < argc && argv[optind][0] != '-')
-				o->diff_head = argv[optind++];
-			else
-				ret = usage_error("--diff wants two recordings, BASE and HEAD; got only",
-						  optarg);
-			break;
-		case O_OPEN: o->open = true; o->format = FMT_HTML; break;
-		case O_INVERTED: o->view.inverted = true; break;
-		case O_FLAT: o->tree = false; break;
-		case O_TREE: o->tree = true; break;
-		case O_PID: ret = parse_id(optarg, "--pid wants a process id, not", &o->view.pid); break;
-		case O_TID: ret = parse_id(optarg, "--tid wants a thread id, not", &o->view.tid); break;
-		case O_COMM: o->view.comm = optarg; break;
-		case O_DSO: o->view.dso = optarg; break;
-		case O_LIMIT:
-			ret = parse_percent(optarg, &o->view.percent_limit);
-			o->have_limit = true;
-			break;
-		case O_SORT:
-			if (!strcmp(optarg, "self")) o->view.sort = PROF_SORT_SELF;
-			else if (!strcmp(optarg, "total")) o->view.sort = PROF_SORT_TOTAL;
-			else ret = usage_error("--sort is self or total, not", optarg);
-			break;
-		case O_METRIC:
-			if (prof_view_metric_parse(optarg, &o->view.metric) < 0)
-				ret = usage_error("--metric is cpu, off-cpu, io-wait, sleep or wall, not",
-						  optarg);
-			break;
-		case ':':
-			ret = usage_error("missing value for option", argv[optind - 1]);
-			break;
-		default:
-			ret = usage_error("unknown option", argv[optind - 1]);
-		}
-	}
-	if (!ret && optind < argc) {
-		if (o->input || optind + 1 < argc)
-			ret = usage_error("unexpected argument", argv[optind + (o->input ? 0 : 1)]);
-		else
-			o->input = argv[optind];	/* `prof report FILE` works too */
-	}
+	if (ret)
+		return ret;
+	if (o->diff_base && !o->diff_head)
+		return usage_error("--diff wants two recordings, BASE and HEAD; got only '%s'",
+				   o->diff_base);
 	if (!o->input)
 		o->input = PROF_DATA_DEFAULT;
 	if (!o->have_limit && o->tree && o->format == FMT_TEXT)
 		o->view.percent_limit = 0.5;
-	return ret;
+	return 0;
 }
 
 /* perf.data files (PERFILE2 magic) go through the importer. */
@@ -352,12 +332,13 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	prof_view_init(&o.view);
-	if (parse_args(argc, argv, &o) < 0)
-		return EXIT_USAGE;
-	if (o.help) {
+	ret = parse_args(argc, argv, &o);
+	if (ret == OPT_HELP) {
 		fputs(usage_text, stdout);
 		return 0;
 	}
+	if (ret < 0)
+		return EXIT_USAGE;
 	if (validate(&o) < 0)
 		return EXIT_USAGE;
 	o.view.title = o.diff_head ? o.diff_head : o.input;
