@@ -43,6 +43,8 @@ const char *prof_perf_event_names(void);	/* "cpu-clock, task-clock, ..." for usa
  * the locked-memory limits allow, split evenly.  Power of two.
  */
 uint32_t prof_perf_default_ring_pages(void);
+/* The kernel's page size (sysconf), the unit of ring_pages. */
+size_t prof_perf_page_size(void);
 
 struct prof_perf_config {
 	const struct prof_perf_event_desc *event;

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #define PROF_VERSION "0.1.0"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -138,5 +139,21 @@ int finish_temp_file(int fd, const char *tmp, const char *path, int ret);
  * reach the main thread and interrupt its poll.  0 or an errno value. */
 int thread_start_nosignals(pthread_t *t, void *(*fn)(void *), void *arg);
 
+/* --- the launcher (spawn.c): a child held before exec ------------------- */
+struct spawn {
+	pid_t pid;
+	int go_fd;		/* a byte here lets the child exec */
+	int err_fd;		/* errno of a failed exec, EOF on success */
+};
+/* Forks a child that waits before execvp(argv); stdout_fd/stderr_fd (-1:
+ * inherit) become its 1 and 2.  0 or -errno. */
+int spawn_held(struct spawn *s, char **argv, int stdout_fd, int stderr_fd);
+/* Lets it exec: 0, or -errno of a failed exec (the child then exits
+ * 127/126 and must still be reaped). */
+int spawn_release(struct spawn *s);
+/* Gives up before exec: the child exits 127 unrun and is reaped. */
+void spawn_abort(struct spawn *s);
+/* A wait status as a shell exit status: the code, or 128 + signal. */
+int spawn_exit_status(int wait_status);
 
 #endif

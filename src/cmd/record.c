@@ -84,7 +84,8 @@ static void usage(FILE *f)
 		"  -q, --quiet             no warnings and no summary line\n"
 		"  -h, --help              this help\n",
 		prof_perf_event_names(), PROF_STACK_SIZE_DEFAULT, PROF_STACK_SIZE_MAX,
-		prof_perf_default_ring_pages(), prof_perf_default_ring_pages() * 4);
+		prof_perf_default_ring_pages(),
+		(unsigned)(prof_perf_default_ring_pages() * prof_perf_page_size() / 1024));
 }
 
 static int parse_pids(struct record_opts *o, const char *flag, const char *arg)
@@ -229,76 +230,6 @@ static void set_meta(struct prof_profile *p, const struct record_opts *o)
 
 /* --- targets ----------------------------------------------------------------------- */
 
-struct launch {
-	pid_t pid;
-	int go_fd;		/* write a byte: exec now */
-	int err_fd;		/* read: errno of a failed exec, EOF on success */
-};
-
-static int launch_prepare(struct launch *l, char **argv)
-{
-	int go[2], er[2];
-
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
-		return error("cannot create a pipe: %s", strerror(errno)), -errno;
-	l->pid = fork();
-	if (l->pid < 0)
-		return error("cannot fork: %s", strerror(errno)), -errno;
-	if (l->pid == 0) {
-		char b;
-		close(go[1]);
-		close(er[0]);
-		if (read(go[0], &b, 1) != 1)
-			_exit(127);	/* prof gave up before exec */
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(er[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(e == ENOENT ? 127 : 126);
-	}
-	close(go[0]);
-	close(er[1]);
-	l->go_fd = go[1];
-	l->err_fd = er[0];
-	return 0;
-}
-
-/* Lets the child exec; 0, or -errno of a failed exec (error printed). */
-static int launch_go(struct launch *l, const char *cmd)
-{
-	int e = 0;
-	ssize_t n;
-
-	if (write(l->go_fd, "g", 1) != 1)
-		e = errno;
-	close(l->go_fd);
-	do
-		n = read(l->err_fd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(l->err_fd);
-	if (n == (ssize_t)sizeof(e) && e) {
-		error("cannot run '%s': %s", cmd, strerror(e));
-		return -e;
-	}
-	return 0;
-}
-
-static void launch_abort(struct launch *l)
-{
-	close(l->go_fd);	/* the child reads EOF and exits 127 */
-	close(l->err_fd);
-	waitpid(l->pid, NULL, 0);
-}
-
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
 /* Attach opens ncpus fds per thread: lift the soft fd limit to the hard one. */
 static void raise_fd_limit(void)
 {
@@ -361,7 +292,7 @@ struct session {
 	struct prof_offcpu *oc;		/* NULL: no tracepoint or --no-resources */
 	char offcpu_why[512];		/* why oc is NULL; said once setup succeeded */
 	struct prof_restrack *rt;	/* NULL with --no-resources */
-	struct launch l;
+	struct spawn l;
 	bool launched, child_done, write_failed;
 	int child_status;
 	uint64_t bytes_written;
@@ -463,7 +394,7 @@ static void run_loop(struct session *s)
  */
 static void start_pump(struct prof_perf *pf)
 {
-	size_t rings = (size_t)pf->ncpus * pf->cfg.ring_pages * 4096;
+	size_t rings = (size_t)pf->ncpus * pf->cfg.ring_pages * prof_perf_page_size();
 
 	int ret = prof_perf_pump_start(pf, MAX((size_t)64 << 20, 4 * rings));
 
@@ -530,11 +461,11 @@ static int setup_session(struct session *s)
 		setup_resources(s);
 	if (!o->argv)
 		return attach_all(&s->pf, s->r, o, s->oc, s->rt);
-	if ((ret = launch_prepare(&s->l, o->argv)) < 0)
-		return ret;
+	if ((ret = spawn_held(&s->l, o->argv, -1, -1)) < 0)
+		return error("cannot start '%s': %s", o->argv[0], strerror(-ret)), ret;
 	s->launched = true;
 	if ((ret = prof_perf_open_task(&s->pf, s->l.pid)) < 0) {
-		launch_abort(&s->l);
+		spawn_abort(&s->l);
 		s->launched = false;
 		return ret;
 	}
@@ -603,10 +534,11 @@ int cmd_record(int argc, char **argv)
 		warning("no off-CPU stacks in this recording: %s", s.offcpu_why);
 	if (s.pf.ring_shrunk)
 		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
-			s.pf.cfg.ring_pages * 4);
+			(unsigned)(s.pf.cfg.ring_pages * prof_perf_page_size() / 1024));
 	if (s.launched)
 		install_signals(&s);
-	if (s.launched && (ret = launch_go(&s.l, o.argv[0])) < 0) {
+	if (s.launched && (ret = spawn_release(&s.l)) < 0) {
+		error("cannot run '%s': %s", o.argv[0], strerror(-ret));
 		waitpid(s.l.pid, NULL, 0);
 		teardown(&s);
 		unlink_if_regular(o.output);	/* nothing ran: no misleading empty profile */
@@ -626,7 +558,7 @@ int cmd_record(int argc, char **argv)
 		if (!s.child_done)	/* -d ended the recording: the command runs on */
 			while (waitpid(s.l.pid, &s.child_status, 0) < 0 && errno == EINTR)
 				;
-		status = exit_status_of(s.child_status);
+		status = spawn_exit_status(s.child_status);
 	}
 	if (!s.write_failed)
 		print_summary(&s);
