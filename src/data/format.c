@@ -70,7 +70,7 @@
  * always precede the samples that use them, so a file cut at any byte reads
  * back every sample of every complete record.
  */
-#include "format.h"
+#include "format-priv.h"
 
 void pd_put_record(struct strbuf *out, unsigned type, const void *payload, size_t len)
 {

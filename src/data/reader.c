@@ -20,7 +20,7 @@
  *    PROF_M_CPU_NS is derived as samples x period_ns only when the file
  *    stored no CPU_NS sample at all, so it is never counted twice.
  */
-#include "format.h"
+#include "format-priv.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -23,7 +23,7 @@
  *    SIGKILLed recording leaves a readable prof.data.  Once a write fails
  *    the error is sticky: every later call returns it and writes nothing.
  */
-#include "format.h"
+#include "format-priv.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

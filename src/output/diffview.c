@@ -9,7 +9,7 @@
  * compares by eye; the absolute counts are printed beside it.  Stacks and
  * functions present on one side only are listed too (count 0 on the other).
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * the function recurses; stamp[fn] remembers the last aggregate that
  * credited fn, which makes that check O(1) per frame.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <string.h>
 
 const char *fn_name(const struct prof_profile *p, uint32_t func)

@@ -20,7 +20,7 @@
  *    `#search=REGEX` runs a search on load; `#fn=NAME` selects a function;
  *    `?sort=COLUMN` sorts the functions table (descending) as a header click does.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include "prof/render.h"
 #include <string.h>
 

@@ -11,6 +11,7 @@
  * sample counts, "nanoseconds" for the time metrics.
  */
 #include "prof/render.h"
+#include "output-priv.h"
 #include <string.h>
 
 struct speedscope_state {

@@ -7,7 +7,7 @@
 #include "prof/analysis.h"
 #include "prof/output.h"
 #include "prof/stats.h"
-#include "internal.h"
+#include "output-priv.h"
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>

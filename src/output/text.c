@@ -4,7 +4,7 @@
  * with Self%, Total%, the self weight and the module.  Time metrics print
  * milliseconds.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 

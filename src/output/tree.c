@@ -9,7 +9,7 @@
  * aggregates share it; the tree's parent of a node is always created
  * before the node (ids ascend from the root), like the trie's.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 

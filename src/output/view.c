@@ -4,7 +4,7 @@
  * Every renderer asks prof_view_weight() and nothing else, so all formats
  * agree on what is counted.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 

@@ -12,7 +12,7 @@
  */
 #include "prof/resource.h"
 #include "prof/util.h"
-#include "resource-internal.h"
+#include "resource-priv.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 /*
- * format.h - private declarations shared by the prof.data writer and reader
+ * format-priv.h - private declarations shared by the prof.data writer and reader
  * (src/data/ only): record type numbers, the file header, sample head bits
  * and the little byte-buffer helpers both sides use.  The format itself is
  * documented in the header comment of format.c.
