@@ -1,7 +1,7 @@
 /*
- * output.h - renderers of a struct prof_profile, and the "view" they share:
- * which metric weighs a stack, which samples pass the filters, and the
- * per-function self/total table every tabular format prints.
+ * output.h - renderers of a struct prof_profile under a struct prof_view
+ * (model.h), and the per-function self/total table every tabular format
+ * prints.
  *
  * Renderers read the model only; they never know where it came from
  * (recording, perf.data, callgrind).  Each returns 0 or a negative errno.
@@ -11,35 +11,6 @@
 
 #include "prof/model.h"
 #include <stdio.h>
-
-enum prof_view_metric {	/* what --metric selects */
-	PROF_VIEW_CPU,		/* on-CPU samples (weights are sample counts) */
-	PROF_VIEW_OFFCPU,	/* off-CPU ns */
-	PROF_VIEW_IOWAIT,	/* I/O wait ns */
-	PROF_VIEW_SLEEP,	/* sleep ns */
-	PROF_VIEW_WALL,		/* on-CPU ns + off-CPU ns */
-};
-int prof_view_metric_parse(const char *s, enum prof_view_metric *m);
-const char *prof_view_metric_name(enum prof_view_metric m);
-const char *prof_view_metric_unit(enum prof_view_metric m);	/* "samples" / "us" */
-
-enum prof_sort { PROF_SORT_SELF, PROF_SORT_TOTAL };
-
-struct prof_view {
-	enum prof_view_metric metric;
-	enum prof_sort sort;
-	double percent_limit;		/* hide rows under this % (0: show all) */
-	int64_t pid, tid;		/* -1: any */
-	const char *comm;		/* NULL: any */
-	const char *dso;		/* NULL: any; matches module basename or path of the leaf frame */
-	bool inverted;			/* flame graph: icicle */
-	const char *title;
-};
-void prof_view_init(struct prof_view *v);	/* defaults: cpu, self, all */
-
-/* Weight of one aggregate under the view; 0 if filtered out. */
-uint64_t prof_view_weight(const struct prof_profile *p, const struct prof_view *v,
-			  const struct prof_agg *a);
 
 struct prof_fn_row {
 	uint32_t func, module, file, line;	/* string/module ids (module PROF_NONE if none) */

@@ -24,7 +24,7 @@ enum pd_record {
 	PD_REC_LOST = 8,
 	PD_REC_SUMMARY = 9,
 	PD_REC_END = 10,
-	PD_REC_EDGE = 11,
+	/* 11: reserved (EDGE, no longer written) */
 	PD_REC_RESOURCES = 12,
 	PD_REC_TIMELINE = 13,
 };

@@ -49,9 +49,8 @@
  *   9 SUMMARY  v samples, v samples_truncated, v lost, v period_ns,
  *              v start_ns, v end_ns   (struct prof_profile summary fields)
  *  10 END      same payload as SUMMARY; the recording finished cleanly
- *  11 EDGE     v caller, v callee (frame ids), v calls, then one v per
- *              metric (PROF_METRIC_COUNT of them; a reader takes those it
- *              knows): a call edge from a source without stacks
+ *  11 (reserved: was EDGE, call edges of a stackless source; never written
+ *              by a command, skipped like any unknown record)
  *  12 RESOURCES v pid, v tid (0 = whole process), v user_ns, v sys_ns,
  *              v vol_cs, v invol_cs, v minflt, v majflt, v rss_peak_bytes,
  *              v io_read_bytes, v io_write_bytes: struct prof_resources,
@@ -65,7 +64,7 @@
  *
  * WRITING ORDER.  Each flush appends the definitions added since the last
  * flush (strings, modules, frames, nodes, threads, then changed threads,
- * meta, new edges, changed RESOURCES and new TIMELINE points), then the buffered SAMPLES records (at most PD_SAMPLES_CHUNK
+ * meta, changed RESOURCES and new TIMELINE points), then the buffered SAMPLES records (at most PD_SAMPLES_CHUNK
  * payload bytes each), then a SUMMARY; close appends END.  Definitions thus
  * always precede the samples that use them, so a file cut at any byte reads
  * back every sample of every complete record.

@@ -171,17 +171,6 @@ static int read_meta(struct reader *r, struct cursor *c)
 	return 0;
 }
 
-static int read_edge(struct reader *r, struct cursor *c)
-{
-	uint64_t caller, callee, calls, value[PROF_METRIC_COUNT];
-
-	if (!get_id(c, r->frame.n, &caller) || !get_id(c, r->frame.n, &callee) ||
-	    !get(c, &calls) || !get_n(c, value, PROF_METRIC_COUNT))
-		return corrupt(r, "bad edge record");
-	prof_edge_add(r->p, r->frame.v[caller], r->frame.v[callee], calls, value);
-	return 0;
-}
-
 static int read_resources(struct reader *r, struct cursor *c)
 {
 	uint64_t v[11];
@@ -288,7 +277,6 @@ static int read_record(struct reader *r, unsigned type, struct cursor *c)
 	case PD_REC_LOST: return read_lost(r, c);
 	case PD_REC_SUMMARY: return read_summary(r, c, false);
 	case PD_REC_END: return read_summary(r, c, true);
-	case PD_REC_EDGE: return read_edge(r, c);
 	case PD_REC_RESOURCES: return read_resources(r, c);
 	case PD_REC_TIMELINE: return read_timeline(r, c);
 	default: return 0;	/* a newer writer's record: skip it */

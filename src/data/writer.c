@@ -35,7 +35,7 @@ struct prof_writer {
 	int fd;
 	int err;			/* sticky negative errno */
 	uint64_t bytes;
-	size_t strings_done, modules_done, frames_done, nodes_done, threads_done, edges_done;
+	size_t strings_done, modules_done, frames_done, nodes_done, threads_done;
 	VEC(uint32_t) thread_comm;
 	VEC(struct prof_meta) meta_written;
 	VEC(struct prof_resources) resources_written;	/* index-aligned with p->resources */
@@ -246,12 +246,6 @@ static void put_new_definitions(struct prof_writer *w, const struct prof_profile
 	for (; w->threads_done < p->threads.n; w->threads_done++) {
 		put_thread(out, w->threads_done, &p->threads.v[w->threads_done]);
 		VEC_PUSH(&w->thread_comm, p->threads.v[w->threads_done].comm);
-	}
-	for (; w->edges_done < p->edges.n; w->edges_done++) {
-		const struct prof_edge *e = &p->edges.v[w->edges_done];
-		uint64_t v[3 + PROF_METRIC_COUNT] = { e->caller, e->callee, e->calls };
-		memcpy(v + 3, e->value, sizeof(e->value));
-		put_fields(out, PD_REC_EDGE, v, ARRAY_SIZE(v));
 	}
 	for (size_t i = 0; i < p->meta.n; i++) {
 		const struct prof_meta *m = &p->meta.v[i];

@@ -47,7 +47,6 @@ void prof_profile_free(struct prof_profile *p)
 	VEC_FREE(&p->nodes);
 	VEC_FREE(&p->threads);
 	VEC_FREE(&p->aggs);
-	VEC_FREE(&p->edges);
 	VEC_FREE(&p->meta);
 	VEC_FREE(&p->resources);
 	VEC_FREE(&p->timeline);
@@ -186,16 +185,6 @@ void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,
 		VEC_PUSH(&p->aggs, a);
 	}
 	p->aggs.v[*slot].value[metric] += value;
-}
-
-void prof_edge_add(struct prof_profile *p, uint32_t caller, uint32_t callee,
-		   uint64_t calls, const uint64_t value[PROF_METRIC_COUNT])
-{
-	struct prof_edge e = { .caller = caller, .callee = callee, .calls = calls };
-
-	if (value)
-		memcpy(e.value, value, sizeof(e.value));
-	VEC_PUSH(&p->edges, e);
 }
 
 void prof_meta_set(struct prof_profile *p, const char *key, const char *value)

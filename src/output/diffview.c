@@ -108,7 +108,7 @@ static void collect_movers(const struct prof_profile *p, const struct prof_view 
 	prof_fn_table_build(p, v, &t);
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
-		const char *name = fn_name(p, r->func), *mod = module_basename(p, r->module);
+		const char *name = fn_name(p, r->func), *mod = prof_module_basename(p, r->module);
 		sb_reset(&key);
 		sb_addf(&key, "%s\x1f%s", name, mod);	/* \x1f: cannot appear in a symbol */
 		size_t before = keys->strs.n;

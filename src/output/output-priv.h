@@ -33,8 +33,6 @@ static inline double percent(uint64_t part, uint64_t whole)
 }
 /* "name" of a function id, "[unknown]" if empty. */
 const char *fn_name(const struct prof_profile *p, uint32_t func);
-/* Basename of a module's path, "" for PROF_NONE. */
-const char *module_basename(const struct prof_profile *p, uint32_t module);
 /* Appends s with bytes that would break a line-based format replaced. */
 void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char repl);
 

@@ -93,7 +93,7 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 			fprintf(f, "%8llu", (unsigned long long)r->self);
 		fprintf(f, "  %-32s ", sb_str(&name));
 		sb_reset(&name);
-		add_printable(&name, module_basename(p, r->module), "", '?');
+		add_printable(&name, prof_module_basename(p, r->module), "", '?');
 		fprintf(f, "%s\n", sb_str(&name));
 	}
 	if (!t.grand_total)

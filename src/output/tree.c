@@ -121,7 +121,7 @@ static void print_row(FILE *f, const struct prof_profile *p, const struct tree *
 	for (size_t i = 0; i < depth; i++)
 		sb_adds(sb, "  ");
 	add_printable(sb, fn_name(p, fn->func), "", '?');
-	const char *mod = module_basename(p, fn->module);
+	const char *mod = prof_module_basename(p, fn->module);
 	if (*mod) {	/* "[app]", but "[kernel.kallsyms]" is bracketed already */
 		bool bracketed = mod[0] == '[';
 		sb_adds(sb, bracketed ? "  " : "  [");

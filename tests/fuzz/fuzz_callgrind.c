@@ -23,11 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* the tree view is quadratic in rows x calls: only on small inputs */
 		struct cg_annotate_opts o = { .threshold = 100, .tree = size < 16384 ? CG_TREE_BOTH : 0 };
 		for (size_t i = 0; i < p.parts.n && i < 8; i++) {
-			struct prof_profile m;
 			cg_annotate_text(sink, &p, p.parts.v[i], &o);
-			prof_profile_init(&m);
-			cg_part_to_model(&p, p.parts.v[i], 0, &m);
-			prof_profile_free(&m);
 		}
 		o.json = true;
 		cg_annotate_json(sink, &p, p.parts.v, p.parts.n, &o);
