@@ -28,6 +28,7 @@ struct prof_writer;
  * "<path>.old" first (as perf does); a symlink is never followed.
  * Returns 0 or a negative errno (error() already printed).
  */
+/* path "-" writes to (a dup of) stdout. */
 int prof_writer_open(struct prof_writer **out, const char *path);
 /* Buffers one sample; p must stay the profile that owns thread and node. */
 int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,

@@ -216,8 +216,12 @@ struct prof_view {
 	int64_t pid, tid;		/* -1: any */
 	const char *comm;		/* NULL: any */
 	const char *dso;		/* NULL: any; matches module basename or path of the leaf frame */
-	bool inverted;			/* flame graph: icicle */
+	bool inverted;			/* flame graph: icicle; text tree: callee first */
 	const char *title;
+	uint32_t max_stack;		/* count only the innermost N frames (0: all) */
+	const char *sort_keys;		/* text: one row per comm,pid,tid,dso,sym,srcline tuple */
+	bool quiet;			/* text: no "#" header and no column titles */
+	bool full_header;		/* text: every meta key of the recording first */
 };
 void prof_view_init(struct prof_view *v);	/* defaults: cpu, self, all */
 

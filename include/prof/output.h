@@ -28,6 +28,11 @@ void prof_fn_table_free(struct prof_fn_table *t);
 /* Text and machine formats (src/output/). */
 int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* --sort KEYS (perf report's comm,pid,tid,dso,sym,srcline): one row per
+ * distinct tuple of the keys in view->sort_keys. */
+int prof_output_text_keys(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* The keys of a --sort list into keys[] (at most max): 0 or -EINVAL. */
+int prof_sort_keys_parse(const char *list, int *keys, size_t max, size_t *n);
 int prof_output_folded(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 

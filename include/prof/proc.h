@@ -15,5 +15,7 @@ bool prof_proc_exists(pid_t pid);
 int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n);
 /* /proc/PID/task/TID/comm without the newline into buf; 0 or -errno. */
 int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/* The process (thread group) of thread tid, or -1 when there is none. */
+pid_t prof_proc_tgid(pid_t tid);
 
 #endif

@@ -26,6 +26,7 @@
 #include "prof/perf.h"
 #include "prof/proc.h"
 #include "prof/recorder.h"
+#include "record-priv.h"
 #include "prof/restrack.h"
 #include "prof/symbol.h"
 #include <errno.h>
@@ -40,16 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-struct record_opts {
-	const char *output;
-	struct prof_perf_config perf;
-	enum prof_unwinder_kind unwinder;
-	const char *unwinder_name;
-	double duration;	/* seconds, 0 = until the command ends / Ctrl-C */
-	VEC(pid_t) pids;
-	char **argv;		/* command, NULL in attach mode */
-	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
-};
 
 static volatile sig_atomic_t stop_requested;
 static volatile pid_t forward_to;
@@ -60,130 +51,6 @@ static void on_stop_signal(int sig)
 		kill(forward_to, sig);
 	else
 		stop_requested = 1;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: prof record [options] -- CMD [ARGS...]\n"
-		"   or: prof record [options] -p PID[,PID...] [-d SECONDS]\n"
-		"\n"
-		"Samples a command (or running processes) and writes prof.data; unwinding\n"
-		"happens while recording, so no stack bytes are stored.\n"
-		"\n"
-		"  -o, --output FILE       output file (default prof.data; an existing one becomes FILE.old)\n"
-		"  -F, --freq HZ           samples per second per thread (default 999)\n"
-		"  -e, --event EVENT       %s (default cpu-clock)\n"
-		"  -g, --call-graph MODE   dwarf (default), fp (kernel walks frame pointers), none\n"
-		"      --stack-size BYTES  user stack bytes copied per sample for dwarf (default %d, max %d)\n"
-		"      --unwinder NAME     libdw (default) or libunwind\n"
-		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
-		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
-		"  -d, --duration SECONDS  stop after this long\n"
-		"      --no-resources      no off-CPU stacks (sched_switch), no CPU/RSS/I/O timeline\n"
-		"  -q, --quiet             no warnings and no summary line\n"
-		"  -h, --help              this help\n",
-		prof_perf_event_names(), PROF_STACK_SIZE_DEFAULT, PROF_STACK_SIZE_MAX,
-		prof_perf_default_ring_pages(),
-		(unsigned)(prof_perf_default_ring_pages() * prof_perf_page_size() / 1024));
-}
-
-static int parse_pids(struct record_opts *o, const char *flag, const char *arg)
-{
-	char *copy = xstrdup(arg), *save = NULL;
-	int ret = 0;
-
-	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-		if (!(ret = opt_u64(flag, t, 1, 0x7fffffff, &v)))
-			VEC_PUSH(&o->pids, (pid_t)v);
-	}
-	if (!o->pids.n && !ret)
-		ret = usage_error("no pid in '%s' for %s", arg, flag);
-	free(copy);
-	return ret;
-}
-
-static int parse_stack_size(struct record_opts *o, const char *flag, const char *arg)
-{
-	uint64_t v;
-
-	if (opt_u64(flag, arg, 8, UINT32_MAX, &v) < 0)
-		return -EINVAL;
-	if (v > PROF_STACK_SIZE_MAX)
-		return error("stack size %s is too big: a sample record's size is a u16, so at most %d bytes of stack fit; use --stack-size %d or less",
-			     arg, PROF_STACK_SIZE_MAX, PROF_STACK_SIZE_MAX);
-	o->perf.stack_size = (uint32_t)((v + 7) & ~7ULL);
-	return 0;
-}
-
-enum { O_OUTPUT = 1, O_FREQ, O_EVENT, O_CALLGRAPH, O_STACK, O_UNWINDER, O_PAGES, O_PID,
-       O_DURATION, O_QUIET, O_NO_RESOURCES };
-
-static const struct opt options[] = {
-	{ O_OUTPUT, 'o', "output", OPT_VALUE }, { O_FREQ, 'F', "freq", OPT_VALUE },
-	{ O_EVENT, 'e', "event", OPT_VALUE }, { O_CALLGRAPH, 'g', "call-graph", OPT_VALUE },
-	{ O_STACK, 0, "stack-size", OPT_VALUE }, { O_UNWINDER, 0, "unwinder", OPT_VALUE },
-	{ O_PAGES, 'm', "mmap-pages", OPT_VALUE }, { O_PID, 'p', "pid", OPT_VALUE },
-	{ O_DURATION, 'd', "duration", OPT_VALUE }, { O_QUIET, 'q', "quiet", OPT_FLAG },
-	{ O_NO_RESOURCES, 0, "no-resources", OPT_FLAG },
-	{ 0 },
-};
-
-static int apply_option(void *ctx, int id, const char *arg, const char *flag)
-{
-	struct record_opts *o = ctx;
-	uint64_t v;
-
-	switch (id) {
-	case O_OUTPUT: o->output = arg; return 0;
-	case O_FREQ: return opt_u64(flag, arg, 1, 100000, &o->perf.freq);
-	case O_EVENT:
-		if (!(o->perf.event = prof_perf_event_find(arg)))
-			return usage_error("unknown event '%s' for %s (known: %s)", arg, flag,
-					   prof_perf_event_names());
-		return 0;
-	case O_CALLGRAPH:
-		if (prof_callgraph_parse(arg, &o->perf.callgraph) < 0)
-			return usage_error("unknown %s mode '%s' (want dwarf, fp or none)", flag, arg);
-		return 0;
-	case O_STACK: return parse_stack_size(o, flag, arg);
-	case O_UNWINDER:
-		o->unwinder_name = arg;
-		if (prof_unwinder_parse(arg, &o->unwinder) < 0 || o->unwinder == PROF_UNWIND_FP ||
-		    o->unwinder == PROF_UNWIND_NONE)
-			return usage_error("unknown %s '%s' (want libdw or libunwind)", flag, arg);
-		return 0;
-	case O_PAGES:
-		if (opt_u64(flag, arg, 1, 1u << 20, &v) < 0)
-			return -EINVAL;
-		if (v & (v - 1))
-			return usage_error("%s wants a power of two, not '%s'", flag, arg);
-		o->perf.ring_pages = (uint32_t)v;
-		o->perf.ring_shrink_ok = false;
-		return 0;
-	case O_PID: return parse_pids(o, flag, arg);
-	case O_DURATION: return opt_double(flag, arg, 1e-3, 1e9, &o->duration);
-	case O_QUIET: prof_quiet = 1; return 0;
-	case O_NO_RESOURCES: o->no_resources = true; return 0;
-	}
-	return -EINVAL;
-}
-
-/* Returns 0, OPT_HELP or -EINVAL. */
-static int parse_options(struct record_opts *o, int argc, char **argv)
-{
-	int rest, ret = opt_parse(options, argc, argv, OPT_STOP_AT_ARG, apply_option, o, &rest);
-
-	if (ret)
-		return ret;
-	if (rest < argc)
-		o->argv = argv + rest;
-	if (!o->argv && !o->pids.n)
-		return error("nothing to record: give a command after '--' or -p PID (see 'prof record --help')");
-	if (o->argv && o->pids.n)
-		return error("give either a command or -p PID, not both");
-	return 0;
 }
 
 /* --- meta data ------------------------------------------------------------------ */
@@ -197,8 +64,8 @@ static void set_meta(struct prof_profile *p, const struct record_opts *o)
 	struct tm tm;
 
 	prof_meta_set(p, "event", o->perf.event->name);
-	sb_addf(&sb, "%llu", (unsigned long long)o->perf.freq);
-	prof_meta_set(p, "frequency", sb_str(&sb));
+	sb_addf(&sb, "%llu", (unsigned long long)(o->perf.period ? 0 : o->perf.freq));
+	prof_meta_set(p, "frequency", o->perf.period ? "" : sb_str(&sb));
 	sb_reset(&sb);
 	sb_addf(&sb, "%llu", (unsigned long long)p->period_ns);
 	prof_meta_set(p, "period_ns", sb_str(&sb));
@@ -241,6 +108,19 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* The threads to sample in process pid: -t's that belong to it, else all. */
+static int target_threads(const struct record_opts *o, pid_t pid, pid_t **tids, size_t *n)
+{
+	if (!o->tids.n)
+		return prof_proc_tids(pid, tids, n);
+	*tids = xmalloc(o->tids.n * sizeof(**tids));
+	*n = 0;
+	for (size_t i = 0; i < o->tids.n; i++)
+		if (prof_proc_tgid(o->tids.v[i]) == pid)
+			(*tids)[(*n)++] = o->tids.v[i];
+	return 0;
+}
+
 static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struct record_opts *o,
 		      struct prof_offcpu *oc, struct prof_restrack *rt)
 {
@@ -249,7 +129,7 @@ static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struc
 		pid_t pid = o->pids.v[i], *tids;
 		size_t n;
 
-		if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0) {
+		if (!prof_proc_exists(pid) || target_threads(o, pid, &tids, &n) < 0) {
 			error("no process with pid %d", (int)pid);
 			return -ESRCH;
 		}
@@ -269,6 +149,23 @@ static int attach_all(struct prof_perf *pf, struct prof_recorder *r, const struc
 			error("no process with pid %d (it exited while prof attached)", (int)pid);
 			return -ESRCH;
 		}
+	}
+	return 0;
+}
+
+/* -t: the processes of the threads, each once; 0 or -ESRCH. */
+static int add_thread_processes(struct record_opts *o)
+{
+	for (size_t i = 0; i < o->tids.n; i++) {
+		pid_t pid = prof_proc_tgid(o->tids.v[i]);
+		bool seen = false;
+
+		if (pid <= 0)
+			return error("no thread with tid %d", (int)o->tids.v[i]), -ESRCH;
+		for (size_t k = 0; k < o->pids.n; k++)
+			seen |= o->pids.v[k] == pid;
+		if (!seen)
+			VEC_PUSH(&o->pids, pid);
 	}
 	return 0;
 }
@@ -411,7 +308,8 @@ static void print_summary(struct session *s)
 	info("%llu samples (%llu lost, %.1f%% fully unwound), %zu processes, %zu threads, %llu KiB written to %s",
 	     (unsigned long long)p->samples, (unsigned long long)p->lost, full,
 	     prof_recorder_processes(s->r), p->threads.n,
-	     (unsigned long long)((s->bytes_written + 1023) / 1024), s->o->output);
+	     (unsigned long long)((s->bytes_written + 1023) / 1024),
+	     record_to_stdout(s->o) ? "stdout" : s->o->output);
 }
 
 /* Removes a prof.data we created, never a device such as -o /dev/null. */
@@ -419,7 +317,7 @@ static void unlink_if_regular(const char *path)
 {
 	struct stat st;
 
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+	if (strcmp(path, "-") && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
 		unlink(path);
 }
 
@@ -452,7 +350,7 @@ static int setup_session(struct session *s)
 	if (prof_perf_init(&s->pf, &o->perf) < 0)
 		return error("bad sampling configuration"), -EINVAL;
 	if (o->perf.event->is_clock)
-		s->p.period_ns = 1000000000ULL / o->perf.freq;
+		s->p.period_ns = o->perf.period ? o->perf.period : 1000000000ULL / o->perf.freq;
 	set_meta(&s->p, o);
 	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
 		return ret;
@@ -461,7 +359,8 @@ static int setup_session(struct session *s)
 		setup_resources(s);
 	if (!o->argv)
 		return attach_all(&s->pf, s->r, o, s->oc, s->rt);
-	if ((ret = spawn_held(&s->l, o->argv, -1, -1)) < 0)
+	/* -o -: the recording owns stdout, the command's output goes to stderr */
+	if ((ret = spawn_held(&s->l, o->argv, record_to_stdout(o) ? 2 : -1, -1)) < 0)
 		return error("cannot start '%s': %s", o->argv[0], strerror(-ret)), ret;
 	s->launched = true;
 	if ((ret = prof_perf_open_task(&s->pf, s->l.pid)) < 0) {
@@ -486,7 +385,7 @@ static void finish_file(struct session *s)
 	if (prof_writer_close(s->w, &s->p) < 0)
 		error("cannot finish '%s': %s", s->o->output, strerror(errno ? errno : EIO));
 	s->w = NULL;
-	if (stat(s->o->output, &st) == 0)
+	if (!record_to_stdout(s->o) && stat(s->o->output, &st) == 0)
 		s->bytes_written = (uint64_t)st.st_size;
 }
 
@@ -502,24 +401,27 @@ static void teardown(struct session *s)
 	prof_profile_free(&s->p);
 	prof_elf_cache_free();
 	VEC_FREE(&s->o->pids);
+	VEC_FREE(&s->o->tids);
 }
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = { .output = PROF_DATA_DEFAULT, .unwinder = PROF_UNWIND_LIBDW,
-				 .unwinder_name = "libdw" };
+	struct record_opts o;
 	struct session s = { .o = &o };
 	int ret, status = 0;
 
-	o.perf = (struct prof_perf_config){ .event = prof_perf_event_find("cpu-clock"), .freq = 999,
-		.callgraph = PROF_CG_DWARF, .stack_size = PROF_STACK_SIZE_DEFAULT,
-		.ring_pages = prof_perf_default_ring_pages(), .ring_shrink_ok = true };
-	ret = parse_options(&o, argc, argv);
+	ret = record_parse_options(&o, argc, argv);
 	if (ret == OPT_HELP)
-		usage(stdout);
+		record_usage(stdout);
 	if (ret)
 		return ret == OPT_HELP ? 0 : EXIT_USAGE;
-	o.perf.enable_on_exec = o.argv != NULL;
+	if (o.verbose)
+		record_say_config(&o);
+	if (o.tids.n && add_thread_processes(&o) < 0) {
+		VEC_FREE(&o.pids);
+		VEC_FREE(&o.tids);
+		return EXIT_USAGE;
+	}
 	prof_profile_init(&s.p);
 	if (!o.argv)	/* attach: a Ctrl-C during setup must not be lost */
 		install_signals(&s);

@@ -47,6 +47,17 @@ static const char usage_text[] =
 	"                        (basename or full path)\n"
 	"  --percent-limit X     hide rows under X% (default 0, tree 0.5)\n"
 	"  --sort self|total     order of the flat and json tables (default self)\n"
+	"  --sort KEYS           perf's keys, comma-separated: comm, pid, tid, dso, sym,\n"
+	"                        srcline; one row per distinct tuple (text)\n"
+	"  --children            sort by total (callers include their callees' time)\n"
+	"  --no-children         sort by self (the default); both columns are shown\n"
+	"  -g, --call-graph caller|callee|none\n"
+	"                        text call tree from the callers (or the callees) down\n"
+	"  --max-stack N         count only the innermost N frames of each stack\n"
+	"  -n, --show-nr-samples, --stdio\n"
+	"                        accepted for perf users (samples are always shown)\n"
+	"  -q, --quiet           no header lines and no warnings\n"
+	"  --header              first, every header field of the recording\n"
 	"  --metric M            cpu (samples, default), off-cpu, io-wait, sleep, wall\n"
 	"                        (time metrics: ms in text, microseconds in folded/json)\n"
 	"  -h, --help            this help\n";
@@ -106,7 +117,8 @@ static void show_progress(void *arg, uint64_t done, uint64_t total)
 }
 
 enum { O_INPUT = 1, O_OUTPUT, O_FORMAT, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT,
-       O_SORT, O_METRIC, O_DIFF, O_OPEN, O_INVERTED };
+       O_SORT, O_METRIC, O_DIFF, O_OPEN, O_INVERTED, O_STDIO, O_CHILDREN, O_NO_CHILDREN,
+       O_NR_SAMPLES, O_GRAPH, O_MAX_STACK, O_QUIET, O_HEADER };
 
 static const struct opt options[] = {
 	{ O_INPUT, 'i', "input", OPT_VALUE }, { O_OUTPUT, 'o', "output", OPT_VALUE },
@@ -117,6 +129,11 @@ static const struct opt options[] = {
 	{ O_SORT, 0, "sort", OPT_VALUE }, { O_METRIC, 0, "metric", OPT_VALUE },
 	{ O_DIFF, 0, "diff", OPT_VALUE }, { O_OPEN, 0, "open", OPT_FLAG },
 	{ O_INVERTED, 0, "inverted", OPT_FLAG },
+	/* perf report's flags, with perf's meaning */
+	{ O_STDIO, 0, "stdio", OPT_FLAG }, { O_CHILDREN, 0, "children", OPT_FLAG },
+	{ O_NO_CHILDREN, 0, "no-children", OPT_FLAG }, { O_NR_SAMPLES, 'n', "show-nr-samples", OPT_FLAG },
+	{ O_GRAPH, 'g', "call-graph", OPT_VALUE }, { O_MAX_STACK, 0, "max-stack", OPT_VALUE },
+	{ O_QUIET, 'q', "quiet", OPT_FLAG }, { O_HEADER, 0, "header", OPT_FLAG },
 	{ 0 },
 };
 
@@ -142,11 +159,40 @@ static int set_file(struct report_opts *o, const char *arg)
 	return 0;
 }
 
+/* --sort self|total (prof's table order) or perf's keys: comm,dso,sym... */
+static int parse_sort(struct report_opts *o, const char *flag, const char *arg)
+{
+	int keys[16];
+	size_t n;
+
+	if (!strcmp(arg, "self") || !strcmp(arg, "total")) {
+		o->view.sort = arg[0] == 's' ? PROF_SORT_SELF : PROF_SORT_TOTAL;
+		o->view.sort_keys = NULL;
+		return 0;
+	}
+	if (prof_sort_keys_parse(arg, keys, ARRAY_SIZE(keys), &n) < 0)
+		return usage_error("unknown %s '%s' (want self, total, or keys from comm, pid, tid, dso, sym, srcline)",
+				   flag, arg);
+	o->view.sort_keys = arg;
+	return 0;
+}
+
+/* perf's -g caller|callee (the tree's direction); none: the flat table. */
+static int parse_graph(struct report_opts *o, const char *flag, const char *arg)
+{
+	static const char *const modes[] = { "caller", "callee", "none", NULL };
+	int k = opt_choice(flag, arg, modes);
+
+	if (k < 0)
+		return k;
+	o->tree = k != 2;
+	o->view.inverted = k == 1;
+	return 0;
+}
+
 static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 {
-	static const char *const sorts[] = { "self", "total", NULL };
 	struct report_opts *o = ctx;
-	int k;
 
 	switch (id) {
 	case OPT_ARG: return set_file(o, arg);
@@ -169,11 +215,20 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case O_LIMIT:
 		o->have_limit = true;
 		return opt_double(flag, arg, 0, 100, &o->view.percent_limit);
-	case O_SORT:
-		if ((k = opt_choice(flag, arg, sorts)) < 0)
-			return k;
-		o->view.sort = k ? PROF_SORT_TOTAL : PROF_SORT_SELF;
+	case O_SORT: return parse_sort(o, flag, arg);
+	case O_CHILDREN: o->view.sort = PROF_SORT_TOTAL; return 0;
+	case O_NO_CHILDREN: o->view.sort = PROF_SORT_SELF; return 0;
+	case O_STDIO: case O_NR_SAMPLES: return 0;	/* text is the default; samples are shown */
+	case O_GRAPH: return parse_graph(o, flag, arg);
+	case O_MAX_STACK: {
+		uint64_t v;
+		if (opt_u64(flag, arg, 1, UINT32_MAX, &v) < 0)
+			return -EINVAL;
+		o->view.max_stack = (uint32_t)v;
 		return 0;
+	}
+	case O_QUIET: o->view.quiet = true; prof_quiet = 1; return 0;
+	case O_HEADER: o->view.full_header = true; return 0;
 	case O_METRIC:
 		if (prof_view_metric_parse(arg, &o->view.metric) < 0)
 			return usage_error("unknown --metric '%s' (want cpu, off-cpu, io-wait, sleep or wall)",
@@ -214,13 +269,43 @@ static int load_perf_data(const char *path, struct prof_profile *p)
 	return 0;
 }
 
+static int load_file(const char *input, struct prof_profile *p);
+
+/* -i -: stdin (a pipe from `prof record -o -` or `perf record -o -`) is
+ * copied to a temporary file, then read like any recording. */
+static int load_stdin(struct prof_profile *p)
+{
+	char path[] = "/tmp/prof-stdin.XXXXXX";
+	int fd = mkstemp(path), ret = 0;
+	char buf[65536];
+	ssize_t n;
+
+	if (fd < 0)
+		return error("cannot create a temporary file: %s", strerror(errno)), -errno;
+	while (!ret && ((n = read(0, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			ret = write_all(fd, buf, (size_t)n);
+	if (n < 0 || ret < 0)
+		ret = error("cannot copy stdin: %s", strerror(n < 0 ? errno : -ret));
+	close(fd);
+	if (!ret)
+		ret = load_file(path, p);
+	unlink(path);
+	return ret;
+}
+
 static int load(const char *input, struct prof_profile *p)
+{
+	return strcmp(input, "-") ? load_file(input, p) : load_stdin(p);
+}
+
+static int load_file(const char *input, struct prof_profile *p)
 {
 	struct prof_read_info info;
 	struct progress pr = { now_ns(), false };
 	int fd;
 
-	if (!strcmp(input, "-") || perfdata_probe(input) == 1)
+	if (perfdata_probe(input) == 1)
 		return load_perf_data(input, p);
 	fd = open(input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -247,6 +332,8 @@ static int load(const char *input, struct prof_profile *p)
 
 static int render(FILE *f, const struct report_opts *o, const struct prof_profile *p)
 {
+	if (o->format == FMT_TEXT && o->view.sort_keys)
+		return prof_output_text_keys(f, p, &o->view);
 	if (o->format == FMT_TEXT)
 		return o->tree ? prof_output_text_tree(f, p, &o->view)
 			       : prof_output_text_flat(f, p, &o->view);

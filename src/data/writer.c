@@ -69,7 +69,8 @@ static int keep_old(const char *path)
 
 int prof_writer_open(struct prof_writer **out, const char *path)
 {
-	int ret = keep_old(path);
+	bool to_stdout = !strcmp(path, "-");
+	int ret = to_stdout ? 1 : keep_old(path);
 
 	*out = NULL;
 	if (ret < 0) {
@@ -79,8 +80,8 @@ int prof_writer_open(struct prof_writer **out, const char *path)
 	}
 	/* O_EXCL|O_NOFOLLOW: if someone raced a file or symlink into place
 	 * after the rename, fail instead of writing through it. */
-	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC |
-		      (ret == 1 ? 0 : O_CREAT | O_EXCL), 0644);
+	int fd = to_stdout ? fcntl(1, F_DUPFD_CLOEXEC, 3) :
+		 open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (ret == 1 ? 0 : O_CREAT | O_EXCL), 0644);
 	if (fd < 0) {
 		ret = -errno;
 		error("cannot create '%s': %s", path, strerror(errno));

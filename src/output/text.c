@@ -28,6 +28,23 @@ static void header_event_line(FILE *f, const struct prof_profile *p)
 	sb_release(&sb);
 }
 
+/* --header: everything the recording says about itself. */
+static void text_meta_header(FILE *f, const struct prof_profile *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	fprintf(f, "# ========\n# recording header\n");
+	for (size_t i = 0; i < p->meta.n; i++) {
+		sb_reset(&sb);
+		add_printable(&sb, prof_str(p, p->meta.v[i].key), "", '?');
+		sb_adds(&sb, ": ");
+		add_printable(&sb, prof_str(p, p->meta.v[i].value), "", '?');
+		fprintf(f, "# %s\n", sb.buf);
+	}
+	fprintf(f, "# ========\n#\n");
+	sb_release(&sb);
+}
+
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total)
 {
@@ -35,6 +52,10 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
 	double secs = p->end_ns > p->start_ns ? (double)(p->end_ns - p->start_ns) / 1e9 : 0;
 	struct strbuf sb = STRBUF_INIT;
 
+	if (v->quiet)
+		return;
+	if (v->full_header)
+		text_meta_header(f, p);
 	add_printable(&sb, v->title ? v->title : "prof.data", "", '?');
 	fprintf(f, "# prof report: %s\n", sb_str(&sb));
 	header_event_line(f, p);
@@ -77,8 +98,9 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 
 	prof_fn_table_build(p, v, &t);
 	text_header(f, p, v, t.grand_total);
-	fprintf(f, "  Self%%   Total%%  %8s  %-32s %s\n",
-		view_is_time(v) ? "Time(ms)" : "Samples", "Function", "Module");
+	if (!v->quiet)
+		fprintf(f, "  Self%%   Total%%  %8s  %-32s %s\n",
+			view_is_time(v) ? "Time(ms)" : "Samples", "Function", "Module");
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
 		double self = percent(r->self, t.grand_total), total = percent(r->total, t.grand_total);

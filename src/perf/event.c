@@ -136,8 +136,11 @@ static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config 
 	a->size = sizeof(*a);
 	a->type = cfg->event->type;
 	a->config = cfg->event->config;
-	a->freq = 1;
-	a->sample_freq = cfg->freq;
+	a->freq = !cfg->period;
+	if (cfg->period)
+		a->sample_period = cfg->period;
+	else
+		a->sample_freq = cfg->freq;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	if (cfg->callgraph != PROF_CG_NONE)
@@ -151,7 +154,7 @@ static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config 
 		a->exclude_callchain_user = 1;
 	}
 	a->disabled = 1;
-	a->inherit = 1;
+	a->inherit = !cfg->no_inherit;
 	a->enable_on_exec = cfg->enable_on_exec;
 	a->mmap = 1;	/* mmap2 changes the record format; mmap turns it on */
 	a->mmap2 = 1;
