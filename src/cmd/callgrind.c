@@ -5,27 +5,14 @@
  */
 #include "prof/callgrind.h"
 #include "prof/cmd.h"
+#include "help-prof-callgrind.h"
 #include "prof/options.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_main[] =
-	"usage: prof callgrind annotate FILE... [--part N | --benchmark URI] [--inclusive]\n"
-	"                 [--tree=caller|callee|both] [--auto] [--threshold=PCT] [--show=EVENTS]\n"
-	"                 [--format=text|json] [--compat]\n"
-	"   or: prof callgrind run [-l LABEL] [--codspeed] -- CMD [ARGS]\n"
-	"   or: prof callgrind diff BASE HEAD [--benchmark URI] [--event Ir] [--format=text|json]\n"
-	"\n"
-	"annotate  flat per-function table of a callgrind profile, part by part\n"
-	"          (rows equal callgrind_annotate's); FILE may be gzip or zstd\n"
-	"          compressed, or several per-dump files (callgrind.out.1 ...)\n"
-	"          --compat: count calls=0 lines (calls running at dump time) as\n"
-	"          self cost, exactly as callgrind_annotate 3.19 does\n"
-	"run       run CMD under valgrind's callgrind (CodSpeed's flags with\n"
-	"          --codspeed); writes profiles/LABEL.callgrind{,.flat.txt,.tree.txt}\n"
-	"diff      compare two profiles per benchmark (part) and function\n";
+static const char *const usage_main = help_prof_callgrind;
 
 static int load_all(struct cg_profile *p, char **files, size_t n)
 {

@@ -10,47 +10,13 @@
 #include "prof/options.h"
 #include "prof/util.h"
 #include "record-priv.h"
+#include "help-prof-record.h"
 #include <errno.h>
 #include <string.h>
 
 void record_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: prof record [options] -- CMD [ARGS...]\n"
-		"   or: prof record [options] -p PID[,PID...] | -t TID[,TID...] [-d SECONDS]\n"
-		"\n"
-		"Samples a command (or running processes) and writes prof.data; unwinding\n"
-		"happens while recording, so no stack bytes are stored.\n"
-		"\n"
-		"  -o, --output FILE       output file (default prof.data; an existing one becomes\n"
-		"                          FILE.old); '-' streams to stdout (the command's stdout\n"
-		"                          then goes to stderr); read it with 'prof report -i -'\n"
-		"  -F, --freq HZ|max       samples per second per thread (default 999; max: the\n"
-		"                          kernel's perf_event_max_sample_rate)\n"
-		"  -c, --count PERIOD      one sample every PERIOD events (ns for cpu-clock and\n"
-		"                          task-clock) instead of a frequency\n"
-		"  -e, --event EVENT       %s (default cpu-clock)\n"
-		"  -g                      record call graphs (the default: dwarf)\n"
-		"      --call-graph MODE[,SIZE]\n"
-		"                          dwarf[,STACK_BYTES] (default), fp (the kernel walks frame\n"
-		"                          pointers), none\n"
-		"      --stack-size BYTES  user stack bytes copied per sample for dwarf (default %d, max %d)\n"
-		"      --unwinder NAME     libdw (default) or libunwind\n"
-		"  -m, --mmap-pages PAGES  ring buffer pages per CPU, a power of two (default here %u = %u KiB)\n"
-		"  -p, --pid PID[,PID...]  attach to running processes (they keep running)\n"
-		"  -t, --tid TID[,TID...]  attach to these threads only\n"
-		"      --no-inherit        do not follow threads and processes the targets create\n"
-		"  -d, --duration SECONDS  stop after this long\n"
-		"      --no-resources      no off-CPU stacks (sched_switch), no CPU/RSS/I/O timeline\n"
-		"  -q, --quiet             no warnings and no summary line\n"
-		"  -v, --verbose           say the sampling configuration\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"perf record's -a/--all-cpus and -C/--cpu (system-wide) are not implemented yet;\n"
-		"other perf record flags prof lacks are refused with the reason.\n",
-		prof_perf_event_names(), PROF_STACK_SIZE_DEFAULT, PROF_STACK_SIZE_MAX,
-		prof_perf_default_ring_pages(),
-		(unsigned)(prof_perf_default_ring_pages() * prof_perf_page_size() / 1024));
+	fputs(help_prof_record, f);
 }
 
 /* "1,2,3" into list; flag for messages. */

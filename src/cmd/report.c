@@ -11,56 +11,13 @@
 #include "prof/output.h"
 #include "prof/perfdata.h"
 #include "prof/render.h"
+#include "help-prof-report.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"usage: prof report [-i FILE] [--format=FMT] [-o OUT] [--flat|--tree]\n"
-	"                   [--pid P] [--tid T] [--comm C] [--dso D] [--percent-limit X]\n"
-	"                   [--sort self|total] [--metric cpu|off-cpu|io-wait|sleep|wall]\n"
-	"       prof report --diff BASE HEAD [--format=text|folded|flamegraph]\n"
-	"       prof report --open [-i FILE]\n"
-	"\n"
-	"Shows a recording made by 'prof record', or a perf.data file made by\n"
-	"'perf record' (detected by its header).\n"
-	"\n"
-	"  -i, --input FILE      the recording (default prof.data)\n"
-	"  -o, --output OUT      write the report to OUT instead of stdout; with no -o,\n"
-	"                        flamegraph, html and pprof go to flamegraph.svg,\n"
-	"                        prof.html and prof.pb.gz when stdout is a terminal\n"
-	"  --format FMT          text (default), folded (flamegraph.pl input), json,\n"
-	"                        flamegraph (interactive SVG), html (single-file report),\n"
-	"                        speedscope, pprof (gzipped profile.proto), callgrind\n"
-	"  --inverted            flamegraph: icicle graph (roots at the top)\n"
-	"  --diff BASE HEAD      compare two recordings: text (largest movers), folded\n"
-	"                        (difffolded.pl 'stack base head' lines) or flamegraph\n"
-	"                        (red grew, blue shrank, shaped by HEAD)\n"
-	"  --open                write the HTML report to a temporary file, print its path\n"
-	"  --flat                text: one row per function (default)\n"
-	"  --tree                text: caller-first call tree\n"
-	"  --pid P, --tid T      only samples of this process / thread\n"
-	"  --comm C              only threads named C\n"
-	"  --dso D               only samples whose innermost frame is in module D\n"
-	"                        (basename or full path)\n"
-	"  --percent-limit X     hide rows under X% (default 0, tree 0.5)\n"
-	"  --sort self|total     order of the flat and json tables (default self)\n"
-	"  --sort KEYS           perf's keys, comma-separated: comm, pid, tid, dso, sym,\n"
-	"                        srcline; one row per distinct tuple (text)\n"
-	"  --children            sort by total (callers include their callees' time)\n"
-	"  --no-children         sort by self (the default); both columns are shown\n"
-	"  -g, --call-graph caller|callee|none\n"
-	"                        text call tree from the callers (or the callees) down\n"
-	"  --max-stack N         count only the innermost N frames of each stack\n"
-	"  -n, --show-nr-samples, --stdio\n"
-	"                        accepted for perf users (samples are always shown)\n"
-	"  -q, --quiet           no header lines and no warnings\n"
-	"  --header              first, every header field of the recording\n"
-	"  --metric M            cpu (samples, default), off-cpu, io-wait, sleep, wall\n"
-	"                        (time metrics: ms in text, microseconds in folded/json)\n"
-	"  -h, --help            this help\n";
 
 enum fmt { FMT_TEXT, FMT_FOLDED, FMT_JSON, FMT_FLAMEGRAPH, FMT_HTML, FMT_SPEEDSCOPE,
 	   FMT_PPROF, FMT_CALLGRIND };
@@ -421,7 +378,7 @@ int cmd_report(int argc, char **argv)
 	prof_view_init(&o.view);
 	ret = parse_args(argc, argv, &o);
 	if (ret == OPT_HELP) {
-		fputs(usage_text, stdout);
+		fputs(help_prof_report, stdout);
 		return 0;
 	}
 	if (ret < 0)

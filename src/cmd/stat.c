@@ -8,6 +8,7 @@
  */
 #include "prof/analysis.h"
 #include "prof/cmd.h"
+#include "help-prof-stat.h"
 #include "prof/options.h"
 #include "prof/output.h"
 #include "prof/resource.h"
@@ -37,46 +38,7 @@ struct stat_opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: prof stat [-r N] [--warmup K] [-e EVENTS] [--format=text|json] [-o FILE]\n"
-		"                 [--baseline FILE] [--save-baseline FILE] [--threshold PCT]\n"
-		"                 [--ignore-failure] -- CMD [ARGS]\n"
-		"\n"
-		"Run CMD N times (its stdout/stderr pass through) and report, per metric, min,\n"
-		"median, mean, p95, p99, max, stddev and cv across runs, flagging outliers by\n"
-		"modified z-score (|z| > 3.5).  Metrics: wall_s, cpu_user_s, cpu_sys_s,\n"
-		"off_cpu_s (wall - user - sys: exact only for single-threaded commands),\n"
-		"io_wait_s (block I/O delay of the main thread; needs kernel.task_delayacct=1),\n"
-		"runq_wait_s (runnable but waiting for a CPU; delayacct + CAP_NET_ADMIN),\n"
-		"rss_peak_bytes (largest peak RSS of the command or any one descendant),\n"
-		"ctx_switches_voluntary, ctx_switches_involuntary, page_faults_minor,\n"
-		"page_faults_major, read_bytes, write_bytes (/proc/PID/io) and each -e counter.\n"
-		"\n"
-		"  -r, --runs N          measured runs (default 1)\n"
-		"      --warmup K        unmeasured runs first (default 0)\n"
-		"  -e, --events LIST     perf counters, comma-separated: %s\n"
-		"      --format FMT      text (default) or json\n"
-		"  -o, --output FILE     write the report to FILE (default: stderr, as perf\n"
-		"                        stat does, so CMD's stdout passes through clean)\n"
-		"      --save-baseline F also write the JSON report to F\n"
-		"      --baseline FILE   compare with a saved JSON report: per metric,\n"
-		"                        Mann-Whitney U (Benjamini-Hochberg across metrics)\n"
-		"                        and a 95%% bootstrap CI of the ratio of medians\n"
-		"      --threshold PCT   changes inside +-PCT%% are noise (default 2)\n"
-		"      --alpha A         significance level (default 0.05)\n"
-		"      --gate LIST       metrics whose regression sets the exit status\n"
-		"                        (default " DEFAULT_GATE "; 'all' for every one)\n"
-		"      --ignore-failure  keep going when CMD exits non-zero\n"
-		"\n"
-		"A change is a regression when its q-value < alpha and the whole CI lies above\n"
-		"1 + PCT%% (every metric here is lower-is-better).  With 5 runs per side the\n"
-		"smallest possible p is 0.008, which Benjamini-Hochberg across a dozen metrics\n"
-		"does not accept: use -r 8 or more on both sides.\n"
-		"\n"
-		"exit status: 0 no significant regression, 1 regression of a --gate metric\n"
-		"against --baseline, "
-"2 usage or input error, 3 the command failed (without --ignore-failure).\n",
-		prof_perf_event_names());
+	fputs(help_prof_stat, f);
 }
 
 /* --- options -------------------------------------------------------------------- */
