@@ -222,6 +222,7 @@ struct prof_view {
 	const char *sort_keys;		/* text: one row per comm,pid,tid,dso,sym,srcline tuple */
 	bool quiet;			/* text: no "#" header and no column titles */
 	bool full_header;		/* text: every meta key of the recording first */
+	bool color;			/* text: ANSI colours (hot rows, modules, headers) */
 };
 void prof_view_init(struct prof_view *v);	/* defaults: cpu, self, all */
 

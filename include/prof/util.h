@@ -139,6 +139,16 @@ int finish_temp_file(int fd, const char *tmp, const char *path, int ret);
  * reach the main thread and interrupt its poll.  0 or an errno value. */
 int thread_start_nosignals(pthread_t *t, void *(*fn)(void *), void *arg);
 
+/* --- progress on stderr, on a terminal only (progress.c) ---------------- */
+struct progress {
+	const char *what;
+	uint64_t start_ns, last_ns;
+	bool enabled, shown, count;	/* count: "run 3 of 10", else a percentage */
+};
+void progress_start(struct progress *p, const char *what, bool count);
+void progress_update(struct progress *p, uint64_t done, uint64_t total);
+void progress_done(struct progress *p);	/* erases the line */
+
 /* --- the launcher (spawn.c): a child held before exec ------------------- */
 struct spawn {
 	pid_t pid;

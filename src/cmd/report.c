@@ -42,6 +42,7 @@ struct report_opts {
 	const char *diff_base, *diff_head;
 	enum fmt format;
 	bool tree, have_limit, open;
+	int color;			/* 0 auto, 1 always, 2 never */
 	struct prof_view view;
 };
 
@@ -55,27 +56,14 @@ static int parse_format(const char *name, enum fmt *out)
 	return -EINVAL;
 }
 
-struct progress {
-	uint64_t last_ns;
-	bool shown;
-};
-
 static void show_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct progress *pr = arg;
-	uint64_t now = now_ns();
-
-	if (now - pr->last_ns < 250000000ULL || !total)
-		return;
-	pr->last_ns = now;
-	pr->shown = true;
-	fprintf(stderr, "\rloading %d%%", (int)(done * 100 / total));
-	fflush(stderr);
+	progress_update(arg, done, total);
 }
 
 enum { O_INPUT = 1, O_OUTPUT, O_FORMAT, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT,
        O_SORT, O_METRIC, O_DIFF, O_OPEN, O_INVERTED, O_STDIO, O_CHILDREN, O_NO_CHILDREN,
-       O_NR_SAMPLES, O_GRAPH, O_MAX_STACK, O_QUIET, O_HEADER };
+       O_NR_SAMPLES, O_GRAPH, O_MAX_STACK, O_QUIET, O_HEADER, O_COLOR };
 
 static const struct opt options[] = {
 	{ O_INPUT, 'i', "input", OPT_VALUE }, { O_OUTPUT, 'o', "output", OPT_VALUE },
@@ -91,6 +79,7 @@ static const struct opt options[] = {
 	{ O_NO_CHILDREN, 0, "no-children", OPT_FLAG }, { O_NR_SAMPLES, 'n', "show-nr-samples", OPT_FLAG },
 	{ O_GRAPH, 'g', "call-graph", OPT_VALUE }, { O_MAX_STACK, 0, "max-stack", OPT_VALUE },
 	{ O_QUIET, 'q', "quiet", OPT_FLAG }, { O_HEADER, 0, "header", OPT_FLAG },
+	{ O_COLOR, 0, "color", OPT_OPTIONAL },
 	{ 0 },
 };
 
@@ -186,6 +175,14 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	}
 	case O_QUIET: o->view.quiet = true; prof_quiet = 1; return 0;
 	case O_HEADER: o->view.full_header = true; return 0;
+	case O_COLOR: {
+		static const char *const whens[] = { "auto", "always", "never", NULL };
+		int k = arg ? opt_choice(flag, arg, whens) : 1;	/* --color alone: always */
+		if (k < 0)
+			return k;
+		o->color = k;
+		return 0;
+	}
 	case O_METRIC:
 		if (prof_view_metric_parse(arg, &o->view.metric) < 0)
 			return usage_error("unknown --metric '%s' (want cpu, off-cpu, io-wait, sleep or wall)",
@@ -259,7 +256,7 @@ static int load(const char *input, struct prof_profile *p)
 static int load_file(const char *input, struct prof_profile *p)
 {
 	struct prof_read_info info;
-	struct progress pr = { now_ns(), false };
+	struct progress pr;
 	int fd;
 
 	if (perfdata_probe(input) == 1)
@@ -272,10 +269,9 @@ static int load_file(const char *input, struct prof_profile *p)
 		return -e;
 	}
 	close(fd);
-	int ret = prof_data_read_progress(input, p, &info,
-					  stderr_is_tty() ? show_progress : NULL, &pr);
-	if (pr.shown)
-		fprintf(stderr, "\r              \r");
+	progress_start(&pr, "loading", false);
+	int ret = prof_data_read_progress(input, p, &info, show_progress, &pr);
+	progress_done(&pr);
 	if (ret < 0)
 		return ret;
 	if (info.truncated || !info.complete)
@@ -342,6 +338,15 @@ static int write_report(const struct report_opts *o, const struct prof_profile *
 	return 0;
 }
 
+/* --color: always, never, or auto: stdout is a terminal and the user has
+ * not asked for no colour (NO_COLOR, no-color.org). */
+static bool want_color(const struct report_opts *o)
+{
+	if (o->color != 0)
+		return o->color == 1;
+	return !output_path(o) && isatty(1) && !getenv("NO_COLOR");
+}
+
 /* --open: the HTML report in a fresh temporary file, its path on stdout. */
 static int open_report(struct report_opts *o, const struct prof_profile *p)
 {
@@ -386,6 +391,7 @@ int cmd_report(int argc, char **argv)
 	if (validate(&o) < 0)
 		return EXIT_USAGE;
 	o.view.title = o.diff_head ? o.diff_head : o.input;
+	o.view.color = want_color(&o);
 	prof_profile_init(&p);
 	if (o.diff_base) {
 		struct prof_profile head;

@@ -157,12 +157,20 @@ static int run_all(const struct stat_opts *o, struct an_stat *st, uint64_t *fail
 		.argv = o->argv, .counters = o->counters, .n_counters = o->n_counters,
 		.stdout_fd = -1, .stderr_fd = -1,
 	};
+	uint64_t n = o->warmup + o->runs;
+	struct progress pr;
 	char buf[64];
 
 	*failed = 0;
-	for (uint64_t i = 0; i < o->warmup + o->runs; i++) {
+	progress_start(&pr, "run", true);
+	for (uint64_t i = 0; i < n; i++) {
 		struct res_usage u;
-		int r = res_run(&ro, &u);
+		int r;
+
+		if (n > 1)
+			progress_update(&pr, i, n);
+		r = res_run(&ro, &u);
+		progress_done(&pr);
 
 		if (r < 0)
 			return error("cannot run '%s': %s", o->argv[0], strerror(-r)), r;

@@ -75,15 +75,19 @@ static void print_rows(FILE *f, const struct prof_view *v, const int *keys, size
 		       struct key_row *rows, size_t n, uint64_t grand)
 {
 	if (!v->quiet) {
-		fprintf(f, "  Overhead  %8s", view_is_time(v) ? "Time(ms)" : "Samples");
+		fprintf(f, "%s  Overhead  %8s", color(v, COLOR_HEADER),
+			view_is_time(v) ? "Time(ms)" : "Samples");
 		for (size_t k = 0; k < nk; k++)
 			fprintf(f, "  %s", key_titles[keys[k]]);
-		fputc('\n', f);
+		fprintf(f, "%s\n", color(v, COLOR_RESET));
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (percent(rows[i].weight, grand) < v->percent_limit)
 			continue;
-		fprintf(f, "%9.2f%%  ", percent(rows[i].weight, grand));
+		double pct = percent(rows[i].weight, grand);
+
+		fprintf(f, "%s%9.2f%%%s  ", color_percent(v, pct), pct,
+			color(v, *color_percent(v, pct) ? COLOR_RESET : ""));
 		if (view_is_time(v))
 			fprintf(f, "%8.2f", (double)rows[i].weight / 1e6);
 		else

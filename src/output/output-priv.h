@@ -36,6 +36,23 @@ const char *fn_name(const struct prof_profile *p, uint32_t func);
 /* Appends s with bytes that would break a line-based format replaced. */
 void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char repl);
 
+/* ANSI colours of the text reports, "" when the view has none: headers
+ * bold, percentages red from 5% and green from 0.5% (perf's thresholds),
+ * module names cyan. */
+#define COLOR_HEADER "\033[1m"
+#define COLOR_MODULE "\033[36m"
+#define COLOR_RESET "\033[m"
+static inline const char *color(const struct prof_view *v, const char *code)
+{
+	return v->color ? code : "";
+}
+static inline const char *color_percent(const struct prof_view *v, double pct)
+{
+	if (!v->color || pct < 0.5)
+		return "";
+	return pct >= 5 ? "\033[31m" : "\033[32m";
+}
+
 /* The "# ..." header lines of the text formats. */
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total);

@@ -153,7 +153,11 @@ static void print_row(FILE *f, const struct prof_profile *p, const struct tree *
 		if (!bracketed)
 			sb_addch(sb, ']');
 	}
-	fprintf(f, "%6.2f%%  %6.2f%%  ", percent(n->total, grand), percent(n->self, grand));
+	double total = percent(n->total, grand), self = percent(n->self, grand);
+
+	fprintf(f, "%s%6.2f%%%s  %s%6.2f%%%s  ", color_percent(v, total), total,
+		color(v, *color_percent(v, total) ? COLOR_RESET : ""), color_percent(v, self), self,
+		color(v, *color_percent(v, self) ? COLOR_RESET : ""));
 	if (view_is_time(v))
 		fprintf(f, "%10.2f  %s\n", (double)n->total / 1e6, sb->buf);
 	else
@@ -171,9 +175,10 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 	link_children(&t);
 	text_header(f, p, v, grand);
 	if (!v->quiet)
-		fprintf(f, " Total%%    Self%%  %*s  Call tree (%s first)\n",
-			view_is_time(v) ? 10 : 8, view_is_time(v) ? "Total(ms)" : "Samples",
-			v->inverted ? "callee" : "caller");
+		fprintf(f, "%s Total%%    Self%%  %*s  Call tree (%s first)%s\n",
+			color(v, COLOR_HEADER), view_is_time(v) ? 10 : 8,
+			view_is_time(v) ? "Total(ms)" : "Samples", v->inverted ? "callee" : "caller",
+			color(v, COLOR_RESET));
 	/* Iterative DFS: stacks can be thousands of frames deep. */
 	VEC_PUSH(&stack, 0);
 	VEC_PUSH(&depth, 0);
