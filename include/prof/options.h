@@ -74,5 +74,7 @@ int opt_percent(const char *flag, const char *value, double hi, double *out);
 /* value is one of the NULL-terminated names: its index, else -EINVAL after
  * "unknown FLAG 'x' (want a, b or c)". */
 int opt_choice(const char *flag, const char *value, const char *const *names);
+/* --format text|json, the choice of stat, diff, crosscheck and callgrind. */
+int opt_text_or_json(const char *flag, const char *value, bool *json);
 
 #endif

@@ -62,10 +62,8 @@ static void set_side(struct parse_state *ps, an_paths *side, const char *file)
 
 static int apply_option(void *ctx, int id, const char *val, const char *flag)
 {
-	static const char *const formats[] = { "text", "json", NULL };
 	struct parse_state *ps = ctx;
 	struct an_cli *c = ps->c;
-	int k;
 
 	if (id > 0 && ((cross_only[id] && !ps->cross) || (diff_only[id] && ps->cross)))
 		return usage_error("unknown option '%s'", flag);
@@ -83,11 +81,7 @@ static int apply_option(void *ctx, int id, const char *val, const char *flag)
 	case C_THRESHOLD: return opt_percent(flag, val, 1000, &c->ir_threshold);
 	case C_ASSUMED_CV: return opt_percent(flag, val, 1000, &c->o.assumed_cv);
 	case C_MIN_SAMPLES: return opt_double(flag, val, 0, 1e12, &c->o.min_samples);
-	case C_FORMAT:
-		if ((k = opt_choice(flag, val, formats)) < 0)
-			return k;
-		c->json = k == 1;
-		return 0;
+	case C_FORMAT: return opt_text_or_json(flag, val, &c->json);
 	case C_NORMALIZE: c->normalize = val; return 0;
 	case C_OUTPUT: c->output = val; return 0;
 	case C_CG_BASE: c->cg_base = val; return 0;

@@ -58,7 +58,6 @@ static int annotate_option(void *ctx, int id, const char *arg, const char *flag)
 	static const char *const trees[] = { "caller", "callee", "both", "none", "calling", NULL };
 	static const enum cg_tree tree_of[] = { CG_TREE_CALLER, CG_TREE_CALLEE, CG_TREE_BOTH,
 						CG_TREE_NONE, CG_TREE_CALLEE };
-	static const char *const formats[] = { "text", "json", NULL };
 	struct annotate_args *a = ctx;
 	int k;
 
@@ -80,11 +79,7 @@ static int annotate_option(void *ctx, int id, const char *arg, const char *flag)
 		a->o.threshold *= 100;
 		return 0;
 	case A_SHOW: a->o.show = arg; return 0;
-	case A_FORMAT:
-		if ((k = opt_choice(flag, arg, formats)) < 0)
-			return k;
-		a->o.json = k == 1;
-		return 0;
+	case A_FORMAT: return opt_text_or_json(flag, arg, &a->o.json);
 	}
 	return -EINVAL;
 }
@@ -187,9 +182,7 @@ static const struct opt diff_options[] = {
 
 static int diff_option(void *ctx, int id, const char *arg, const char *flag)
 {
-	static const char *const formats[] = { "text", "json", NULL };
 	struct diff_args *d = ctx;
-	int k;
 
 	switch (id) {
 	case OPT_ARG:
@@ -199,11 +192,7 @@ static int diff_option(void *ctx, int id, const char *arg, const char *flag)
 		return 0;
 	case D_BENCH: d->o.benchmark = arg; return 0;
 	case D_EVENT: d->o.event = arg; return 0;
-	case D_FORMAT:
-		if ((k = opt_choice(flag, arg, formats)) < 0)
-			return k;
-		d->o.json = k == 1;
-		return 0;
+	case D_FORMAT: return opt_text_or_json(flag, arg, &d->o.json);
 	}
 	return -EINVAL;
 }

@@ -78,20 +78,14 @@ static const struct opt options[] = {
 
 static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 {
-	static const char *const formats[] = { "text", "json", NULL };
 	struct stat_opts *o = ctx;
-	int k;
 
 	switch (id) {
 	case O_RUNS: return opt_u64(flag, arg, 1, 1000000, &o->runs);
 	case O_WARMUP: return opt_u64(flag, arg, 0, 1000000, &o->warmup);
 	case O_EVENTS: return parse_events(o, flag, arg);
 	case O_OUTPUT: o->out_path = arg; return 0;
-	case O_FORMAT:
-		if ((k = opt_choice(flag, arg, formats)) < 0)
-			return k;
-		o->json = k == 1;
-		return 0;
+	case O_FORMAT: return opt_text_or_json(flag, arg, &o->json);
 	case O_BASELINE: o->baseline = arg; return 0;
 	case O_SAVE: o->save_baseline = arg; return 0;
 	case O_IGNORE: o->ignore_failure = true; return 0;

@@ -191,3 +191,14 @@ int opt_choice(const char *flag, const char *value, const char *const *names)
 	sb_release(&want);
 	return -EINVAL;
 }
+
+int opt_text_or_json(const char *flag, const char *value, bool *json)
+{
+	static const char *const formats[] = { "text", "json", NULL };
+	int k = opt_choice(flag, value, formats);
+
+	if (k < 0)
+		return k;
+	*json = k == 1;
+	return 0;
+}
