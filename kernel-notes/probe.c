@@ -1,5 +1,5 @@
 /*
- * probe.c - asks this machine's kernel the questions the kernel-notes pages
+ * probe.c - asks the running kernel the questions the kernel-notes pages
  * answer: which perf_event_open configurations are accepted (kernel vs user
  * sampling, system-wide, hardware events, inherit + mmap with cpu=-1 vs a
  * CPU, sample_stack_user limits) and how large a per-CPU ring may be

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t1180-record-report-errors: the error paths of record and report, per
-# SPEC.md: unsupported event (no PMU here, so -e cycles), a missing command
+# Errors a user meets first: unsupported event (no PMU here, so -e cycles), a missing command
 # (exit 127), the command's exit status passing through, a missing /
 # corrupt prof.data (exit 2, one line), and truncated files - cut by hand
 # and left by a SIGKILLed recorder - (one warning, report anyway, exit 0).

@@ -86,7 +86,7 @@ test_expect_success 'json is valid and has the prof-report/1 fields' '
 	assert {t["tid"]: t["samples"] for t in procs[1]["threads"]} == {1: 80, 2: 10}
 	assert set(procs[1]["threads"][0]) == {"tid", "comm", "samples", "cpu_user_s", "cpu_sys_s",
 	                                       "io_wait_s", "off_cpu_s", "sleep_s", "voluntary_switches",
-	                                       "involuntary_switches", "minor_faults", "major_faults"}  # issue 4
+	                                       "involuntary_switches", "minor_faults", "major_faults"}
 	f = d["functions"]
 	assert set(f[0]) == {"name", "module", "file", "line", "self", "total", "self_pct", "total_pct"}
 	assert [x["name"] for x in f] == ["work", "helper", "kfn", "rec", "main"], f

@@ -88,6 +88,24 @@ test_expect_success '--no-resources records no off-CPU data and no timeline' '
 	test "$(json_get nores.json "len(p[\"timeline\"]), p[\"off_cpu_s\"]")" = "0 0.0"
 '
 
+# A fresh machine has no tracefs mounted: as root prof mounts it, as perf
+# does.  Tried in a private mount namespace so the machine's state stays.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+	test_expect_success 'tracefs unmounted: prof mounts it and records off-CPU stacks' '
+		unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null;
+			! test -d /sys/kernel/tracing/events || exit 3
+			\"\$1\" record -o mnt.data -- \"\$2\" 300 >/dev/null 2>mnt.err || exit 1
+			test -d /sys/kernel/tracing/events" sh "$PROF" "$RB/sleeper" &&
+		! grep -q "no off-CPU stacks" mnt.err &&
+		"$PROF" report -i mnt.data --format=json --metric=sleep >mnt.json &&
+		sl=$(json_get mnt.json "p[\"sleep_s\"]") &&
+		say "sleep_s after mounting tracefs: $sl" &&
+		python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.2 else 1)" "$sl"
+	'
+else
+	test_skip 'tracefs unmounted: prof mounts it' 'needs root and unshare -m'
+fi
+
 # As nobody (paranoid 2): tracefs is root-only and raw tracepoint data
 # needs CAP_PERFMON, so off-CPU is unavailable: said once, CPU samples go on.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then

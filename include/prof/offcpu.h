@@ -11,7 +11,7 @@
 #define PROF_OFFCPU_H
 
 #include "prof/perf.h"
-#include "prof/recorder.h"
+#include "prof/replay.h"
 
 struct prof_offcpu;
 
@@ -25,8 +25,14 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, char *why, siz
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
 void prof_offcpu_enable(struct prof_offcpu *oc);
 void prof_offcpu_disable(struct prof_offcpu *oc);
-/* Pairs and charges the records in the off-CPU rings (writes samples). */
-void prof_offcpu_drain(struct prof_offcpu *oc, struct prof_recorder *r);
+/* The off-CPU events' rings: the driver feeds their records to the
+ * replay engine tagged with this pointer, after the CPU event's. */
+struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc);
+/* Registers the consumer that pairs switch-outs (resolved samples) with
+ * switch-ins and puts the charged intervals into sink; p is the profile
+ * the engine fills (its kernel frames tell I/O waits). */
+void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
+			const struct prof_profile *p, const struct prof_replay_sink *sink);
 /* I/O-wait ns of pid's threads that fall inside [from, to), from the
  * intervals charged so far (an interval still open is not known yet). */
 uint64_t prof_offcpu_iowait_between(const struct prof_offcpu *oc, uint32_t pid,

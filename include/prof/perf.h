@@ -3,8 +3,8 @@
  * sampling configuration, per-CPU events for a set of tasks feeding one
  * ring buffer per CPU, a poll loop helper, and decoding of the records the
  * kernel writes (SAMPLE, MMAP2, COMM, FORK, EXIT, LOST, LOST_SAMPLES).
- * It knows nothing about symbols or files: src/cmd/record.c consumes the
- * decoded records.  Facts about this machine's kernel: kernel-notes/.
+ * It knows nothing about symbols or files: the replay engine
+ * (src/replay/) consumes the decoded records.  Facts about this machine's kernel: kernel-notes/.
  */
 #ifndef PROF_PERF_H
 #define PROF_PERF_H
@@ -30,6 +30,14 @@ struct prof_perf_event_desc {
 /* NULL when the name is unknown. */
 const struct prof_perf_event_desc *prof_perf_event_find(const char *name);
 const char *prof_perf_event_names(void);	/* "cpu-clock, task-clock, ..." for usage */
+
+/*
+ * The tracefs root holding events/ ("/sys/kernel/tracing" or the debugfs
+ * copy).  When neither is mounted, mounts tracefs at /sys/kernel/tracing
+ * (needs CAP_SYS_ADMIN; tried once per process) and sets *mounted_now.
+ * NULL with errno set (EACCES: mounted but root-only; EPERM: cannot mount).
+ */
+const char *prof_tracefs_root(bool *mounted_now);
 
 #define PROF_STACK_SIZE_DEFAULT 32768
 /* The kernel stores a sample's size in a u16 and rounds the stack size to 8. */
@@ -129,33 +137,56 @@ uint64_t prof_perf_record_time(const struct perf_event_header *h);
 const struct perf_event_header *prof_perf_ring_peek(const struct prof_perf_ring *r, uint64_t tail,
 						    uint64_t head, uint8_t *scratch);
 
-/* A decoded PERF_RECORD_SAMPLE; pointers into the record. */
+/*
+ * Decoding records (src/perf/decode.c: the one decoder, used by the live
+ * rings and the perf.data reader).  Records may be unaligned; a record
+ * shorter than its fields claim is -EINVAL.  Decoded structs point into
+ * the record and are valid as long as it is.
+ */
 struct prof_perf_sample {
-	uint64_t ip, time, period;
+	uint64_t ip, time, addr, id, period;
 	uint32_t pid, tid, cpu;
 	uint64_t nr_callchain;
-	const uint64_t *callchain;
+	const uint8_t *callchain;	/* nr_callchain u64s: prof_perf_callchain() */
 	uint32_t raw_size;		/* PERF_SAMPLE_RAW (tracepoints), else 0 */
 	const uint8_t *raw;
 	uint64_t regs_abi;		/* 0: no user regs (kernel thread) */
-	const uint64_t *regs;		/* nr_regs values, in mask bit order */
+	uint64_t regs_mask;		/* the attr's sample_regs_user */
+	const uint8_t *regs;		/* popcount(regs_mask) u64s, in mask bit order */
 	uint64_t stack_size;		/* bytes of stack actually valid (dyn_size) */
 	const uint8_t *stack;
 	bool kernel;			/* PERF_RECORD_MISC_KERNEL */
 };
-/* 0, or -EINVAL when the record is shorter than its fields claim. */
-int prof_perf_parse_sample(const struct prof_perf *pf, const struct perf_event_header *h,
+/* A PERF_RECORD_SAMPLE laid out by a's sample_type.  0 / -EINVAL. */
+int prof_perf_parse_sample(const struct perf_event_attr *a, const struct perf_event_header *h,
 			   struct prof_perf_sample *s);
+/* A sample's time from its first bytes only (false if it has none). */
+bool prof_perf_sample_time(const struct perf_event_attr *a, const struct perf_event_header *h,
+			   uint64_t *time);
+static inline uint64_t prof_perf_callchain(const struct prof_perf_sample *s, uint64_t i)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, s->callchain + 8 * i, 8);
+	return v;
+}
+/* Scatters the user regs into regs[] indexed by perf_regs number (those
+ * below nregs); returns how many the sample has. */
+size_t prof_perf_sample_regs(const struct prof_perf_sample *s, uint64_t *regs, size_t nregs);
+/* The header's misc (h may be unaligned). */
+uint16_t prof_perf_record_misc(const struct perf_event_header *h);
 
-/* The sample_id_all trailer of a non-sample record: pid, tid, time, cpu. */
+/* The sample_id_all trailer of a non-sample record of attr a. */
 struct prof_perf_sample_id {
 	uint32_t pid, tid, cpu;
-	uint64_t time;
+	uint64_t time, id;
+	bool has_time;
 };
-int prof_perf_parse_id(const struct perf_event_header *h, struct prof_perf_sample_id *id);
+/* 0, or -EINVAL when a has no trailer or the record is too short (*id zeroed). */
+int prof_perf_parse_id(const struct perf_event_attr *a, const struct perf_event_header *h,
+		       struct prof_perf_sample_id *id);
 
 /* Decoded side-band records; strings point into the record. */
-struct prof_perf_mmap2 {
+struct prof_perf_mmap2 {		/* MMAP2, or MMAP (prot from misc) */
 	uint32_t pid, tid, prot, flags;
 	uint64_t addr, len, pgoff;
 	const char *filename;

@@ -4,15 +4,17 @@
  * lower-level parser the importer, the unit tests and the fuzzer share.
  *
  * Layering: the parser (src/perfdata/parse.c, sample.c) only checks and
- * decodes bytes: header, attrs with their ids, feature sections, and the
- * records, sorted by time the way perf's ordered-events queue sorts them.
- * The importer (src/perfdata/import.c) replays those records into per-pid
- * address spaces, unwinds and symbolizes samples and fills a prof_profile.
+ * splits bytes: header, attrs with their ids, feature sections, and the
+ * records, sorted by time the way perf's ordered-events queue sorts them
+ * (src/perf/decode.c decodes each record with its attr).  The importer
+ * (src/perfdata/import.c) hands those records to the replay engine
+ * (prof/replay.h), which fills a prof_profile.
  */
 #ifndef PROF_PERFDATA_H
 #define PROF_PERFDATA_H
 
 #include "prof/model.h"
+#include "prof/perf.h"
 #include <linux/perf_event.h>
 
 struct perfdata_info {
@@ -93,25 +95,6 @@ struct pd_file {
 	struct pd_decomp *scan;		/* zstd state and last record time */
 };
 
-struct pd_sample {
-	const struct pd_attr *attr;
-	uint64_t ip, time, addr, id, stream_id, period;
-	uint32_t pid, tid, cpu;
-	uint64_t nr_callchain;
-	const uint8_t *callchain;	/* nr_callchain u64s, maybe unaligned */
-	uint64_t regs_abi;		/* 0: no user regs captured */
-	uint64_t regs[64];		/* user regs indexed by perf_regs number */
-	const uint8_t *stack;		/* user stack copy */
-	uint64_t stack_size;		/* dyn_size: valid bytes */
-};
-
-struct pd_sample_id {			/* the sample_id_all trailer */
-	const struct pd_attr *attr;
-	uint32_t pid, tid, cpu;
-	uint64_t time, id;
-	bool has_time;
-};
-
 /* Parses buf (which must outlive f).  0 or -EINVAL with error() printed. */
 int pd_open(struct pd_file *f, const uint8_t *buf, size_t len);
 /*
@@ -136,12 +119,20 @@ size_t pd_pending_low(const struct pd_file *f);
  * if touched again, so this only ever costs time, never correctness. */
 void pd_release_behind(struct pd_file *f, const uint8_t *upto);
 void pd_close(struct pd_file *f);
-/* Decodes a PERF_RECORD_SAMPLE.  0 or -EINVAL (no message: counted by callers). */
-int pd_decode_sample(const struct pd_file *f, const struct pd_record *r, struct pd_sample *s);
+/* The attr of a record: a sample's from its front id, another record's
+ * from its sample_id_all trailer; NULL when unknown or absent. */
+const struct pd_attr *pd_sample_attr(const struct pd_file *f, const struct pd_record *r);
+const struct pd_attr *pd_record_attr(const struct pd_file *f, const struct pd_record *r);
+/* Decodes a PERF_RECORD_SAMPLE with its attr (also stored in *attr when
+ * attr is not NULL).  0 or -EINVAL (no message: counted by callers). */
+int pd_decode_sample(const struct pd_file *f, const struct pd_record *r, struct prof_perf_sample *s,
+		     const struct pd_attr **attr);
 /* A sample's time from its first bytes only (false if it has none). */
 bool pd_sample_time(const struct pd_file *f, const struct pd_record *r, uint64_t *time);
-/* Decodes the sample_id trailer of a non-sample record (fields 0 if absent). */
-void pd_decode_sample_id(const struct pd_file *f, const struct pd_record *r, struct pd_sample_id *sid);
+/* Decodes the sample_id trailer of a non-sample record (fields 0 if
+ * absent); returns its attr, NULL when it has no trailer. */
+const struct pd_attr *pd_decode_sample_id(const struct pd_file *f, const struct pd_record *r,
+					  struct prof_perf_sample_id *sid);
 /* Index of the attr owning sample id (0 when there is one attr), -1 if unknown. */
 int pd_attr_of_id(const struct pd_file *f, uint64_t id);
 /* Reads u64 i of an unaligned array. */

@@ -3,9 +3,9 @@
  * (src/resource/timeline.c): per-process and per-thread CPU user/sys time,
  * context switches, page faults, peak RSS and /proc/PID/io bytes, stored
  * in the profile as struct prof_resources, and a per-process timeline
- * (RSS, CPU%, I/O-wait%) sampled at least every 100 ms.  It also drives
- * the off-CPU events' drain (src/perf/offcpu.c), whose I/O-wait time gives
- * the timeline's I/O-wait%.
+ * (RSS, CPU%, I/O-wait%) sampled at least every 100 ms.  The I/O-wait%
+ * comes from the intervals the off-CPU consumer (src/perf/offcpu.c)
+ * charged; both are consumers of the replay engine (prof/replay.h).
  *
  * Limits (also in the report's README): /proc values have clock-tick
  * resolution (10 ms) for CPU time.  A thread that exits between two
@@ -31,9 +31,10 @@ struct prof_restrack;
 
 /* oc may be NULL (no off-CPU data: I/O-wait% stays 0). */
 struct prof_restrack *prof_restrack_new(struct prof_profile *p, struct prof_offcpu *oc);
-/* Installs the recorder hooks: after each drain, the off-CPU drain and
- * the move of the sampler's readings into the profile; fork/exit. */
-void prof_restrack_attach(struct prof_restrack *rt, struct prof_recorder *r);
+/* Registers as a consumer of the replay engine: fork/exit records, and
+ * at the end of each batch the move of the sampler's readings (with the
+ * off-CPU I/O-wait of the batch) into the profile. */
+void prof_restrack_attach(struct prof_restrack *rt, struct prof_replay *rp);
 /* Track one more process (the launched command, an attach target). */
 void prof_restrack_add_pid(struct prof_restrack *rt, uint32_t pid);
 /* Starts the sampler thread (every PROF_RESTRACK_INTERVAL_NS). */

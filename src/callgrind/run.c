@@ -2,7 +2,7 @@
  * run.c - runs a command under valgrind's callgrind and leaves
  * profiles/LABEL.callgrind plus its flat and call-tree annotations.
  * With --codspeed it uses exactly the flags CodSpeed's runner uses
- * (design.md section 3); on stock valgrind, which rejects some of them,
+ * (codspeed_flags below); on stock valgrind, which rejects some of them,
  * it probes valgrind once with the flag list and drops what it refuses,
  * saying which.
  */

@@ -8,6 +8,7 @@
  */
 #include "prof/data.h"
 #include "prof/options.h"
+#include "prof/proc.h"
 #include "prof/util.h"
 #include "record-priv.h"
 #include "help-prof-record.h"
@@ -215,6 +216,23 @@ static void set_defaults(struct record_opts *o)
 		.ring_pages = prof_perf_default_ring_pages(), .ring_shrink_ok = true };
 }
 
+/* -t: the process of each thread joins the targets, once. */
+static int add_thread_processes(struct record_opts *o)
+{
+	for (size_t i = 0; i < o->tids.n; i++) {
+		pid_t pid = prof_proc_tgid(o->tids.v[i]);
+		bool seen = false;
+
+		if (pid <= 0)
+			return usage_error("no thread with tid %d", (int)o->tids.v[i]);
+		for (size_t k = 0; k < o->pids.n; k++)
+			seen |= o->pids.v[k] == pid;
+		if (!seen)
+			VEC_PUSH(&o->pids, pid);
+	}
+	return 0;
+}
+
 int record_parse_options(struct record_opts *o, int argc, char **argv)
 {
 	int rest, ret;
@@ -232,7 +250,7 @@ int record_parse_options(struct record_opts *o, int argc, char **argv)
 	if (o->pids.n && o->tids.n)
 		return usage_error("give either -p PID or -t TID, not both");
 	o->perf.enable_on_exec = o->argv != NULL;
-	return 0;
+	return add_thread_processes(o);
 }
 
 void record_say_config(const struct record_opts *o)

@@ -1,7 +1,7 @@
 /*
  * report.c - `prof report`: loads a prof.data file and prints it as a flat
  * function table (default), a caller-first call tree, folded stacks or
- * JSON (contract: SPEC.md "prof report").  Option parsing, error wording,
+ * JSON (schema: src/output/json.c).  Option parsing, error wording,
  * the interrupted-recording warning and the loading progress live here;
  * the rendering lives in src/output/.
  */

@@ -1,11 +1,11 @@
 /*
  * json.c - the stable machine-readable report, schema "prof-report/1"
- * (fields exactly as SPEC.md lists them).  Weights ("samples" of
+ * (fields as listed below).  Weights ("samples" of
  * processes/threads, "self"/"total" of functions) are in the metric's unit:
  * samples for cpu, microseconds for time metrics.  Every string goes
  * through json_escape(); numbers are never NaN.
  *
- * Resource fields (issue 4, src/output/resources.c): every processes[]
+ * Resource fields (src/output/resources.c): every processes[]
  * entry also has cpu_user_s, cpu_sys_s, rss_peak_bytes, io_wait_s,
  * off_cpu_s, sleep_s, io_read_bytes, io_write_bytes and a timeline array
  * of {t (s since the first sample), rss_bytes, cpu_pct, io_wait_pct};

@@ -10,9 +10,12 @@
  * Design notes / invariants:
  *  - The events live in their own prof_perf (own rings), because their
  *    samples carry PERF_SAMPLE_RAW and the CPU event's do not: one ring
- *    per sample layout, no PERF_SAMPLE_IDENTIFIER needed.  The CPU event
- *    alone emits MMAP2/COMM/FORK/EXIT, so the address spaces the recorder
- *    keeps are the ones the stacks here are resolved against.
+ *    per sample layout, no PERF_SAMPLE_IDENTIFIER needed.  The driver
+ *    feeds these rings to the replay engine after the CPU event's, tagged
+ *    with &oc->pf; this file is a consumer of the engine: it sees the
+ *    switch-out samples already resolved into (thread, node), against the
+ *    address spaces the CPU event's MMAP2/COMM/FORK/EXIT built, and puts
+ *    the charged intervals into a sink (the prof.data writer).
  *  - pending maps tid -> index + 1 into pend; a thread has at most one
  *    open switch-out.  A switch-in without an open switch-out (recording
  *    started while it was blocked) charges nothing; a switch-out never
@@ -24,7 +27,6 @@
  *    sampler has used them for its I/O-wait% (prof_offcpu_io_prune).
  */
 #include "prof/offcpu.h"
-#include "prof/data.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,17 +55,12 @@ struct prof_offcpu {
 	struct prof_perf pf;
 	struct prof_perf_event_desc desc;
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
-	struct prof_recorder *r;	/* during a drain */
+	const struct prof_profile *p;	/* reads the kernel frames of a stack */
+	struct prof_replay_sink sink;	/* where charged intervals go */
 	VEC(struct pend) pend;
 	struct u64map pending;
 	VEC(struct io_interval) io;
 	uint64_t lost;
-	pid_t self;
-};
-
-static const char *const tracefs_dirs[] = {
-	"/sys/kernel/tracing/events/sched/sched_switch",
-	"/sys/kernel/debug/tracing/events/sched/sched_switch",
 };
 
 /* "field:long prev_state;\toffset:32;\tsize:8;" -> 32, 8. */
@@ -83,35 +80,36 @@ static int parse_prev_state(const char *format, uint32_t *off, uint32_t *size)
 /* Tracepoint id and prev_state layout; 0 or -errno with why filled. */
 static int read_tracepoint(struct prof_offcpu *oc, char *why, size_t len)
 {
-	bool denied = false;
+	const char *root = prof_tracefs_root(NULL);
+	char path[128];
+	char *id, *fmt;
+	int ret;
 
-	for (size_t i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
-		char path[128];
-		char *id, *fmt;
-		snprintf(path, sizeof(path), "%s/id", tracefs_dirs[i]);
-		if (!(id = read_file(path, NULL))) {
-			denied |= errno == EACCES || errno == EPERM;
-			continue;
-		}
-		snprintf(path, sizeof(path), "%s/format", tracefs_dirs[i]);
-		fmt = read_file(path, NULL);
-		uint64_t v = strtoull(id, NULL, 10);
-		int ret = fmt && v ? parse_prev_state(fmt, &oc->state_off, &oc->state_size) : -EINVAL;
-		free(id);
-		free(fmt);
-		if (ret < 0) {
-			snprintf(why, len, "cannot parse %s (no prev_state field)", path);
-			return ret;
-		}
-		oc->desc.config = v;
-		return 0;
-	}
-	if (denied) {
+	if (!root && errno == EACCES) {
 		snprintf(why, len, "tracefs is readable by root only (/sys/kernel/tracing is mode 0700), and raw sched_switch data needs root or CAP_PERFMON; run prof record as root");
 		return -EACCES;
 	}
-	snprintf(why, len, "no sched:sched_switch tracepoint in tracefs (mount it: 'mount -t tracefs nodev /sys/kernel/tracing')");
-	return -ENOENT;
+	if (!root) {
+		snprintf(why, len, "tracefs is not mounted and mounting it needs root (mount it: 'mount -t tracefs nodev /sys/kernel/tracing')");
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", root);
+	if (!(id = read_file(path, NULL))) {
+		snprintf(why, len, "no sched:sched_switch tracepoint in %s", root);
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/format", root);
+	fmt = read_file(path, NULL);
+	uint64_t v = strtoull(id, NULL, 10);
+	ret = fmt && v ? parse_prev_state(fmt, &oc->state_off, &oc->state_size) : -EINVAL;
+	free(id);
+	free(fmt);
+	if (ret < 0) {
+		snprintf(why, len, "cannot parse %s (no prev_state field)", path);
+		return ret;
+	}
+	oc->desc.config = v;
+	return 0;
 }
 
 static void setup_attr(struct prof_offcpu *oc)
@@ -156,7 +154,6 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, char *why, siz
 	struct prof_perf_config cfg = main->cfg;
 
 	oc->desc = (struct prof_perf_event_desc){ "sched:sched_switch", PERF_TYPE_TRACEPOINT, 0, false };
-	oc->self = getpid();
 	if (read_tracepoint(oc, why, len) < 0)
 		goto fail;
 	cfg.event = &oc->desc;
@@ -303,62 +300,60 @@ static struct pend *pend_of(struct prof_offcpu *oc, uint32_t tid, bool create)
 	return &oc->pend.v[oc->pend.n - 1];
 }
 
-static void on_switch_out(struct prof_offcpu *oc, const struct perf_event_header *h)
+static void on_switch_out(void *arg, const struct prof_replay_sample *rs)
 {
-	struct prof_perf_sample s;
-	struct prof_profile *p;
-	uint32_t thread, node;
-	bool complete;
+	struct prof_offcpu *oc = arg;
+	const struct prof_perf_sample *s = rs->s;
 
-	if (prof_perf_parse_sample(&oc->pf, h, &s) < 0 || (pid_t)s.pid == oc->self)
+	if (rs->event != &oc->pf)
 		return;
-	node = prof_recorder_resolve(oc->r, &s, &thread, &complete);
-	p = prof_recorder_profile(oc->r);
-	enum prof_metric m = prof_offcpu_classify(prev_state_of(oc, &s), kernel_stack_in_io(p, node));
-	struct pend *pe = pend_of(oc, s.tid, true);
-	*pe = (struct pend){ .t_out = s.time, .thread = thread, .node = node, .pid = s.pid,
-			     .metric = (uint8_t)m, .open = m != PROF_METRIC_COUNT };
+	enum prof_metric m = prof_offcpu_classify(prev_state_of(oc, s),
+						  kernel_stack_in_io(oc->p, rs->node));
+	struct pend *pe = pend_of(oc, s->tid, true);
+	*pe = (struct pend){ .t_out = s->time, .thread = rs->thread, .node = rs->node,
+			     .pid = s->pid, .metric = (uint8_t)m, .open = m != PROF_METRIC_COUNT };
 }
 
-static void on_switch_in(struct prof_offcpu *oc, const struct perf_event_header *h)
+static void on_switch(void *arg, const void *event, const struct prof_perf_sample_id *id, bool out)
 {
-	struct prof_perf_sample_id id;
-	struct prof_writer *w = prof_recorder_writer(oc->r);
+	struct prof_offcpu *oc = arg;
 	struct pend *pe;
 
-	if (prof_perf_parse_id(h, &id) < 0 || !(pe = pend_of(oc, id.tid, false)) || !pe->open)
+	if (event != &oc->pf || out || !(pe = pend_of(oc, id->tid, false)) || !pe->open)
 		return;
 	pe->open = false;
-	if (id.time <= pe->t_out)
+	if (id->time <= pe->t_out)
 		return;
-	uint64_t ns = id.time - pe->t_out;
-	prof_writer_sample(w, pe->t_out, pe->thread, pe->node, PROF_M_OFFCPU_NS, ns, 0);
-	prof_writer_sample(w, pe->t_out, pe->thread, pe->node, (enum prof_metric)pe->metric, ns, 0);
+	uint64_t ns = id->time - pe->t_out;
+	oc->sink.add(oc->sink.arg, pe->t_out, pe->thread, pe->node, PROF_M_OFFCPU_NS, ns, 0);
+	oc->sink.add(oc->sink.arg, pe->t_out, pe->thread, pe->node, (enum prof_metric)pe->metric, ns, 0);
 	if (pe->metric == PROF_M_IOWAIT_NS)
-		VEC_PUSH(&oc->io, ((struct io_interval){ pe->t_out, id.time, pe->pid }));
+		VEC_PUSH(&oc->io, ((struct io_interval){ pe->t_out, id->time, pe->pid }));
 }
 
-static int on_record(void *ctx, const struct perf_event_header *h)
+static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
 {
-	struct prof_offcpu *oc = ctx;
+	struct prof_offcpu *oc = arg;
 
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE: on_switch_out(oc, h); break;
-	case PERF_RECORD_SWITCH:
-		if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
-			on_switch_in(oc, h);
-		break;
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES:
-		oc->lost += prof_perf_lost_count(h);
-		break;
-	}
-	return 0;
+	if (event == &oc->pf)
+		oc->lost += n;
 }
 
-void prof_offcpu_drain(struct prof_offcpu *oc, struct prof_recorder *r)
+static const struct prof_replay_ops offcpu_ops = {
+	.sample = on_switch_out,
+	.context_switch = on_switch,
+	.lost = on_lost,
+};
+
+void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
+			const struct prof_profile *p, const struct prof_replay_sink *sink)
 {
-	oc->r = r;
-	prof_perf_drain(&oc->pf, on_record, oc);
-	oc->r = NULL;
+	oc->p = p;
+	oc->sink = *sink;
+	prof_replay_add_consumer(rp, &offcpu_ops, oc);
+}
+
+struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc)
+{
+	return &oc->pf;
 }

@@ -115,7 +115,7 @@ static size_t shrink_record(const struct prof_perf *pf, const struct perf_event_
 	const uint8_t *rec = (const uint8_t *)h, *end = rec + h->size;
 
 	if (h->type != PERF_RECORD_SAMPLE || !(pf->attr.sample_type & PERF_SAMPLE_STACK_USER) ||
-	    prof_perf_parse_sample(pf, h, &s) < 0 || !s.stack)
+	    prof_perf_parse_sample(&pf->attr, h, &s) < 0 || !s.stack)
 		goto whole;
 	uint64_t size, keep = (s.stack_size + 7) & ~7ULL;
 	memcpy(&size, s.stack - 8, 8);

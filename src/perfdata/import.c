@@ -1,29 +1,21 @@
 /*
- * import.c - replays a parsed perf.data (see parse.c) into a prof_profile:
- * per-process address spaces from MMAP/MMAP2/FORK/COMM-exec, thread names
- * from COMM, and for every sample of the imported event a stack built from
- * its kernel callchain plus either its user callchain (-g / fp) or an
- * unwind of its captured registers and stack (--call-graph dwarf), then
- * symbolized and interned into the trie.
+ * import.c - the perf.data driver of the replay engine
+ * (include/prof/replay.h): hands the records of a parsed perf.data (see
+ * parse.c), round by round in time order, to the engine that keeps the
+ * address spaces and threads and turns samples into trie nodes; its
+ * consumers here add the samples of the imported event to the profile's
+ * aggregates, sum the LOST counts and check mapped files' build-ids.
  *
  * Design notes / invariants:
  *  - Only one event is imported: the first that is not perf's "dummy"
  *    sideband event (im->main).  Samples of other events are counted in
  *    info->other_samples and, if there are any, a warning names the one kept.
- *  - One prof_addrspace per pid, created on first use; FORK of a new
- *    process copies its parent's space (threads share their process's);
- *    COMM with PERF_RECORD_MISC_COMM_EXEC empties it.  MMAPs of pid -1 are
- *    the kernel's own (symbolized from /proc/kallsyms instead).
- *  - Thread names are kept in a tid -> string map and the profile's thread
- *    is interned only when a sample arrives, so threads without samples do
- *    not show up in reports.
- *  - Stacks are built innermost first: kernel frames, then user frames.
- *    Every user pc but the first is a return address.
  *  - A stack is "truncated" (p->samples_truncated) when the dwarf unwind
  *    stopped early, or an fp callchain filled the kernel's depth limit.
  */
 #include "prof/perfdata.h"
-#include "prof/unwind.h"
+#include "prof/replay.h"
+#include "prof/symbol.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -31,283 +23,52 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
-
-#define PD_PID_KERNEL UINT32_MAX
-#define PD_MAX_STACK_DEFAULT 127	/* sysctl kernel.perf_event_max_stack */
-#define PD_FRAMES_MAX (PROF_MAX_FRAMES * 4)
 
 struct importer {
 	struct prof_profile *p;
 	struct perfdata_info *info;
 	struct pd_file *f;
 	const struct pd_attr *main;	/* the event imported */
-	struct prof_symbolizer *sym;
-	struct prof_unwinder *unw;
-	struct u64map space_of_pid;	/* pid -> index in spaces */
-	VEC(struct prof_addrspace *) spaces;
-	struct u64map comm_of_tid;	/* tid -> string id */
+	struct prof_replay *rp;
 	bool clock_event;		/* cpu-clock / task-clock: period is ns */
-	uint64_t pcs[PROF_MAX_FRAMES];
-	uint32_t frames[PD_FRAMES_MAX];
-	size_t nframes;
-	bool warned_build_id, kernel_checked;
+	bool warned_build_id;
 	uint64_t lost_records, lost_samples;	/* LOST / LOST_SAMPLES sums */
 };
 
-/* ---- processes and threads -------------------------------------------------- */
+/* ---- consumers of the engine ------------------------------------------------ */
 
-static struct prof_addrspace *space_get(struct importer *im, uint32_t pid)
+static void on_sample(void *arg, const struct prof_replay_sample *rs)
 {
-	bool created;
-	uint64_t *slot = u64map_slot(&im->space_of_pid, pid, &created);
+	struct importer *im = arg;
 
-	if (created) {
-		*slot = im->spaces.n;
-		VEC_PUSH(&im->spaces, prof_addrspace_new((pid_t)pid));
-	}
-	return im->spaces.v[*slot];
-}
-
-static void space_replace(struct importer *im, uint32_t pid, struct prof_addrspace *as)
-{
-	bool created;
-	uint64_t *slot = u64map_slot(&im->space_of_pid, pid, &created);
-
-	if (created) {
-		*slot = im->spaces.n;
-		VEC_PUSH(&im->spaces, as);
-		return;
-	}
-	prof_addrspace_free(im->spaces.v[*slot]);
-	im->spaces.v[*slot] = as;
-}
-
-static void on_fork(struct importer *im, const uint8_t *d, uint32_t size)
-{
-	uint32_t v[4];	/* pid, ppid, tid, ptid */
-
-	if (size < sizeof(struct perf_event_header) + sizeof(v))
-		return;
-	memcpy(v, d + sizeof(struct perf_event_header), sizeof(v));
-	uint64_t comm;
-	if (u64map_get(&im->comm_of_tid, v[3], &comm))
-		u64map_put(&im->comm_of_tid, v[2], comm);
-	if (v[0] == v[1])
-		return;		/* a new thread shares its process's space */
-	uint64_t idx;
-	struct prof_addrspace *child;
-	if (u64map_get(&im->space_of_pid, v[1], &idx))
-		child = prof_addrspace_fork(im->spaces.v[idx], (pid_t)v[0]);
-	else
-		child = prof_addrspace_new((pid_t)v[0]);
-	space_replace(im, v[0], child);
-}
-
-static void on_comm(struct importer *im, const struct perf_event_header *eh, const uint8_t *d,
-		    uint32_t size)
-{
-	uint32_t v[2];	/* pid, tid */
-	size_t hdr = sizeof(*eh) + sizeof(v);
-
-	if (size <= hdr)
-		return;
-	memcpy(v, d + sizeof(*eh), sizeof(v));
-	char *s = xstrndup((const char *)d + hdr, size - hdr);
-	uint32_t name = prof_intern(im->p, s);
-	free(s);
-	u64map_put(&im->comm_of_tid, v[1], name);
-	if (eh->misc & PERF_RECORD_MISC_COMM_EXEC)
-		prof_addrspace_clear(space_get(im, v[0]));
+	prof_add(im->p, rs->thread, rs->node, PROF_M_SAMPLES, 1);
+	if (im->clock_event)
+		prof_add(im->p, rs->thread, rs->node, PROF_M_CPU_NS, rs->s->period);
+	prof_replay_count_sample(im->p, rs->s->time, rs->complete);
+	im->info->samples++;
+	im->info->unwound_complete += rs->complete;
 }
 
 /* Warns once when a mapped binary is not the one perf saw (build-id differs). */
-static void check_build_id(struct importer *im, const char *path)
+static void on_mmap(void *arg, const struct prof_perf_mmap2 *m)
 {
+	struct importer *im = arg;
+
 	if (im->warned_build_id)
 		return;
 	for (size_t i = 0; i < im->f->build_ids.n; i++) {
 		const struct pd_build_id *b = &im->f->build_ids.v[i];
-		if (strcmp(b->filename, path))
+		if (strcmp(b->filename, m->filename))
 			continue;
-		struct prof_elf *e = prof_elf_get(path);
+		struct prof_elf *e = prof_elf_get(m->filename);
 		const char *have = e ? prof_elf_build_id(e) : "";
 		if (*have && *b->hex && strcmp(have, b->hex)) {
 			warning("'%s' changed since it was recorded (build-id %s, now %s); "
-				"its symbols may be wrong", path, b->hex, have);
+				"its symbols may be wrong", m->filename, b->hex, have);
 			im->warned_build_id = true;
 		}
 		return;
-	}
-}
-
-static void on_mmap(struct importer *im, const struct perf_event_header *eh, const uint8_t *d,
-		    uint32_t size)
-{
-	const uint8_t *b = d + sizeof(*eh);
-	uint32_t pid;
-	uint64_t addr, len, pgoff;
-	uint32_t prot;
-	size_t name_off;
-
-	if (eh->type == PERF_RECORD_MMAP) {
-		name_off = sizeof(*eh) + 8 + 24;
-		/* MMAP (v1) has no prot: data mappings are flagged in misc */
-		prot = (eh->misc & PERF_RECORD_MISC_MMAP_DATA) ? PROT_READ : PROT_READ | PROT_EXEC;
-	} else {
-		name_off = sizeof(*eh) + 8 + 24 + 24 + 8;
-		if (size >= name_off)
-			memcpy(&prot, d + name_off - 8, 4);
-	}
-	if (size <= name_off)
-		return;
-	memcpy(&pid, b, 4);
-	memcpy(&addr, b + 8, 8);
-	memcpy(&len, b + 16, 8);
-	memcpy(&pgoff, b + 24, 8);
-	if (pid == PD_PID_KERNEL)
-		return;
-	char *path = xstrndup((const char *)d + name_off, size - name_off);
-	if (prot & PROT_EXEC)
-		check_build_id(im, path);
-	prof_addrspace_map(space_get(im, pid), addr, len, pgoff, path, prot);
-	free(path);
-}
-
-static uint32_t thread_of(struct importer *im, uint32_t pid, uint32_t tid)
-{
-	uint64_t comm = 0;
-
-	u64map_get(&im->comm_of_tid, tid, &comm);
-	return prof_thread_intern(im->p, pid, tid, prof_str(im->p, (uint32_t)comm));
-}
-
-/* ---- stacks ------------------------------------------------------------------- */
-
-/* Kernel pcs are resolved with this machine's /proc/kallsyms: say so once
- * when the file was recorded on another kernel. */
-static void check_kernel_release(struct importer *im)
-{
-	struct utsname u;
-
-	im->kernel_checked = true;
-	if (im->f->osrelease && uname(&u) == 0 && strcmp(u.release, im->f->osrelease))
-		warning("perf.data was recorded on kernel %s but this is %s; kernel symbols "
-			"come from this machine's /proc/kallsyms and may be wrong",
-			im->f->osrelease, u.release);
-}
-
-static void push_kernel(struct importer *im, uint64_t pc)
-{
-	if (!im->kernel_checked)
-		check_kernel_release(im);
-	if (im->nframes < PD_FRAMES_MAX)
-		im->nframes += prof_symbolize_kernel(im->sym, pc, im->frames + im->nframes,
-						     PD_FRAMES_MAX - im->nframes);
-}
-
-static void push_user(struct importer *im, struct prof_addrspace *as, uint64_t pc, bool ret)
-{
-	if (im->nframes < PD_FRAMES_MAX)
-		im->nframes += prof_symbolize_user(im->sym, as, pc, ret, im->frames + im->nframes,
-						   PD_FRAMES_MAX - im->nframes);
-}
-
-/*
- * Walks the callchain: context markers (PERF_CONTEXT_*) switch between
- * kernel and user entries.  Returns the number of user entries taken;
- * user entries are skipped when the sample carries a stack to unwind.
- */
-static size_t walk_callchain(struct importer *im, struct prof_addrspace *as,
-			     const struct pd_sample *s, bool want_user)
-{
-	uint64_t ctx = PERF_CONTEXT_USER;
-	size_t nuser = 0;
-
-	for (uint64_t i = 0; i < s->nr_callchain; i++) {
-		uint64_t pc = pd_u64(s->callchain, i);
-		if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
-			ctx = pc;
-			continue;
-		}
-		if (ctx == PERF_CONTEXT_KERNEL)
-			push_kernel(im, pc);
-		else if (ctx == PERF_CONTEXT_USER && want_user)
-			push_user(im, as, pc, nuser++ > 0);
-	}
-	return nuser;
-}
-
-static bool unwind_dwarf(struct importer *im, struct prof_addrspace *as, const struct pd_sample *s)
-{
-	struct prof_user_regs regs;
-	struct prof_ustack stack = { s->stack, s->stack_size };
-	struct prof_unwind_result res;
-
-	memset(&regs, 0, sizeof(regs));
-	for (size_t i = 0; i < ARRAY_SIZE(regs.r); i++)
-		regs.r[i] = s->regs[i];
-	prof_unwind(im->unw, as, (pid_t)s->tid, &regs, &stack, im->pcs, PROF_MAX_FRAMES, &res);
-	for (size_t i = 0; i < res.n; i++)
-		push_user(im, as, im->pcs[i], i > 0);
-	return res.complete;
-}
-
-static void on_sample(struct importer *im, const struct pd_record *r)
-{
-	struct pd_sample s;
-
-	if (pd_decode_sample(im->f, r, &s)) {
-		im->info->bad_samples++;
-		return;
-	}
-	if (s.attr != im->main) {
-		im->info->other_samples++;
-		return;
-	}
-	const struct perf_event_attr *a = &s.attr->attr;
-	struct prof_addrspace *as = space_get(im, s.pid);
-	bool dwarf = (a->sample_type & PERF_SAMPLE_STACK_USER) && s.regs_abi;
-	bool complete = true;
-	struct perf_event_header eh;
-	memcpy(&eh, r->data, sizeof(eh));	/* fuzzed records may be misaligned */
-	uint16_t cpumode = eh.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-
-	im->nframes = 0;
-	if (s.nr_callchain) {
-		size_t nuser = walk_callchain(im, as, &s, !dwarf);
-		uint32_t limit = a->sample_max_stack ? a->sample_max_stack : PD_MAX_STACK_DEFAULT;
-		if (!dwarf && nuser + 2 >= limit)
-			complete = false;
-	} else if (cpumode == PERF_RECORD_MISC_KERNEL) {
-		push_kernel(im, s.ip);
-	} else if (!dwarf) {
-		push_user(im, as, s.ip, false);
-	}
-	if (dwarf)
-		complete = unwind_dwarf(im, as, &s);
-	if (im->nframes == 0)
-		push_user(im, as, s.ip, false);
-
-	uint32_t thread = thread_of(im, s.pid, s.tid);
-	uint32_t node = prof_node_from_stack(im->p, im->frames, im->nframes);
-	prof_add(im->p, thread, node, PROF_M_SAMPLES, 1);
-	if (im->clock_event)
-		prof_add(im->p, thread, node, PROF_M_CPU_NS, s.period);
-
-	struct prof_profile *p = im->p;
-	p->samples++;
-	im->info->samples++;
-	if (complete)
-		im->info->unwound_complete++;
-	else
-		p->samples_truncated++;
-	if (a->sample_type & PERF_SAMPLE_TIME) {
-		if (!p->start_ns || s.time < p->start_ns)
-			p->start_ns = s.time;
-		if (s.time > p->end_ns)
-			p->end_ns = s.time;
 	}
 }
 
@@ -317,18 +78,21 @@ static void on_sample(struct importer *im, const struct pd_record *r)
  * drops the kernel reported as LOST records: the two overlap, so the
  * importer keeps both sums and reports the larger (see finish_lost()).
  */
-static void on_lost(struct importer *im, const struct pd_record *r)
+static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
 {
-	uint64_t n = 0;
-	size_t off = sizeof(struct perf_event_header) + (r->type == PERF_RECORD_LOST ? 8 : 0);
+	struct importer *im = arg;
 
-	if (r->size >= off + 8)
-		n = pd_u64(r->data + off, 0);
-	if (r->type == PERF_RECORD_LOST)
+	if (type == PERF_RECORD_LOST)
 		im->lost_records += n;
 	else
 		im->lost_samples += n;
 }
+
+static const struct prof_replay_ops import_ops = {
+	.sample = on_sample,
+	.mmap = on_mmap,
+	.lost = on_lost,
+};
 
 static void finish_lost(struct importer *im)
 {
@@ -360,23 +124,30 @@ static size_t *needed_from(const struct pd_file *f)
 	return low;
 }
 
+/* One record to the engine, with the attr that lays it out. */
 static void replay_record(struct importer *im, const struct pd_record *r)
 {
-	struct perf_event_header h;
+	const struct pd_attr *a;
+	int ret;
 
-	memcpy(&h, r->data, sizeof(h));
 	im->info->records++;
-	switch (r->type) {
-	case PERF_RECORD_SAMPLE: on_sample(im, r); break;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2: on_mmap(im, &h, r->data, r->size); break;
-	case PERF_RECORD_COMM: on_comm(im, &h, r->data, r->size); break;
-	case PERF_RECORD_FORK: on_fork(im, r->data, r->size); break;
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES: on_lost(im, r); break;
-	case PERF_RECORD_EXIT: break;	/* spaces stay: late samples may follow */
-	default: im->info->skipped++; break;
+	if (r->type == PERF_RECORD_SAMPLE) {
+		if (!(a = pd_sample_attr(im->f, r))) {
+			im->info->bad_samples++;
+			return;
+		}
+		if (a != im->main) {
+			im->info->other_samples++;
+			return;
+		}
+	} else if (!(a = pd_record_attr(im->f, r))) {
+		a = im->main;	/* no trailer: only its absence matters */
 	}
+	ret = prof_replay_record(im->rp, &a->attr, a, (const void *)r->data);
+	if (ret < 0)
+		im->info->bad_samples++;
+	else if (ret == PROF_REPLAY_UNUSED)
+		im->info->skipped++;
 }
 
 /*
@@ -410,6 +181,7 @@ static void replay(struct importer *im)
 			replay_record(im, &f->records.v[i]);
 		}
 		free(low);
+		prof_replay_batch_end(im->rp);
 	}
 }
 
@@ -520,8 +292,10 @@ static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
 	const struct perf_event_attr *a = &im.main->attr;
 	im.clock_event = a->type == PERF_TYPE_SOFTWARE &&
 			 (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK);
-	im.sym = prof_symbolizer_new(p);
-	im.unw = prof_unwinder_new(PROF_UNWIND_LIBDW);
+	struct prof_replay_config cfg = { .p = p, .unwinder = PROF_UNWIND_LIBDW,
+					  .kernel_release = f.osrelease };
+	im.rp = prof_replay_new(&cfg);
+	prof_replay_add_consumer(im.rp, &import_ops, &im);
 	set_meta(&im);
 	replay(&im);
 	finish_lost(&im);
@@ -535,13 +309,7 @@ static int read_buffer(const uint8_t *buf, size_t len, struct prof_profile *p,
 			" samples of the others ignored)",
 			f.attrs.n, prof_meta_get(p, "event"), info->other_samples);
 
-	prof_unwinder_free(im.unw);
-	prof_symbolizer_free(im.sym);
-	for (size_t i = 0; i < im.spaces.n; i++)
-		prof_addrspace_free(im.spaces.v[i]);
-	VEC_FREE(&im.spaces);
-	u64map_free(&im.space_of_pid);
-	u64map_free(&im.comm_of_tid);
+	prof_replay_free(im.rp);
 	pd_close(&f);
 	return 0;
 }

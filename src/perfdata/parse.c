@@ -340,7 +340,7 @@ static bool record_time(const struct pd_file *f, const struct pd_record *r, uint
 		return pd_sample_time(f, r, t);
 	if (r->type >= PD_HEADER_ATTR)
 		return false;
-	struct pd_sample_id sid;
+	struct prof_perf_sample_id sid;
 	pd_decode_sample_id(f, r, &sid);
 	if (sid.has_time)
 		*t = sid.time;

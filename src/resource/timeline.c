@@ -428,42 +428,43 @@ void prof_restrack_rusage(struct prof_restrack *rt, uint32_t pid, const struct r
 	pthread_mutex_unlock(&rt->lock);
 }
 
-/* --- recorder hooks ------------------------------------------------------------ */
+/* --- consumer of the replay engine ------------------------------------------- */
 
-static void after_drain(void *arg, struct prof_recorder *r)
+/* After each batch (the off-CPU intervals of it are charged by then). */
+static void on_batch_end(void *arg)
 {
 	struct prof_restrack *rt = arg;
 
-	if (rt->oc)
-		prof_offcpu_drain(rt->oc, r);
 	pthread_mutex_lock(&rt->lock);
 	merge_locked(rt);
 	pthread_mutex_unlock(&rt->lock);
 }
 
-static void on_task(void *arg, const struct perf_event_header *h)
+static void on_task(void *arg, const struct prof_perf_task *t, bool exit)
 {
 	struct prof_restrack *rt = arg;
-	struct prof_perf_task t;
 
-	if (prof_perf_parse_task(h, &t) < 0)
-		return;
 	pthread_mutex_lock(&rt->lock);
-	if (h->type == PERF_RECORD_FORK) {
-		if (t.pid != t.ppid)
-			add_pid_locked(rt, t.pid);
+	if (!exit) {
+		if (t->pid != t->ppid)
+			add_pid_locked(rt, t->pid);
 	} else {
 		/* EXIT: the thread's /proc entry is usually gone already
 		 * (threads are reaped at exit); if it is still there, these
 		 * are its final values. */
-		struct proc_state *ps = proc_find(rt, t.pid);
+		struct proc_state *ps = proc_find(rt, t->pid);
 		if (ps && ps->alive)
-			sample_thread(rt, t.pid, t.tid);
+			sample_thread(rt, t->pid, t->tid);
 	}
 	pthread_mutex_unlock(&rt->lock);
 }
 
-void prof_restrack_attach(struct prof_restrack *rt, struct prof_recorder *r)
+static const struct prof_replay_ops restrack_ops = {
+	.task = on_task,
+	.batch_end = on_batch_end,
+};
+
+void prof_restrack_attach(struct prof_restrack *rt, struct prof_replay *rp)
 {
-	prof_recorder_set_hooks(r, after_drain, on_task, rt);
+	prof_replay_add_consumer(rp, &restrack_ops, rt);
 }

@@ -22,13 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	for (size_t i = 0; i < f.records.n; i++) {
 		const struct pd_record *r = &f.records.v[i];
-		struct pd_sample s;
-		struct pd_sample_id sid;
+		struct prof_perf_sample s;
+		struct prof_perf_sample_id sid;
 		volatile uint64_t sink = 0;
 
-		if (r->type == PERF_RECORD_SAMPLE && pd_decode_sample(&f, r, &s) == 0) {
+		if (r->type == PERF_RECORD_SAMPLE && pd_decode_sample(&f, r, &s, NULL) == 0) {
 			for (uint64_t k = 0; k < s.nr_callchain; k++)
-				sink += pd_u64(s.callchain, k);
+				sink += prof_perf_callchain(&s, k);
 			for (uint64_t k = 0; k < s.stack_size; k++)
 				sink += s.stack[k];
 		} else {

@@ -38,7 +38,7 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (prof_perf_parse_sample(test_pf, h, &s) < 0) {
+		if (prof_perf_parse_sample(&test_pf->attr, h, &s) < 0) {
 			c->bad++;
 			break;
 		}
@@ -192,7 +192,7 @@ static void test_short_records(void)
 	ok(prof_perf_parse_mmap2(h, &m) < 0, "short MMAP2 rejected");
 	h->type = PERF_RECORD_SAMPLE;
 	h->size = 40;
-	ok(prof_perf_parse_sample(&pf, h, &s) < 0, "short SAMPLE rejected");
+	ok(prof_perf_parse_sample(&pf.attr, h, &s) < 0, "short SAMPLE rejected");
 	prof_perf_close(&pf);
 	cfg.stack_size = 70000;
 	ok(prof_perf_init(&pf, &cfg) == -EINVAL, "stack size over the u16 record limit rejected");

@@ -169,9 +169,9 @@ static void time_parse(const char *path)
 	uint64_t c0 = cpu_ns(), t0 = now_ns(), n = 0;
 	if (pd_open(&f, map, (size_t)st.st_size) == 0) {
 		for (size_t i = 0; i < f.records.n; i++) {
-			struct pd_sample s;
+			struct prof_perf_sample s;
 			n += f.records.v[i].type == PERF_RECORD_SAMPLE &&
-			     !pd_decode_sample(&f, &f.records.v[i], &s);
+			     !pd_decode_sample(&f, &f.records.v[i], &s, NULL);
 		}
 		pd_close(&f);
 	}
@@ -341,6 +341,43 @@ static void test_synthetic(void)
 	prof_profile_free(&p);
 }
 
+static void put_comm(struct fbuf *f, const char name[8], bool exec, uint64_t time)
+{
+	put_hdr(f, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0, 8 + 8 + 8 + 24);
+	put64(f, (7ULL << 32) | 7);
+	put(f, name, 8);
+	put_sid(f, time);
+}
+
+/*
+ * The replay engine's thread identities: an exec starts a new identity of
+ * the same tid (samples before it keep the old name), a plain COMM
+ * renames in place.  The same engine serves prof record.
+ */
+static void test_exec_identity(void)
+{
+	struct fbuf f = { .n = 0 };
+	size_t data_off = synth_begin(&f);
+	struct prof_profile p;
+
+	put_comm(&f, "worker\0\0", false, 100);
+	put_sample(&f, 0xffffffff81000000ULL, 1000);
+	put_comm(&f, "newimg\0\0", true, 2000);
+	put_sample(&f, 0xffffffff81000001ULL, 3000);
+	put_comm(&f, "renamed\0", false, 4000);
+	put_sample(&f, 0xffffffff81000002ULL, 5000);
+	synth_end(&f, data_off);
+
+	prof_profile_init(&p);
+	ok(perfdata_read_mem(f.b, f.n, &p, NULL) == 0 && p.samples == 3, "exec: imports 3 samples");
+	ok(p.threads.n == 2 && p.threads.v[0].tid == 7 && p.threads.v[1].tid == 7,
+	   "exec: two identities of tid 7 (got %zu)", p.threads.n);
+	ok(p.threads.n == 2 && !strcmp(prof_str(&p, p.threads.v[0].comm), "worker") &&
+	   !strcmp(prof_str(&p, p.threads.v[1].comm), "renamed"),
+	   "exec: the old one keeps its name, the new one is renamed in place");
+	prof_profile_free(&p);
+}
+
 /*
  * Streaming follows perf's rounds: at each FINISHED_ROUND what is not
  * newer than the newest time of the previous round is handed out, in time
@@ -434,6 +471,7 @@ int main(int argc, char **argv)
 		prof_profile_free(&p);
 	}
 	test_synthetic();
+	test_exec_identity();
 	test_rounds();
 	test_errors();
 	return done_testing();

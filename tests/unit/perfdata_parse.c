@@ -30,7 +30,8 @@ static void count(const struct pd_file *f, struct counts *c)
 	c->sorted = true;
 	for (size_t i = 0; i < f->records.n; i++) {
 		const struct pd_record *r = &f->records.v[i];
-		struct pd_sample s;
+		struct prof_perf_sample s;
+		const struct pd_attr *attr;
 
 		if (r->time < last)
 			c->sorted = false;
@@ -41,11 +42,11 @@ static void count(const struct pd_file *f, struct counts *c)
 			c->mmap++;
 		if (r->type != PERF_RECORD_SAMPLE)
 			continue;
-		if (pd_decode_sample(f, r, &s)) {
+		if (pd_decode_sample(f, r, &s, &attr)) {
 			c->bad++;
 			continue;
 		}
-		size_t idx = (size_t)(s.attr - f->attrs.v);
+		size_t idx = (size_t)(attr - f->attrs.v);
 		if (idx < 4)
 			c->samples[idx]++;
 		c->with_callchain += s.nr_callchain > 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """wlcheck.py - assertions the workload integration tests (tests/t11xx-*.sh)
 make on `prof report --format=json` (schema prof-report/1) and
-`--format=folded` output, per SPEC.md.  Each subcommand prints what it
+`--format=folded` output, as `prof report` writes it.  Each subcommand prints what it
 measured, and on failure what it expected, then exits 1; usage errors exit 2.
 Kept in one place so tests/t1199-workload-asserts-selftest.sh can prove,
 on hand-made inputs, that every assertion can fail.

@@ -1,0 +1,107 @@
+/*
+ * replay.h - the one replay engine of perf records (src/replay/replay.c),
+ * perf's `struct tool` seam: live recording (src/replay/session.c drains
+ * the kernel rings) and perf.data import (src/perfdata/import.c hands out
+ * the file's rounds) feed it the same records, and it alone gives them
+ * their meaning: per-process address spaces (FORK copies, COMM-exec
+ * clears, MMAP/MMAP2 fill), thread identities (an exec starts a new one),
+ * and for every SAMPLE the kernel + user frames (callchain or DWARF
+ * unwind of the stack copy), symbolized into a trie node.
+ *
+ * What happens with a resolved sample, a LOST count or a context switch
+ * is up to the consumers registered on the engine: the prof.data writer
+ * (record), the profile's aggregates (perf.data import), off-CPU pairing
+ * (src/perf/offcpu.c), resource tracking (src/resource/timeline.c).  Data
+ * flows one way: drivers -> engine -> consumers -> a sink; no consumer
+ * calls back into a driver.
+ */
+#ifndef PROF_REPLAY_H
+#define PROF_REPLAY_H
+
+#include "prof/model.h"
+#include "prof/perf.h"
+#include "prof/unwind.h"
+
+struct prof_replay;
+
+struct prof_replay_config {
+	struct prof_profile *p;		/* frames, nodes and threads go here */
+	enum prof_unwinder_kind unwinder;	/* for samples with a stack copy */
+	/*
+	 * Records of running processes (prof record): a pid first seen gets
+	 * its maps and thread names from /proc, prof's own records are
+	 * dropped, and a process's address space is freed at the end of the
+	 * batch in which its last known thread exited.  Otherwise (a file)
+	 * nothing is read from /proc and spaces live until the end.
+	 */
+	bool live;
+	/* The kernel release the records come from (NULL: this one); kernel
+	 * frames are symbolized with this machine's kallsyms, so a
+	 * different one is warned about once. */
+	const char *kernel_release;
+};
+
+/* A sample turned into frames: what consumers see. */
+struct prof_replay_sample {
+	const struct prof_perf_sample *s;
+	const void *event;		/* the driver's tag for the sample's event */
+	uint32_t thread, node;		/* profile thread and trie node */
+	bool complete;			/* the stack reached its outermost frame */
+};
+
+/* Consumer callbacks; any may be NULL.  event is the tag the driver gave
+ * with the record (which event / ring it came from). */
+struct prof_replay_ops {
+	void (*sample)(void *arg, const struct prof_replay_sample *rs);
+	void (*mmap)(void *arg, const struct prof_perf_mmap2 *m);
+	/* FORK (exit false) and EXIT records, after the engine applied them. */
+	void (*task)(void *arg, const struct prof_perf_task *t, bool exit);
+	/* LOST (kernel ring full) or LOST_SAMPLES; type is the record type. */
+	void (*lost)(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n);
+	/* PERF_RECORD_SWITCH / SWITCH_CPU_WIDE: out is the switch-out half. */
+	void (*context_switch)(void *arg, const void *event, const struct prof_perf_sample_id *id,
+			       bool out);
+	/* End of a batch (a drain pass, a perf.data round), while the
+	 * address spaces of processes that exited in it still exist. */
+	void (*batch_end)(void *arg);
+};
+
+/* Where consumers put weighted samples (the prof.data writer's or the
+ * profile's aggregates); the signature of prof_writer_sample. */
+struct prof_replay_sink {
+	void (*add)(void *arg, uint64_t time, uint32_t thread, uint32_t node,
+		    enum prof_metric metric, uint64_t value, unsigned flags);
+	void *arg;
+};
+
+struct prof_replay *prof_replay_new(const struct prof_replay_config *cfg);
+void prof_replay_free(struct prof_replay *rp);
+/* Consumers are called in the order they were added. */
+void prof_replay_add_consumer(struct prof_replay *rp, const struct prof_replay_ops *ops, void *arg);
+
+/* A launched child, before its exec: an empty address space and a name. */
+void prof_replay_add_child(struct prof_replay *rp, pid_t pid, const char *comm);
+/* An attached process: thread names and current maps from /proc.
+ * 0, or -ESRCH when it is gone. */
+int prof_replay_add_process(struct prof_replay *rp, pid_t pid);
+
+enum {
+	PROF_REPLAY_USED = 0,
+	PROF_REPLAY_UNUSED = 1,	/* a record kind the engine has no use for */
+};
+/*
+ * Feeds one record of the event tagged `event` whose layout attr gives.
+ * Returns PROF_REPLAY_USED (also for prof's own, dropped, records),
+ * PROF_REPLAY_UNUSED, or -EINVAL when a sample does not decode.
+ */
+int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *attr,
+		       const void *event, const struct perf_event_header *h);
+/* Ends a batch: consumers' batch_end, then exited processes are freed. */
+void prof_replay_batch_end(struct prof_replay *rp);
+
+/* Processes seen (for the summary line). */
+size_t prof_replay_processes(const struct prof_replay *rp);
+/* p->samples, samples_truncated, start_ns and end_ns for one sample. */
+void prof_replay_count_sample(struct prof_profile *p, uint64_t time, bool complete);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * session.h - one live recording (src/replay/session.c), the library side
+ * of `prof record`: opens the perf events for a launched command or for
+ * running processes, the prof.data writer, the replay engine and its
+ * consumers (the writer sink, off-CPU, resource tracking); then drains the
+ * rings into the engine until the command ends, the duration passes or a
+ * signal asks to stop, flushing the file about every second.
+ *
+ * Signals: while a launched command runs prof ignores SIGINT/SIGQUIT (the
+ * terminal delivers them to the command too) and forwards SIGTERM to it;
+ * when attached, SIGINT/SIGTERM stop the recording (the targets are only
+ * read, never stopped or signalled).
+ */
+#ifndef PROF_SESSION_H
+#define PROF_SESSION_H
+
+#include "prof/perf.h"
+#include "prof/unwind.h"
+
+struct prof_session_opts {
+	const char *output;		/* prof.data path; "-": stdout */
+	struct prof_perf_config perf;
+	enum prof_unwinder_kind unwinder;
+	const char *unwinder_name;	/* for the file's meta data */
+	double duration;		/* seconds, 0 = until the command ends / a signal */
+	const pid_t *pids;		/* attach targets (npids), or */
+	size_t npids;
+	const pid_t *tids;		/* -t: only these threads of the pids (ntids) */
+	size_t ntids;
+	char **argv;			/* the command to launch (NULL when attaching) */
+	bool no_resources;		/* no off-CPU events, no /proc sampling */
+	const char *version;		/* prof's, for the file's meta data */
+};
+
+/* What the command prints about a recording. */
+struct prof_session_info {
+	const char *offcpu_why;		/* why there are no off-CPU stacks, or NULL */
+	bool ring_shrunk;		/* rings cut to ring_kib by the mlock limit */
+	uint32_t ring_kib;
+	/* after prof_session_run */
+	uint64_t samples, lost, truncated, bytes_written, offcpu_lost;
+	size_t processes, threads;
+	bool launched, write_failed;
+	int exit_status;		/* the command's (128+signal when killed) */
+};
+
+struct prof_session;
+/*
+ * Sets everything up (a launched command is forked but held before its
+ * exec).  0, or a negative errno with the error printed; then nothing is
+ * left behind (no output file).
+ */
+int prof_session_open(struct prof_session **out, const struct prof_session_opts *o);
+/* Lets the command exec, or enables the events of attached processes.
+ * -errno of a failed exec (printed; the file is removed). */
+int prof_session_start(struct prof_session *s);
+/* Records until the end, then finishes the file and reaps the command. */
+void prof_session_run(struct prof_session *s);
+const struct prof_session_info *prof_session_info(const struct prof_session *s);
+void prof_session_free(struct prof_session *s);
+
+#endif

@@ -1,0 +1,510 @@
+/*
+ * replay.c - the replay engine (see include/prof/replay.h): gives perf
+ * records their meaning once, for live recording and perf.data import
+ * alike, and hands resolved samples and the other events to consumers.
+ *
+ * Design notes / invariants:
+ *  - spaces maps pid -> struct prof_addrspace *.  A space is created on
+ *    FORK of a new process (a copy of the parent's), for a launched child
+ *    (empty), at attach or at first sight of a pid (live: from
+ *    /proc/PID/maps; a file: empty, its MMAP records fill it), and is
+ *    cleared by COMM with MISC_COMM_EXEC.  A pid seen again after its
+ *    space was freed gets a new one the same way.
+ *  - Live only: nthreads maps pid -> threads not yet EXITed.  When it
+ *    drops to 0 the space moves to `dead` and is freed at the end of the
+ *    batch, since a sample of the exiting process may still be merged in
+ *    behind the EXIT (and the off-CPU consumer resolves its stacks after
+ *    the main rings).  A file keeps every space: with no count of the
+ *    threads that existed before recording, an EXIT cannot tell the last.
+ *  - tasks maps tid -> index + 1 into task, the thread's name (string id)
+ *    and its profile thread + 1 (0 until its first sample, so threads
+ *    without samples do not show up).  FORK gives a new thread its
+ *    creator's name; COMM renames in place; COMM-exec gives the thread a
+ *    new identity (prof_thread_add at its next sample): samples before an
+ *    exec keep the old name, those after it the new image's.
+ *  - The per-sample path uses only fixed buffers here: no allocation
+ *    (beyond first-seen frames/nodes in the model) and no syscalls,
+ *    except (live) reading /proc/TID/comm once per new thread.
+ *  - Stacks are innermost first: kernel frames, then user frames; every
+ *    user pc but the first is a return address.
+ */
+#include "prof/replay.h"
+#include "prof/proc.h"
+#include "prof/symbol.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define MAX_OUT_FRAMES (PROF_MAX_FRAMES * 4)
+#define MAX_STACK_DEFAULT 127	/* sysctl kernel.perf_event_max_stack */
+
+struct task {
+	uint32_t pid;
+	uint32_t comm;		/* string id, 0 = not known */
+	uint32_t thread;	/* profile thread + 1, 0 = none yet */
+	bool fresh;		/* exec'd: the next identity is a new one */
+};
+
+struct consumer {
+	const struct prof_replay_ops *ops;
+	void *arg;
+};
+
+struct prof_replay {
+	struct prof_replay_config cfg;
+	struct prof_profile *p;
+	struct prof_symbolizer *sym;
+	struct prof_unwinder *unw;	/* created at the first stack copy */
+	struct u64map spaces, nthreads, seen_pids, tasks;
+	VEC(struct task) task;
+	VEC(struct prof_addrspace *) dead;
+	VEC(struct consumer) consumers;
+	pid_t self;			/* live: prof's own pid, else 0 */
+	bool kernel_checked;
+	uint64_t pcs[PROF_MAX_FRAMES];
+	uint32_t frames[MAX_OUT_FRAMES];
+	size_t nframes;
+	struct prof_user_regs regs;
+};
+
+#define FOR_EACH_CONSUMER(rp, c) \
+	for (struct consumer *c = (rp)->consumers.v; c < (rp)->consumers.v + (rp)->consumers.n; c++)
+
+struct prof_replay *prof_replay_new(const struct prof_replay_config *cfg)
+{
+	struct prof_replay *rp = xcalloc(1, sizeof(*rp));
+
+	rp->cfg = *cfg;
+	rp->p = cfg->p;
+	rp->sym = prof_symbolizer_new(cfg->p);
+	if (cfg->live) {
+		prof_symbolizer_prewarm(rp->sym);	/* before sampling: see symbol.h */
+		rp->self = getpid();
+	}
+	return rp;
+}
+
+static void free_dead(struct prof_replay *rp)
+{
+	for (size_t i = 0; i < rp->dead.n; i++)
+		prof_addrspace_free(rp->dead.v[i]);
+	rp->dead.n = 0;
+}
+
+void prof_replay_free(struct prof_replay *rp)
+{
+	size_t it = 0;
+	uint64_t pid, ptr;
+
+	if (!rp)
+		return;
+	free_dead(rp);
+	while (u64map_next(&rp->spaces, &it, &pid, &ptr))
+		prof_addrspace_free((struct prof_addrspace *)(uintptr_t)ptr);
+	u64map_free(&rp->spaces);
+	u64map_free(&rp->nthreads);
+	u64map_free(&rp->seen_pids);
+	u64map_free(&rp->tasks);
+	VEC_FREE(&rp->task);
+	VEC_FREE(&rp->dead);
+	VEC_FREE(&rp->consumers);
+	if (rp->unw)
+		prof_unwinder_free(rp->unw);
+	prof_symbolizer_free(rp->sym);
+	free(rp);
+}
+
+void prof_replay_add_consumer(struct prof_replay *rp, const struct prof_replay_ops *ops, void *arg)
+{
+	VEC_PUSH(&rp->consumers, ((struct consumer){ ops, arg }));
+}
+
+size_t prof_replay_processes(const struct prof_replay *rp)
+{
+	return rp->seen_pids.n;
+}
+
+void prof_replay_count_sample(struct prof_profile *p, uint64_t time, bool complete)
+{
+	p->samples++;
+	p->samples_truncated += !complete;
+	if (!time)
+		return;
+	if (!p->start_ns || time < p->start_ns)
+		p->start_ns = time;
+	if (time > p->end_ns)
+		p->end_ns = time;
+}
+
+/* --- address spaces ---------------------------------------------------------- */
+
+static struct prof_addrspace *space_get(struct prof_replay *rp, uint32_t pid)
+{
+	uint64_t v;
+
+	return u64map_get(&rp->spaces, pid, &v) ? (struct prof_addrspace *)(uintptr_t)v : NULL;
+}
+
+/* Installs as for pid; an older space goes at the end of the batch. */
+static void space_set(struct prof_replay *rp, uint32_t pid, struct prof_addrspace *as)
+{
+	struct prof_addrspace *old = space_get(rp, pid);
+
+	if (old && old != as)
+		VEC_PUSH(&rp->dead, old);
+	u64map_put(&rp->spaces, pid, (uint64_t)(uintptr_t)as);
+	u64map_put(&rp->seen_pids, pid, 1);
+}
+
+/* The space of pid, created at first sight (live: from /proc). */
+static struct prof_addrspace *space_of(struct prof_replay *rp, uint32_t pid)
+{
+	struct prof_addrspace *as = space_get(rp, pid);
+
+	if (!as) {
+		as = prof_addrspace_new((pid_t)pid);
+		if (rp->cfg.live)
+			prof_addrspace_load_proc(as);	/* best effort: may be gone */
+		space_set(rp, pid, as);
+	}
+	return as;
+}
+
+/* Live: counts pid's threads; the space goes when the last one exits. */
+static void threads_add(struct prof_replay *rp, uint32_t pid, int64_t delta)
+{
+	bool created;
+	uint64_t *n;
+
+	if (!rp->cfg.live)
+		return;
+	n = u64map_slot(&rp->nthreads, pid, &created);
+	if (created)
+		*n = 0;
+	*n = (uint64_t)((int64_t)*n + delta);
+	if ((int64_t)*n <= 0) {
+		struct prof_addrspace *as = space_get(rp, pid);
+		*n = 0;
+		if (as) {
+			VEC_PUSH(&rp->dead, as);
+			u64map_put(&rp->spaces, pid, 0);
+		}
+	}
+}
+
+/* --- threads --------------------------------------------------------------------- */
+
+static struct task *task_of(struct prof_replay *rp, uint32_t tid, uint32_t pid, bool *created)
+{
+	uint64_t *slot = u64map_slot(&rp->tasks, tid, created);
+
+	if (*created) {
+		VEC_PUSH(&rp->task, ((struct task){ .pid = pid }));
+		*slot = rp->task.n;
+	}
+	return &rp->task.v[*slot - 1];
+}
+
+/* A new name for tid: renames its profile thread in place, or starts a
+ * new identity at its next sample after an exec. */
+static void task_name(struct prof_replay *rp, uint32_t pid, uint32_t tid, const char *comm,
+		      bool exec)
+{
+	bool created;
+	struct task *t = task_of(rp, tid, pid, &created);
+
+	t->pid = pid;
+	t->comm = prof_intern(rp->p, comm);
+	if (exec) {
+		t->fresh = t->fresh || t->thread;
+		t->thread = 0;
+	} else if (t->thread) {
+		prof_thread_intern(rp->p, pid, tid, comm);
+	}
+}
+
+/* The profile thread of a sample's (pid, tid). */
+static uint32_t thread_of(struct prof_replay *rp, uint32_t pid, uint32_t tid)
+{
+	bool created;
+	struct task *t = task_of(rp, tid, pid, &created);
+	char comm[64] = "";
+	uint32_t th;
+
+	if (t->thread && t->pid == pid)
+		return t->thread - 1;
+	if (!t->comm && rp->cfg.live && prof_proc_comm((pid_t)pid, (pid_t)tid, comm, sizeof(comm)) == 0)
+		t->comm = prof_intern(rp->p, comm);
+	th = t->fresh ? prof_thread_add(rp->p, pid, tid, prof_str(rp->p, t->comm))
+		      : prof_thread_intern(rp->p, pid, tid, prof_str(rp->p, t->comm));
+	t->pid = pid;
+	t->thread = th + 1;
+	t->fresh = false;
+	return th;
+}
+
+void prof_replay_add_child(struct prof_replay *rp, pid_t pid, const char *comm)
+{
+	space_set(rp, (uint32_t)pid, prof_addrspace_new(pid));
+	threads_add(rp, (uint32_t)pid, 1);
+	task_name(rp, (uint32_t)pid, (uint32_t)pid, comm, false);
+}
+
+int prof_replay_add_process(struct prof_replay *rp, pid_t pid)
+{
+	pid_t *tids;
+	size_t n;
+	char comm[64];
+	struct prof_addrspace *as;
+
+	if (prof_proc_tids(pid, &tids, &n) < 0)
+		return -ESRCH;
+	for (size_t i = 0; i < n; i++)
+		if (prof_proc_comm(pid, tids[i], comm, sizeof(comm)) == 0)
+			task_name(rp, (uint32_t)pid, (uint32_t)tids[i], comm, false);
+	free(tids);
+	as = prof_addrspace_new(pid);
+	if (prof_addrspace_load_proc(as) < 0) {
+		prof_addrspace_free(as);
+		return -ESRCH;
+	}
+	space_set(rp, (uint32_t)pid, as);
+	threads_add(rp, (uint32_t)pid, (int64_t)n);
+	return 0;
+}
+
+/* --- side-band records --------------------------------------------------------------- */
+
+static void on_comm(struct prof_replay *rp, const struct perf_event_header *h)
+{
+	struct prof_perf_comm c;
+
+	if (prof_perf_parse_comm(h, &c) < 0 || (pid_t)c.pid == rp->self)
+		return;
+	if (c.exec) {	/* a new image: no mappings until its MMAPs */
+		struct prof_addrspace *as = space_get(rp, c.pid);
+		if (as)
+			prof_addrspace_clear(as);
+		else
+			space_set(rp, c.pid, prof_addrspace_new((pid_t)c.pid));
+	}
+	task_name(rp, c.pid, c.tid, c.comm, c.exec);
+}
+
+static void on_mmap(struct prof_replay *rp, const struct perf_event_header *h)
+{
+	struct prof_perf_mmap2 m;
+
+	if (prof_perf_parse_mmap2(h, &m) < 0 || m.pid == UINT32_MAX ||	/* -1: the kernel's */
+	    !(m.prot & PROT_EXEC) || (pid_t)m.pid == rp->self)
+		return;
+	prof_addrspace_map_build_id(space_of(rp, m.pid), m.addr, m.len, m.pgoff, m.filename,
+				    m.prot, m.build_id);
+	FOR_EACH_CONSUMER(rp, c)
+		if (c->ops->mmap)
+			c->ops->mmap(c->arg, &m);
+}
+
+static void on_task(struct prof_replay *rp, const struct perf_event_header *h, bool exit)
+{
+	struct prof_perf_task t;
+
+	if (prof_perf_parse_task(h, &t) < 0)
+		return;
+	if (exit) {
+		threads_add(rp, t.pid, -1);
+	} else {
+		uint64_t parent;
+		bool created;
+		uint32_t comm = u64map_get(&rp->tasks, t.ptid, &parent) ? rp->task.v[parent - 1].comm : 0;
+		struct task *child = task_of(rp, t.tid, t.pid, &created);
+		/* a reused tid starts a new identity: the old one belongs to the dead */
+		*child = (struct task){ .pid = t.pid, .comm = comm, .fresh = !created && child->thread };
+		if (t.pid != t.ppid) {	/* a new process: a copy of the parent's maps */
+			struct prof_addrspace *pas = space_get(rp, t.ppid);
+			space_set(rp, t.pid, pas ? prof_addrspace_fork(pas, (pid_t)t.pid)
+						 : prof_addrspace_new((pid_t)t.pid));
+		}
+		threads_add(rp, t.pid, 1);
+	}
+	FOR_EACH_CONSUMER(rp, c)
+		if (c->ops->task)
+			c->ops->task(c->arg, &t, exit);
+}
+
+static void on_lost(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
+		    const struct perf_event_header *h, uint32_t type)
+{
+	struct prof_perf_sample_id id;
+	uint64_t n = prof_perf_lost_count(h);
+
+	if (!n)
+		return;
+	prof_perf_parse_id(attr, h, &id);
+	FOR_EACH_CONSUMER(rp, c)
+		if (c->ops->lost)
+			c->ops->lost(c->arg, event, type, id.time, n);
+}
+
+static void on_switch(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
+		      const struct perf_event_header *h)
+{
+	struct prof_perf_sample_id id;
+	bool out = (prof_perf_record_misc(h) & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+
+	if (prof_perf_parse_id(attr, h, &id) < 0)
+		return;
+	FOR_EACH_CONSUMER(rp, c)
+		if (c->ops->context_switch)
+			c->ops->context_switch(c->arg, event, &id, out);
+}
+
+/* --- samples: frames ------------------------------------------------------------------ */
+
+/* Kernel pcs are resolved with this machine's /proc/kallsyms: say so once
+ * when the records come from another kernel. */
+static void check_kernel_release(struct prof_replay *rp)
+{
+	struct utsname u;
+
+	rp->kernel_checked = true;
+	if (rp->cfg.kernel_release && uname(&u) == 0 && strcmp(u.release, rp->cfg.kernel_release))
+		warning("perf.data was recorded on kernel %s but this is %s; kernel symbols "
+			"come from this machine's /proc/kallsyms and may be wrong",
+			rp->cfg.kernel_release, u.release);
+}
+
+static void push_kernel(struct prof_replay *rp, uint64_t pc)
+{
+	if (!rp->kernel_checked)
+		check_kernel_release(rp);
+	if (rp->nframes < MAX_OUT_FRAMES)
+		rp->nframes += prof_symbolize_kernel(rp->sym, pc, rp->frames + rp->nframes,
+						     MAX_OUT_FRAMES - rp->nframes);
+}
+
+static void push_user(struct prof_replay *rp, struct prof_addrspace *as, uint64_t pc, bool ret)
+{
+	if (rp->nframes < MAX_OUT_FRAMES)
+		rp->nframes += prof_symbolize_user(rp->sym, as, pc, ret, rp->frames + rp->nframes,
+						   MAX_OUT_FRAMES - rp->nframes);
+}
+
+/*
+ * Walks the callchain: context markers (PERF_CONTEXT_*) switch between
+ * kernel and user entries; user entries are skipped when the sample has a
+ * stack copy to unwind.  Returns the number of pcs (markers excluded).
+ */
+static uint64_t walk_callchain(struct prof_replay *rp, struct prof_addrspace *as,
+			       const struct prof_perf_sample *s, bool want_user)
+{
+	uint64_t ctx = PERF_CONTEXT_USER, npcs = 0, nuser = 0;
+
+	for (uint64_t i = 0; i < s->nr_callchain; i++) {
+		uint64_t pc = prof_perf_callchain(s, i);
+		if (pc >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = pc;
+			continue;
+		}
+		npcs++;
+		if (ctx == PERF_CONTEXT_KERNEL)
+			push_kernel(rp, pc);
+		else if (ctx == PERF_CONTEXT_USER && want_user)
+			push_user(rp, as, pc, nuser++ > 0);
+	}
+	return npcs;
+}
+
+/* -g dwarf: unwinds the stack copy; false when it stopped early. */
+static bool unwind_user(struct prof_replay *rp, struct prof_addrspace *as,
+			const struct prof_perf_sample *s)
+{
+	struct prof_ustack st = { s->stack, s->stack_size };
+	struct prof_unwind_result res = { 0 };
+
+	if (!s->regs_abi || !s->regs)
+		return true;	/* a kernel thread: no user stack */
+	if (!rp->unw)
+		rp->unw = prof_unwinder_new(rp->cfg.unwinder);
+	prof_perf_sample_regs(s, rp->regs.r, ARRAY_SIZE(rp->regs.r));
+	prof_unwind(rp->unw, as, (pid_t)s->tid, &rp->regs, &st, rp->pcs, PROF_MAX_FRAMES, &res);
+	for (size_t i = 0; i < res.n; i++)
+		push_user(rp, as, rp->pcs[i], i > 0);
+	return res.complete;
+}
+
+/* The sample's stack as a trie node; *complete: not truncated. */
+static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_attr *a,
+			      const struct prof_perf_sample *s, struct prof_addrspace *as,
+			      bool *complete)
+{
+	bool dwarf = (a->sample_type & PERF_SAMPLE_STACK_USER) != 0;
+
+	*complete = true;
+	rp->nframes = 0;
+	if (s->nr_callchain) {
+		uint64_t limit = a->sample_max_stack ? a->sample_max_stack : MAX_STACK_DEFAULT;
+		if (walk_callchain(rp, as, s, !dwarf) >= limit && !dwarf)
+			*complete = false;	/* the kernel's depth limit cut it */
+	} else if (s->kernel) {
+		push_kernel(rp, s->ip);
+	} else if (!dwarf) {
+		push_user(rp, as, s->ip, false);
+	}
+	if (dwarf)
+		*complete = unwind_user(rp, as, s);
+	if (!rp->nframes)	/* never an empty stack */
+		push_user(rp, as, s->ip, false);
+	return prof_node_from_stack(rp->p, rp->frames, rp->nframes);
+}
+
+static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
+		     const struct perf_event_header *h)
+{
+	struct prof_perf_sample s;
+	struct prof_replay_sample rs = { .s = &s, .event = event };
+
+	if (prof_perf_parse_sample(attr, h, &s) < 0)
+		return -EINVAL;
+	if ((pid_t)s.pid == rp->self)
+		return PROF_REPLAY_USED;
+	rs.thread = thread_of(rp, s.pid, s.tid);
+	rs.node = resolve_stack(rp, attr, &s, space_of(rp, s.pid), &rs.complete);
+	FOR_EACH_CONSUMER(rp, c)
+		if (c->ops->sample)
+			c->ops->sample(c->arg, &rs);
+	return PROF_REPLAY_USED;
+}
+
+int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *attr,
+		       const void *event, const struct perf_event_header *h)
+{
+	struct perf_event_header hdr;
+
+	memcpy(&hdr, h, sizeof(hdr));	/* records in a file may be unaligned */
+	switch (hdr.type) {
+	case PERF_RECORD_SAMPLE: return on_sample(rp, attr, event, h);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: on_mmap(rp, h); break;
+	case PERF_RECORD_COMM: on_comm(rp, h); break;
+	case PERF_RECORD_FORK: on_task(rp, h, false); break;
+	case PERF_RECORD_EXIT: on_task(rp, h, true); break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: on_lost(rp, attr, event, h, hdr.type); break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: on_switch(rp, attr, event, h); break;
+	default: return PROF_REPLAY_UNUSED;
+	}
+	return PROF_REPLAY_USED;
+}
+
+void prof_replay_batch_end(struct prof_replay *rp)
+{
+	FOR_EACH_CONSUMER(rp, c)
+		if (c->ops->batch_end)
+			c->ops->batch_end(c->arg);
+	free_dead(rp);
+}

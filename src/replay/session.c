@@ -1,0 +1,523 @@
+/*
+ * session.c - one live recording (see include/prof/session.h): the live
+ * driver of the replay engine.  It opens the events, launches or finds
+ * the targets, and drains the kernel rings into the engine, whose
+ * consumers write the prof.data file (the writer sink below), pair
+ * off-CPU switches (src/perf/offcpu.c) and track resources
+ * (src/resource/timeline.c).
+ *
+ * Design notes:
+ *  - Launch: the child blocks on a pipe until every per-CPU event exists
+ *    (pid=child, inherit=1, enable_on_exec=1), then execvp()s.  An exec
+ *    failure travels back as an errno over a CLOEXEC pipe: EOF means the
+ *    exec succeeded.
+ *  - Attach: events are opened disabled for every tid of every pid, the
+ *    processes' maps and thread names are synthesized from /proc, then all
+ *    events are enabled.
+ *  - One drain pass is a batch of the engine: the CPU event's rings, then
+ *    the off-CPU rings (their stacks resolve against the spaces the CPU
+ *    event's records built), then prof_replay_batch_end.
+ *  - The writer is flushed about every second, so a SIGKILLed prof loses
+ *    at most ~1 s.  A write error stops recording (events closed, the file
+ *    kept readable up to the last good flush) and leaves the command alone.
+ */
+#include "prof/session.h"
+#include "prof/data.h"
+#include "prof/offcpu.h"
+#include "prof/proc.h"
+#include "prof/replay.h"
+#include "prof/restrack.h"
+#include "prof/symbol.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FLUSH_INTERVAL_NS 1000000000ULL
+
+
+struct prof_session {
+	const struct prof_session_opts *o;
+	struct prof_profile p;
+	struct prof_perf pf;
+	struct prof_writer *w;
+	struct prof_replay *rp;
+	struct prof_offcpu *oc;		/* NULL: no tracepoint or no_resources */
+	char offcpu_why[512];		/* why oc is NULL */
+	struct prof_restrack *rt;	/* NULL with no_resources */
+	struct spawn l;		/* the launched command (util/spawn.c) */
+	bool child_done;
+	int child_status;
+	struct prof_session_info info;
+};
+
+static volatile sig_atomic_t stop_requested;
+static volatile pid_t forward_to;
+
+static void on_stop_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+	else
+		stop_requested = 1;
+}
+
+/* --- meta data ------------------------------------------------------------------ */
+
+static void set_meta(struct prof_profile *p, const struct prof_session_opts *o)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct utsname u;
+	char host[256] = "", when[64];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	prof_meta_set(p, "event", o->perf.event->name);
+	sb_addf(&sb, "%llu", (unsigned long long)o->perf.freq);
+	prof_meta_set(p, "frequency", o->perf.period ? "" : sb_str(&sb));	/* -c: a period */
+	sb_reset(&sb);
+	sb_addf(&sb, "%llu", (unsigned long long)p->period_ns);
+	prof_meta_set(p, "period_ns", sb_str(&sb));
+	sb_reset(&sb);
+	if (o->argv) {
+		for (char **a = o->argv; *a; a++)
+			sb_addf(&sb, "%s%s", a == o->argv ? "" : " ", *a);
+	} else {
+		sb_adds(&sb, "-p ");
+		for (size_t i = 0; i < o->npids; i++)
+			sb_addf(&sb, "%s%d", i ? "," : "", (int)o->pids[i]);
+	}
+	prof_meta_set(p, "command", sb_str(&sb));
+	gethostname(host, sizeof(host) - 1);
+	prof_meta_set(p, "hostname", host);
+	prof_meta_set(p, "kernel", uname(&u) == 0 ? u.release : "");
+	prof_meta_set(p, "prof_version", o->version);
+	prof_meta_set(p, "callgraph", prof_callgraph_name(o->perf.callgraph));
+	prof_meta_set(p, "unwinder", o->perf.callgraph == PROF_CG_DWARF ? o->unwinder_name
+				     : o->perf.callgraph == PROF_CG_FP ? "fp" : "none");
+	sb_reset(&sb);
+	sb_addf(&sb, "%u", o->perf.stack_size);
+	prof_meta_set(p, "stack_size", sb_str(&sb));
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	prof_meta_set(p, "start_time", when);
+	sb_release(&sb);
+}
+
+/* --- the writer sink: CPU samples and lost counts of the main event -------------- */
+
+static void sink_add(void *arg, uint64_t time, uint32_t thread, uint32_t node,
+		     enum prof_metric metric, uint64_t value, unsigned flags)
+{
+	prof_writer_sample(arg, time, thread, node, metric, value, flags);
+}
+
+static void on_cpu_sample(void *arg, const struct prof_replay_sample *rs)
+{
+	struct prof_session *s = arg;
+	unsigned flags = (rs->complete ? 0 : PROF_SAMPLE_TRUNCATED) |
+			 (rs->s->kernel ? PROF_SAMPLE_KERNEL : 0);
+
+	if (rs->event != &s->pf)
+		return;
+	/* CPU time is not stored per sample: the reader derives PROF_M_CPU_NS
+	 * as samples x period_ns (meta + summary), which keeps files small. */
+	prof_writer_sample(s->w, rs->s->time, rs->thread, rs->node, PROF_M_SAMPLES, 1, flags);
+	prof_replay_count_sample(&s->p, rs->s->time, rs->complete);
+}
+
+static void on_cpu_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
+{
+	struct prof_session *s = arg;
+
+	if (event != &s->pf)
+		return;
+	s->p.lost += n;
+	prof_writer_lost(s->w, time, n);
+}
+
+static const struct prof_replay_ops writer_ops = {
+	.sample = on_cpu_sample,
+	.lost = on_cpu_lost,
+};
+
+/* --- draining the rings -------------------------------------------------------------- */
+
+struct source {
+	struct prof_replay *rp;
+	struct prof_perf *pf;
+};
+
+static int feed(void *ctx, const struct perf_event_header *h)
+{
+	const struct source *src = ctx;
+
+	prof_replay_record(src->rp, &src->pf->attr, src->pf, h);
+	return 0;
+}
+
+static void drain(struct prof_session *s)
+{
+	struct source src = { s->rp, &s->pf };
+
+	prof_perf_drain(&s->pf, feed, &src);
+	if (s->oc) {
+		src.pf = prof_offcpu_perf(s->oc);
+		prof_perf_drain(src.pf, feed, &src);
+	}
+	prof_replay_batch_end(s->rp);
+}
+
+/* --- targets ----------------------------------------------------------------------- */
+
+/* Attach opens ncpus fds per thread: lift the soft fd limit to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* The threads to sample in process pid: those of -t in it, else all. */
+static int target_threads(const struct prof_session_opts *o, pid_t pid, pid_t **tids, size_t *n)
+{
+	if (!o->ntids)
+		return prof_proc_tids(pid, tids, n);
+	*tids = xmalloc(o->ntids * sizeof(**tids));
+	*n = 0;
+	for (size_t i = 0; i < o->ntids; i++)
+		if (prof_proc_tgid(o->tids[i]) == pid)
+			(*tids)[(*n)++] = o->tids[i];
+	return 0;
+}
+
+static int attach_pid(struct prof_session *s, pid_t pid)
+{
+	pid_t *tids;
+	size_t n;
+
+	if (!prof_proc_exists(pid) || target_threads(s->o, pid, &tids, &n) < 0) {
+		error("no process with pid %d", (int)pid);
+		return -ESRCH;
+	}
+	for (size_t t = 0; t < n; t++) {
+		int ret = prof_perf_open_task(&s->pf, tids[t]);
+		if (ret < 0 && ret != -ESRCH) {
+			free(tids);
+			return ret;
+		}
+		if (s->oc)
+			prof_offcpu_open_task(s->oc, tids[t]);
+	}
+	free(tids);
+	if (s->rt)
+		prof_restrack_add_pid(s->rt, (uint32_t)pid);
+	if (prof_replay_add_process(s->rp, pid) < 0) {
+		error("no process with pid %d (it exited while prof attached)", (int)pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+static int attach_all(struct prof_session *s)
+{
+	raise_fd_limit();
+	for (size_t i = 0; i < s->o->npids; i++) {
+		int ret = attach_pid(s, s->o->pids[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int launch_child(struct prof_session *s)
+{
+	char **argv = s->o->argv;
+	int ret;
+
+	/* -o -: the recording owns stdout, the command's output goes to stderr */
+	if ((ret = spawn_held(&s->l, argv, strcmp(s->o->output, "-") ? -1 : 2, -1)) < 0)
+		return error("cannot start '%s': %s", argv[0], strerror(-ret)), ret;
+	s->info.launched = true;
+	if ((ret = prof_perf_open_task(&s->pf, s->l.pid)) < 0) {
+		spawn_abort(&s->l);
+		s->info.launched = false;
+		return ret;
+	}
+	prof_replay_add_child(s->rp, s->l.pid, argv[0]);
+	if (s->oc)
+		prof_offcpu_open_task(s->oc, s->l.pid);
+	if (s->rt)
+		prof_restrack_add_pid(s->rt, (uint32_t)s->l.pid);
+	return 0;
+}
+
+static bool any_target_alive(const struct prof_session_opts *o)
+{
+	for (size_t i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+/* --- the loop ----------------------------------------------------------------------- */
+
+static void stop_recording(struct prof_session *s)
+{
+	prof_perf_disable(&s->pf);
+	if (s->oc)
+		prof_offcpu_disable(s->oc);
+	drain(s);
+	if (s->rt)	/* final values of what still runs (attach, -d) */
+		prof_restrack_sample(s->rt);
+}
+
+/* The launched command exited: its final /proc values while it is a
+ * zombie (waitid WNOWAIT), then the reap with wait4's rusage. */
+static bool reap_child(struct prof_session *s, int *st)
+{
+	siginfo_t si = { 0 };
+	struct rusage ru;
+
+	if (s->rt && waitid(P_PID, (id_t)s->l.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == s->l.pid)
+		prof_restrack_final(s->rt, (uint32_t)s->l.pid);
+	if (wait4(s->l.pid, st, WNOHANG, &ru) != s->l.pid)
+		return false;
+	if (s->rt)
+		prof_restrack_rusage(s->rt, (uint32_t)s->l.pid, &ru);
+	return true;
+}
+
+static void flush_or_fail(struct prof_session *s)
+{
+	if (s->info.write_failed || prof_writer_flush(s->w, &s->p) == 0)
+		return;
+	error("cannot write '%s' (%s); recording stopped, the file is readable up to the last second, the target keeps running",
+	      s->o->output, strerror(errno ? errno : EIO));
+	s->info.write_failed = true;
+	prof_perf_close(&s->pf);
+	prof_writer_abort(s->w);
+	s->w = NULL;
+}
+
+static void install_signals(struct prof_session *s)
+{
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: poll returns EINTR */
+	forward_to = s->info.launched ? s->l.pid : 0;
+	sigaction(SIGTERM, &sa, NULL);
+	if (s->info.launched) {
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGQUIT, &sa, NULL);
+	}
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static bool should_stop(struct prof_session *s, uint64_t deadline)
+{
+	if (s->info.launched && !s->child_done) {
+		int st;
+		if (reap_child(s, &st)) {
+			s->child_done = true;
+			s->child_status = st;
+		}
+	}
+	if (s->info.launched && s->child_done)
+		return true;
+	if (stop_requested || (deadline && now_ns() >= deadline))
+		return true;
+	return !s->info.launched && !any_target_alive(s->o);
+}
+
+static void run_loop(struct prof_session *s)
+{
+	uint64_t deadline = s->o->duration ? now_ns() + (uint64_t)(s->o->duration * 1e9) : 0;
+	uint64_t next_flush = now_ns() + FLUSH_INTERVAL_NS;
+
+	while (!s->info.write_failed && !should_stop(s, deadline)) {
+		prof_perf_poll(&s->pf, 100);
+		drain(s);
+		if (now_ns() >= next_flush) {
+			flush_or_fail(s);
+			next_flush = now_ns() + FLUSH_INTERVAL_NS;
+		}
+	}
+	if (!s->info.write_failed)
+		stop_recording(s);
+}
+
+/*
+ * Every event is open: from here a thread empties the kernel rings into
+ * memory as soon as they pass their watermark, so that a slow drain (the
+ * first DWARF load of a big library) does not overflow them.  Up to four
+ * times the kernel rings' size is queued; beyond that the kernel drops
+ * and counts samples as it would without the pump.
+ */
+static void start_pump(struct prof_perf *pf)
+{
+	size_t rings = (size_t)pf->ncpus * pf->cfg.ring_pages * prof_perf_page_size();
+	int ret = prof_perf_pump_start(pf, MAX((size_t)64 << 20, 4 * rings));
+
+	if (ret < 0)
+		warning("cannot start the ring reader thread (%s); reading the rings from the main loop",
+			strerror(-ret));
+}
+
+/* Removes a prof.data we created, never a device such as -o /dev/null. */
+static void unlink_if_regular(const char *path)
+{
+	struct stat st;
+
+	if (strcmp(path, "-") && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		unlink(path);
+}
+
+/* --- setup and teardown -------------------------------------------------------------- */
+
+/* Off-CPU events and the /proc sampler; a missing tracepoint is only
+ * noted (info.offcpu_why): the recording goes on with CPU samples
+ * (kernel-notes/offcpu.md). */
+static void setup_resources(struct prof_session *s)
+{
+	struct prof_replay_sink sink = { sink_add, s->w };
+
+	s->oc = prof_offcpu_new(&s->pf, s->offcpu_why, sizeof(s->offcpu_why));
+	if (s->oc)
+		prof_offcpu_attach(s->oc, s->rp, &s->p, &sink);
+	else
+		s->info.offcpu_why = s->offcpu_why;
+	s->rt = prof_restrack_new(&s->p, s->oc);
+	prof_restrack_attach(s->rt, s->rp);
+	prof_meta_set(&s->p, "off_cpu", s->oc ? "sched_switch" : "unavailable");
+}
+
+static int setup(struct prof_session *s)
+{
+	const struct prof_session_opts *o = s->o;
+	struct prof_replay_config cfg = { .p = &s->p, .unwinder = o->unwinder, .live = true };
+	int ret;
+
+	if (prof_perf_init(&s->pf, &o->perf) < 0)
+		return error("bad sampling configuration"), -EINVAL;
+	if (o->perf.event->is_clock)
+		s->p.period_ns = o->perf.period ? o->perf.period : 1000000000ULL / o->perf.freq;
+	set_meta(&s->p, o);
+	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
+		return ret;
+	s->rp = prof_replay_new(&cfg);
+	prof_replay_add_consumer(s->rp, &writer_ops, s);
+	if (!o->no_resources)
+		setup_resources(s);
+	return o->argv ? launch_child(s) : attach_all(s);
+}
+
+static void finish_file(struct prof_session *s)
+{
+	struct stat st;
+
+	if (!s->w)
+		return;
+	if (prof_writer_close(s->w, &s->p) < 0)
+		error("cannot finish '%s': %s", s->o->output, strerror(errno ? errno : EIO));
+	s->w = NULL;
+	if (strcmp(s->o->output, "-") && stat(s->o->output, &st) == 0)
+		s->info.bytes_written = (uint64_t)st.st_size;
+}
+
+void prof_session_free(struct prof_session *s)
+{
+	if (!s)
+		return;
+	if (s->w)
+		prof_writer_abort(s->w);
+	prof_replay_free(s->rp);
+	prof_restrack_free(s->rt);
+	prof_offcpu_free(s->oc);
+	if (s->pf.rings)
+		prof_perf_close(&s->pf);
+	prof_profile_free(&s->p);
+	prof_elf_cache_free();
+	free(s);
+}
+
+int prof_session_open(struct prof_session **out, const struct prof_session_opts *o)
+{
+	struct prof_session *s = xcalloc(1, sizeof(*s));
+	int ret;
+
+	s->o = o;
+	prof_profile_init(&s->p);
+	if (!o->argv)	/* attach: a Ctrl-C during setup must not be lost */
+		install_signals(s);
+	if ((ret = setup(s)) < 0) {
+		bool created = s->w != NULL;
+		prof_session_free(s);
+		if (created)	/* nothing was recorded: leave no empty file */
+			unlink_if_regular(o->output);
+		return ret;
+	}
+	s->info.ring_shrunk = s->pf.ring_shrunk;
+	s->info.ring_kib = (uint32_t)(s->pf.cfg.ring_pages * (uint64_t)prof_perf_page_size() / 1024);
+	*out = s;
+	return 0;
+}
+
+int prof_session_start(struct prof_session *s)
+{
+	int ret;
+
+	if (s->info.launched) {
+		install_signals(s);
+		if ((ret = spawn_release(&s->l)) < 0) {
+			error("cannot run '%s': %s", s->o->argv[0], strerror(-ret));
+			waitpid(s->l.pid, NULL, 0);
+			unlink_if_regular(s->o->output);	/* nothing ran: no misleading empty profile */
+			return ret;
+		}
+	} else {
+		prof_perf_enable(&s->pf);
+		if (s->oc)
+			prof_offcpu_enable(s->oc);
+	}
+	if (s->rt)
+		prof_restrack_start(s->rt);
+	start_pump(&s->pf);
+	return 0;
+}
+
+void prof_session_run(struct prof_session *s)
+{
+	struct prof_session_info *in = &s->info;
+
+	run_loop(s);
+	finish_file(s);
+	if (in->launched) {
+		if (!s->child_done)	/* -d ended the recording: the command runs on */
+			while (waitpid(s->l.pid, &s->child_status, 0) < 0 && errno == EINTR)
+				;
+		in->exit_status = spawn_exit_status(s->child_status);
+	}
+	in->samples = s->p.samples;
+	in->lost = s->p.lost;
+	in->truncated = s->p.samples_truncated;
+	in->processes = prof_replay_processes(s->rp);
+	in->threads = s->p.threads.n;
+	in->offcpu_lost = prof_offcpu_lost(s->oc);
+}
+
+const struct prof_session_info *prof_session_info(const struct prof_session *s)
+{
+	return &s->info;
+}
