@@ -92,6 +92,14 @@ def to_help(page):
                 out.append(("usage: " if i == 0 else "   or: ") + u)
             out.append("")
             continue
+        kinds = {it[0] for it in sec["items"]}
+        if title not in ("DESCRIPTION", "OPTIONS") and kinds <= {"text", "blank"}:
+            # "exit status: 0 ...": a prose section reads as one paragraph
+            words = " ".join(it[1] for it in sec["items"] if it[0] == "text")
+            out.extend(textwrap.wrap(title.lower() + ": " + words, 78,
+                                     break_on_hyphens=False))
+            out.append("")
+            continue
         if title not in ("DESCRIPTION", "OPTIONS"):
             out.append(title.lower() + ":")
         for it in sec["items"]:
