@@ -47,7 +47,7 @@ ifdef SANITIZE
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude $(WARNINGS) $(CFLAGS) $(SAN_FLAGS) $(DEP_CFLAGS) -MMD -MP
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen $(WARNINGS) $(CFLAGS) $(SAN_FLAGS) $(DEP_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 LIBS = $(DEP_LIBS) -lpthread -lm
 
@@ -60,7 +60,26 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.t)
 # sanitizer build (make check-sanitize) does not replace ./prof.
 PROF_BIN := $(if $(filter build,$(BUILD)),prof,$(BUILD)/prof)
 
-all: prof
+all: prof man
+
+# Man pages and --help texts come from one source, docs/man/*.txt
+# (scripts/mangen.py): build/man/*.1 and build/gen/help-*.h.
+MAN_SRCS := $(sort $(wildcard docs/man/prof*.txt))
+MAN_PAGES := $(MAN_SRCS:docs/man/%.txt=$(BUILD)/man/%.1)
+HELP_HDRS := $(MAN_SRCS:docs/man/%.txt=$(BUILD)/gen/help-%.h)
+
+$(BUILD)/man/%.1: docs/man/%.txt scripts/mangen.py
+	@mkdir -p $(dir $@)
+	python3 scripts/mangen.py roff $< $@
+
+$(BUILD)/gen/help-%.h: docs/man/%.txt scripts/mangen.py
+	@mkdir -p $(dir $@)
+	python3 scripts/mangen.py help $< $@
+
+man: $(MAN_PAGES)
+
+# The commands print the generated help: build it before compiling them.
+$(filter $(BUILD)/src/cmd/%,$(LIB_OBJS)) $(BUILD)/src/prof.o: $(HELP_HDRS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -144,14 +163,25 @@ bench: deps-test
 bench-icount: prof
 	scripts/bench/icount.sh
 
-install: prof
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 prof $(DESTDIR)$(PREFIX)/bin/prof
+BASH_COMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSH_COMPDIR = $(PREFIX)/share/zsh/site-functions
+MAN1DIR = $(PREFIX)/share/man/man1
+
+install: $(PROF_BIN) man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(BASH_COMPDIR) $(DESTDIR)$(ZSH_COMPDIR)
+	install -m 755 $(PROF_BIN) $(DESTDIR)$(PREFIX)/bin/prof
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MAN1DIR)/
+	install -m 644 scripts/completion/prof.bash $(DESTDIR)$(BASH_COMPDIR)/prof
+	install -m 644 scripts/completion/_prof $(DESTDIR)$(ZSH_COMPDIR)/_prof
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/prof $(DESTDIR)$(BASH_COMPDIR)/prof $(DESTDIR)$(ZSH_COMPDIR)/_prof
+	rm -f $(MAN_SRCS:docs/man/%.txt=$(DESTDIR)$(MAN1DIR)/%.1)
 
 clean:
 	rm -rf $(BUILD) prof build-san
 
-.PHONY: all deps deps-test unit check check-run check-sanitize demo demo-run install clean bench bench-icount
+.PHONY: all deps deps-test unit check check-run check-sanitize demo demo-run install uninstall man clean bench bench-icount
 .SUFFIXES:
 .SECONDARY:
 

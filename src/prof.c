@@ -5,6 +5,7 @@
  */
 #include "prof/cmd.h"
 #include "prof/util.h"
+#include "help-prof.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -28,10 +29,37 @@ static const struct command commands[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: prof <command> [options]\n\ncommands:\n");
+	fputs(help_prof, f);
+}
+
+static const struct command *find_command(const char *name)
+{
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'prof <command> --help' describes each command.\n");
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+static int run(const struct command *c, int argc, char **argv)
+{
+	prof_cmd_name = c->name;
+	return c->fn(argc, argv);
+}
+
+/* `prof help CMD` is `prof CMD --help`. */
+static int help(int argc, char **argv)
+{
+	const struct command *c = argc > 2 ? find_command(argv[2]) : NULL;
+
+	if (argc <= 2) {
+		usage(stdout);
+		return 0;
+	}
+	if (!c) {
+		fprintf(stderr, "prof: '%s' is not a prof command (see 'prof --help')\n", argv[2]);
+		return EXIT_USAGE;
+	}
+	return run(c, 2, (char *[]){ argv[2], "--help", NULL });
 }
 
 int main(int argc, char **argv)
@@ -40,7 +68,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "help"))
+		return help(argc, argv);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;
 	}
@@ -48,12 +78,9 @@ int main(int argc, char **argv)
 		printf("prof %s\n", PROF_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		if (!strcmp(argv[1], commands[i].name)) {
-			prof_cmd_name = commands[i].name;
-			return commands[i].fn(argc - 1, argv + 1);
-		}
-	}
+	const struct command *c = find_command(argv[1]);
+	if (c)
+		return run(c, argc - 1, argv + 1);
 	fprintf(stderr, "prof: '%s' is not a prof command (see 'prof --help')\n", argv[1]);
 	return EXIT_USAGE;
 }

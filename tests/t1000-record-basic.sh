@@ -95,9 +95,9 @@ test_expect_success 'attach: SIGINT stops recording, target keeps running' '
 	test $st = 0 && test $alive = yes && check_contains err "samples"
 '
 
-test_expect_success '-g fp and -g none record too' '
-	"$PROF" record -q -g fp -o fp.data -- sh -c "i=0; while [ \$i -lt 50000 ]; do i=\$((i+1)); done" &&
-	"$PROF" record -q -g none -o none.data -- sh -c "i=0; while [ \$i -lt 50000 ]; do i=\$((i+1)); done" &&
+test_expect_success '--call-graph fp and none record too' '
+	"$PROF" record -q --call-graph fp -o fp.data -- sh -c "i=0; while [ \$i -lt 50000 ]; do i=\$((i+1)); done" &&
+	"$PROF" record -q --call-graph none -o none.data -- sh -c "i=0; while [ \$i -lt 50000 ]; do i=\$((i+1)); done" &&
 	test -s fp.data && test -s none.data
 '
 

@@ -80,7 +80,7 @@ test_expect_failure_exit 'unknown option exits 2' 2 '"$PROF" report --frobnicate
 test_expect_failure_exit 'bad --percent-limit exits 2' 2 '"$PROF" report --percent-limit x fx.data'
 test_expect_success 'bad option message names the option' '
 	! "$PROF" report --sort sideways fx.data 2>err &&
-	check_contains err "^prof report: error: --sort is self or total, not .sideways."
+	check_contains err "^prof report: error: unknown --sort .sideways. (want "
 '
 
 test_expect_success 'no progress noise when stderr is not a tty' '

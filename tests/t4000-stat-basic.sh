@@ -22,7 +22,11 @@ test_expect_failure_exit 'bad -r is a usage error' 2 '"$PROF" stat -r zero -- tr
 test_expect_failure_exit 'unknown option is a usage error' 2 '"$PROF" stat --bogus -- true'
 test_expect_failure_exit 'unknown -e event is a usage error' 2 '"$PROF" stat -e nosuch -- true'
 test_expect_success 'usage errors are one line' '
-	! "$PROF" stat -r 0 -- true 2>err && test $(wc -l <err) = 1 && check_contains err "invalid -r"
+	! "$PROF" stat -r 0 -- true 2>err && test $(wc -l <err) = 1 && check_contains err "invalid value .0. for -r"
+'
+test_expect_success 'JSON stays valid for a command line that is not UTF-8' '
+	"$PROF" stat --format=json -o out.json -- true "$(printf "\\377\\042x")" &&
+	python3 -m json.tool out.json >/dev/null
 '
 test_expect_failure_exit 'a missing command is an input error' 2 '"$PROF" stat -- ./does-not-exist'
 test_expect_success 'missing command says so' '

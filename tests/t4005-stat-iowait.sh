@@ -43,13 +43,13 @@ test_expect_success 'prof stat -r 5: the io_wait_s median is within 25% of the p
 
 # Each run is checked against its own clock: the disk is not the same
 # speed twice, the ratio measured/true is what must agree.  prof record
-# runs with -g none, the kernel callchain alone as prof stat takes it: at
-# the default -g dwarf every switch sample also carries a 32 KiB stack
+# runs with --call-graph none, the kernel callchain alone as prof stat takes it: at
+# the default dwarf call graph every switch sample also carries a 32 KiB stack
 # copy, and on a loaded machine its off-CPU ring can fill before the
 # recorder drains it (it says so; the comparison would then be void).
 test_expect_success 'prof stat and prof record agree on I/O wait within 10%' '
 	rm -f sync.bin &&
-	"$PROF" record -g none -o r.data -- "$RB/fsync_wait" ./sync.bin 1 $ROUNDS >r.out 2>r.err &&
+	"$PROF" record --call-graph none -o r.data -- "$RB/fsync_wait" ./sync.bin 1 $ROUNDS >r.out 2>r.err &&
 	rm -f sync.bin &&
 	"$PROF" stat --format=json -o r1.json -- "$RB/fsync_wait" ./sync.bin 1 $ROUNDS >r1.out 2>r1.err &&
 	rm -f sync.bin &&

@@ -18,19 +18,19 @@ no_control_bytes() {	# file: nothing below 0x20 but \t and \n, no DEL
 
 test_expect_success 'record -o SYMLINK: the link is moved aside, the victim untouched' '
 	ln -s victim rec.data &&
-	"$PROF" record -q -g none -o rec.data -- true 2>/dev/null || true
+	"$PROF" record -q --call-graph none -o rec.data -- true 2>/dev/null || true
 	victim_intact && test -L rec.data.old && test ! -L rec.data
 '
 
 test_expect_success 'record: a symlink at FILE.old is replaced, not followed' '
 	echo old >r2.data && ln -s victim r2.data.old &&
-	{ "$PROF" record -q -g none -o r2.data -- true 2>/dev/null || true; } &&
+	{ "$PROF" record -q --call-graph none -o r2.data -- true 2>/dev/null || true; } &&
 	victim_intact && test "$(cat r2.data.old)" = old
 '
 
 test_expect_success 'record -o DEVICE (a private /dev/null twin) writes in place, no rename' '
 	if mknod null c 1 3 2>/dev/null; then
-		"$PROF" record -q -g none -o null -- true 2>/dev/null;
+		"$PROF" record -q --call-graph none -o null -- true 2>/dev/null;
 		test -c null && test ! -e null.old
 	else
 		echo "mknod refused (not root?): nothing to check"
@@ -38,7 +38,7 @@ test_expect_success 'record -o DEVICE (a private /dev/null twin) writes in place
 '
 
 test_expect_success 'report -o SYMLINK: refused with one line, victim untouched' '
-	"$PROF" record -q -g none -o good.data -- "$CHURN" spin 0.2 2>/dev/null ||
+	"$PROF" record -q --call-graph none -o good.data -- "$CHURN" spin 0.2 2>/dev/null ||
 		cp "$TOP/tests/fuzz/corpus/profdata/fixture.data" good.data
 	ln -s victim rep.txt &&
 	"$PROF" report -i good.data -o rep.txt 2>rep.err; st=$?

@@ -263,7 +263,8 @@ struct an_cli {
 	const char *normalize, *output, *cg_base, *cg_head, *benchmark;
 	bool json, all;
 };
-/* Parses argv (argv[0] is the command name).  0 or -EINVAL after an error line. */
+/* Parses argv (argv[0] is the command name).  0, OPT_HELP (-h/--help) or
+ * -EINVAL after an error line. */
 int an_cli_parse(struct an_cli *c, int argc, char **argv, bool crosscheck);
 void an_cli_free(struct an_cli *c);
 /* -o FILE (opened with fopen_output: never through a symlink) or stdout;
@@ -271,15 +272,6 @@ void an_cli_free(struct an_cli *c);
 FILE *an_cli_open_output(const struct an_cli *c);
 /* Closes what an_cli_open_output returned: 0, or -EIO after an error line. */
 int an_cli_close_output(const struct an_cli *c, FILE *f);
-/* main() of `prof diff` and `prof crosscheck`: --help, parsing, the
- * command's own argument check, run; exit 0, 1 (regression) or 2. */
-struct an_command {
-	bool crosscheck;
-	void (*usage)(FILE *f);
-	int (*check)(struct an_cli *c);
-	int (*run)(struct an_cli *c, bool *regression);
-};
-int an_cli_main(int argc, char **argv, const struct an_command *cmd);
 /* The report header both commands print. */
 struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an_side *base,
 					 const struct an_side *head);
@@ -288,5 +280,52 @@ void an_cli_fnset_init(const struct an_cli *c, struct an_fnset *fs);
 /* Reads each prof.data file as one run of side.  0 or -errno after an error line. */
 int an_load_side(struct an_fnset *fs, struct an_side *side, char **paths, size_t n,
 		 const struct an_load_opts *o);
+
+/* --- prof stat: metric columns and the comparison with a baseline (stat.c) ----- */
+struct res_usage;
+struct prof_perf_event_desc;
+#define AN_STAT_MAX_METRICS 32		/* 13 built-in + up to RES_MAX_COUNTERS (16) */
+struct an_stat_metric {
+	const char *name, *unit;	/* "wall_s", "s" */
+	bool available;
+	const char *why_not;		/* when !available */
+	const char *source;		/* how it was measured, when there are several ways */
+	VEC(double) runs;		/* one value per measured run */
+};
+struct an_stat_cmp {
+	const char *name, *unit;
+	double base_median, median, change, lo, hi, p, q;	/* change, lo, hi: fractions */
+	size_t n_base, n_new;
+	enum an_verdict verdict;	/* regression, improvement, inconclusive or no-change */
+	uint64_t runs_needed;		/* per side for 80% power, 0 if unknown */
+	bool gating;			/* in --gate: counts for the exit status */
+};
+struct an_stat {
+	struct an_stat_metric m[AN_STAT_MAX_METRICS];
+	size_t nm;
+	struct an_stat_cmp c[AN_STAT_MAX_METRICS];
+	size_t nc;			/* 0 without a baseline */
+};
+struct an_stat_opts {
+	double alpha, threshold;	/* threshold: fraction (0.02) */
+	const char *gate;		/* comma list of metric names, or "all" */
+};
+/* The built-in metrics then one per counter; runq wait unavailable without
+ * delayacct, io wait without io_wait_on (delayacct or sched_switch samples). */
+void an_stat_init(struct an_stat *st, const struct prof_perf_event_desc *const *counters,
+		  unsigned n_counters, bool delayacct, bool io_wait_on);
+void an_stat_add_run(struct an_stat *st, const struct res_usage *u);
+void an_stat_free(struct an_stat *st);
+/* The metric called name, else the first one. */
+const struct an_stat_metric *an_stat_find(const struct an_stat *st, const char *name);
+/* Modified z-score outliers (|z| > 3.5) that are also more than 1% from the
+ * median (a near-constant metric's tiny MAD makes a 0.1% wobble look wild);
+ * flags has m->runs.n entries.  Returns how many. */
+size_t an_stat_outliers(const struct an_stat_metric *m, bool *flags);
+/* Compares every available metric with its runs in a saved JSON report:
+ * fills st->c.  0, or -EINVAL when the JSON is not a prof stat report. */
+int an_stat_compare(struct an_stat *st, const char *baseline_json, const struct an_stat_opts *o);
+/* Gating metrics whose verdict is AN_REGRESSION. */
+unsigned an_stat_regressions(const struct an_stat *st);
 
 #endif

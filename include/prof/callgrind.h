@@ -2,8 +2,9 @@
  * callgrind.h - the callgrind subsystem: a parser for valgrind's callgrind
  * output (stock valgrind and CodSpeed's valgrind-codspeed, plain, gzip or
  * zstd), annotation (flat table, call tree, source lines, JSON), the
- * part-by-part diff, the valgrind runner and the conversion to the shared
- * model (include/prof/model.h).
+ * part-by-part diff, the valgrind runner and the function identities of
+ * its rows (include/prof/identity.h) for the cross-check.  Callgrind keeps
+ * its own model: nothing converts it to include/prof/model.h.
  *
  * Design notes / invariants:
  *  - A struct cg_profile holds one or more files; every file contributes
@@ -178,28 +179,6 @@ struct cg_run_opts {
 int cg_run(const struct cg_run_opts *o);
 
 /* --- model (model.c) ------------------------------------------------------ */
-/*
- * cg_part_to_model - adds one part to the shared model.
- * Mapping (chosen for the callgrind cross-check):
- *  - module = the row's object (ob=), one frame per function keyed by
- *    (function name, home file, object): costs of inlined-code rows
- *    (fi=/fe=) fold into the function they were inlined into, because
- *    callgrind's fn= names the real symbol, not the inlined callee.
- *    frame.kind = USER, line 0, addr 0, inlined 0.
- *  - self cost of the chosen event (event_index) is added as a depth-1
- *    stack (just that frame) with metric PROF_M_SAMPLES, on one synthetic
- *    thread (pid = the part's pid, tid = pid, comm = basename of cmd).
- *  - every call edge becomes prof_edge_add(caller frame, callee frame,
- *    calls, value) with value[PROF_M_SAMPLES] = the call's inclusive cost of
- *    that event; edges between the same frames are summed.
- *  - meta: "source" = "callgrind", "event" = the event name, "command",
- *    "callgrind_part", "callgrind_trigger", "creator".
- *  - p->samples = the part total of the event.
- * Returns 0, or -EINVAL when event_index is out of range.
- */
-int cg_part_to_model(const struct cg_profile *cg, const struct cg_part *part,
-		     int event_index, struct prof_profile *out);
-
 /* fib'2, fib'3: callgrind's rows for deeper recursion levels. */
 bool cg_is_recursion_row(const char *name);
 /*

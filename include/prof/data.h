@@ -28,6 +28,7 @@ struct prof_writer;
  * "<path>.old" first (as perf does); a symlink is never followed.
  * Returns 0 or a negative errno (error() already printed).
  */
+/* path "-" writes to (a dup of) stdout. */
 int prof_writer_open(struct prof_writer **out, const char *path);
 /* Buffers one sample; p must stay the profile that owns thread and node. */
 int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,
@@ -58,7 +59,7 @@ struct prof_read_info {
  * with info->truncated / !info->complete, which the caller should warn
  * about), or a negative errno with error() printed: -ENOENT, -EACCES,
  * -EINVAL (not a prof.data file / unsupported version / corrupt),
- * -ENODATA (an unfinished file that holds nothing: no sample, edge,
+ * -ENODATA (an unfinished file that holds nothing: no sample,
  * resource or timeline point; a finished recording of 0 samples loads).
  */
 int prof_data_read(const char *path, struct prof_profile *p, struct prof_read_info *info);

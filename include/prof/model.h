@@ -1,8 +1,18 @@
 /*
- * model.h - the ONE in-memory profile every source feeds and every output
- * reads.  The recorder (live samples), the prof.data reader, the perf.data
- * importer and the callgrind converter all build a struct prof_profile;
- * report, diff, crosscheck and every export format only read it.
+ * model.h - the in-memory profile of sampled stacks.  The recorder (live
+ * samples), the prof.data reader and the perf.data importer build a struct
+ * prof_profile; report, diff and every export format only read it.
+ *
+ * Which model each command reads, and why there are two:
+ *  - record writes this model; report and diff read it (from prof.data, or
+ *    from perf.data through the importer).
+ *  - callgrind annotate and callgrind diff read struct cg_profile
+ *    (callgrind.h): per-function self and inclusive instruction counts and
+ *    call edges, but no stacks.  Turning that into a stack trie would
+ *    invent stacks callgrind never saw, so it stays its own model.
+ *  - crosscheck reads both: the time side is this model, the instruction
+ *    side cg_profile, joined per function in src/analysis/crosscheck.c.
+ *  - stat reads neither: it measures whole runs (resource.h, analysis.h).
  *
  * Design notes / invariants:
  *  - Everything is an integer handle into a flat table (no pointers between
@@ -18,8 +28,6 @@
  *  - Weights are aggregated per (thread, node) in a vector of
  *    PROF_METRIC_COUNT u64s, so one profile carries CPU samples and
  *    off-CPU / I/O-wait nanoseconds side by side.
- *  - Call edges with inclusive costs (callgrind's calls= lines) can be added
- *    directly for sources that have no stacks.
  */
 #ifndef PROF_MODEL_H
 #define PROF_MODEL_H
@@ -89,12 +97,6 @@ struct prof_agg {		/* aggregated weight of one (thread, stack) */
 	uint64_t value[PROF_METRIC_COUNT];
 };
 
-struct prof_edge {		/* call edge from sources without stacks */
-	uint32_t caller, callee;	/* frame ids */
-	uint64_t calls;
-	uint64_t value[PROF_METRIC_COUNT];	/* inclusive */
-};
-
 struct prof_meta {		/* string key/value pairs, in insertion order */
 	uint32_t key, value;
 };
@@ -143,7 +145,6 @@ struct prof_profile {
 	VEC(struct prof_node) nodes;
 	VEC(struct prof_thread) threads;
 	VEC(struct prof_agg) aggs;
-	VEC(struct prof_edge) edges;
 	VEC(struct prof_meta) meta;
 	VEC(struct prof_resources) resources;	/* unique (pid, tid) */
 	VEC(struct prof_timeline_sample) timeline;	/* append order = time order per pid */
@@ -198,8 +199,6 @@ void prof_add_timed(struct prof_profile *p, uint64_t t_ns, uint32_t thread, uint
 		    enum prof_metric metric, uint64_t value);
 /* Sorts p->timed by time (stable: equal times keep load order). */
 void prof_timed_sort(struct prof_profile *p);
-void prof_edge_add(struct prof_profile *p, uint32_t caller, uint32_t callee,
-		   uint64_t calls, const uint64_t value[PROF_METRIC_COUNT]);
 
 void prof_meta_set(struct prof_profile *p, const char *key, const char *value);
 const char *prof_meta_get(const struct prof_profile *p, const char *key); /* NULL if unset */
@@ -216,5 +215,50 @@ size_t prof_task_count(const struct prof_profile *p, uint32_t pid);
 
 /* Sum of one metric over all aggs. */
 uint64_t prof_total(const struct prof_profile *p, enum prof_metric m);
+
+/* --- the view: what a report looks at (src/model/view.c) -----------------
+ * Which metric weighs each (thread, stack) aggregate, and which aggregates
+ * pass the --pid/--tid/--comm/--dso filters.  Every renderer and `prof
+ * diff` ask prof_view_weight() and nothing else, so all formats agree on
+ * what is counted.  sort, inverted and title are the renderers' choices
+ * carried along with it. */
+enum prof_view_metric {	/* what --metric selects */
+	PROF_VIEW_CPU,		/* on-CPU samples (weights are sample counts) */
+	PROF_VIEW_OFFCPU,	/* off-CPU ns */
+	PROF_VIEW_IOWAIT,	/* I/O wait ns */
+	PROF_VIEW_SLEEP,	/* sleep ns */
+	PROF_VIEW_WALL,		/* on-CPU ns + off-CPU ns */
+};
+int prof_view_metric_parse(const char *s, enum prof_view_metric *m);
+const char *prof_view_metric_name(enum prof_view_metric m);
+const char *prof_view_metric_unit(enum prof_view_metric m);	/* "samples" / "us" */
+
+enum prof_sort { PROF_SORT_SELF, PROF_SORT_TOTAL };
+
+struct prof_view {
+	enum prof_view_metric metric;
+	enum prof_sort sort;
+	double percent_limit;		/* hide rows under this % (0: show all) */
+	int64_t pid, tid;		/* -1: any */
+	const char *comm;		/* NULL: any */
+	const char *dso;		/* NULL: any; matches module basename or path of the leaf frame */
+	bool inverted;			/* flame graph: icicle; text tree: callee first */
+	const char *title;
+	uint32_t max_stack;		/* count only the innermost N frames (0: all) */
+	const char *sort_keys;		/* text: one row per comm,pid,tid,dso,sym,srcline tuple */
+	bool quiet;			/* text: no "#" header and no column titles */
+	bool full_header;		/* text: every meta key of the recording first */
+	bool color;			/* text: ANSI colours (hot rows, modules, headers) */
+	const char *const *source_roots;	/* --source-root DIRs (HTML source view) */
+	size_t n_source_roots;
+};
+void prof_view_init(struct prof_view *v);	/* defaults: cpu, self, all */
+
+/* Weight of one aggregate under the view; 0 if filtered out. */
+uint64_t prof_view_weight(const struct prof_profile *p, const struct prof_view *v,
+			  const struct prof_agg *a);
+
+/* Basename of a module's path, "" for PROF_NONE. */
+const char *prof_module_basename(const struct prof_profile *p, uint32_t module);
 
 #endif

@@ -51,15 +51,19 @@ const char *prof_tracefs_root(bool *mounted_now);
  * the locked-memory limits allow, split evenly.  Power of two.
  */
 uint32_t prof_perf_default_ring_pages(void);
+/* The kernel's page size (sysconf), the unit of ring_pages. */
+size_t prof_perf_page_size(void);
 
 struct prof_perf_config {
 	const struct prof_perf_event_desc *event;
 	uint64_t freq;			/* Hz */
+	uint64_t period;		/* -c: events per sample; 0: use freq */
 	enum prof_callgraph callgraph;
 	uint32_t stack_size;		/* dwarf: bytes of user stack per sample */
 	uint32_t ring_pages;		/* data pages per CPU, power of two */
 	bool enable_on_exec;		/* launch mode: start counting at exec */
 	bool ring_shrink_ok;		/* halve ring_pages on a mlock refusal */
+	bool no_inherit;		/* --no-inherit: children and new threads not followed */
 };
 
 struct prof_perf_ring {

@@ -100,25 +100,4 @@ int prof_render_speedscope(FILE *f, const struct prof_profile *p, const struct p
 int prof_render_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_render_callgrind(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 
-/* --- tiny protobuf encoder (src/output/protobuf.c) ------------------------- */
-void pb_varint(struct strbuf *sb, uint64_t v);
-void pb_tag(struct strbuf *sb, uint32_t field, uint32_t wire_type);
-void pb_uint(struct strbuf *sb, uint32_t field, uint64_t v);	/* wire type 0; skips 0 */
-void pb_bytes(struct strbuf *sb, uint32_t field, const void *data, size_t len); /* wire type 2 */
-void pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n);
-/* gzip (RFC 1952) of in via zlib deflateInit2(windowBits 31): 0 / -errno. */
-int gzip_buffer(const void *in, size_t len, struct strbuf *out);
-
-/* A JSON string literal, quotes included (json_escape writes them). */
-void json_str(struct strbuf *sb, const char *s);
-/* A string table as a JSON array of its strings, in id order. */
-void json_strtab(struct strbuf *sb, const struct strtab *t);
-/* A weight in the view's unit: "123 samples" or "12.345 ms". */
-void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);
-/* Writes the whole buffer to f: 0 or -EIO. */
-int render_flush(FILE *f, const struct strbuf *sb);
-
-/* HTML-in-<script> safe JSON: replace '<', '>' and '&' by \u003c \u003e \u0026. */
-void json_script_safe(struct strbuf *sb, const char *json);
-
 #endif

@@ -18,7 +18,7 @@
 #include "prof/unwind.h"
 
 struct prof_session_opts {
-	const char *output;		/* prof.data path */
+	const char *output;		/* prof.data path; "-": stdout */
 	struct prof_perf_config perf;
 	enum prof_unwinder_kind unwinder;
 	const char *unwinder_name;	/* for the file's meta data */
@@ -28,6 +28,8 @@ struct prof_session_opts {
 	bool system_wide;		/* every task (-a), on cpus (ncpus; NULL: all), or */
 	const int *cpus;
 	size_t ncpus;
+	const pid_t *tids;		/* -t: only these threads of the pids (ntids) */
+	size_t ntids;
 	char **argv;			/* the command to launch (NULL when attaching) */
 	bool no_resources;		/* no off-CPU events, no /proc sampling */
 	bool children;			/* attach: also the descendants running now */

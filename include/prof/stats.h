@@ -125,27 +125,6 @@ double stats_binom_cdf(uint64_t k, uint64_t n, double p);
  */
 double stats_poisson_rate_test(uint64_t k1, double t1, uint64_t k2, double t2);
 
-/*
- * Per-run sample counts k[i] out of n[i] (a function's samples out of the
- * run's total) for baseline a and new b: is the fraction different?
- * ratio = pooled rate_b / rate_a with a `level` CI and two-sided p.
- *  - one run per side: stats_poisson_rate_test and a Wilson interval on
- *    kb/(ka+kb) mapped to the ratio (only within-run noise is knowable);
- *  - otherwise quasi-binomial: var(log ratio) = dispersion * ((1-rate_a)/Ka
- *    + (1-rate_b)/Kb), where dispersion = Pearson X^2/df of the runs around
- *    each side's pooled rate (df = runs_a + runs_b - 2), at least 1.  When
- *    the runs are overdispersed (X^2/df > 1) p and CI use Student t with
- *    that df, because the dispersion is itself estimated; otherwise the
- *    binomial model holds and the normal is used.  A dispersion well above
- *    1 means between-run noise dominates: more runs help, longer runs not.
- */
-struct stats_count_cmp {
-	double rate_a, rate_b, ratio, lo, hi, p, dispersion;
-};
-int stats_compare_counts(const uint64_t *ka, const uint64_t *na, size_t ra,
-			 const uint64_t *kb, const uint64_t *nb, size_t rb, double level,
-			 struct stats_count_cmp *out);
-
 /* --- planning ---------------------------------------------------------------- */
 /*
  * Runs per side so that a two-sided `level` CI of the difference of means

@@ -15,11 +15,13 @@
 #include "prof/restrack.h"
 
 /* Opens pf's (and oc's when not NULL) events for every thread of the
- * pids (with children: of their running descendants too), registers them
+ * pids (only the tids among them when ntids, as -t; with children: every
+ * thread of their running descendants too), registers them
  * with rp, and with rt (when not NULL) as processes whose figures start
  * now.  0, or -errno after one line. */
 int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
-		       bool children, struct prof_offcpu *oc, struct prof_restrack *rt);
+		       const pid_t *tids, size_t ntids, bool children, struct prof_offcpu *oc,
+		       struct prof_restrack *rt);
 /* Opens pf's events on the cpus (every CPU when cpus is NULL) for every
  * task, then registers every process in /proc with rp.  0, or -errno
  * after one line (the permission it takes, and why). */

@@ -20,7 +20,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
+#define PROF_VERSION "0.1.0"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PROF_NONE UINT32_MAX
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -29,7 +31,9 @@
 
 /* --- messages: "prof: error: ..." on stderr, one line ------------------- */
 extern const char *prof_cmd_name;	/* set by main(): "record", "report"... */
-int error(const char *fmt, ...) PRINTF_LIKE(1, 2);	/* returns -1 */
+/* error() returns -EINVAL, so `return error(...)` keeps the 0/-errno
+ * convention for bad input; other failures return their own -errno. */
+int error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void warning(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void info(const char *fmt, ...) PRINTF_LIKE(1, 2);	/* plain "prof: ..." */
 _Noreturn void die(const char *fmt, ...) PRINTF_LIKE(1, 2); /* exit 128-ish */
@@ -142,5 +146,31 @@ int finish_temp_file(int fd, const char *tmp, const char *path, int ret);
  * reach the main thread and interrupt its poll.  0 or an errno value. */
 int thread_start_nosignals(pthread_t *t, void *(*fn)(void *), void *arg);
 
+/* --- progress on stderr, on a terminal only (progress.c) ---------------- */
+struct progress {
+	const char *what;
+	uint64_t start_ns, last_ns;
+	bool enabled, shown, count;	/* count: "run 3 of 10", else a percentage */
+};
+void progress_start(struct progress *p, const char *what, bool count);
+void progress_update(struct progress *p, uint64_t done, uint64_t total);
+void progress_done(struct progress *p);	/* erases the line */
+
+/* --- the launcher (spawn.c): a child held before exec ------------------- */
+struct spawn {
+	pid_t pid;
+	int go_fd;		/* a byte here lets the child exec */
+	int err_fd;		/* errno of a failed exec, EOF on success */
+};
+/* Forks a child that waits before execvp(argv); stdout_fd/stderr_fd (-1:
+ * inherit) become its 1 and 2.  0 or -errno. */
+int spawn_held(struct spawn *s, char **argv, int stdout_fd, int stderr_fd);
+/* Lets it exec: 0, or -errno of a failed exec (the child then exits
+ * 127/126 and must still be reaped). */
+int spawn_release(struct spawn *s);
+/* Gives up before exec: the child exits 127 unrun and is reaped. */
+void spawn_abort(struct spawn *s);
+/* A wait status as a shell exit status: the code, or 128 + signal. */
+int spawn_exit_status(int wait_status);
 
 #endif

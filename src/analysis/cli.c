@@ -2,10 +2,11 @@
  * cli.c - what `prof diff` and `prof crosscheck` share on the command line:
  * one option parser (multi-file --base/--head lists, --opt=value and
  * --opt value forms) and loading a list of prof.data files as the runs of
- * one side.  Returns 0 or -EINVAL after one error line; never exits.
+ * one side.  Returns 0, OPT_HELP or -EINVAL after one error line; never
+ * exits or prints help (the commands do).
  */
 #include "prof/analysis.h"
-#include "prof/cmd.h"
+#include "prof/options.h"
 #include "prof/data.h"
 #include <errno.h>
 #include <math.h>
@@ -21,128 +22,97 @@ void an_cli_free(struct an_cli *c)
 	VEC_FREE(&c->map_functions);
 }
 
-static int parse_double(const char *s, const char *opt, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
+/*
+ * The options of both commands.  An option only crosscheck knows is
+ * marked in cross_only[]; diff refuses it as unknown.  A new option is one
+ * row here and one case in apply_option().
+ */
+enum { C_BASE = 1, C_HEAD, C_METRIC, C_ALPHA, C_MIN_EFFECT, C_FORMAT, C_NORMALIZE,
+       C_MIN_SAMPLES, C_ASSUMED_CV, C_OUTPUT, C_INCLUSIVE, C_ALL,
+       C_CG_BASE, C_CG_HEAD, C_BENCHMARK, C_THRESHOLD, C_MAP_MODULE, C_MAP_FUNCTION,
+       C_COUNT };
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
-		return error("invalid value '%s' for %s (want a number from %g to %g)", s, opt, lo, hi);
-	*out = v;
-	return 0;
-}
-
-/* Options taking a value: name, and whether only crosscheck knows it. */
-static const struct { const char *name; bool cross; } valued[] = {
-	{ "--metric", false }, { "--alpha", false }, { "--min-effect", false },
-	{ "--format", false }, { "--normalize", false }, { "--min-samples", false },
-	{ "--assumed-cv", false }, { "--output", false }, { "-o", false },
-	{ "--callgrind-base", true }, { "--callgrind-head", true },
-	{ "--benchmark", true }, { "--threshold", true },
-	{ "--map-module", false }, { "--map-function", false },
+static const struct opt options[] = {
+	{ C_BASE, 0, "base", OPT_OPTIONAL }, { C_HEAD, 0, "head", OPT_OPTIONAL },
+	{ C_METRIC, 0, "metric", OPT_VALUE }, { C_ALPHA, 0, "alpha", OPT_VALUE },
+	{ C_MIN_EFFECT, 0, "min-effect", OPT_VALUE }, { C_FORMAT, 0, "format", OPT_VALUE },
+	{ C_NORMALIZE, 0, "normalize", OPT_VALUE }, { C_MIN_SAMPLES, 0, "min-samples", OPT_VALUE },
+	{ C_ASSUMED_CV, 0, "assumed-cv", OPT_VALUE }, { C_OUTPUT, 'o', "output", OPT_VALUE },
+	{ C_INCLUSIVE, 0, "inclusive", OPT_FLAG }, { C_ALL, 0, "all", OPT_FLAG },
+	{ C_CG_BASE, 0, "callgrind-base", OPT_VALUE }, { C_CG_HEAD, 0, "callgrind-head", OPT_VALUE },
+	{ C_BENCHMARK, 0, "benchmark", OPT_VALUE }, { C_THRESHOLD, 0, "threshold", OPT_VALUE },
+	{ C_MAP_MODULE, 0, "map-module", OPT_VALUE }, { C_MAP_FUNCTION, 0, "map-function", OPT_VALUE },
+	{ 0 },
 };
 
-static int set_value(struct an_cli *c, const char *opt, const char *val)
-{
-	double d;
+static const bool cross_only[C_COUNT] = {
+	[C_CG_BASE] = true, [C_CG_HEAD] = true, [C_BENCHMARK] = true, [C_THRESHOLD] = true,
+};
+static const bool diff_only[C_COUNT] = { [C_INCLUSIVE] = true };
 
-	if (!strcmp(opt, "--metric")) {
-		if (prof_view_metric_parse(val, &c->metric) < 0)
-			return error("unknown --metric '%s' (want cpu, wall, off-cpu, io-wait or sleep)", val);
-	} else if (!strcmp(opt, "--alpha")) {
-		return parse_double(val, opt, 1e-6, 0.5, &c->o.alpha);
-	} else if (!strcmp(opt, "--min-effect")) {
-		if (parse_double(val, opt, 0, 1000, &d) < 0)
-			return -EINVAL;
-		c->o.min_effect = d / 100;
-	} else if (!strcmp(opt, "--threshold")) {
-		if (parse_double(val, opt, 0, 1000, &d) < 0)
-			return -EINVAL;
-		c->ir_threshold = d / 100;
-	} else if (!strcmp(opt, "--assumed-cv")) {
-		if (parse_double(val, opt, 0, 1000, &d) < 0)
-			return -EINVAL;
-		c->o.assumed_cv = d / 100;
-	} else if (!strcmp(opt, "--min-samples")) {
-		return parse_double(val, opt, 0, 1e12, &c->o.min_samples);
-	} else if (!strcmp(opt, "--format")) {
-		if (strcmp(val, "text") && strcmp(val, "json"))
-			return error("unknown --format '%s' (want text or json)", val);
-		c->json = !strcmp(val, "json");
-	} else if (!strcmp(opt, "--normalize")) {
-		c->normalize = val;
-	} else if (!strcmp(opt, "--output") || !strcmp(opt, "-o")) {
-		c->output = val;
-	} else if (!strcmp(opt, "--callgrind-base")) {
-		c->cg_base = val;
-	} else if (!strcmp(opt, "--callgrind-head")) {
-		c->cg_head = val;
-	} else if (!strcmp(opt, "--benchmark")) {
-		c->benchmark = val;
-	} else if (!strcmp(opt, "--map-module") || !strcmp(opt, "--map-function")) {
-		const char *eq = strchr(val, '=');
-		if (!eq || eq == val || !eq[1])
-			return error("invalid value '%s' for %s (want OLD=NEW)", val, opt);
-		an_paths *maps = !strcmp(opt, "--map-module") ? &c->map_modules : &c->map_functions;
-		VEC_PUSH(maps, (char *)val);
-	}
-	return 0;
+struct parse_state {
+	struct an_cli *c;
+	an_paths *list;		/* where bare file names go */
+	bool cross;
+};
+
+/* --base/--head switch the list later file names go to; --base=F adds F. */
+static void set_side(struct parse_state *ps, an_paths *side, const char *file)
+{
+	ps->list = side;
+	if (file)
+		VEC_PUSH(side, (char *)file);
 }
 
-static int parse_option(struct an_cli *c, int argc, char **argv, int *i, bool cross)
+static int apply_option(void *ctx, int id, const char *val, const char *flag)
 {
-	const char *arg = argv[*i];
-	const char *eq = strchr(arg, '=');
-	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+	struct parse_state *ps = ctx;
+	struct an_cli *c = ps->c;
 
-	for (size_t k = 0; k < ARRAY_SIZE(valued); k++) {
-		if (strlen(valued[k].name) != len || strncmp(arg, valued[k].name, len) ||
-		    (valued[k].cross && !cross))
-			continue;
-		if (eq)
-			return set_value(c, valued[k].name, eq + 1);
-		if (*i + 1 >= argc)
-			return error("option %s needs a value", valued[k].name);
-		return set_value(c, valued[k].name, argv[++*i]);
+	if (id > 0 && ((cross_only[id] && !ps->cross) || (diff_only[id] && ps->cross)))
+		return usage_error("unknown option '%s'", flag);
+	switch (id) {
+	case OPT_ARG: VEC_PUSH(ps->list, (char *)val); return 0;
+	case C_BASE: set_side(ps, &c->base, val); return 0;
+	case C_HEAD: set_side(ps, &c->head, val); return 0;
+	case C_METRIC:
+		if (prof_view_metric_parse(val, &c->metric) < 0)
+			return usage_error("unknown %s '%s' (want cpu, wall, off-cpu, io-wait or sleep)",
+					   flag, val);
+		return 0;
+	case C_ALPHA: return opt_double(flag, val, 1e-6, 0.5, &c->o.alpha);
+	case C_MIN_EFFECT: return opt_percent(flag, val, 1000, &c->o.min_effect);
+	case C_THRESHOLD: return opt_percent(flag, val, 1000, &c->ir_threshold);
+	case C_ASSUMED_CV: return opt_percent(flag, val, 1000, &c->o.assumed_cv);
+	case C_MIN_SAMPLES: return opt_double(flag, val, 0, 1e12, &c->o.min_samples);
+	case C_FORMAT: return opt_text_or_json(flag, val, &c->json);
+	case C_NORMALIZE: c->normalize = val; return 0;
+	case C_OUTPUT: c->output = val; return 0;
+	case C_CG_BASE: c->cg_base = val; return 0;
+	case C_CG_HEAD: c->cg_head = val; return 0;
+	case C_BENCHMARK: c->benchmark = val; return 0;
+	case C_INCLUSIVE: c->o.inclusive = true; return 0;
+	case C_ALL: c->all = true; return 0;
+	case C_MAP_MODULE:
+	case C_MAP_FUNCTION: {
+		const char *eq = strchr(val, '=');
+		if (!eq || eq == val || !eq[1])
+			return usage_error("invalid value '%s' for %s (want OLD=NEW)", val, flag);
+		VEC_PUSH(id == C_MAP_MODULE ? &c->map_modules : &c->map_functions, (char *)val);
+		return 0;
 	}
-	if (!strcmp(arg, "--inclusive") && !cross)
-		c->o.inclusive = true;
-	else if (!strcmp(arg, "--all"))
-		c->all = true;
-	else
-		return error("unknown option '%s' (see 'prof %s --help')", arg,
-			     cross ? "crosscheck" : "diff");
-	return 0;
+	}
+	return -EINVAL;
 }
 
 int an_cli_parse(struct an_cli *c, int argc, char **argv, bool cross)
 {
-	void *list = &c->positional;	/* where bare file names go */
+	struct parse_state ps = { .c = c, .list = &c->positional, .cross = cross };
 
 	memset(c, 0, sizeof(*c));
 	an_opts_init(&c->o);
 	c->ir_threshold = 0.02;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!strcmp(arg, "--base") || !strcmp(arg, "--head")) {
-			list = arg[2] == 'b' ? (void *)&c->base : (void *)&c->head;
-			continue;
-		}
-		if (!strncmp(arg, "--base=", 7) || !strncmp(arg, "--head=", 7)) {
-			list = arg[2] == 'b' ? (void *)&c->base : (void *)&c->head;
-			VEC_PUSH((an_paths *)list, (char *)arg + 7);
-			continue;
-		}
-		if (arg[0] == '-' && arg[1]) {
-			if (parse_option(c, argc, argv, &i, cross) < 0)
-				return -EINVAL;
-			continue;
-		}
-		VEC_PUSH((an_paths *)list, (char *)arg);
-	}
-	return 0;
+	return opt_parse(options, argc, argv, 0, apply_option, &ps, NULL);
 }
 
 void an_cli_fnset_init(const struct an_cli *c, struct an_fnset *fs)
@@ -207,25 +177,4 @@ struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an
 		.unit = base->runs.v[0].unit, .na = base->runs.n, .nb = head->runs.n,
 		.all = c->all,
 	};
-}
-
-int an_cli_main(int argc, char **argv, const struct an_command *cmd)
-{
-	struct an_cli c;
-	bool regression = false;
-	int ret;
-
-	if (wants_help(argc, argv)) {
-		cmd->usage(stdout);
-		return 0;
-	}
-	if (an_cli_parse(&c, argc, argv, cmd->crosscheck) < 0 || cmd->check(&c) < 0) {
-		an_cli_free(&c);
-		return EXIT_USAGE;
-	}
-	ret = cmd->run(&c, &regression);
-	an_cli_free(&c);
-	if (ret < 0)
-		return EXIT_USAGE;
-	return regression ? EXIT_REGRESSION : 0;
 }

@@ -9,14 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void json_num(struct strbuf *sb, double v)
-{
-	if (isfinite(v))
-		sb_addf(sb, "%.6g", v);
-	else
-		sb_adds(sb, "null");
-}
-
 static void json_key_str(struct strbuf *sb, const char *key, const char *val)
 {
 	sb_addf(sb, "\"%s\":", key);
@@ -26,15 +18,15 @@ static void json_key_str(struct strbuf *sb, const char *key, const char *val)
 static void json_key_num(struct strbuf *sb, const char *key, double v)
 {
 	sb_addf(sb, "\"%s\":", key);
-	json_num(sb, v);
+	json_number(sb, v);
 }
 
 static void json_ci(struct strbuf *sb, const char *key, double lo, double hi)
 {
 	sb_addf(sb, "\"%s\":[", key);
-	json_num(sb, lo * 100);
+	json_number(sb, lo * 100);
 	sb_addch(sb, ',');
-	json_num(sb, hi * 100);
+	json_number(sb, hi * 100);
 	sb_addch(sb, ']');
 }
 

@@ -145,21 +145,19 @@ static int run_valgrind(const char **flags, size_t nflags, const char *outfile,
 		VEC_PUSH(&argv, *c);
 	VEC_PUSH(&argv, NULL);
 
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
+	struct spawn sp;
+	int st = 0, e = spawn_held(&sp, argv.v, -1, -1);
+
+	if (e == 0 && (e = spawn_release(&sp)) < 0)
+		waitpid(sp.pid, NULL, 0);
+	if (e < 0) {
+		error("cannot run %s: %s", argv.v[0], strerror(-e));
 		free(outopt);
 		VEC_FREE(&argv);
-		return error("cannot fork: %s", strerror(e));
+		return e;
 	}
-	if (pid == 0) {
-		execvp(argv.v[0], argv.v);
-		fprintf(stderr, "prof callgrind: error: cannot run %s: %s\n", argv.v[0], strerror(errno));
-		_exit(127);
-	}
-	int st = 0;
-	*child = pid;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	*child = sp.pid;
+	while (waitpid(sp.pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (argv.v[0][0] == 's')
 		free(argv.v[1]);

@@ -6,80 +6,61 @@
 #include "prof/annotate.h"
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/options.h"
+#include "help-prof-annotate.h"
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char usage_text[] =
-	"usage: prof annotate FUNCTION [-i FILE] [--metric M] [--stdio] [--source-root DIR]\n"
-	"\n"
-	"Costs of one function per source line (self and total, with the source\n"
-	"text) and per instruction (disassembly of the recorded binary, matched\n"
-	"by build-id).  Code inlined into FUNCTION shows under its own lines.\n"
-	"\n"
-	"  -i, --input FILE        prof.data or perf.data (default prof.data)\n"
-	"      --metric M          cpu (default), off-cpu, io-wait, sleep, wall\n"
-	"      --stdio             text output (the only one; as perf annotate --stdio)\n"
-	"      --source-root DIR   also read sources below DIR (repeatable); otherwise\n"
-	"                          only files the verified binary's line table names\n"
-	"      --no-source         costs per line without the source text\n"
-	"      --no-asm            no disassembly\n"
-	"  -h, --help              this help\n";
+enum { O_INPUT = 1, O_METRIC, O_STDIO, O_ROOT, O_NO_SOURCE, O_NO_ASM };
 
-enum { O_METRIC = 256, O_STDIO, O_ROOT, O_NO_SOURCE, O_NO_ASM };
+static const struct opt options[] = {
+	{ O_INPUT, 'i', "input", OPT_VALUE }, { O_METRIC, 0, "metric", OPT_VALUE },
+	{ O_STDIO, 0, "stdio", OPT_FLAG }, { O_ROOT, 0, "source-root", OPT_VALUE },
+	{ O_NO_SOURCE, 0, "no-source", OPT_FLAG }, { O_NO_ASM, 0, "no-asm", OPT_FLAG },
+	{ 0 },
+};
 
 struct annotate_opts {
 	const char *input, *func;
 	struct prof_view view;
 	VEC(const char *) roots;
-	bool help, no_source, no_asm;
+	bool no_source, no_asm;
 };
 
-static int bad(const char *what, const char *arg)
+static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 {
-	error("%s '%s' (see 'prof annotate --help')", what, arg);
+	struct annotate_opts *o = ctx;
+
+	switch (id) {
+	case OPT_ARG:
+		if (o->func)
+			return usage_error("one FUNCTION only; unexpected '%s'", arg);
+		o->func = arg;
+		return 0;
+	case O_INPUT: o->input = arg; return 0;
+	case O_STDIO: return 0;
+	case O_ROOT: VEC_PUSH(&o->roots, arg); return 0;
+	case O_NO_SOURCE: o->no_source = true; return 0;
+	case O_NO_ASM: o->no_asm = true; return 0;
+	case O_METRIC:
+		if (prof_view_metric_parse(arg, &o->view.metric) < 0)
+			return usage_error("unknown %s '%s' (want cpu, off-cpu, io-wait, sleep or wall)",
+					   flag, arg);
+		return 0;
+	}
 	return -EINVAL;
 }
 
+/* 0, OPT_HELP or -EINVAL. */
 static int parse_args(int argc, char **argv, struct annotate_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "metric", required_argument, NULL, O_METRIC },
-		{ "stdio", no_argument, NULL, O_STDIO },
-		{ "source-root", required_argument, NULL, O_ROOT },
-		{ "no-source", no_argument, NULL, O_NO_SOURCE },
-		{ "no-asm", no_argument, NULL, O_NO_ASM },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret = 0;
+	int ret = opt_parse(options, argc, argv, 0, apply_option, o, NULL);
 
-	opterr = 0;
-	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, ":hi:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h': o->help = true; break;
-		case 'i': o->input = optarg; break;
-		case O_STDIO: break;
-		case O_ROOT: VEC_PUSH(&o->roots, optarg); break;
-		case O_NO_SOURCE: o->no_source = true; break;
-		case O_NO_ASM: o->no_asm = true; break;
-		case O_METRIC:
-			if (prof_view_metric_parse(optarg, &o->view.metric) < 0)
-				ret = bad("--metric is cpu, off-cpu, io-wait, sleep or wall, not", optarg);
-			break;
-		case ':': ret = bad("missing value for option", argv[optind - 1]); break;
-		default: ret = bad("unknown option", argv[optind - 1]);
-		}
-	}
-	if (ret || o->help)
+	if (ret)
 		return ret;
-	if (optind + 1 != argc)
-		return optind < argc ? bad("one FUNCTION only; unexpected", argv[optind + 1])
-				     : bad("missing FUNCTION", "");
-	o->func = argv[optind];
+	if (!o->func)
+		return usage_error("missing FUNCTION");
 	o->input = o->input ? o->input : PROF_DATA_DEFAULT;
 	return 0;
 }
@@ -108,14 +89,12 @@ int cmd_annotate_function(int argc, char **argv)
 	struct prof_profile p;
 
 	prof_view_init(&o.view);
-	if (parse_args(argc, argv, &o) < 0) {
+	int st = parse_args(argc, argv, &o);
+	if (st) {
+		if (st == OPT_HELP)
+			fputs(help_prof_annotate, stdout);
 		VEC_FREE(&o.roots);
-		return EXIT_USAGE;
-	}
-	if (o.help) {
-		fputs(usage_text, stdout);
-		VEC_FREE(&o.roots);
-		return 0;
+		return st == OPT_HELP ? 0 : EXIT_USAGE;
 	}
 	prof_profile_init(&p);
 	int ret = prof_load_any(o.input, &p, NULL, NULL);

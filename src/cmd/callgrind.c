@@ -5,48 +5,14 @@
  */
 #include "prof/callgrind.h"
 #include "prof/cmd.h"
+#include "help-prof-callgrind.h"
+#include "prof/options.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_main[] =
-	"usage: prof callgrind annotate FILE... [--part N | --benchmark URI] [--inclusive]\n"
-	"                 [--tree=caller|callee|both] [--auto] [--threshold=PCT] [--show=EVENTS]\n"
-	"                 [--format=text|json] [--compat]\n"
-	"   or: prof callgrind run [-l LABEL] [--codspeed] -- CMD [ARGS]\n"
-	"   or: prof callgrind diff BASE HEAD [--benchmark URI] [--event Ir] [--format=text|json]\n"
-	"\n"
-	"annotate  flat per-function table of a callgrind profile, part by part\n"
-	"          (rows equal callgrind_annotate's); FILE may be gzip or zstd\n"
-	"          compressed, or several per-dump files (callgrind.out.1 ...)\n"
-	"          --compat: count calls=0 lines (calls running at dump time) as\n"
-	"          self cost, exactly as callgrind_annotate 3.19 does\n"
-	"run       run CMD under valgrind's callgrind (CodSpeed's flags with\n"
-	"          --codspeed); writes profiles/LABEL.callgrind{,.flat.txt,.tree.txt}\n"
-	"diff      compare two profiles per benchmark (part) and function\n";
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "prof callgrind: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (see 'prof callgrind --help')\n");
-	return EXIT_USAGE;
-}
-
-/* "--name=value" or "--name value": returns the value or NULL. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!strncmp(argv[*i], name, n)) {
-		if (argv[*i][n] == '=')
-			return argv[*i] + n + 1;
-		if (!argv[*i][n] && *i + 1 < argc)
-			return argv[++*i];
-	}
-	return NULL;
-}
+static const char *const usage_main = help_prof_callgrind;
 
 static int load_all(struct cg_profile *p, char **files, size_t n)
 {
@@ -56,64 +22,101 @@ static int load_all(struct cg_profile *p, char **files, size_t n)
 	return 0;
 }
 
+struct annotate_args {
+	struct cg_annotate_opts o;
+	VEC(char *) files;
+	const char *bench;
+	uint64_t part_no;
+	bool compat;
+};
+
+enum { A_PART = 1, A_BENCH, A_COMPAT, A_INCLUSIVE, A_TREE, A_AUTO, A_THRESHOLD, A_SHOW, A_FORMAT };
+
+static const struct opt annotate_options[] = {
+	{ A_PART, 0, "part", OPT_VALUE }, { A_BENCH, 0, "benchmark", OPT_VALUE },
+	{ A_COMPAT, 0, "compat", OPT_FLAG }, { A_INCLUSIVE, 0, "inclusive", OPT_OPTIONAL },
+	{ A_TREE, 0, "tree", OPT_VALUE }, { A_AUTO, 0, "auto", OPT_OPTIONAL },
+	{ A_THRESHOLD, 0, "threshold", OPT_VALUE }, { A_SHOW, 0, "show", OPT_VALUE },
+	{ A_FORMAT, 0, "format", OPT_VALUE },
+	{ 0 },
+};
+
+/* callgrind_annotate's --inclusive=yes|no and --auto=yes|no. */
+static int yes_no(const char *flag, const char *arg, bool *out)
+{
+	static const char *const yn[] = { "yes", "no", NULL };
+	int k = arg ? opt_choice(flag, arg, yn) : 0;
+
+	if (k < 0)
+		return k;
+	*out = k == 0;
+	return 0;
+}
+
+static int annotate_option(void *ctx, int id, const char *arg, const char *flag)
+{
+	static const char *const trees[] = { "caller", "callee", "both", "none", "calling", NULL };
+	static const enum cg_tree tree_of[] = { CG_TREE_CALLER, CG_TREE_CALLEE, CG_TREE_BOTH,
+						CG_TREE_NONE, CG_TREE_CALLEE };
+	struct annotate_args *a = ctx;
+	int k;
+
+	switch (id) {
+	case OPT_ARG: VEC_PUSH(&a->files, (char *)arg); return 0;
+	case A_PART: return opt_u64(flag, arg, 1, UINT32_MAX, &a->part_no);
+	case A_BENCH: a->bench = arg; return 0;
+	case A_COMPAT: a->compat = true; return 0;
+	case A_INCLUSIVE: return yes_no(flag, arg, &a->o.inclusive);
+	case A_AUTO: return yes_no(flag, arg, &a->o.auto_source);
+	case A_TREE:
+		if ((k = opt_choice(flag, arg, trees)) < 0)
+			return k;
+		a->o.tree = tree_of[k];
+		return 0;
+	case A_THRESHOLD:
+		if (opt_percent(flag, arg, 100, &a->o.threshold) < 0)
+			return -EINVAL;
+		a->o.threshold *= 100;
+		return 0;
+	case A_SHOW: a->o.show = arg; return 0;
+	case A_FORMAT: return opt_text_or_json(flag, arg, &a->o.json);
+	}
+	return -EINVAL;
+}
+
 static int cmd_annotate(int argc, char **argv)
 {
-	struct cg_annotate_opts o = { .threshold = 99 };
-	VEC(char *) files = { 0 };
-	const char *bench = NULL, *format = "text", *v;
-	int part_no = 0, rc = 0;
-	bool compat = false;
+	struct annotate_args a = { .o = { .threshold = 99 } };
+	struct cg_annotate_opts o;
+	uint64_t part_no;
+	const char *bench;
+	int rc = 0;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((v = opt_value(argc, argv, &i, "--part"))) {
-			part_no = atoi(v);
-			if (part_no <= 0)
-				return usage_error("--part wants a part number >= 1, not '%s'", v);
-		} else if ((v = opt_value(argc, argv, &i, "--benchmark")))
-			bench = v;
-		else if (!strcmp(a, "--compat"))
-			compat = true;
-		else if (!strcmp(a, "--inclusive") || !strcmp(a, "--inclusive=yes"))
-			o.inclusive = true;
-		else if ((v = opt_value(argc, argv, &i, "--tree"))) {
-			if (!strcmp(v, "caller")) o.tree = CG_TREE_CALLER;
-			else if (!strcmp(v, "callee") || !strcmp(v, "calling")) o.tree = CG_TREE_CALLEE;
-			else if (!strcmp(v, "both")) o.tree = CG_TREE_BOTH;
-			else if (!strcmp(v, "none")) o.tree = CG_TREE_NONE;
-			else return usage_error("--tree wants caller, callee or both, not '%s'", v);
-		} else if (!strcmp(a, "--auto") || !strcmp(a, "--auto=yes"))
-			o.auto_source = true;
-		else if ((v = opt_value(argc, argv, &i, "--threshold"))) {
-			char *end;
-			o.threshold = strtod(v, &end);
-			if (end == v || (*end && strcmp(end, "%")) || o.threshold < 0 || o.threshold > 100)
-				return usage_error("--threshold wants a percentage 0..100, not '%s'", v);
-		} else if ((v = opt_value(argc, argv, &i, "--show")))
-			o.show = v;
-		else if ((v = opt_value(argc, argv, &i, "--format"))) {
-			if (strcmp(v, "text") && strcmp(v, "json"))
-				return usage_error("--format wants text or json, not '%s'", v);
-			format = v;
-		} else if (a[0] == '-' && a[1])
-			return usage_error("unknown option '%s'", a);
-		else
-			VEC_PUSH(&files, argv[i]);
+	if ((rc = opt_parse(annotate_options, argc, argv, 0, annotate_option, &a, NULL)) != 0) {
+		VEC_FREE(&a.files);
+		if (rc == OPT_HELP)
+			fputs(usage_main, stdout);
+		return rc == OPT_HELP ? 0 : EXIT_USAGE;
 	}
-	if (!files.n)
-		return usage_error("annotate needs a callgrind FILE%s", "");
-	o.json = !strcmp(format, "json");
+	if (!a.files.n) {
+		usage_error("annotate needs a callgrind FILE");
+		return EXIT_USAGE;
+	}
+	o = a.o;
+	part_no = a.part_no;
+	bench = a.bench;
+	bool compat = a.compat;
 
 	struct cg_profile p;
 	cg_profile_init(&p, (o.auto_source ? CG_KEEP_LINES : 0) | (compat ? CG_ANNOTATE_COMPAT : 0));
-	if (load_all(&p, files.v, files.n) < 0) {
+	if (load_all(&p, a.files.v, a.files.n) < 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
 	VEC(struct cg_part *) sel = { 0 };
 	for (size_t i = 0; i < p.parts.n; i++) {
 		struct cg_part *part = p.parts.v[i];
-		if (part_no && part->number != (uint32_t)part_no)
+		if (part_no && part->number != part_no)
 			continue;
 		if (bench && strcmp(strtab_get(&p.strs, part->trigger), bench))
 			continue;
@@ -123,7 +126,7 @@ static int cmd_annotate(int argc, char **argv)
 		if (bench)
 			error("no part for benchmark '%s' (the Part: lines of 'prof callgrind annotate FILE' list them)", bench);
 		else if (part_no)
-			error("no part %d (the Part: lines of 'prof callgrind annotate FILE' list them)", part_no);
+			error("no part %llu (the Part: lines of 'prof callgrind annotate FILE' list them)", (unsigned long long)part_no);
 		else
 			error("no parts in the profile");
 		rc = EXIT_USAGE;
@@ -158,35 +161,57 @@ static int cmd_annotate(int argc, char **argv)
 	}
 	VEC_FREE(&sel);
 out:
-	VEC_FREE(&files);
+	VEC_FREE(&a.files);
 	cg_profile_free(&p);
 	return rc;
 }
 
+struct diff_args {
+	struct cg_diff_opts o;
+	const char *files[2];
+	size_t nfiles;
+};
+
+enum { D_BENCH = 1, D_EVENT, D_FORMAT };
+
+static const struct opt diff_options[] = {
+	{ D_BENCH, 0, "benchmark", OPT_VALUE }, { D_EVENT, 0, "event", OPT_VALUE },
+	{ D_FORMAT, 0, "format", OPT_VALUE },
+	{ 0 },
+};
+
+static int diff_option(void *ctx, int id, const char *arg, const char *flag)
+{
+	struct diff_args *d = ctx;
+
+	switch (id) {
+	case OPT_ARG:
+		if (d->nfiles == 2)
+			return usage_error("diff takes two files, BASE and HEAD; extra '%s'", arg);
+		d->files[d->nfiles++] = arg;
+		return 0;
+	case D_BENCH: d->o.benchmark = arg; return 0;
+	case D_EVENT: d->o.event = arg; return 0;
+	case D_FORMAT: return opt_text_or_json(flag, arg, &d->o.json);
+	}
+	return -EINVAL;
+}
+
 static int callgrind_cmd_diff(int argc, char **argv)
 {
-	struct cg_diff_opts o = { 0 };
-	const char *files[2] = { NULL, NULL }, *v;
-	size_t nfiles = 0;
+	struct diff_args d = { 0 };
+	int ret = opt_parse(diff_options, argc, argv, 0, diff_option, &d, NULL);
 
-	for (int i = 1; i < argc; i++) {
-		if ((v = opt_value(argc, argv, &i, "--benchmark")))
-			o.benchmark = v;
-		else if ((v = opt_value(argc, argv, &i, "--event")))
-			o.event = v;
-		else if ((v = opt_value(argc, argv, &i, "--format"))) {
-			if (strcmp(v, "text") && strcmp(v, "json"))
-				return usage_error("--format wants text or json, not '%s'", v);
-			o.json = !strcmp(v, "json");
-		} else if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("unknown option '%s'", argv[i]);
-		else if (nfiles < 2)
-			files[nfiles++] = argv[i];
-		else
-			return usage_error("diff takes two files, BASE and HEAD; extra '%s'", argv[i]);
+	if (ret == OPT_HELP)
+		fputs(usage_main, stdout);
+	if (ret)
+		return ret == OPT_HELP ? 0 : EXIT_USAGE;
+	if (d.nfiles != 2) {
+		usage_error("diff needs BASE and HEAD callgrind files");
+		return EXIT_USAGE;
 	}
-	if (nfiles != 2)
-		return usage_error("diff needs BASE and HEAD callgrind files%s", "");
+	const char **files = d.files;
+	struct cg_diff_opts o = d.o;
 
 	struct cg_profile base, head;
 	int rc = EXIT_USAGE;
@@ -199,33 +224,43 @@ static int callgrind_cmd_diff(int argc, char **argv)
 	return rc;
 }
 
+enum { R_LABEL = 1, R_CODSPEED };
+
+static const struct opt run_options[] = {
+	{ R_LABEL, 'l', "label", OPT_VALUE }, { R_CODSPEED, 0, "codspeed", OPT_FLAG },
+	{ 0 },
+};
+
+static int run_option(void *ctx, int id, const char *arg, const char *flag)
+{
+	struct cg_run_opts *o = ctx;
+
+	if (id == R_CODSPEED) {
+		o->codspeed = true;
+		return 0;
+	}
+	if (!*arg || strchr(arg, '/'))
+		return usage_error("%s wants a plain name, not '%s'", flag, arg);
+	o->label = arg;
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct cg_run_opts o = { .label = "callgrind" };
-	int i;
-	const char *v;
+	int rest, ret = opt_parse(run_options, argc, argv, OPT_STOP_AT_ARG, run_option, &o, &rest);
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if ((v = opt_value(argc, argv, &i, "-l")) || (v = opt_value(argc, argv, &i, "--label"))) {
-			if (!*v || strchr(v, '/'))
-				return usage_error("a label is a plain name, not '%s'", v);
-			o.label = v;
-		} else if (!strcmp(argv[i], "--codspeed"))
-			o.codspeed = true;
-		else if (argv[i][0] == '-')
-			return usage_error("unknown option '%s'", argv[i]);
-		else
-			break;
+	if (ret == OPT_HELP)
+		fputs(usage_main, stdout);
+	if (ret)
+		return ret == OPT_HELP ? 0 : EXIT_USAGE;
+	if (rest >= argc) {
+		usage_error("run needs a command: prof callgrind run -- CMD [ARGS]");
+		return EXIT_USAGE;
 	}
-	if (i >= argc)
-		return usage_error("run needs a command: prof callgrind run -- CMD [ARGS]%s", "");
-	o.argv = argv + i;
-	int rc = cg_run(&o);
-	return rc < 0 ? EXIT_USAGE : rc;
+	o.argv = argv + rest;
+	ret = cg_run(&o);
+	return ret < 0 ? EXIT_USAGE : ret;
 }
 
 int cmd_callgrind(int argc, char **argv)
@@ -234,8 +269,7 @@ int cmd_callgrind(int argc, char **argv)
 		fputs(usage_main, stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help") ||
-	    wants_help(argc, argv)) {
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		fputs(usage_main, stdout);
 		return 0;
 	}
@@ -245,5 +279,6 @@ int cmd_callgrind(int argc, char **argv)
 		return callgrind_cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
-	return usage_error("'%s' is not a callgrind subcommand (annotate, run, diff)", argv[1]);
+	usage_error("'%s' is not a callgrind subcommand (annotate, run, diff)", argv[1]);
+	return EXIT_USAGE;
 }

@@ -8,6 +8,7 @@
 #include "prof/analysis.h"
 #include "prof/callgrind.h"
 #include "prof/cmd.h"
+#include "help-prof-crosscheck.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,42 +16,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: prof crosscheck --callgrind-base FILE --callgrind-head FILE\n"
-		"                       --base P.data... --head P.data... [options]\n"
-		"\n"
-		"Join callgrind's instruction counts (stock valgrind or valgrind-codspeed,\n"
-		"multi-part files: one --benchmark part, or all parts summed) with the time\n"
-		"sampled by 'prof record' on the same two builds, function by function\n"
-		"(inclusive costs; inlined frames count for the function they were inlined\n"
-		"into, as in callgrind).  Verdicts:\n"
-		"  confirmed          instructions and time both changed, same direction\n"
-		"  instructions-only  Ir changed beyond --threshold but the time CI excludes\n"
-		"                     the change the instructions predict (an artifact)\n"
-		"  time-only          time changed significantly, Ir did not (memory system,\n"
-		"                     syscalls, I/O, locks); the notes name the callgrind\n"
-		"                     events that moved (D1mr, DLmr, sysCount...)\n"
-		"  no-change, inconclusive (with the runs per side that would settle it)\n"
-		"\n"
-		"  --benchmark URI     the callgrind part of this benchmark (trigger); without\n"
-		"                      it all parts are summed, and json also lists the rows\n"
-		"                      of each benchmark (\"benchmarks\": [...])\n"
-		"  --map-module OLD=NEW, --map-function OLD=NEW (repeatable): join what\n"
-		"                      identity cannot (a renamed library or function)\n"
-		"  --threshold PCT     Ir changes within +-PCT are flat (default 2)\n"
-		"  --metric M          time metric: cpu (default), wall, off-cpu, io-wait\n"
-		"  --alpha A, --min-effect PCT, --min-samples N, --assumed-cv PCT: as in\n"
-		"                      'prof diff' (time side)\n"
-		"  --format FMT        text (a markdown table for pull requests) or json\n"
-		"                      (schema prof-crosscheck/1)\n"
-		"  -o, --output FILE   write there instead of stdout\n"
-		"  --all               text: also show no-change and untested rows\n"
-		"\n"
-		"Functions are joined by identity, not by file name (see 'prof diff --help'); the\n"
-		"report says how many callgrind functions joined sampled ones, warns under\n"
-		"80%% with the unmatched names, and stops (exit 2) when none joined.\n"
-		"exit status: 0 no real regression, 1 a confirmed or time-only slowdown,\n"
-		"2 usage or input error.  Recipe: scripts/codspeed-crosscheck.sh.\n");
+	fputs(help_prof_crosscheck, f);
 }
 
 static int check_args(struct an_cli *c)
@@ -133,7 +99,7 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 
 int cmd_crosscheck(int argc, char **argv)
 {
-	static const struct an_command cmd = { true, usage, check_args, run_crosscheck };
+	static const struct analysis_command cmd = { true, usage, check_args, run_crosscheck };
 
-	return an_cli_main(argc, argv, &cmd);
+	return analysis_main(argc, argv, &cmd);
 }

@@ -7,6 +7,8 @@
  */
 #include "prof/analysis.h"
 #include "prof/cmd.h"
+#include "help-prof-diff.h"
+#include "prof/options.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,42 +16,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: prof diff BASE.data HEAD.data\n"
-		"       prof diff --base FILE... --head FILE... [options]\n"
-		"\n"
-		"Compare the time each function takes per run between recordings of a base\n"
-		"and a head build doing the SAME fixed amount of work (each file is one run;\n"
-		"record 5 or more runs per side, interleaved).  Per function: the change of\n"
-		"its mean time per run, a 95%% confidence interval (Welch t on the log ratio;\n"
-		"per-run variance observed across runs; Poisson-floored with 2 runs; Poisson\n"
-		"+ --assumed-cv with 1 run), a Mann-Whitney U p-value, a Benjamini-Hochberg q-value across all\n"
-		"tested functions, and a verdict: regression, improvement, no-change or\n"
-		"inconclusive (with the runs per side that would settle it).\n"
-		"\n"
-		"  --metric M          cpu (default), wall, off-cpu, io-wait, sleep\n"
-		"  --inclusive         compare inclusive time (default: self time)\n"
-		"  --normalize N       total: share of each run's total; FUNCTION: relative to\n"
-		"                      that function's inclusive time (time-bounded runs)\n"
-		"  --alpha A           significance level (default 0.05)\n"
-		"  --min-effect PCT    smaller changes are never a regression; no-change means\n"
-		"                      the CI lies inside +-PCT (default 3)\n"
-		"  --min-samples N     functions under N samples per run are not tested (20)\n"
-		"  --assumed-cv PCT    run-to-run CV assumed with 1 run on a side (25)\n"
-		"  --map-module OLD=NEW, --map-function OLD=NEW (repeatable): join what\n"
-		"                      identity cannot (a renamed library or function)\n"
-		"  --format FMT        text (default) or json (schema prof-diff/1)\n"
-		"  -o, --output FILE   write there instead of stdout\n"
-		"  --all               text: also show no-change and untested rows\n"
-		"\n"
-		"Functions are joined by identity, not by file name: the program is one module\n"
-		"whatever its path, shared objects go by soname, Rust hashes and .llvm.N are\n"
-		"ignored.  The report says how many functions joined; under 80%% it warns with\n"
-		"the unmatched names, and when none joined it stops (exit 2).\n"
-		"A regression: q < alpha, the CI excludes 0, and the change >= --min-effect.\n"
-		"With 5 runs per side the smallest Mann-Whitney p is 0.008.\n"
-		"\n"
-		"exit status: 0 no regression, 1 at least one regression, 2 usage or input error.\n");
+	fputs(help_prof_diff, f);
 }
 
 /* Applies --normalize once the function names are known. */
@@ -123,9 +90,28 @@ static int run_diff(struct an_cli *c, bool *regression)
 	return ret;
 }
 
+int analysis_main(int argc, char **argv, const struct analysis_command *cmd)
+{
+	struct an_cli c;
+	bool regression = false;
+	int ret = an_cli_parse(&c, argc, argv, cmd->crosscheck);
+
+	if (ret == OPT_HELP)
+		cmd->usage(stdout);
+	if (ret || cmd->check(&c) < 0) {
+		an_cli_free(&c);
+		return ret == OPT_HELP ? 0 : EXIT_USAGE;
+	}
+	ret = cmd->run(&c, &regression);
+	an_cli_free(&c);
+	if (ret < 0)
+		return EXIT_USAGE;
+	return regression ? EXIT_REGRESSION : 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	static const struct an_command cmd = { false, usage, check_files, run_diff };
+	static const struct analysis_command cmd = { false, usage, check_files, run_diff };
 
-	return an_cli_main(argc, argv, &cmd);
+	return analysis_main(argc, argv, &cmd);
 }

@@ -7,52 +7,17 @@
  */
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/options.h"
 #include "prof/output.h"
 #include "prof/perfdata.h"
 #include "prof/render.h"
+#include "help-prof-report.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"usage: prof report [-i FILE] [--format=FMT] [-o OUT] [--flat|--tree]\n"
-	"                   [--pid P] [--tid T] [--comm C] [--dso D] [--percent-limit X]\n"
-	"                   [--sort self|total] [--metric cpu|off-cpu|io-wait|sleep|wall]\n"
-	"       prof report --diff BASE HEAD [--format=text|folded|flamegraph]\n"
-	"       prof report --open [-i FILE]\n"
-	"\n"
-	"Shows a recording made by 'prof record', or a perf.data file made by\n"
-	"'perf record' (detected by its header).\n"
-	"\n"
-	"  -i, --input FILE      the recording (default prof.data)\n"
-	"  -o, --output OUT      write the report to OUT instead of stdout; with no -o,\n"
-	"                        flamegraph, html and pprof go to flamegraph.svg,\n"
-	"                        prof.html and prof.pb.gz when stdout is a terminal\n"
-	"  --format FMT          text (default), folded (flamegraph.pl input), json,\n"
-	"                        flamegraph (interactive SVG), html (single-file report),\n"
-	"                        speedscope, pprof (gzipped profile.proto), callgrind\n"
-	"  --inverted            flamegraph: icicle graph (roots at the top)\n"
-	"  --source-root DIR     html: also embed sources found below DIR (repeatable);\n"
-	"                        otherwise only files the recorded binary (same build-id)\n"
-	"                        names in its line table\n"
-	"  --diff BASE HEAD      compare two recordings: text (largest movers), folded\n"
-	"                        (difffolded.pl 'stack base head' lines) or flamegraph\n"
-	"                        (red grew, blue shrank, shaped by HEAD)\n"
-	"  --open                write the HTML report to a temporary file, print its path\n"
-	"  --flat                text: one row per function (default)\n"
-	"  --tree                text: caller-first call tree\n"
-	"  --pid P, --tid T      only samples of this process / thread\n"
-	"  --comm C              only threads named C\n"
-	"  --dso D               only samples whose innermost frame is in module D\n"
-	"                        (basename or full path)\n"
-	"  --percent-limit X     hide rows under X% (default 0, tree 0.5)\n"
-	"  --sort self|total     order of the flat and json tables (default self)\n"
-	"  --metric M            cpu (samples, default), off-cpu, io-wait, sleep, wall\n"
-	"                        (time metrics: ms in text, microseconds in folded/json)\n"
-	"  -h, --help            this help\n";
 
 enum fmt { FMT_TEXT, FMT_FOLDED, FMT_JSON, FMT_FLAMEGRAPH, FMT_HTML, FMT_SPEEDSCOPE,
 	   FMT_PPROF, FMT_CALLGRIND };
@@ -77,7 +42,8 @@ struct report_opts {
 	const char *input, *output;
 	const char *diff_base, *diff_head;
 	enum fmt format;
-	bool tree, have_limit, help, open;
+	bool tree, have_limit, open;
+	int color;			/* 0 auto, 1 always, 2 never */
 	struct prof_view view;
 };
 
@@ -91,157 +57,210 @@ static int parse_format(const char *name, enum fmt *out)
 	return -EINVAL;
 }
 
-struct progress {
-	uint64_t last_ns;
-	bool shown;
-};
-
 static void show_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct progress *pr = arg;
-	uint64_t now = now_ns();
-
-	if (now - pr->last_ns < 250000000ULL || !total)
-		return;
-	pr->last_ns = now;
-	pr->shown = true;
-	fprintf(stderr, "\rloading %d%%", (int)(done * 100 / total));
-	fflush(stderr);
+	progress_update(arg, done, total);
 }
 
-static int usage_error(const char *what, const char *arg)
-{
-	error("%s '%s' (see 'prof report --help')", what, arg);
-	return -EINVAL;
-}
+enum { O_INPUT = 1, O_OUTPUT, O_FORMAT, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT,
+       O_SORT, O_METRIC, O_DIFF, O_OPEN, O_INVERTED, O_STDIO, O_CHILDREN, O_NO_CHILDREN,
+       O_NR_SAMPLES, O_GRAPH, O_MAX_STACK, O_QUIET, O_HEADER, O_COLOR, O_SOURCE_ROOT };
 
-static int parse_id(const char *arg, const char *opt, int64_t *out)
+static const struct opt options[] = {
+	{ O_INPUT, 'i', "input", OPT_VALUE }, { O_OUTPUT, 'o', "output", OPT_VALUE },
+	{ O_FORMAT, 0, "format", OPT_VALUE }, { O_FLAT, 0, "flat", OPT_FLAG },
+	{ O_TREE, 0, "tree", OPT_FLAG }, { O_PID, 0, "pid", OPT_VALUE },
+	{ O_TID, 0, "tid", OPT_VALUE }, { O_COMM, 0, "comm", OPT_VALUE },
+	{ O_DSO, 0, "dso", OPT_VALUE }, { O_LIMIT, 0, "percent-limit", OPT_VALUE },
+	{ O_SORT, 0, "sort", OPT_VALUE }, { O_METRIC, 0, "metric", OPT_VALUE },
+	{ O_DIFF, 0, "diff", OPT_VALUE }, { O_OPEN, 0, "open", OPT_FLAG },
+	{ O_INVERTED, 0, "inverted", OPT_FLAG }, { O_SOURCE_ROOT, 0, "source-root", OPT_VALUE },
+	/* perf report's flags, with perf's meaning */
+	{ O_STDIO, 0, "stdio", OPT_FLAG }, { O_CHILDREN, 0, "children", OPT_FLAG },
+	{ O_NO_CHILDREN, 0, "no-children", OPT_FLAG }, { O_NR_SAMPLES, 'n', "show-nr-samples", OPT_FLAG },
+	{ O_GRAPH, 'g', "call-graph", OPT_VALUE }, { O_MAX_STACK, 0, "max-stack", OPT_VALUE },
+	{ O_QUIET, 'q', "quiet", OPT_FLAG }, { O_HEADER, 0, "header", OPT_FLAG },
+	{ O_COLOR, 0, "color", OPT_OPTIONAL },
+	{ 0 },
+};
+
+static int parse_id(const char *flag, const char *arg, int64_t *out)
 {
 	uint64_t v;
 
-	if (parse_u64(arg, &v) < 0 || v > UINT32_MAX)
-		return usage_error(opt, arg);
+	if (opt_u64(flag, arg, 0, UINT32_MAX, &v) < 0)
+		return -EINVAL;
 	*out = (int64_t)v;
 	return 0;
 }
 
-static int parse_percent(const char *arg, double *out)
+/* A plain argument: HEAD after --diff BASE, else the input file. */
+static int set_file(struct report_opts *o, const char *arg)
 {
-	char *end;
-	double d = strtod(arg, &end);
-
-	if (end == arg || *end || !(d >= 0 && d <= 100))
-		return usage_error("--percent-limit wants a number from 0 to 100, not", arg);
-	*out = d;
+	if (o->diff_base && !o->diff_head)
+		o->diff_head = arg;
+	else if (!o->input)
+		o->input = arg;		/* `prof report FILE` works too */
+	else
+		return usage_error("unexpected argument '%s'", arg);
 	return 0;
 }
 
+/* --sort self|total (prof's table order) or perf's keys: comm,dso,sym... */
+static int parse_sort(struct report_opts *o, const char *flag, const char *arg)
+{
+	int keys[16];
+	size_t n;
+
+	if (!strcmp(arg, "self") || !strcmp(arg, "total")) {
+		o->view.sort = arg[0] == 's' ? PROF_SORT_SELF : PROF_SORT_TOTAL;
+		o->view.sort_keys = NULL;
+		return 0;
+	}
+	if (prof_sort_keys_parse(arg, keys, ARRAY_SIZE(keys), &n) < 0)
+		return usage_error("unknown %s '%s' (want self, total, or keys from comm, pid, tid, dso, sym, srcline)",
+				   flag, arg);
+	o->view.sort_keys = arg;
+	return 0;
+}
+
+/* perf's -g caller|callee (the tree's direction); none: the flat table. */
+static int parse_graph(struct report_opts *o, const char *flag, const char *arg)
+{
+	static const char *const modes[] = { "caller", "callee", "none", NULL };
+	int k = opt_choice(flag, arg, modes);
+
+	if (k < 0)
+		return k;
+	o->tree = k != 2;
+	o->view.inverted = k == 1;
+	return 0;
+}
+
+static int apply_option(void *ctx, int id, const char *arg, const char *flag)
+{
+	struct report_opts *o = ctx;
+
+	switch (id) {
+	case OPT_ARG: return set_file(o, arg);
+	case O_INPUT: o->input = arg; return 0;
+	case O_OUTPUT: o->output = arg; return 0;
+	case O_FORMAT:
+		if (parse_format(arg, &o->format) < 0)
+			return usage_error("unknown --format '%s' (want text, folded, json, flamegraph, "
+					   "html, speedscope, pprof or callgrind)", arg);
+		return 0;
+	case O_DIFF: o->diff_base = arg; return 0;
+	case O_OPEN: o->open = true; o->format = FMT_HTML; return 0;
+	case O_INVERTED: o->view.inverted = true; return 0;
+	case O_SOURCE_ROOT:
+		VEC_PUSH(&o->source_roots, arg);
+		o->view.source_roots = o->source_roots.v;
+		o->view.n_source_roots = o->source_roots.n;
+		return 0;
+	case O_FLAT: o->tree = false; return 0;
+	case O_TREE: o->tree = true; return 0;
+	case O_PID: return parse_id(flag, arg, &o->view.pid);
+	case O_TID: return parse_id(flag, arg, &o->view.tid);
+	case O_COMM: o->view.comm = arg; return 0;
+	case O_DSO: o->view.dso = arg; return 0;
+	case O_LIMIT:
+		o->have_limit = true;
+		return opt_double(flag, arg, 0, 100, &o->view.percent_limit);
+	case O_SORT: return parse_sort(o, flag, arg);
+	case O_CHILDREN: o->view.sort = PROF_SORT_TOTAL; return 0;
+	case O_NO_CHILDREN: o->view.sort = PROF_SORT_SELF; return 0;
+	case O_STDIO: case O_NR_SAMPLES: return 0;	/* text is the default; samples are shown */
+	case O_GRAPH: return parse_graph(o, flag, arg);
+	case O_MAX_STACK: {
+		uint64_t v;
+		if (opt_u64(flag, arg, 1, UINT32_MAX, &v) < 0)
+			return -EINVAL;
+		o->view.max_stack = (uint32_t)v;
+		return 0;
+	}
+	case O_QUIET: o->view.quiet = true; prof_quiet = 1; return 0;
+	case O_HEADER: o->view.full_header = true; return 0;
+	case O_COLOR: {
+		static const char *const whens[] = { "auto", "always", "never", NULL };
+		int k = arg ? opt_choice(flag, arg, whens) : 1;	/* --color alone: always */
+		if (k < 0)
+			return k;
+		o->color = k;
+		return 0;
+	}
+	case O_METRIC:
+		if (prof_view_metric_parse(arg, &o->view.metric) < 0)
+			return usage_error("unknown --metric '%s' (want cpu, off-cpu, io-wait, sleep or wall)",
+					   arg);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Returns 0, OPT_HELP or -EINVAL. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { O_FORMAT = 256, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT, O_SORT, O_METRIC,
-	       O_DIFF, O_OPEN, O_INVERTED, O_SOURCE_ROOT };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "flat", no_argument, NULL, O_FLAT },
-		{ "tree", no_argument, NULL, O_TREE },
-		{ "pid", required_argument, NULL, O_PID },
-		{ "tid", required_argument, NULL, O_TID },
-		{ "comm", required_argument, NULL, O_COMM },
-		{ "dso", required_argument, NULL, O_DSO },
-		{ "percent-limit", required_argument, NULL, O_LIMIT },
-		{ "sort", required_argument, NULL, O_SORT },
-		{ "metric", required_argument, NULL, O_METRIC },
-		{ "diff", required_argument, NULL, O_DIFF },
-		{ "open", no_argument, NULL, O_OPEN },
-		{ "inverted", no_argument, NULL, O_INVERTED },
-		{ "source-root", required_argument, NULL, O_SOURCE_ROOT },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret = 0;
+	int ret = opt_parse(options, argc, argv, 0, apply_option, o, NULL);
 
-	opterr = 0;
-	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, ":hi:o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h': o->help = true; break;
-		case 'i': o->input = optarg; break;
-		case 'o': o->output = optarg; break;
-		case O_FORMAT:
-			if (parse_format(optarg, &o->format) < 0)
-				ret = usage_error("--format is text, folded, json, flamegraph, html, "
-						  "speedscope, pprof or callgrind, not", optarg);
-			break;
-		case O_DIFF:
-			/* --diff BASE HEAD: HEAD is the next plain argument */
-			o->diff_base = optarg;
-			if (optind < argc && argv[optind][0] != '-')
-				o->diff_head = argv[optind++];
-			else
-				ret = usage_error("--diff wants two recordings, BASE and HEAD; got only",
-						  optarg);
-			break;
-		case O_OPEN: o->open = true; o->format = FMT_HTML; break;
-		case O_INVERTED: o->view.inverted = true; break;
-		case O_SOURCE_ROOT:
-			VEC_PUSH(&o->source_roots, optarg);
-			o->view.source_roots = o->source_roots.v;
-			o->view.n_source_roots = o->source_roots.n;
-			break;
-		case O_FLAT: o->tree = false; break;
-		case O_TREE: o->tree = true; break;
-		case O_PID: ret = parse_id(optarg, "--pid wants a process id, not", &o->view.pid); break;
-		case O_TID: ret = parse_id(optarg, "--tid wants a thread id, not", &o->view.tid); break;
-		case O_COMM: o->view.comm = optarg; break;
-		case O_DSO: o->view.dso = optarg; break;
-		case O_LIMIT:
-			ret = parse_percent(optarg, &o->view.percent_limit);
-			o->have_limit = true;
-			break;
-		case O_SORT:
-			if (!strcmp(optarg, "self")) o->view.sort = PROF_SORT_SELF;
-			else if (!strcmp(optarg, "total")) o->view.sort = PROF_SORT_TOTAL;
-			else ret = usage_error("--sort is self or total, not", optarg);
-			break;
-		case O_METRIC:
-			if (prof_view_metric_parse(optarg, &o->view.metric) < 0)
-				ret = usage_error("--metric is cpu, off-cpu, io-wait, sleep or wall, not",
-						  optarg);
-			break;
-		case ':':
-			ret = usage_error("missing value for option", argv[optind - 1]);
-			break;
-		default:
-			ret = usage_error("unknown option", argv[optind - 1]);
-		}
-	}
-	if (!ret && optind < argc) {
-		if (o->input || optind + 1 < argc)
-			ret = usage_error("unexpected argument", argv[optind + (o->input ? 0 : 1)]);
-		else
-			o->input = argv[optind];	/* `prof report FILE` works too */
-	}
+	if (ret)
+		return ret;
+	if (o->diff_base && !o->diff_head)
+		return usage_error("--diff wants two recordings, BASE and HEAD; got only '%s'",
+				   o->diff_base);
 	if (!o->input)
 		o->input = PROF_DATA_DEFAULT;
 	if (!o->have_limit && o->tree && o->format == FMT_TEXT)
 		o->view.percent_limit = 0.5;
+	return 0;
+}
+
+static int load_file(const char *input, struct prof_profile *p);
+
+/* -i -: stdin (a pipe from `prof record -o -` or `perf record -o -`) is
+ * copied to a temporary file, then read like any recording. */
+static int load_stdin(struct prof_profile *p)
+{
+	char path[] = "/tmp/prof-stdin.XXXXXX";
+	int fd = mkstemp(path), ret = 0;
+	char buf[65536];
+	ssize_t n;
+
+	if (fd < 0)
+		return error("cannot create a temporary file: %s", strerror(errno)), -errno;
+	while (!ret && ((n = read(0, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			ret = write_all(fd, buf, (size_t)n);
+	if (n < 0 || ret < 0)
+		ret = error("cannot copy stdin: %s", strerror(n < 0 ? errno : -ret));
+	close(fd);
+	if (!ret)
+		ret = load_file(path, p);
+	unlink(path);
 	return ret;
 }
 
 static int load(const char *input, struct prof_profile *p)
 {
-	struct progress pr = { now_ns(), false };
-	int ret = prof_load_any(input, p, stderr_is_tty() ? show_progress : NULL, &pr);
+	return strcmp(input, "-") ? load_file(input, p) : load_stdin(p);
+}
 
-	if (pr.shown)
-		fprintf(stderr, "\r              \r");
+/* prof.data or perf.data (data/load.c), with the loading progress line. */
+static int load_file(const char *input, struct prof_profile *p)
+{
+	struct progress pr;
+	int ret;
+
+	progress_start(&pr, "loading", false);
+	ret = prof_load_any(input, p, show_progress, &pr);
+	progress_done(&pr);
 	return ret;
 }
 
 static int render(FILE *f, const struct report_opts *o, const struct prof_profile *p)
 {
+	if (o->format == FMT_TEXT && o->view.sort_keys)
+		return prof_output_text_keys(f, p, &o->view);
 	if (o->format == FMT_TEXT)
 		return o->tree ? prof_output_text_tree(f, p, &o->view)
 			       : prof_output_text_flat(f, p, &o->view);
@@ -294,6 +313,15 @@ static int write_report(const struct report_opts *o, const struct prof_profile *
 	return 0;
 }
 
+/* --color: always, never, or auto: stdout is a terminal and the user has
+ * not asked for no colour (NO_COLOR, no-color.org). */
+static bool want_color(const struct report_opts *o)
+{
+	if (o->color != 0)
+		return o->color == 1;
+	return !output_path(o) && isatty(1) && !getenv("NO_COLOR");
+}
+
 /* --open: the HTML report in a fresh temporary file, its path on stdout. */
 static int open_report(struct report_opts *o, const struct prof_profile *p)
 {
@@ -329,15 +357,17 @@ int cmd_report(int argc, char **argv)
 
 	prof_view_init(&o.view);
 	ret = parse_args(argc, argv, &o);
-	if (!ret && o.help)
-		fputs(usage_text, stdout);
-	if (!ret && !o.help)
-		ret = validate(&o);
-	if (ret < 0 || o.help) {
+	if (ret == OPT_HELP) {
+		fputs(help_prof_report, stdout);
 		VEC_FREE(&o.source_roots);
-		return ret < 0 ? EXIT_USAGE : 0;
+		return 0;
+	}
+	if (ret < 0 || validate(&o) < 0) {
+		VEC_FREE(&o.source_roots);
+		return EXIT_USAGE;
 	}
 	o.view.title = o.diff_head ? o.diff_head : o.input;
+	o.view.color = want_color(&o);
 	prof_profile_init(&p);
 	/* time-ordered outputs need every sample with its time */
 	p.keep_timed = o.format == FMT_SPEEDSCOPE || o.format == FMT_HTML;

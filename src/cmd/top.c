@@ -4,114 +4,85 @@
  * file parses options; src/top/ is the view, the screen and the loop.
  */
 #include "prof/cmd.h"
+#include "prof/options.h"
 #include "prof/perf.h"
 #include "prof/top.h"
+#include "help-prof-top.h"
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: prof top [options] -p PID[,PID...]\n"
-		"   or: prof top [options] -a [-C CPUS]\n"
-		"\n"
-		"Shows the functions running processes spend their CPU in, refreshed every\n"
-		"second: self %% (the function itself), total %% (with its callees), over the\n"
-		"last 5 seconds (or one --delay when longer).  Keys: q quit, p pause, s/t sort\n"
-		"by self/total, / filter by regex, Up/Down select, Enter callers, Esc back.\n"
-		"\n"
-		"  -p, --pid PID[,PID...]  processes to watch (every thread)\n"
-		"  -a, --all-cpus          every process on the machine (root or perf_event_paranoid <= 0)\n"
-		"  -C, --cpu LIST          only these CPUs, e.g. 0,2-3 (implies -a)\n"
-		"  -F, --freq HZ           samples per second per CPU (default 999)\n"
-		"  -d, --duration SECONDS  stop after this long\n"
-		"      --delay SECONDS     between refreshes (default 1)\n"
-		"      --stdio             print one table per refresh (the default when stdout is not a terminal)\n"
-		"  -n, --rows N            rows per --stdio table (default 25)\n"
-		"  -h, --help              this help\n");
+	fputs(help_prof_top, f);
 }
 
-static int bad(const char *what, const char *arg)
+enum { T_PID = 1, T_ALL_CPUS, T_CPU, T_FREQ, T_DURATION, T_DELAY, T_STDIO, T_ROWS };
+
+static const struct opt options[] = {
+	{ T_PID, 'p', "pid", OPT_VALUE }, { T_ALL_CPUS, 'a', "all-cpus", OPT_FLAG },
+	{ T_CPU, 'C', "cpu", OPT_VALUE }, { T_FREQ, 'F', "freq", OPT_VALUE },
+	{ T_DURATION, 'd', "duration", OPT_VALUE }, { T_DELAY, 0, "delay", OPT_VALUE },
+	{ T_STDIO, 0, "stdio", OPT_FLAG }, { T_ROWS, 'n', "rows", OPT_VALUE },
+	{ 0 },
+};
+
+struct top_parse {
+	struct prof_top_opts *o;
+	struct prof_perf_config *pc;
+};
+
+static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 {
-	error("%s '%s' (see 'prof top --help')", what, arg);
+	struct top_parse *tp = ctx;
+	struct prof_top_opts *o = tp->o;
+	const char *bad_item;
+	uint64_t v;
+
+	switch (id) {
+	case OPT_ARG: return usage_error("unexpected argument '%s'", arg);
+	case T_PID:
+		free((void *)o->pids);
+		o->pids = NULL;
+		if (parse_pid_list(arg, (pid_t **)&o->pids, &o->npids, &bad_item) < 0)
+			return usage_error("bad pid list '%s' for %s", arg, flag);
+		return 0;
+	case T_ALL_CPUS: o->system_wide = true; return 0;
+	case T_CPU:
+		o->system_wide = true;
+		free((void *)o->cpus);
+		o->cpus = NULL;
+		if (parse_cpu_list(arg, (int **)&o->cpus, &o->ncpus) < 0)
+			return usage_error("bad CPU list '%s' for %s", arg, flag);
+		return 0;
+	case T_FREQ:
+		if (opt_u64(flag, arg, 1, 100000, &v) < 0)
+			return -EINVAL;
+		tp->pc->freq = v;
+		return 0;
+	case T_DURATION: return opt_double(flag, arg, 1e-3, 86400, &o->duration);
+	case T_DELAY: return opt_double(flag, arg, 1e-3, 86400, &o->delay);
+	case T_STDIO: o->stdio = true; return 0;
+	case T_ROWS:
+		if (opt_u64(flag, arg, 1, 100000, &v) < 0)
+			return -EINVAL;
+		o->max_rows = (size_t)v;
+		return 0;
+	}
 	return -EINVAL;
 }
 
-static int parse_seconds(const char *arg, double *out)
-{
-	char *end;
-
-	*out = strtod(arg, &end);
-	return *end || !(*out > 0) || *out > 86400 ? bad("bad number of seconds", arg) : 0;
-}
-
-static int parse_pids(const char *arg, pid_t **pids, size_t *n)
-{
-	const char *bad_item;
-
-	return parse_pid_list(arg, pids, n, &bad_item) < 0 ? bad("bad pid list", arg) : 0;
-}
-
-static int parse_option(struct prof_top_opts *o, struct prof_perf_config *pc, int c, const char *arg)
-{
-	uint64_t v;
-
-	switch (c) {
-	case 'p': return parse_pids(arg, (pid_t **)&o->pids, &o->npids);
-	case 'a': o->system_wide = true; return 0;
-	case 'C':
-		o->system_wide = true;
-		return parse_cpu_list(arg, (int **)&o->cpus, &o->ncpus) < 0 ? bad("bad CPU list", arg) : 0;
-	case 'F':
-		if (parse_u64(arg, &v) < 0 || !v || v > 100000)
-			return bad("bad sampling frequency (1..100000 Hz)", arg);
-		pc->freq = v;
-		return 0;
-	case 'd': return parse_seconds(arg, &o->duration);
-	case 'D': return parse_seconds(arg, &o->delay);
-	case 'S': o->stdio = true; return 0;
-	case 'n':
-		if (parse_u64(arg, &v) < 0 || !v || v > 100000)
-			return bad("bad row count", arg);
-		o->max_rows = (size_t)v;
-		return 0;
-	default: return -EINVAL;
-	}
-}
-
+/* 0, OPT_HELP or -EINVAL. */
 static int parse_options(struct prof_top_opts *o, struct prof_perf_config *pc, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "delay", required_argument, NULL, 'D' },
-		{ "stdio", no_argument, NULL, 'S' },
-		{ "rows", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	struct top_parse tp = { o, pc };
+	int ret = opt_parse(options, argc, argv, 0, apply_option, &tp, NULL);
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:aC:F:d:n:", longopts, NULL)) != -1) {
-		if (c == '?' || c == ':')
-			return bad(c == ':' ? "option needs a value:" : "unknown option",
-				   optopt ? (char[]){ '-', (char)optopt, 0 } : argv[optind - 1]);
-		if (parse_option(o, pc, c, optarg) < 0)
-			return -EINVAL;
-	}
-	if (optind < argc)
-		return bad("unexpected argument", argv[optind]);
-	if (!o->npids == !o->system_wide) {
-		error("give -p PID or -a (see 'prof top --help')");
-		return -EINVAL;
-	}
+	if (ret)
+		return ret;
+	if (!o->npids == !o->system_wide)
+		return usage_error("give -p PID or -a");
 	return 0;
 }
 
@@ -123,13 +94,13 @@ int cmd_top(int argc, char **argv)
 	struct prof_top_opts o = { .perf = &pc, .delay = 1.0, .max_rows = 25 };
 	int ret;
 
-	if (wants_help(argc, argv)) {
-		usage(stdout);
-		return 0;
-	}
 	ret = parse_options(&o, &pc, argc, argv);
-	if (!ret)
+	if (ret == OPT_HELP) {
+		usage(stdout);
+		ret = 0;
+	} else if (!ret) {
 		ret = prof_top_run(&o);
+	}
 	free((void *)o.pids);
 	free((void *)o.cpus);
 	return ret < 0 ? EXIT_USAGE : 0;

@@ -55,9 +55,8 @@
  *   9 SUMMARY  v samples, v samples_truncated, v lost, v period_ns,
  *              v start_ns, v end_ns   (struct prof_profile summary fields)
  *  10 END      same payload as SUMMARY; the recording finished cleanly
- *  11 EDGE     v caller, v callee (frame ids), v calls, then one v per
- *              metric (PROF_METRIC_COUNT of them; a reader takes those it
- *              knows): a call edge from a source without stacks
+ *  11 (reserved: was EDGE, call edges of a stackless source; never written
+ *              by a command, skipped like any unknown record)
  *  12 RESOURCES v pid, v tid (0 = whole process), v user_ns, v sys_ns,
  *              v vol_cs, v invol_cs, v minflt, v majflt, v rss_peak_bytes,
  *              v io_read_bytes, v io_write_bytes: struct prof_resources,
@@ -71,7 +70,7 @@
  *
  * WRITING ORDER.  Each flush appends the definitions added since the last
  * flush (strings, modules, frames, nodes, threads, then changed threads,
- * meta, new edges, changed RESOURCES and new TIMELINE points), then the
+ * meta, changed RESOURCES and new TIMELINE points), then the
  * buffered SAMPLES records (at most PD_SAMPLES_CHUNK payload bytes each),
  * then a SUMMARY; close appends END.  Definitions thus always precede the
  * samples that use them.
@@ -86,7 +85,7 @@
  * record the cut falls in, and whatever the recorder had not yet flushed.
  * The reader marks such a file truncated; without an END it is incomplete.
  */
-#include "format.h"
+#include "format-priv.h"
 
 void pd_put_record(struct strbuf *out, unsigned type, const void *payload, size_t len)
 {

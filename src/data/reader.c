@@ -21,7 +21,7 @@
  *    PROF_M_CPU_NS is derived as samples x period_ns only when the file
  *    stored no CPU_NS sample at all, so it is never counted twice.
  */
-#include "format.h"
+#include "format-priv.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -173,17 +173,6 @@ static int read_meta(struct reader *r, struct cursor *c)
 	if (!get_id(c, r->str.n, &key) || !get_id(c, r->str.n, &value))
 		return corrupt(r, "bad meta record");
 	prof_meta_set(r->p, str(r, key), str(r, value));
-	return 0;
-}
-
-static int read_edge(struct reader *r, struct cursor *c)
-{
-	uint64_t caller, callee, calls, value[PROF_METRIC_COUNT];
-
-	if (!get_id(c, r->frame.n, &caller) || !get_id(c, r->frame.n, &callee) ||
-	    !get(c, &calls) || !get_n(c, value, PROF_METRIC_COUNT))
-		return corrupt(r, "bad edge record");
-	prof_edge_add(r->p, r->frame.v[caller], r->frame.v[callee], calls, value);
 	return 0;
 }
 
@@ -340,7 +329,6 @@ static int read_record(struct reader *r, unsigned type, struct cursor *c)
 	case PD_REC_LOST: return read_lost(r, c);
 	case PD_REC_SUMMARY: return read_summary(r, c, false);
 	case PD_REC_END: return read_summary(r, c, true);
-	case PD_REC_EDGE: return read_edge(r, c);
 	case PD_REC_RESOURCES: return read_resources(r, c);
 	case PD_REC_TIMELINE: return read_timeline(r, c);
 	default: return 0;	/* a newer writer's record: skip it */
@@ -452,7 +440,7 @@ static void finish(struct reader *r)
 
 /*
  * A file that ends before its recorder wrote anything to show (no sample,
- * edge, resource or timeline point, and no END record) is an error:
+ * resource or timeline point, and no END record) is an error:
  * reporting it as an empty profile would pass off a broken file as a
  * recording of nothing.  A finished recording that took no sample is
  * valid and shows "0 samples".
@@ -461,7 +449,7 @@ static int check_has_data(struct reader *r)
 {
 	const struct prof_profile *p = r->p;
 
-	if (r->info->complete || p->aggs.n || p->edges.n || p->resources.n || p->timeline.n)
+	if (r->info->complete || p->aggs.n || p->resources.n || p->timeline.n)
 		return 0;
 	error("'%s' holds no samples: it ends at byte %zu, before the recording wrote any "
 	      "(interrupted as it started?)", r->name, r->pos);

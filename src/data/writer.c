@@ -23,7 +23,7 @@
  *    SIGKILLed recording leaves a readable prof.data.  Once a write fails
  *    the error is sticky: every later call returns it and writes nothing.
  */
-#include "format.h"
+#include "format-priv.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ struct prof_writer {
 	int fd;
 	int err;			/* sticky negative errno */
 	uint64_t bytes;
-	size_t strings_done, modules_done, frames_done, nodes_done, threads_done, edges_done;
+	size_t strings_done, modules_done, frames_done, nodes_done, threads_done;
 	VEC(uint32_t) thread_comm;
 	VEC(struct prof_meta) meta_written;
 	VEC(struct prof_resources) resources_written;	/* index-aligned with p->resources */
@@ -69,7 +69,8 @@ static int keep_old(const char *path)
 
 int prof_writer_open(struct prof_writer **out, const char *path)
 {
-	int ret = keep_old(path);
+	bool to_stdout = !strcmp(path, "-");
+	int ret = to_stdout ? 1 : keep_old(path);
 
 	*out = NULL;
 	if (ret < 0) {
@@ -79,8 +80,8 @@ int prof_writer_open(struct prof_writer **out, const char *path)
 	}
 	/* O_EXCL|O_NOFOLLOW: if someone raced a file or symlink into place
 	 * after the rename, fail instead of writing through it. */
-	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC |
-		      (ret == 1 ? 0 : O_CREAT | O_EXCL), 0644);
+	int fd = to_stdout ? fcntl(1, F_DUPFD_CLOEXEC, 3) :
+		 open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (ret == 1 ? 0 : O_CREAT | O_EXCL), 0644);
 	if (fd < 0) {
 		ret = -errno;
 		error("cannot create '%s': %s", path, strerror(errno));
@@ -246,12 +247,6 @@ static void put_new_definitions(struct prof_writer *w, const struct prof_profile
 	for (; w->threads_done < p->threads.n; w->threads_done++) {
 		put_thread(out, w->threads_done, &p->threads.v[w->threads_done]);
 		VEC_PUSH(&w->thread_comm, p->threads.v[w->threads_done].comm);
-	}
-	for (; w->edges_done < p->edges.n; w->edges_done++) {
-		const struct prof_edge *e = &p->edges.v[w->edges_done];
-		uint64_t v[3 + PROF_METRIC_COUNT] = { e->caller, e->callee, e->calls };
-		memcpy(v + 3, e->value, sizeof(e->value));
-		put_fields(out, PD_REC_EDGE, v, ARRAY_SIZE(v));
 	}
 	for (size_t i = 0; i < p->meta.n; i++) {
 		const struct prof_meta *m = &p->meta.v[i];

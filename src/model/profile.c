@@ -47,7 +47,6 @@ void prof_profile_free(struct prof_profile *p)
 	VEC_FREE(&p->nodes);
 	VEC_FREE(&p->threads);
 	VEC_FREE(&p->aggs);
-	VEC_FREE(&p->edges);
 	VEC_FREE(&p->meta);
 	VEC_FREE(&p->resources);
 	VEC_FREE(&p->timeline);
@@ -228,16 +227,6 @@ void prof_timed_sort(struct prof_profile *p)
 	if (a != p->timed.v)
 		memcpy(p->timed.v, a, n * sizeof(*a));
 	free(tmp);
-}
-
-void prof_edge_add(struct prof_profile *p, uint32_t caller, uint32_t callee,
-		   uint64_t calls, const uint64_t value[PROF_METRIC_COUNT])
-{
-	struct prof_edge e = { .caller = caller, .callee = callee, .calls = calls };
-
-	if (value)
-		memcpy(e.value, value, sizeof(e.value));
-	VEC_PUSH(&p->edges, e);
 }
 
 void prof_meta_set(struct prof_profile *p, const char *key, const char *value)

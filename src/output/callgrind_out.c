@@ -19,6 +19,7 @@
  *    sampled (thread, stack) aggregates through the edge (always >= 1).
  */
 #include "prof/render.h"
+#include "output-priv.h"
 #include <stdlib.h>
 #include <string.h>
 

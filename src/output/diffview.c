@@ -12,7 +12,7 @@
  * and new.  Stacks and
  * functions present on one side only are listed too (count 0 on the other).
  */
-#include "internal.h"
+#include "output-priv.h"
 #include "prof/identity.h"
 #include <errno.h>
 #include <math.h>

@@ -3,7 +3,8 @@
  * the profiled program) for JSON and XML/SVG/HTML output.  Invalid UTF-8
  * becomes U+FFFD so the output always parses; nothing is ever emitted raw.
  */
-#include "internal.h"
+#include "output-priv.h"
+#include <math.h>
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s, 0 if invalid. */
@@ -112,4 +113,12 @@ void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char 
 		unsigned char c = (unsigned char)*s;
 		sb_addch(sb, c < 0x20 || c == 0x7f || strchr(also_bad, c) ? repl : (char)c);
 	}
+}
+
+void json_number(struct strbuf *sb, double v)
+{
+	if (isfinite(v))
+		sb_addf(sb, "%.10g", v);
+	else
+		sb_adds(sb, "null");	/* JSON has no inf or nan */
 }

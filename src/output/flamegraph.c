@@ -17,6 +17,7 @@
  * DOM, which unescapes, and only ever assigns them to textContent).
  */
 #include "prof/render.h"
+#include "output-priv.h"
 #include <string.h>
 
 #define FG_WIDTH 1200

@@ -4,7 +4,7 @@
  * "_[i]" on inlined and "_[k]" on kernel frames, then a space and the
  * weight (samples, or microseconds for time metrics), lines sorted.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 

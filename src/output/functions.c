@@ -8,7 +8,7 @@
  * the function recurses; stamp[fn] remembers the last aggregate that
  * credited fn, which makes that check O(1) per frame.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <string.h>
 
 const char *fn_name(const struct prof_profile *p, uint32_t func)
@@ -84,7 +84,9 @@ void prof_fn_table_build(const struct prof_profile *p, const struct prof_view *v
 		if (a->node == 0)
 			continue;
 		ix.fns.v[ix.frame_fn[p->nodes.v[a->node].frame]].self += w;
-		for (uint32_t n = a->node; n; n = p->nodes.v[n].parent) {
+		uint32_t depth = 0;
+		for (uint32_t n = a->node; n && (!v->max_stack || depth < v->max_stack);
+		     n = p->nodes.v[n].parent, depth++) {
 			uint32_t fn = ix.frame_fn[p->nodes.v[n].frame];
 			if (stamp[fn] != i + 1) {
 				stamp[fn] = i + 1;

@@ -24,7 +24,7 @@
  *    `#search=REGEX` runs a search on load; `#fn=NAME` selects a function;
  *    `?sort=COLUMN` sorts the functions table (descending) as a header click does.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include "prof/render.h"
 #include <string.h>
 
@@ -471,7 +471,7 @@ static void add_shares(struct mover_vec *m, struct u64map *ix, const struct prof
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
 		const char *name = prof_str(p, r->func);
-		const char *mod = r->module < p->modules.n ? module_basename(p, r->module) : "";
+		const char *mod = r->module < p->modules.n ? prof_module_basename(p, r->module) : "";
 		uint64_t key = hash64(hash_bytes(name, strlen(name)) ^ hash_bytes(mod, strlen(mod)) * 31);
 		bool created;
 		uint64_t *slot = u64map_slot(ix, key, &created);

@@ -22,7 +22,7 @@
  *    allows: files the build-id-verified binaries name, or below the
  *    view's --source-root directories; for the hottest functions only.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include "prof/annotate.h"
 #include "prof/render.h"
 #include <string.h>

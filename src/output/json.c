@@ -14,7 +14,7 @@
  * (a process's switches are the sum of its threads').  They do not depend on
  * --metric (0 when the recording has no such data).
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 

@@ -19,6 +19,7 @@
  *    metric), with pid/tid/thread labels, and one value per sample_type.
  */
 #include "prof/render.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 #include <time.h>

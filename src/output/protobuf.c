@@ -9,6 +9,7 @@
  * strbuf, then pb_bytes() it into the parent; no length back-patching.
  */
 #include "prof/render.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 #include <zlib.h>

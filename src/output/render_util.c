@@ -4,6 +4,7 @@
  * <script> element, and writing a finished buffer out.
  */
 #include "prof/render.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 

@@ -7,7 +7,7 @@
  * All of it reads only the model; a profile without resource data (old
  * files, perf.data, callgrind) prints zeros in JSON and no text lines.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include "prof/render.h"
 #include <string.h>
 

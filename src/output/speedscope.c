@@ -17,6 +17,7 @@
  *    becomes one weighted sample, as before.
  */
 #include "prof/render.h"
+#include "output-priv.h"
 #include <string.h>
 
 struct speedscope_state {

@@ -4,7 +4,7 @@
  * with Self%, Total%, the self weight and the module.  Time metrics print
  * milliseconds.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 
@@ -91,6 +91,23 @@ static void text_process_samples(FILE *f, const struct prof_profile *p, const st
 	VEC_FREE(&per_thread);
 }
 
+/* --header: everything the recording says about itself. */
+static void text_meta_header(FILE *f, const struct prof_profile *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	fprintf(f, "# ========\n# recording header\n");
+	for (size_t i = 0; i < p->meta.n; i++) {
+		sb_reset(&sb);
+		add_printable(&sb, prof_str(p, p->meta.v[i].key), "", '?');
+		sb_adds(&sb, ": ");
+		add_printable(&sb, prof_str(p, p->meta.v[i].value), "", '?');
+		fprintf(f, "# %s\n", sb.buf);
+	}
+	fprintf(f, "# ========\n#\n");
+	sb_release(&sb);
+}
+
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total)
 {
@@ -98,8 +115,13 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
 	double secs = p->end_ns > p->start_ns ? (double)(p->end_ns - p->start_ns) / 1e9 : 0;
 	struct strbuf sb = STRBUF_INIT;
 
+	if (v->quiet)
+		return;
+	if (v->full_header)
+		text_meta_header(f, p);
 	add_printable(&sb, v->title ? v->title : "prof.data", "", '?');
-	fprintf(f, "# prof report: %s\n", sb_str(&sb));
+	fprintf(f, "%s# prof report: %s%s\n", color(v, COLOR_HEADER), sb_str(&sb),
+		color(v, COLOR_RESET));
 	header_event_line(f, p);
 	fprintf(f, "# samples: %llu, lost: %llu, duration: %.2f s, fully unwound: %.1f%%\n",
 		(unsigned long long)p->samples, (unsigned long long)p->lost, secs,
@@ -143,8 +165,10 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 
 	prof_fn_table_build(p, v, &t);
 	text_header(f, p, v, t.grand_total);
-	fprintf(f, "  Self%%   Total%%  %8s  %-32s %s\n",
-		view_is_time(v) ? "Time(ms)" : "Samples", "Function", "Module");
+	if (!v->quiet)
+		fprintf(f, "%s  Self%%   Total%%  %8s  %-32s %s%s\n", color(v, COLOR_HEADER),
+			view_is_time(v) ? "Time(ms)" : "Samples", "Function", "Module",
+			color(v, COLOR_RESET));
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
 		double self = percent(r->self, t.grand_total), total = percent(r->total, t.grand_total);
@@ -152,15 +176,18 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 			continue;
 		sb_reset(&name);
 		add_printable(&name, fn_name(p, r->func), "", '?');
-		fprintf(f, "%6.2f%%  %6.2f%%  ", self, total);
+		fprintf(f, "%s%6.2f%%%s  %s%6.2f%%%s  ", color_percent(v, self), self,
+			color(v, *color_percent(v, self) ? COLOR_RESET : ""), color_percent(v, total),
+			total, color(v, *color_percent(v, total) ? COLOR_RESET : ""));
 		if (view_is_time(v))
 			fprintf(f, "%8.2f", (double)r->self / 1e6);
 		else
 			fprintf(f, "%8llu", (unsigned long long)r->self);
 		fprintf(f, "  %-32s ", sb_str(&name));
 		sb_reset(&name);
-		add_printable(&name, module_basename(p, r->module), "", '?');
-		fprintf(f, "%s\n", sb_str(&name));
+		add_printable(&name, prof_module_basename(p, r->module), "", '?');
+		fprintf(f, "%s%s%s\n", color(v, COLOR_MODULE), sb_str(&name),
+			color(v, *sb_str(&name) ? COLOR_RESET : ""));
 	}
 	if (!t.grand_total)
 		fprintf(f, "# no samples match (metric %s)\n", prof_view_metric_name(v->metric));

@@ -9,7 +9,7 @@
  * aggregates share it; the tree's parent of a node is always created
  * before the node (ids ascend from the root), like the trie's.
  */
-#include "internal.h"
+#include "output-priv.h"
 #include <errno.h>
 #include <string.h>
 
@@ -59,6 +59,26 @@ static uint32_t tree_of(struct tree *t, const struct prof_profile *p, uint32_t n
 	return tn;
 }
 
+/*
+ * -g callee: the stack from its innermost frame outwards, so the roots are
+ * the functions that were running and their children are their callers.
+ * The root carries the self weight; every node on the path the total.
+ */
+static void add_callee_first(struct tree *t, const struct prof_profile *p, uint32_t node,
+			     uint64_t w, uint32_t max_stack)
+{
+	uint32_t tn = 0, depth = 0;
+
+	t->nodes.v[0].total += w;
+	for (uint32_t n = node; n && (!max_stack || depth < max_stack);
+	     n = p->nodes.v[n].parent, depth++) {
+		tn = tree_child(t, tn, t->ix.frame_fn[p->nodes.v[n].frame]);
+		t->nodes.v[tn].total += w;
+		if (n == node)
+			t->nodes.v[tn].self += w;
+	}
+}
+
 static uint64_t build(struct tree *t, const struct prof_profile *p, const struct prof_view *v)
 {
 	uint64_t grand = 0;
@@ -73,6 +93,10 @@ static uint64_t build(struct tree *t, const struct prof_profile *p, const struct
 		if (!w)
 			continue;
 		grand += w;
+		if (v->inverted) {
+			add_callee_first(t, p, p->aggs.v[i].node, w, v->max_stack);
+			continue;
+		}
 		uint32_t tn = tree_of(t, p, p->aggs.v[i].node);
 		t->nodes.v[tn].self += w;
 		for (; tn != PROF_NONE; tn = t->nodes.v[tn].parent)
@@ -121,7 +145,7 @@ static void print_row(FILE *f, const struct prof_profile *p, const struct tree *
 	for (size_t i = 0; i < depth; i++)
 		sb_adds(sb, "  ");
 	add_printable(sb, fn_name(p, fn->func), "", '?');
-	const char *mod = module_basename(p, fn->module);
+	const char *mod = prof_module_basename(p, fn->module);
 	if (*mod) {	/* "[app]", but "[kernel.kallsyms]" is bracketed already */
 		bool bracketed = mod[0] == '[';
 		sb_adds(sb, bracketed ? "  " : "  [");
@@ -129,7 +153,11 @@ static void print_row(FILE *f, const struct prof_profile *p, const struct tree *
 		if (!bracketed)
 			sb_addch(sb, ']');
 	}
-	fprintf(f, "%6.2f%%  %6.2f%%  ", percent(n->total, grand), percent(n->self, grand));
+	double total = percent(n->total, grand), self = percent(n->self, grand);
+
+	fprintf(f, "%s%6.2f%%%s  %s%6.2f%%%s  ", color_percent(v, total), total,
+		color(v, *color_percent(v, total) ? COLOR_RESET : ""), color_percent(v, self), self,
+		color(v, *color_percent(v, self) ? COLOR_RESET : ""));
 	if (view_is_time(v))
 		fprintf(f, "%10.2f  %s\n", (double)n->total / 1e6, sb->buf);
 	else
@@ -146,8 +174,11 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 	uint64_t grand = build(&t, p, v);
 	link_children(&t);
 	text_header(f, p, v, grand);
-	fprintf(f, " Total%%    Self%%  %*s  Call tree (caller first)\n",
-		view_is_time(v) ? 10 : 8, view_is_time(v) ? "Total(ms)" : "Samples");
+	if (!v->quiet)
+		fprintf(f, "%s Total%%    Self%%  %*s  Call tree (%s first)%s\n",
+			color(v, COLOR_HEADER), view_is_time(v) ? 10 : 8,
+			view_is_time(v) ? "Total(ms)" : "Samples", v->inverted ? "callee" : "caller",
+			color(v, COLOR_RESET));
 	/* Iterative DFS: stacks can be thousands of frames deep. */
 	VEC_PUSH(&stack, 0);
 	VEC_PUSH(&depth, 0);

@@ -78,6 +78,13 @@ static uint64_t unprivileged_lock_budget(long ncpus)
 	return total;
 }
 
+size_t prof_perf_page_size(void)
+{
+	long sz = sysconf(_SC_PAGESIZE);
+
+	return sz > 0 ? (size_t)sz : 4096;
+}
+
 uint32_t prof_perf_default_ring_pages(void)
 {
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -89,7 +96,7 @@ uint32_t prof_perf_default_ring_pages(void)
 	if (geteuid() != 0)
 		per_cpu = MIN(per_cpu, unprivileged_lock_budget(ncpus) / (uint64_t)ncpus);
 	/* largest power of two that fits (non-root: with the metadata page) */
-	while (pages > 16 && (pages + (geteuid() != 0)) * 4096 > per_cpu)
+	while (pages > 16 && (pages + (geteuid() != 0)) * prof_perf_page_size() > per_cpu)
 		pages /= 2;
 	if (geteuid() == 0 && pages < 512)
 		pages = 512;	/* root: at least 2 MiB */
@@ -129,8 +136,11 @@ static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config 
 	a->size = sizeof(*a);
 	a->type = cfg->event->type;
 	a->config = cfg->event->config;
-	a->freq = 1;
-	a->sample_freq = cfg->freq;
+	a->freq = !cfg->period;
+	if (cfg->period)
+		a->sample_period = cfg->period;
+	else
+		a->sample_freq = cfg->freq;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	if (cfg->callgraph != PROF_CG_NONE)
@@ -144,7 +154,7 @@ static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config 
 		a->exclude_callchain_user = 1;
 	}
 	a->disabled = 1;
-	a->inherit = 1;
+	a->inherit = !cfg->no_inherit;
 	a->enable_on_exec = cfg->enable_on_exec;
 	a->mmap = 1;	/* mmap2 changes the record format; mmap turns it on */
 	a->mmap2 = 1;
@@ -159,7 +169,7 @@ static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config 
 	a->clockid = CLOCK_MONOTONIC;
 	/* Wake the reader in batches: a quarter of the ring. */
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)MIN((uint64_t)cfg->ring_pages * 4096 / 4, 1u << 30);
+	a->wakeup_watermark = (uint32_t)MIN((uint64_t)cfg->ring_pages * prof_perf_page_size() / 4, 1u << 30);
 }
 
 int prof_perf_init(struct prof_perf *pf, const struct prof_perf_config *cfg)
@@ -258,7 +268,7 @@ static int open_one(struct prof_perf *pf, pid_t tid, int cpu)
 
 static int map_ring(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
 {
-	size_t len = ((size_t)pf->cfg.ring_pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = ((size_t)pf->cfg.ring_pages + 1) * prof_perf_page_size();
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
 	if (m == MAP_FAILED) {
@@ -275,8 +285,8 @@ static int map_ring(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
 	r->fd = fd;
 	r->meta = m;
 	r->map_len = len;
-	r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)sysconf(_SC_PAGESIZE));
-	r->size = r->meta->data_size ? r->meta->data_size : (uint64_t)pf->cfg.ring_pages * 4096;
+	r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)prof_perf_page_size());
+	r->size = r->meta->data_size ? r->meta->data_size : (uint64_t)pf->cfg.ring_pages * prof_perf_page_size();
 	return 0;
 }
 
@@ -285,7 +295,7 @@ static int map_ring(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
 static int map_ring_shrinking(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
 {
 	for (;;) {
-		size_t len = ((size_t)pf->cfg.ring_pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
+		size_t len = ((size_t)pf->cfg.ring_pages + 1) * prof_perf_page_size();
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (m != MAP_FAILED) {
 			munmap(m, len);
@@ -294,7 +304,7 @@ static int map_ring_shrinking(struct prof_perf *pf, struct prof_perf_ring *r, in
 		if (errno != EPERM || !pf->cfg.ring_shrink_ok || pf->cfg.ring_pages <= 64)
 			break;
 		pf->cfg.ring_pages /= 2;
-		pf->attr.wakeup_watermark = pf->cfg.ring_pages * 4096 / 4;
+		pf->attr.wakeup_watermark = (uint32_t)(pf->cfg.ring_pages * prof_perf_page_size() / 4);
 		pf->ring_shrunk = true;
 	}
 	return map_ring(pf, r, fd);

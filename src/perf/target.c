@@ -30,16 +30,31 @@ static void raise_fd_limit(void)
 	}
 }
 
-/* Events on every thread of pid (a thread that exits meanwhile is
- * skipped), its threads' names and maps; 0 or -errno (-ESRCH: gone). */
+/* The threads to sample in process pid: those of only (-t) in it, else all. */
+static int target_threads(pid_t pid, const pid_t *only, size_t n_only, pid_t **tids, size_t *n)
+{
+	if (!n_only)
+		return prof_proc_tids(pid, tids, n);
+	*tids = xmalloc(n_only * sizeof(**tids));
+	*n = 0;
+	for (size_t i = 0; i < n_only; i++)
+		if (prof_proc_tgid(only[i]) == pid)
+			(*tids)[(*n)++] = only[i];
+	return 0;
+}
+
+/* Events on every thread of pid (only those of `only` when n_only; a
+ * thread that exits meanwhile is skipped), its threads' names and maps;
+ * 0 or -errno (-ESRCH: gone). */
 static int attach_one(struct prof_perf *pf, struct prof_replay *rp, pid_t pid,
-		      struct prof_offcpu *oc, struct prof_restrack *rt)
+		      const pid_t *only, size_t n_only, struct prof_offcpu *oc,
+		      struct prof_restrack *rt)
 {
 	pid_t *tids;
 	size_t n;
 	int ret = 0;
 
-	if (!prof_proc_exists(pid) || prof_proc_tids(pid, &tids, &n) < 0)
+	if (!prof_proc_exists(pid) || target_threads(pid, only, n_only, &tids, &n) < 0)
 		return -ESRCH;
 	for (size_t t = 0; t < n && !ret; t++) {
 		ret = prof_perf_open_task(pf, tids[t]);
@@ -71,14 +86,15 @@ static int attach_descendants(struct prof_perf *pf, struct prof_replay *rp, pid_
 	for (size_t i = 0; i < n && (ret == 0 || ret == -ESRCH); i++) {
 		u64map_slot(done, (uint64_t)kids[i], &fresh);
 		if (fresh)
-			ret = attach_one(pf, rp, kids[i], oc, rt);
+			ret = attach_one(pf, rp, kids[i], NULL, 0, oc, rt);
 	}
 	free(kids);
 	return ret == -ESRCH ? 0 : ret;
 }
 
 int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
-		       bool children, struct prof_offcpu *oc, struct prof_restrack *rt)
+		       const pid_t *tids, size_t ntids, bool children, struct prof_offcpu *oc,
+		       struct prof_restrack *rt)
 {
 	struct u64map done = { 0 };	/* pids attached */
 	int ret = 0;
@@ -87,7 +103,7 @@ int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t
 	raise_fd_limit();
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		u64map_slot(&done, (uint64_t)pids[i], &fresh);
-		if (fresh && (ret = attach_one(pf, rp, pids[i], oc, rt)) == -ESRCH)
+		if (fresh && (ret = attach_one(pf, rp, pids[i], tids, ntids, oc, rt)) == -ESRCH)
 			error("no process with pid %d", (int)pids[i]);
 	}
 	for (size_t i = 0; i < n && ret == 0 && children; i++)

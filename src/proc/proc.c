@@ -174,3 +174,17 @@ int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n)
 	*n = v.n;
 	return 0;
 }
+
+pid_t prof_proc_tgid(pid_t tid)
+{
+	char path[64], *text, *line;
+	pid_t tgid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (tid <= 0 || !(text = read_file(path, NULL)))
+		return -1;
+	if ((line = strstr(text, "\nTgid:")))
+		tgid = (pid_t)atoi(line + 6);
+	free(text);
+	return tgid > 0 ? tgid : -1;
+}

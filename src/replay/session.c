@@ -44,11 +44,6 @@
 #define FLUSH_INTERVAL_NS 1000000000ULL
 #define DRAIN_PASS_NS 200000000ULL
 
-struct launch {
-	pid_t pid;
-	int go_fd;		/* write a byte: exec now */
-	int err_fd;		/* read: errno of a failed exec, EOF on success */
-};
 
 struct prof_session {
 	const struct prof_session_opts *o;
@@ -59,7 +54,7 @@ struct prof_session {
 	struct prof_offcpu *oc;		/* NULL: no tracepoint or no_resources */
 	char offcpu_why[512];		/* why oc is NULL */
 	struct prof_restrack *rt;	/* NULL with no_resources */
-	struct launch l;
+	struct spawn l;		/* the launched command (util/spawn.c) */
 	bool child_done;
 	int child_status;
 	struct prof_session_info info;
@@ -88,7 +83,7 @@ static void set_meta(struct prof_profile *p, const struct prof_session_opts *o)
 
 	prof_meta_set(p, "event", o->perf.event->name);
 	sb_addf(&sb, "%llu", (unsigned long long)o->perf.freq);
-	prof_meta_set(p, "frequency", sb_str(&sb));
+	prof_meta_set(p, "frequency", o->perf.period ? "" : sb_str(&sb));	/* -c: a period */
 	sb_reset(&sb);
 	sb_addf(&sb, "%llu", (unsigned long long)p->period_ns);
 	prof_meta_set(p, "period_ns", sb_str(&sb));
@@ -203,80 +198,17 @@ static bool drain(struct prof_session *s)
 
 /* --- targets ----------------------------------------------------------------------- */
 
-static int launch_prepare(struct launch *l, char **argv)
-{
-	int go[2], er[2];
-
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
-		return error("cannot create a pipe: %s", strerror(errno)), -errno;
-	l->pid = fork();
-	if (l->pid < 0)
-		return error("cannot fork: %s", strerror(errno)), -errno;
-	if (l->pid == 0) {
-		char b;
-		close(go[1]);
-		close(er[0]);
-		if (read(go[0], &b, 1) != 1)
-			_exit(127);	/* prof gave up before exec */
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(er[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(e == ENOENT ? 127 : 126);
-	}
-	close(go[0]);
-	close(er[1]);
-	l->go_fd = go[1];
-	l->err_fd = er[0];
-	return 0;
-}
-
-/* Lets the child exec; 0, or -errno of a failed exec (error printed). */
-static int launch_go(struct launch *l, const char *cmd)
-{
-	int e = 0;
-	ssize_t n;
-
-	if (write(l->go_fd, "g", 1) != 1)
-		e = errno;
-	close(l->go_fd);
-	do
-		n = read(l->err_fd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(l->err_fd);
-	if (n == (ssize_t)sizeof(e) && e) {
-		error("cannot run '%s': %s", cmd, strerror(e));
-		return -e;
-	}
-	return 0;
-}
-
-static void launch_abort(struct launch *l)
-{
-	close(l->go_fd);	/* the child reads EOF and exits 127 */
-	close(l->err_fd);
-	waitpid(l->pid, NULL, 0);
-}
-
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
 static int launch_child(struct prof_session *s)
 {
 	char **argv = s->o->argv;
 	int ret;
 
-	if ((ret = launch_prepare(&s->l, argv)) < 0)
-		return ret;
+	/* -o -: the recording owns stdout, the command's output goes to stderr */
+	if ((ret = spawn_held(&s->l, argv, strcmp(s->o->output, "-") ? -1 : 2, -1)) < 0)
+		return error("cannot start '%s': %s", argv[0], strerror(-ret)), ret;
 	s->info.launched = true;
 	if ((ret = prof_perf_open_task(&s->pf, s->l.pid)) < 0) {
-		launch_abort(&s->l);
+		spawn_abort(&s->l);
 		s->info.launched = false;
 		return ret;
 	}
@@ -389,7 +321,7 @@ static void run_loop(struct prof_session *s)
  */
 static void start_pump(struct prof_perf *pf)
 {
-	size_t rings = (size_t)pf->ncpus * pf->cfg.ring_pages * (size_t)sysconf(_SC_PAGESIZE);
+	size_t rings = (size_t)pf->ncpus * pf->cfg.ring_pages * prof_perf_page_size();
 	int ret = prof_perf_pump_start(pf, MAX((size_t)64 << 20, 4 * rings));
 
 	if (ret < 0)
@@ -402,7 +334,7 @@ static void unlink_if_regular(const char *path)
 {
 	struct stat st;
 
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+	if (strcmp(path, "-") && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
 		unlink(path);
 }
 
@@ -434,7 +366,7 @@ static int setup(struct prof_session *s)
 	if (prof_perf_init(&s->pf, &o->perf) < 0)
 		return error("bad sampling configuration"), -EINVAL;
 	if (o->perf.event->is_clock)
-		s->p.period_ns = 1000000000ULL / o->perf.freq;
+		s->p.period_ns = o->perf.period ? o->perf.period : 1000000000ULL / o->perf.freq;
 	set_meta(&s->p, o);
 	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
 		return ret;
@@ -445,7 +377,8 @@ static int setup(struct prof_session *s)
 	if (o->system_wide)
 		return prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus);
 	return o->argv ? launch_child(s)
-		       : prof_target_attach(&s->pf, s->rp, o->pids, o->npids, o->children, s->oc, s->rt);
+		       : prof_target_attach(&s->pf, s->rp, o->pids, o->npids, o->tids, o->ntids,
+						 o->children, s->oc, s->rt);
 }
 
 static void finish_file(struct prof_session *s)
@@ -457,7 +390,7 @@ static void finish_file(struct prof_session *s)
 	if (prof_writer_close(s->w, &s->p) < 0)
 		error("cannot finish '%s': %s", s->o->output, strerror(errno ? errno : EIO));
 	s->w = NULL;
-	if (stat(s->o->output, &st) == 0)
+	if (strcmp(s->o->output, "-") && stat(s->o->output, &st) == 0)
 		s->info.bytes_written = (uint64_t)st.st_size;
 }
 
@@ -494,7 +427,7 @@ int prof_session_open(struct prof_session **out, const struct prof_session_opts 
 		return ret;
 	}
 	s->info.ring_shrunk = s->pf.ring_shrunk;
-	s->info.ring_kib = (uint32_t)(s->pf.cfg.ring_pages * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+	s->info.ring_kib = (uint32_t)(s->pf.cfg.ring_pages * (uint64_t)prof_perf_page_size() / 1024);
 	*out = s;
 	return 0;
 }
@@ -505,7 +438,8 @@ int prof_session_start(struct prof_session *s)
 
 	if (s->info.launched) {
 		install_signals(s);
-		if ((ret = launch_go(&s->l, s->o->argv[0])) < 0) {
+		if ((ret = spawn_release(&s->l)) < 0) {
+			error("cannot run '%s': %s", s->o->argv[0], strerror(-ret));
 			waitpid(s->l.pid, NULL, 0);
 			unlink_if_regular(s->o->output);	/* nothing ran: no misleading empty profile */
 			return ret;
@@ -535,7 +469,7 @@ void prof_session_run(struct prof_session *s)
 		if (!s->child_done)	/* -d ended the recording: the command runs on */
 			while (waitpid(s->l.pid, &s->child_status, 0) < 0 && errno == EINTR)
 				;
-		in->exit_status = exit_status_of(s->child_status);
+		in->exit_status = spawn_exit_status(s->child_status);
 	}
 	in->samples = s->p.samples;
 	in->lost = s->p.lost;

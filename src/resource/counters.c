@@ -6,7 +6,7 @@
  */
 #include "prof/resource.h"
 #include "prof/util.h"
-#include "resource-internal.h"
+#include "resource-priv.h"
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <string.h>

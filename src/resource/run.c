@@ -2,17 +2,17 @@
  * run.c - measure one run of a command (see the design notes in
  * include/prof/resource.h for what each number includes).
  *
- * Design notes: the child is held at a "go" pipe until the parent has
- * attached every counter with enable_on_exec, so counts start exactly at
- * exec and include every descendant (inherit=1).  Exec failure comes back
- * through a CLOEXEC pipe as an errno, so "no such command" is an error of
- * prof, not a run with exit status 127.  Between waitid(WNOWAIT) and wait4()
+ * Design notes: the child is held before exec (util/spawn.c) until the
+ * parent has attached every counter with enable_on_exec, so counts start
+ * exactly at exec and include every descendant (inherit=1).  Exec failure
+ * comes back as an errno, so "no such command" is an error of prof, not a
+ * run with exit status 127.  Between waitid(WNOWAIT) and wait4()
  * the child is a zombie whose /proc entries are still readable; it is always
  * reaped before returning.
  */
 #include "prof/resource.h"
 #include "prof/util.h"
-#include "resource-internal.h"
+#include "resource-priv.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -155,29 +155,6 @@ static void fill_rusage(const struct rusage *ru, struct res_usage *out)
 	out->off_cpu_s = MAX(0.0, out->wall_s - out->user_s - out->sys_s);
 }
 
-static void child_exec(const struct res_run_opts *o, const int go[2], const int errp[2])
-{
-	int go_fd = go[0], err_fd = errp[1], e;
-	char c;
-
-	/* Our copy of the write end would keep the go pipe from ever hitting EOF. */
-	close(go[1]);
-	close(errp[0]);
-
-	if (o->stdout_fd >= 0)
-		dup2(o->stdout_fd, 1);
-	if (o->stderr_fd >= 0)
-		dup2(o->stderr_fd, 2);
-	/* EOF without a byte means the parent gave up: do not run. */
-	if (read(go_fd, &c, 1) != 1)
-		_exit(127);
-	execvp(o->argv[0], o->argv);
-	e = errno;
-	if (write(err_fd, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
 static void close_all(int *fds, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -194,72 +171,48 @@ static void reap(pid_t pid, int *status, struct rusage *ru)
 
 int res_run(const struct res_run_opts *o, struct res_usage *out)
 {
-	int go[2], errp[2], fds[RES_MAX_COUNTERS], exec_errno = 0, st = 0;
+	int fds[RES_MAX_COUNTERS], exec_errno, st = 0;
 	bool delayacct = res_delayacct_enabled() == 1;
 	struct res_iowait *iw = NULL;
 	char why[256];
+	struct spawn child;
 	struct rusage ru;
 	siginfo_t si;
 	uint64_t t0;
-	pid_t pid;
 
 	memset(out, 0, sizeof(*out));
 	if (o->n_counters > RES_MAX_COUNTERS)
 		return -E2BIG;
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(errp, O_CLOEXEC) < 0) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		int e = -errno;
-
-		close(go[0]); close(go[1]); close(errp[0]); close(errp[1]);
-		return e;
-	}
-	if (pid == 0)
-		child_exec(o, go, errp);
-	close(go[0]);
-	close(errp[1]);
+	if ((exec_errno = spawn_held(&child, o->argv, o->stdout_fd, o->stderr_fd)) < 0)
+		return exec_errno;
 	for (unsigned i = 0; i < o->n_counters; i++) {
-		fds[i] = res_counter_open(o->counters[i], pid, true);
+		fds[i] = res_counter_open(o->counters[i], child.pid, true);
 		if (fds[i] < 0) {
 			int e = fds[i];
 
 			error("cannot count '%s' on the command: %s", o->counters[i]->name, strerror(-e));
 			close_all(fds, i);
-			close(go[1]);		/* child sees EOF and exits 127 */
-			close(errp[0]);
-			reap(pid, &st, &ru);
+			spawn_abort(&child);
 			return e;
 		}
 	}
 	if (!delayacct)
-		iw = res_iowait_start(pid, why, sizeof(why));
+		iw = res_iowait_start(child.pid, why, sizeof(why));
 	t0 = now_ns();
-	if (write(go[1], "g", 1) != 1)
-		exec_errno = errno;
-	close(go[1]);
-	if (read(errp[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
-		exec_errno = 0;		/* EOF at exec: it ran */
-	close(errp[0]);
-	while (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+	exec_errno = spawn_release(&child);
+	while (waitid(P_PID, child.pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 		;
 	out->wall_s = (double)(now_ns() - t0) / 1e9;
-	read_zombie_proc(pid, out, delayacct && res_delayacct_enabled() == 1);
+	read_zombie_proc(child.pid, out, delayacct && res_delayacct_enabled() == 1);
 	if (iw)
 		take_switch_iowait(iw, out);
 	for (unsigned i = 0; i < o->n_counters; i++)
 		if (res_counter_read(fds[i], &out->counters[i]) < 0)
 			out->counters[i] = 0;
 	close_all(fds, o->n_counters);
-	reap(pid, &st, &ru);
+	reap(child.pid, &st, &ru);
 	if (exec_errno)
-		return -exec_errno;
+		return exec_errno;
 	out->wait_status = st;
 	fill_rusage(&ru, out);
 	return 0;

@@ -13,7 +13,7 @@
  */
 #include "prof/resource.h"
 #include "prof/util.h"
-#include "resource-internal.h"
+#include "resource-priv.h"
 #include <errno.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>

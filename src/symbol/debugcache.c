@@ -19,7 +19,7 @@
  *    the original file is used, as before.
  */
 #include "symbol-priv.h"
-#include "ksyms.h"
+#include "ksyms-priv.h"
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -18,7 +18,7 @@
  * DW_AT_call_line of the inlined scope just inside it (the call site).
  */
 #include "symbol-priv.h"
-#include "ksyms.h"
+#include "ksyms-priv.h"
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -23,7 +23,7 @@
  *    written to a mkstemp file (mode 0600, O_EXCL) and renamed into place,
  *    so readers never see half a file and no planted symlink is followed.
  */
-#include "ksyms.h"
+#include "ksyms-priv.h"
 #include "prof/util.h"
 #include <errno.h>
 #include <fcntl.h>

@@ -22,8 +22,8 @@
  *    (ksyms.c); the cache is an optimization and never an error.
  */
 #include "symbol-priv.h"
-#include "ksyms.h"
-#include "tables.h"
+#include "ksyms-priv.h"
+#include "tables-priv.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

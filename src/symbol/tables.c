@@ -7,7 +7,7 @@
  * Invariant: entries are sorted by start after load; lookups are binary
  * searches.  An entry without a size covers up to the next one.
  */
-#include "tables.h"
+#include "tables-priv.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

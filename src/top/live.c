@@ -130,7 +130,7 @@ static int setup(struct live *l)
 	l->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(l->rp, &view_ops, l);
 	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus)
-			     : prof_target_attach(&l->pf, l->rp, o->pids, o->npids, false, NULL, NULL);
+			     : prof_target_attach(&l->pf, l->rp, o->pids, o->npids, NULL, 0, false, NULL, NULL);
 	if (ret < 0)
 		return ret;
 	/* a window of 5 s, or of one refresh when that is longer */

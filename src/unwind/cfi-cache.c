@@ -18,7 +18,7 @@
  *  - "ra undefined" (the outermost frame, e.g. _start) ends the walk as
  *    complete, exactly as libdw reports it.
  */
-#include "cfi-cache.h"
+#include "cfi-cache-priv.h"
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <string.h>

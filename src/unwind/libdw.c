@@ -22,7 +22,7 @@
  *  - x86_64 DWARF register order: rax rdx rcx rbx rsi rdi rbp rsp r8-r15,
  *    then the return address column 16 = rip.
  */
-#include "cfi-cache.h"
+#include "cfi-cache-priv.h"
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <fcntl.h>

@@ -5,6 +5,7 @@
  * meaningfully, and checking every call would hide the real error paths.
  */
 #include "prof/util.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ int error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("error: ", fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 void warning(const char *fmt, ...)

@@ -9,9 +9,10 @@
 FUZZ_CC ?= clang
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -fno-omit-frame-pointer \
+FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=all $(DEP_CFLAGS)
 FUZZ_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
+$(filter $(BUILD)/fuzz/obj/src/cmd/%,$(FUZZ_OBJS)): $(HELP_HDRS)
 
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -2,7 +2,7 @@
  * fuzz_callgrind.c - libFuzzer target for the callgrind parser: any bytes
  * (plain text, gzip or zstd) must parse or be refused without a crash,
  * leak or sanitizer report, and the parsed parts must survive the text
- * and JSON renderers, the model conversion, the function identities of
+ * and JSON renderers, the function identities of
  * every row (names through the demanglers of src/model/identity.c) and a
  * diff of the profile with itself.  Seeds:
  * tests/fuzz/corpus/callgrind/ (real profiles, one gzip, one zstd).
@@ -26,11 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* the tree view is quadratic in rows x calls: only on small inputs */
 		struct cg_annotate_opts o = { .threshold = 100, .tree = size < 16384 ? CG_TREE_BOTH : 0 };
 		for (size_t i = 0; i < p.parts.n && i < 8; i++) {
-			struct prof_profile m;
 			cg_annotate_text(sink, &p, p.parts.v[i], &o);
-			prof_profile_init(&m);
-			cg_part_to_model(&p, p.parts.v[i], 0, &m);
-			prof_profile_free(&m);
 			struct prof_idset ids;
 			prof_idset_init(&ids);
 			free(cg_part_identities(&ids, &p, p.parts.v[i], i & 1));

@@ -230,54 +230,6 @@ static void test_gzip(void)
 	free(c);
 }
 
-static void test_model(void)
-{
-	const char *t =
-		"events: Ir\ncmd: /usr/bin/app --x\npid: 42\nob=/bin/app\nfl=m.c\nfn=main\n1 5\n"
-		"fi=h.h\n2 3\nfe=m.c\ncfn=work\ncalls=2 9\n3 70\n"
-		"fn=work\n9 70\n";
-	struct prof_profile m;
-
-	ok(parse(t, 0) == 0, "model input parses");
-	prof_profile_init(&m);
-	ok(cg_part_to_model(&prof, prof.parts.v[0], 0, &m) == 0, "converted to the model");
-	is_u64(prof_total(&m, PROF_M_SAMPLES), 78, "self costs become samples");
-	is_u64(m.edges.n, 1, "one call edge");
-	is_u64(m.edges.v[0].value[PROF_M_SAMPLES], 70, "edge carries the inclusive cost");
-	is_u64(m.edges.v[0].calls, 2, "edge call count");
-	size_t mains = 0;
-	for (size_t i = 0; i < m.frames.n; i++)
-		mains += !strcmp(prof_str(&m, m.frames.v[i].func), "main");
-	is_u64(mains, 1, "fi= row folds into its function's frame");
-	is_str(prof_meta_get(&m, "event"), "Ir", "event meta");
-	is_str(prof_str(&m, m.threads.v[0].comm), "app", "comm from cmd");
-	ok(cg_part_to_model(&prof, prof.parts.v[0], 5, &m) < 0, "bad event index refused");
-	prof_profile_free(&m);
-}
-
-/* The real Lua profile: the model carries every instruction exactly once. */
-static void test_model_real(void)
-{
-	struct prof_profile m;
-	const char *path = "tests/data/callgrind/lua-stock.callgrind";
-
-	cg_profile_free(&prof);
-	cg_profile_init(&prof, 0);
-	if (cg_load_file(&prof, path) < 0) {
-		ok(0, "load %s (run from the source tree)", path);
-		return;
-	}
-	const struct cg_part *p = prof.parts.v[0];
-	prof_profile_init(&m);
-	ok(cg_part_to_model(&prof, p, 0, &m) == 0, "lua profile converted");
-	is_u64(prof_total(&m, PROF_M_SAMPLES), 127310591, "model total = callgrind totals: Ir");
-	is_u64(m.samples, 127310591, "p->samples = part total");
-	ok(m.frames.n > 500 && m.frames.n <= p->fns.n, "one frame per function (%zu frames, %zu rows)",
-	   m.frames.n, p->fns.n);
-	ok(m.edges.n > 500, "call edges (%zu)", m.edges.n);
-	prof_profile_free(&m);
-}
-
 int main(void)
 {
 	cg_profile_init(&prof, 0);
@@ -289,8 +241,6 @@ int main(void)
 	test_calls_zero();
 	test_bad_input();
 	test_gzip();
-	test_model();
-	test_model_real();
 	cg_profile_free(&prof);
 	return done_testing();
 }

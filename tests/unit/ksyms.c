@@ -10,7 +10,7 @@
  * and an unwritable place is an error code, not a crash.
  */
 #include "tap.h"
-#include "../../src/symbol/ksyms.h"
+#include "../../src/symbol/ksyms-priv.h"
 #include "prof/util.h"
 #include <errno.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #include "tap.h"
 #include "prof/callgrind.h"
 #include "prof/render.h"
+#include "../../src/output/output-priv.h"
 #include <stdlib.h>
 #include <string.h>
 

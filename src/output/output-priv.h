@@ -1,12 +1,13 @@
 /*
- * internal.h - helpers shared by the renderers in src/output/ only: the
+ * output-priv.h - helpers shared by the renderers in src/output/ only: the
  * function index (frames merged by (name, module)), unit conversion of view
  * weights, percentages and name sanitizing for line-oriented formats.
  */
-#ifndef PROF_OUTPUT_INTERNAL_H
-#define PROF_OUTPUT_INTERNAL_H
+#ifndef PROF_OUTPUT_PRIV_H
+#define PROF_OUTPUT_PRIV_H
 
 #include "prof/output.h"
+#include <stdio.h>
 
 /* Every frame of a profile mapped to its function (dense ids). */
 struct fn_index {
@@ -32,10 +33,25 @@ static inline double percent(uint64_t part, uint64_t whole)
 }
 /* "name" of a function id, "[unknown]" if empty. */
 const char *fn_name(const struct prof_profile *p, uint32_t func);
-/* Basename of a module's path, "" for PROF_NONE. */
-const char *module_basename(const struct prof_profile *p, uint32_t module);
 /* Appends s with bytes that would break a line-based format replaced. */
 void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char repl);
+
+/* ANSI colours of the text reports, "" when the view has none: headers
+ * bold, percentages red from 5% and green from 0.5% (perf's thresholds),
+ * module names cyan. */
+#define COLOR_HEADER "\033[1m"
+#define COLOR_MODULE "\033[36m"
+#define COLOR_RESET "\033[m"
+static inline const char *color(const struct prof_view *v, const char *code)
+{
+	return v->color ? code : "";
+}
+static inline const char *color_percent(const struct prof_view *v, double pct)
+{
+	if (!v->color || pct < 0.5)
+		return "";
+	return pct >= 5 ? "\033[31m" : "\033[32m";
+}
 
 /* The "# ..." header lines of the text formats. */
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
@@ -62,5 +78,26 @@ void html_resource_cells(struct strbuf *sb, const struct prof_profile *p, uint32
 
 /* The HTML application's data object (src/output/htmlapp.c). */
 void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v);
+
+/* --- tiny protobuf encoder (src/output/protobuf.c) ------------------------- */
+void pb_varint(struct strbuf *sb, uint64_t v);
+void pb_tag(struct strbuf *sb, uint32_t field, uint32_t wire_type);
+void pb_uint(struct strbuf *sb, uint32_t field, uint64_t v);	/* wire type 0; skips 0 */
+void pb_bytes(struct strbuf *sb, uint32_t field, const void *data, size_t len); /* wire type 2 */
+void pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n);
+/* gzip (RFC 1952) of in via zlib deflateInit2(windowBits 31): 0 / -errno. */
+int gzip_buffer(const void *in, size_t len, struct strbuf *out);
+
+/* A JSON string literal, quotes included (json_escape writes them). */
+void json_str(struct strbuf *sb, const char *s);
+/* A string table as a JSON array of its strings, in id order. */
+void json_strtab(struct strbuf *sb, const struct strtab *t);
+/* A weight in the view's unit: "123 samples" or "12.345 ms". */
+void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);
+/* Writes the whole buffer to f: 0 or -EIO. */
+int render_flush(FILE *f, const struct strbuf *sb);
+
+/* HTML-in-<script> safe JSON: replace '<', '>' and '&' by \u003c \u003e \u0026. */
+void json_script_safe(struct strbuf *sb, const char *json);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * resource-internal.h - helpers shared between the files of src/resource
+ * resource-priv.h - helpers shared between the files of src/resource
  * (counter open/read used by run.c); not part of the public API.
  */
 #ifndef PROF_RESOURCE_INTERNAL_H

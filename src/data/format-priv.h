@@ -1,5 +1,5 @@
 /*
- * format.h - private declarations shared by the prof.data writer and reader
+ * format-priv.h - private declarations shared by the prof.data writer and reader
  * (src/data/ only): record type numbers, the file header, sample head bits
  * and the little byte-buffer helpers both sides use.  The format itself is
  * documented in the header comment of format.c.
@@ -24,7 +24,7 @@ enum pd_record {
 	PD_REC_LOST = 8,
 	PD_REC_SUMMARY = 9,
 	PD_REC_END = 10,
-	PD_REC_EDGE = 11,
+	/* 11: reserved (EDGE, no longer written) */
 	PD_REC_RESOURCES = 12,
 	PD_REC_TIMELINE = 13,
 };

@@ -1,5 +1,5 @@
 /*
- * tables.h - sorted symbol tables for code without an ELF file:
+ * tables-priv.h - sorted symbol tables for code without an ELF file:
  * /tmp/perf-PID.map JIT maps (see tables.c).
  */
 #ifndef PROF_SYMBOL_TABLES_H

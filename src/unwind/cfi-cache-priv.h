@@ -1,5 +1,5 @@
 /*
- * cfi-cache.h - per-pc unwind rules cached from libdw's CFI: the libdw
+ * cfi-cache-priv.h - per-pc unwind rules cached from libdw's CFI: the libdw
  * backend's fast path (see cfi-cache.c).
  */
 #ifndef PROF_UNWIND_CFI_CACHE_H

@@ -1,5 +1,5 @@
 /*
- * ksyms.h - the kernel's text symbols (/proc/kallsyms) as one flat,
+ * ksyms-priv.h - the kernel's text symbols (/proc/kallsyms) as one flat,
  * position-independent image: sorted start addresses, name offsets and a
  * string pool.  The same bytes are the in-memory table and the persistent
  * cache file ($XDG_CACHE_HOME/prof/kallsyms), so a later run on the same

@@ -4,7 +4,7 @@
  * Every renderer asks prof_view_weight() and nothing else, so all formats
  * agree on what is counted.
  */
-#include "internal.h"
+#include "prof/model.h"
 #include <errno.h>
 #include <string.h>
 
@@ -44,7 +44,7 @@ void prof_view_init(struct prof_view *v)
 	v->pid = v->tid = -1;
 }
 
-const char *module_basename(const struct prof_profile *p, uint32_t module)
+const char *prof_module_basename(const struct prof_profile *p, uint32_t module)
 {
 	if (module >= p->modules.n)
 		return "";
@@ -61,7 +61,7 @@ static bool dso_matches(const struct prof_profile *p, const struct prof_view *v,
 	uint32_t module = frame < p->frames.n ? p->frames.v[frame].module : PROF_NONE;
 	if (module >= p->modules.n)
 		return false;
-	return !strcmp(v->dso, module_basename(p, module)) ||
+	return !strcmp(v->dso, prof_module_basename(p, module)) ||
 	       !strcmp(v->dso, prof_str(p, p->modules.v[module].path));
 }
 

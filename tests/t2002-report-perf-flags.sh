@@ -1,0 +1,78 @@
+#!/bin/bash
+# t2002-report-perf-flags: perf report's flags with perf's meaning, checked
+# against perf report itself on the same perf.data where perf can say:
+# --stdio, --children/--no-children, --sort comm,pid,tid,dso,sym,srcline,
+# -n, -g caller|callee, --max-stack, -q, --header; a bad flag in a bundle
+# is named (-nz: '-z', never 'report').
+. "$(dirname "$0")/lib/test-lib.sh"
+require_perf_events
+WL="$TOP/tests/workloads/bin"
+
+perf record -q -e cpu-clock -F 999 -g -o perf.data -- "$WL/split" 1 >/dev/null 2>&1 ||
+	skip_all "perf record cannot sample here"
+"$PROF" record -q -o prof.data -- "$WL/split" 1 >/dev/null || skip_all "prof record failed"
+
+# The top symbol of a perf report --stdio -q table (last column).
+perf_top() { perf report -i perf.data --stdio -q "$@" 2>/dev/null | grep -v "^$" | head -1; }
+
+test_expect_success '--stdio --no-children: the top symbol is perf report'"'"'s' '
+	want=$(perf_top --no-children --sort sym | awk "{print \$NF}") &&
+	"$PROF" report -i perf.data --stdio --no-children -q | head -1 >out &&
+	check_contains out " $want "
+'
+
+test_expect_success '--children sorts by total, --no-children by self' '
+	"$PROF" report -i prof.data --children -q | head -3 >tot &&
+	"$PROF" report -i prof.data --no-children -q | head -1 >self &&
+	check_contains tot "_start\|__libc_start\|main" && check_contains self "spin_a" &&
+	awk "{t=\$2+0; if (NR>1 && t>prev) exit 1; prev=t}" tot
+'
+
+test_expect_success '--sort dso,sym: one row per distinct tuple, same top row as perf' '
+	want=$(perf_top --no-children --sort dso,sym | awk "{print \$NF}") &&
+	"$PROF" report -i perf.data --sort dso,sym -q >rows &&
+	head -1 rows | grep -q "split  $want$" &&
+	test $(sort rows | uniq -d | wc -l) = 0 &&
+	awk "{s+=\$1} END {exit !(s > 99.9 && s < 100.1)}" rows
+'
+
+test_expect_success '--sort comm,pid,tid: one row per thread' '
+	"$PROF" report -i prof.data --sort comm,pid,tid -q >rows &&
+	test $(wc -l <rows) = 1 && check_contains rows "split"
+'
+
+test_expect_success '--sort srcline: file:line of the sampled instruction' '
+	"$PROF" report -i prof.data --sort sym,srcline -q >rows &&
+	check_contains rows "spin_a  .*split.c:[0-9]"
+'
+
+test_expect_failure_exit '--sort with an unknown key exits 2' 2 '"$PROF" report -i prof.data --sort sym,colour'
+
+test_expect_success '-n shows the Samples column (as perf -n does)' '
+	"$PROF" report -i prof.data -n >out && check_contains out "Samples"
+'
+
+test_expect_success '-g caller / -g callee: the tree from the callers or from the running function' '
+	"$PROF" report -i prof.data -g caller -q --percent-limit 5 >caller &&
+	head -1 caller | grep -q "_start" &&
+	"$PROF" report -i prof.data -g callee -q --percent-limit 5 >callee &&
+	head -1 callee | grep -q "spin_a" && sed -n 2p callee | grep -q "^ .*  main"
+'
+
+test_expect_success '--max-stack 1: totals are the self times (one frame per stack)' '
+	"$PROF" report -i prof.data --max-stack 1 --children -q >out &&
+	awk "{if (\$1 != \$2) exit 1}" out
+'
+
+test_expect_success '-q: no header lines; --header: every recording field first' '
+	"$PROF" report -i prof.data -q >q && check_not_contains q "^#" &&
+	"$PROF" report -i prof.data --header >h && check_contains h "^# event: cpu-clock$" &&
+	check_contains h "^# unwinder: libdw$"
+'
+
+test_expect_success 'a bad flag in a bundle names the flag, not the command' '
+	! "$PROF" report -i prof.data -nz 2>err &&
+	check_contains err "unknown option .-z." && check_not_contains err "option .report."
+'
+
+test_done
