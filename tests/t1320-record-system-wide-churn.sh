@@ -40,13 +40,13 @@ test_expect_success 'the churn ran (at least 30 processes)' '
 	test "${churned:-0}" -ge 30
 '
 
-# Not checked: spaces alive at once against /proc's count.  On a loaded
-# machine the recorder's view lags /proc by its backlog (a space goes once
-# the samples fed pass its process's death): 460 spaces against 121
-# processes in one 8 s run at load 30.  What is checked: most of what was
-# seen was freed.
-test_expect_success 'the processes seen grew by the churn, beyond the spaces alive' '
-	test "$seen" -ge $((peak + churned * 4 / 5))
+# Not checked: spaces alive at once against /proc's count.  The
+# recorder's view lags /proc by its backlog (a space goes once the samples
+# fed pass its process's death): 460 spaces against 121 processes in one
+# 8 s run at load 30, 242 against 98 in a quiet make check.  What is
+# checked: the churn was seen, and most of what was seen was freed.
+test_expect_success 'the recorder saw the churned processes' '
+	test "$seen" -ge "$churned"
 '
 
 test_expect_success 'the churned processes were freed' '

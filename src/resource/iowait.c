@@ -17,9 +17,10 @@
  *    counted in lost, and the sum is then a lower bound.
  *  - Kernel addresses are named through the symbolizer (kallsyms) into a
  *    scratch profile; io_pc caches each address's verdict (1 I/O, 2 not).
- *  - out_at maps tid -> switch-out time of an open I/O-wait interval (0:
- *    none).  An interval with no switch-in (the thread exited) is not
- *    counted: only measured time is.
+ *  - The switch-outs (samples, one ring) and switch-ins (switch records,
+ *    their own ring) are paired per thread by time (switched_in); an
+ *    interval with no switch-in (the thread exited) is not counted: only
+ *    measured time is.
  */
 #include "prof/offcpu.h"
 #include "prof/resource.h"
@@ -29,12 +30,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A switch-out's sample, waiting for the thread's next switch-in. */
+struct switch_out {
+	uint64_t time;
+	uint32_t tid;
+	bool io;
+};
+
 struct res_iowait {
 	struct prof_perf main;		/* configuration only: never opened */
 	struct prof_offcpu *oc;
 	struct prof_profile scratch;	/* kernel frame names */
 	struct prof_symbolizer *sym;
-	struct u64map io_pc, out_at, last_in;
+	struct u64map io_pc;
+	VEC(struct switch_out) outs;	/* classified switch-outs not yet paired */
 	uint64_t io_ns, lost;
 	pthread_t reader;
 	bool reading;
@@ -72,26 +81,36 @@ static void switched_out(struct res_iowait *iw, const struct prof_perf_sample *s
 {
 	enum prof_metric m = prof_offcpu_classify(prof_offcpu_prev_state(iw->oc, s),
 						  kernel_chain_in_io(iw, s));
-	uint64_t in;
 
-	/* The switch records ride in a ring of their own: one that closed
-	 * this interval may have been read already (a short block between
-	 * two drains).  Its time is then unknown here: not charged. */
-	if (u64map_get(&iw->last_in, s->tid, &in) && in > s->time)
-		return;
-	u64map_put(&iw->out_at, s->tid, m == PROF_M_IOWAIT_NS ? s->time : 0);
+	VEC_PUSH(&iw->outs, ((struct switch_out){ s->time, s->tid, m == PROF_M_IOWAIT_NS }));
 }
 
+/*
+ * The samples and the switch records come from two rings drained one
+ * after the other, so a drain may hold many switch-outs of a thread
+ * before its switch-ins: a switch-in at t pairs with the thread's latest
+ * switch-out before t, and older ones of the thread are done with.  A
+ * switch-out whose sample arrives after its switch-in was read is not
+ * charged (its time is unknown here).
+ */
 static void switched_in(struct res_iowait *iw, uint32_t tid, uint64_t t)
 {
-	uint64_t out;
+	const struct switch_out *last = NULL;
+	size_t k = 0;
 
-	u64map_put(&iw->last_in, tid, t);
-	if (!u64map_get(&iw->out_at, tid, &out) || !out)
-		return;
-	if (t > out)
-		iw->io_ns += t - out;
-	u64map_put(&iw->out_at, tid, 0);
+	for (size_t i = 0; i < iw->outs.n; i++) {
+		const struct switch_out *o = &iw->outs.v[i];
+		if (o->tid == tid && o->time < t) {
+			if (!last || o->time > last->time)
+				last = o;
+		}
+	}
+	if (last && last->io)
+		iw->io_ns += t - last->time;
+	for (size_t i = 0; i < iw->outs.n; i++)
+		if (iw->outs.v[i].tid != tid || iw->outs.v[i].time >= t)
+			iw->outs.v[k++] = iw->outs.v[i];
+	iw->outs.n = k;
 }
 
 static int on_record(void *ctx, const struct perf_event_header *h)
@@ -148,8 +167,7 @@ static void iowait_free(struct res_iowait *iw)
 		prof_symbolizer_free(iw->sym);
 	prof_profile_free(&iw->scratch);
 	u64map_free(&iw->io_pc);
-	u64map_free(&iw->out_at);
-	u64map_free(&iw->last_in);
+	VEC_FREE(&iw->outs);
 	prof_perf_close(&iw->main);
 	free(iw);
 }
