@@ -97,7 +97,7 @@ static bool elf_open_dwfl(struct prof_elf *e)
 
 bool prof_elf_has_symbols(struct prof_elf *e)
 {
-	return elf_open_dwfl(e) && e->has_symbols;
+	return elf_open_dwfl(e) && (e->has_symbols || elf_is_go(e));
 }
 
 /* file made absolute against the CU's compilation directory (malloc'd). */
@@ -254,10 +254,36 @@ static const char *function_symbol(struct prof_elf *e, uint64_t vaddr, uint64_t 
 
 const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr)
 {
-	uint64_t start;
+	uint64_t start, end;
 	bool synthetic;
+	const char *name = function_symbol(e, vaddr, &start, &synthetic);
 
-	return function_symbol(e, vaddr, &start, &synthetic);
+	return name ? name : elf_go_func(e, vaddr, &start, &end);
+}
+
+static void chain_free(struct elf_frame *chain, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(chain[i].file);
+		free(chain[i].func_owned);
+		chain[i] = (struct elf_frame){ 0 };
+	}
+}
+
+/* Where libdw has no line, Go's own tables (golang.c) give the whole
+ * chain: it replaces the n frames of out.  Returns its length, 0 (out
+ * untouched) when vaddr is in no Go function. */
+static size_t go_chain_instead(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t n,
+			       size_t max)
+{
+	struct elf_frame go[MAX_CHAIN];
+	size_t ng = elf_go_chain(e, vaddr, go, MIN(max, MAX_CHAIN));
+
+	if (ng) {
+		chain_free(out, n);
+		memcpy(out, go, ng * sizeof(*go));
+	}
+	return ng;
 }
 
 size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max)
@@ -269,9 +295,12 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	memset(out, 0, max * sizeof(*out));
 	size_t n = dwarf_chain(e, cu, a, cubias, out, max);
 
-	/* Innermost line from the line table. */
+	/* Innermost line from the line table, else Go's tables. */
 	int lineno = 0;
 	char *abs_file = addr_line(e, cu, a, cubias, &lineno);
+	size_t ngo = abs_file ? 0 : go_chain_instead(e, vaddr, out, n, max);
+	if (ngo)
+		n = ngo;
 
 	/* The outermost (real) function: prefer the ELF symbol (full C name,
 	 * matches perf), but DWARF's name over a mangled C++ symbol. */
@@ -305,9 +334,11 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	}
 	if (symname)
 		outer->entry = symstart;
-	free(out[0].file);
-	out[0].file = abs_file;
-	out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);
+	if (!ngo) {
+		free(out[0].file);
+		out[0].file = abs_file;
+		out[0].line = (uint32_t)(lineno > 0 ? lineno : 0);
+	}
 	return n;
 }
 
@@ -320,6 +351,11 @@ int prof_elf_function_range(struct prof_elf *e, uint64_t vaddr, uint64_t *start,
 		return -ENOENT;
 	const char *name = dwfl_module_addrinfo(e->mod, vaddr + e->mod_bias, &off, &sym,
 						NULL, NULL, NULL);
+	uint64_t end;
+	if ((!name || !sym.st_size) && elf_go_func(e, vaddr, start, &end)) {
+		*size = end - *start;	/* a Go binary without .symtab */
+		return 0;
+	}
 	if (!name || !sym.st_size)
 		return -ENOENT;
 	*start = vaddr - off;

@@ -224,6 +224,7 @@ static void elf_free(struct prof_elf *e)
 	elf_symidx_free(e->symidx);
 	elf_scopes_free(e->scopes);
 	elf_synth_free(e->synth);
+	elf_go_free(e);
 	if (e->dwfl)
 		dwfl_end(e->dwfl);
 	elf_end(e->elf);

@@ -58,6 +58,8 @@ struct prof_elf {
 	uint32_t eh_count;
 	uint64_t eh_vaddr;		/* the table's entries are relative to this */
 	struct elf_synth *synth;	/* PLT stub names, e_entry (synthetic.c) */
+	bool go_tried;			/* .gopclntab looked up (golang.c) */
+	struct go_pclntab *go;		/* Go's own tables, NULL if none */
 };
 
 struct elf_frame {		/* one entry of an inline chain */
@@ -108,5 +110,14 @@ struct elf_synth;
 const char *elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
 bool elf_is_entry_point(struct prof_elf *e, uint64_t vaddr, uint64_t *entry);
 void elf_synth_free(struct elf_synth *s);
+
+/* Go's .gopclntab (golang.c): whether e has one this reader knows; the
+ * inline chain at vaddr from it, innermost first, the function's entry in
+ * the last frame's entry (0: no Go function there; files malloc'd, names
+ * owned by e); the Go function around vaddr, [*start, *end), NULL if none. */
+bool elf_is_go(struct prof_elf *e);
+size_t elf_go_chain(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
+const char *elf_go_func(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end);
+void elf_go_free(struct prof_elf *e);
 
 #endif
