@@ -71,5 +71,9 @@ const char *go_pclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *e
  * the call site's file:line), as Go's own tracebacks expand them.  Returns
  * how many were written (0: pc is in no function). */
 size_t go_pclntab_frames(const struct go_pclntab *t, uint64_t pc, struct go_frame *out, size_t max);
+/* How far the stack pointer at pc is below its value at the function's
+ * entry (Go's pcsp table): the return address is at sp + *delta.  false
+ * when pc is in no function or the table has no value there. */
+bool go_pclntab_sp_delta(const struct go_pclntab *t, uint64_t pc, uint32_t *delta);
 
 #endif

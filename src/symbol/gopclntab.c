@@ -245,7 +245,7 @@ bool go_pclntab_func_at(const struct go_pclntab *t, size_t i, uint64_t *entry, u
 struct func {
 	uint64_t off;		/* of the _func record, in pclntable */
 	uint64_t entry, end;
-	uint32_t nameoff, pcfile, pcln, npcdata, cu;
+	uint32_t nameoff, pcsp, pcfile, pcln, npcdata, cu;
 	uint8_t nfuncdata;
 };
 
@@ -272,6 +272,7 @@ static bool func_load(const struct go_pclntab *t, uint64_t i, struct func *f)
 	    !func_u32(t, f, t->func_fixed - 4, &tail))
 		return false;
 	f->nameoff = fields[0];
+	f->pcsp = fields[3];
 	f->pcfile = fields[4];
 	f->pcln = fields[5];
 	f->nfuncdata = (uint8_t)(tail >> 24);	/* the last byte of the fixed part */
@@ -358,6 +359,18 @@ static int32_t pcvalue(const struct go_pclntab *t, const struct func *f, uint32_
 		if (pc < at)
 			return val;
 	}
+}
+
+bool go_pclntab_sp_delta(const struct go_pclntab *t, uint64_t pc, uint32_t *delta)
+{
+	uint64_t row;
+	struct func f;
+	int32_t v;
+
+	if (!find_row(t, pc, &row) || !func_load(t, row, &f) || (v = pcvalue(t, &f, f.pcsp, pc)) < 0)
+		return false;
+	*delta = (uint32_t)v;
+	return true;
 }
 
 /* file:line of pc in f. */

@@ -12,6 +12,8 @@
  *    main.top must show both inline levels.
  *  - The section named as in PIE builds (".data.rel.ro.gopclntab") gives
  *    the same chains.
+ *  - Three functions rebuilt in the 1.16, 1.18 and 1.20 layouts by the
+ *    fuzz seed maker read back as the real table does.
  *  - A table of another version is refused with -EPROTONOSUPPORT and
  *    named; a cut table or a bad header never reads outside the bytes
  *    (run under SANITIZE=address) and gives no garbage frames.
@@ -334,6 +336,99 @@ static void check_renamed(struct prof_elf *sw, const struct sample *s, size_t n)
 	ok(n && good == n, ".data.rel.ro.gopclntab: the same chains at %zu pcs (%zu agree)", n, good);
 }
 
+/* A seed input of fuzz_gopclntab: the table, funcdata, the trailer. */
+struct seed {
+	uint8_t *data;
+	size_t size;
+};
+
+static int read_seed(const void *ctx, uint64_t vaddr, void *buf, size_t len)
+{
+	const struct seed *in = ctx;
+	uint64_t base = 0x10000;	/* mkseed_gopclntab.py's BASE */
+
+	if (vaddr < base || vaddr - base > in->size || len > in->size - (vaddr - base))
+		return -1;
+	memcpy(buf, in->data + (vaddr - base), len);
+	return 0;
+}
+
+static bool same_frames(const struct go_frame *a, size_t na, const struct go_frame *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (strcmp(a[i].func, b[i].func) || strcmp(a[i].file, b[i].file) || a[i].line != b[i].line ||
+		    a[i].inlined != b[i].inlined)
+			return false;
+	return true;
+}
+
+/* One layout's seed against the real table at every pc of its functions. */
+static void check_layout(const struct go_pclntab *real, const char *layout, FILE *pcs)
+{
+	char path[128];
+	struct seed in = { 0 };
+	struct go_pclntab *t = NULL;
+
+	snprintf(path, sizeof(path), "%s/seeds/%s", dir, layout);
+	in.data = (uint8_t *)read_file(path, &in.size);
+	if (in.data && in.size >= 4) {
+		uint32_t off;
+		memcpy(&off, in.data + in.size - 4, 4);
+		struct go_pcln_image img = { .tab = in.data, .tab_size = in.size, .tab_vaddr = 0x10000,
+					     .gofunc = 0x10000 + (uint64_t)off, .read = read_seed, .ctx = &in };
+		go_pclntab_open(&img, &t);
+	}
+	size_t pcs_n = 0, good = 0, inlined = 0;
+	uint64_t entry, end;
+	char name[256];
+	rewind(pcs);
+	while (t && fscanf(pcs, "%" SCNx64 " %" SCNx64 " %255s", &entry, &end, name) == 3) {
+		for (uint64_t pc = entry; pc < end; pc++) {
+			struct go_frame a[8], b[8];
+			size_t na = go_pclntab_frames(real, pc, a, 8), nb = go_pclntab_frames(t, pc, b, 8);
+			pcs_n++;
+			good += na > 0 && same_frames(a, na, b, nb);
+			inlined += nb > 1;
+		}
+	}
+	ok(t && pcs_n > 100 && good == pcs_n && inlined > 0,
+	   "the %s layout of main.top, main.main, runtime.main: the real table's frames at %zu pcs (%zu agree, %zu inlined)",
+	   layout, pcs_n, good, inlined);
+	go_pclntab_free(t);
+	free(in.data);
+}
+
+/* tests/fuzz/mkseed_gopclntab.py rebuilds a few functions of the DWARF
+ * build (its .symtab has go:func.*) in the 1.16, 1.18 and 1.20 layouts:
+ * each must read back as the real table does. */
+static void check_layouts(struct prof_elf *sw)
+{
+	char cmd[1024], path[128];
+	char *maker = realpath("tests/fuzz/mkseed_gopclntab.py", NULL);	/* run from the top */
+
+	if (!maker) {
+		ok(1, "# SKIP not run from the source tree: no tests/fuzz/mkseed_gopclntab.py");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/seeds && python3 %s %s/dw %s/seeds "
+		 "main.top main.main runtime.main >%s/seeds/log 2>&1", dir, maker, dir, dir, dir);
+	free(maker);
+	if (system(cmd) != 0) {
+		ok(0, "mkseed_gopclntab.py failed (%s/seeds/log)", dir);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/seeds/pcs", dir);
+	FILE *pcs = fopen(path, "r");
+	if (!pcs || !sw->go)
+		return;
+	check_layout(sw->go, "go116", pcs);
+	check_layout(sw->go, "go118", pcs);
+	check_layout(sw->go, "go120", pcs);
+	fclose(pcs);
+}
+
 int main(void)
 {
 	char path[128];
@@ -364,8 +459,10 @@ int main(void)
 		check_dwarf(dw, sw, s, n);
 	if (sw)
 		check_renamed(sw, s, n);
-	if (sw)
+	if (sw) {
+		check_layouts(sw);
 		check_bad_tables(sw);
+	}
 
 	prof_elf_cache_free();
 	char cmd[160];

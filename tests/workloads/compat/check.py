@@ -9,6 +9,14 @@ scripts/compat.sh), on one kind's `prof report --format=json` output.
       name; the hottest NAME has a source file and line (unless --no-line).
   check.py summary JSON NAME...
       one line: complete % and the self % of each NAME (for compat.sh).
+  check.py addr2line ANNOTATE BINARY
+      every instruction row of a `prof annotate --stdio` output (address,
+      file:line) has the file:line `go tool addr2line BINARY` gives for the
+      address; prints the hottest row.
+  check.py inline FOLDED ANNOTATE JSON CALLER CALLEE
+      CALLEE is an inline frame ("_[i]" in folded stacks) always directly
+      inside CALLER, and ANNOTATE (of CALLER) shows it inlined; prints the
+      call site: the line of CALLER whose total minus self is CALLEE's total.
   check.py perf-script FILE NAME...
       the same line from `perf script -F comm,ip,sym` output: a stack is
       complete when its outermost frame is a thread root.
@@ -82,6 +90,64 @@ def cmd_kind(path, min_complete, tol, args):
         raise Fail("; ".join(problems))
 
 
+def annotate_rows(path):
+    """[(self, address, file:line)] of the instruction table, [(self, total, line, text)] of the source table."""
+    insns, lines, section = [], [], None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("# source"):
+                section = "source"
+            elif line.startswith("# instructions"):
+                section = "insns"
+            elif not line.startswith("#"):
+                parts = line.split()
+                if section == "insns" and len(parts) >= 3 and re.match(r"^[0-9a-f]+$", parts[1]):
+                    insns.append((int(parts[0]), parts[1], parts[2]))
+                elif section == "source" and len(parts) >= 3 and parts[0].isdigit():
+                    lines.append((int(parts[0]), int(parts[1]), int(parts[2]), " ".join(parts[3:])))
+    return insns, lines
+
+
+def cmd_addr2line(path, binary):
+    import subprocess
+    insns, _ = annotate_rows(path)
+    if not insns:
+        raise Fail("no instruction rows in %s" % path)
+    out = subprocess.run(["go", "tool", "addr2line", binary], input="".join("0x%s\n" % a for _, a, _ in insns),
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    want = [out[2 * i + 1] for i in range(len(insns))]
+    bad = [(a, got, w) for (_, a, got), w in zip(insns, want)
+           if got != "%s:%s" % (w.rsplit(":", 1)[0].rsplit("/", 1)[-1], w.rsplit(":", 1)[1])]
+    hottest = max(insns)
+    print("  hottest pc %s at %s (%d samples); %d rows" % (hottest[1], hottest[2], hottest[0], len(insns)))
+    if bad:
+        raise Fail("rows unlike go tool addr2line: %s" % ["%s %s != %s" % b for b in bad[:5]])
+
+
+def cmd_inline(folded, annotate, jsonpath, caller, callee):
+    inner, outside = 0, []
+    with open(folded) as f:
+        for line in f:
+            frames = line.rsplit(" ", 1)[0].split(";")
+            for i, fr in enumerate(frames):
+                if fr == callee + "_[i]":
+                    inner += 1
+                    if i == 0 or frames[i - 1] != caller:
+                        outside.append(frames[i - 1] if i else "-")
+                elif fr == callee:
+                    outside.append("%s (not inlined)" % callee)
+    _, lines = annotate_rows(annotate)
+    total = sum(f.get("total", 0) for f in load(jsonpath).get("functions", []) if f.get("name") == callee)
+    sites = [ln for s, t, ln, text in lines if t - s == total and "[inlined" not in text]
+    marked = [ln for s, t, ln, text in lines if "[inlined %s]" % callee in text]
+    print("  %s: %d stacks inlined in %s; lines %s; call site %s" % (callee, inner, caller, marked, sites))
+    if not inner or outside:
+        raise Fail("%s is not always an inline frame of %s: %d stacks, other parents %s" %
+                   (callee, caller, inner, outside[:5]))
+    if not marked or len(sites) != 1:
+        raise Fail("annotate of %s: %s inlined at %s, call sites %s" % (caller, callee, marked, sites))
+
+
 def cmd_summary(path, names):
     doc = load(path)
     print("%.1f %s" % (doc.get("complete_pct", 0), " ".join("%.1f" % self_of(doc, n) for n in names)))
@@ -126,6 +192,10 @@ def main(argv):
             cmd_kind(argv[2], argv[3], argv[4], argv[5:])
         elif len(argv) >= 3 and argv[1] == "summary":
             cmd_summary(argv[2], argv[3:])
+        elif len(argv) == 4 and argv[1] == "addr2line":
+            cmd_addr2line(argv[2], argv[3])
+        elif len(argv) == 7 and argv[1] == "inline":
+            cmd_inline(*argv[2:])
         elif len(argv) >= 3 and argv[1] == "perf-script":
             cmd_perf_script(argv[2], argv[3:])
         else:
