@@ -4,7 +4,8 @@
 # tests/workloads/compat/) is built per kind: C linked by GNU ld, gold,
 # lld and mold, clang (DWARF 5, with an inlined function), C++ from g++ and
 # clang++ with lld, Rust with rustc's default rust-lld, the system linker and
-# v0 mangling, Go, Node with --perf-basic-prof, a stripped binary, and a
+# v0 mangling, Go (with DWARF, and built -ldflags='-s -w' so that only
+# .gopclntab is left), Node with --perf-basic-prof, a stripped binary, and a
 # process in another mount namespace.  Each kind must give: complete
 # stacks (reaching a thread root), the hot functions named (demangled) in
 # the known split, no raw mangled name among the rows, and file:line for
@@ -35,5 +36,30 @@ kind() {
 }
 
 . "$COMPAT/kinds.sh"
+
+# Go, with DWARF and from .gopclntab alone: the lines of the hottest
+# function's sampled pcs and of the code inlined into main.main.func1
+# are the ones `go tool addr2line` gives for those pcs, main.gamma is an
+# inline frame directly inside main.main.func1, and its call site (the
+# caller's line) from .gopclntab is the one DWARF gives.
+for k in go go-stripped; do
+	[ -f $k.data ] || continue
+	bin=./go-split && [ $k = go ] || bin=./go-stripped
+	test_expect_success "$k: file:line of sampled pcs is go tool addr2line's; main.gamma inlined" "
+		'$PROF' annotate -i $k.data main.alpha --stdio --no-source >$k.alpha.ann &&
+		$CHECK addr2line $k.alpha.ann \$bin &&
+		'$PROF' annotate -i $k.data main.main.func1 --stdio --no-source >$k.func1.ann &&
+		$CHECK addr2line $k.func1.ann \$bin &&
+		'$PROF' report -i $k.data --format=folded >$k.folded &&
+		$CHECK inline $k.folded $k.func1.ann $k.json main.main.func1 main.gamma >$k.inline &&
+		cat $k.inline
+	"
+done
+if [ -f go.inline ] && [ -f go-stripped.inline ]; then
+	test_expect_success "go-stripped: main.gamma's call site is DWARF's" "
+		sed -n 's/.*call site //p' go.inline >want && sed -n 's/.*call site //p' go-stripped.inline >got &&
+		cat want got && test -s want && cmp want got
+	"
+fi
 
 test_done

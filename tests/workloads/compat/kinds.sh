@@ -56,14 +56,18 @@ else
 	test_skip rust "rustc is not installed"
 fi
 
-# Go: DWARF without .debug_aranges; goroutines end in runtime.goexit
-if have go; then
-	mkdir -p gohome && cp "$COMPAT/split.go" gohome/ && (cd gohome && printf 'module gosplit\n\ngo 1.19\n' >go.mod &&
-		GOFLAGS=-mod=mod GOCACHE="$PWD/gocache" go build -o ../go-split . 2>&1) >go.err &&
-		kind go $MIN_COMPLETE ./go-split $SECS -- main.alpha=60 main.beta=30 main.gamma=10 ||
-		test_skip go "go build failed: $(head -c 160 go.err)"
-else
+# Go: DWARF without .debug_aranges; goroutines end in runtime.goexit.
+# go-stripped is built as releases often are (-ldflags='-s -w': no DWARF,
+# no .symtab): names, lines and the inlined main.gamma come from .gopclntab.
+if ! have go; then
 	test_skip go "go is not installed"
+elif mkdir -p gohome && cp "$COMPAT/split.go" gohome/ && (cd gohome && printf 'module gosplit\n\ngo 1.19\n' >go.mod &&
+	GOFLAGS=-mod=mod GOCACHE="$PWD/gocache" go build -o ../go-split . &&
+	GOFLAGS=-mod=mod GOCACHE="$PWD/gocache" go build -ldflags='-s -w' -o ../go-stripped .) >go.err 2>&1; then
+	kind go $MIN_COMPLETE ./go-split $SECS -- main.alpha=60 main.beta=30 main.gamma=10
+	kind go-stripped $MIN_COMPLETE ./go-stripped $SECS -- main.alpha=60 main.beta=30 main.gamma=10
+else
+	test_skip go "go build failed: $(head -c 160 go.err)"
 fi
 
 # Node: JIT names from /tmp/perf-PID.map
