@@ -41,7 +41,9 @@ kind() {
 # function's sampled pcs and of the code inlined into main.main.func1
 # are the ones `go tool addr2line` gives for those pcs, main.gamma is an
 # inline frame directly inside main.main.func1, and its call site (the
-# caller's line) from .gopclntab is the one DWARF gives.
+# caller's line) from .gopclntab is the one DWARF gives.  main.alpha and
+# main.beta have no frame of their own: without CFI, frame pointers would
+# skip main.main.func1, Go's frame sizes (pcsp) keep it.
 for k in go go-stripped; do
 	[ -f $k.data ] || continue
 	bin=./go-split && [ $k = go ] || bin=./go-stripped
@@ -53,6 +55,9 @@ for k in go go-stripped; do
 		'$PROF' report -i $k.data --format=folded >$k.folded &&
 		$CHECK inline $k.folded $k.func1.ann $k.json main.main.func1 main.gamma >$k.inline &&
 		cat $k.inline
+	"
+	test_expect_success "$k: the frameless main.alpha and main.beta keep their caller" "
+		$CHECK caller $k.folded main.main.func1 main.alpha main.beta
 	"
 done
 if [ -f go.inline ] && [ -f go-stripped.inline ]; then

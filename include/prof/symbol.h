@@ -116,6 +116,14 @@ bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames
 /* The same for a pc of as (a return address: pc-1 is looked up), by ELF
  * symbol: for unwinders. */
 bool prof_addrspace_pc_is_root(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr);
+/* For unwinders, in Go code: the size of the frame at pc of as (the return
+ * address is at sp + *size) from the binary's .gopclntab; false when pc is
+ * not in a Go function with a table. */
+bool prof_addrspace_go_frame_size(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr,
+				  uint32_t *size);
+/* Whether pc is Go code of a binary with no CFI at all (built with
+ * -ldflags=-w): unwinders then walk it with the frame sizes above. */
+bool prof_addrspace_go_without_cfi(const struct prof_addrspace *as, uint64_t pc);
 
 struct prof_symbolizer;
 struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);

@@ -16,6 +16,9 @@
  *    found as the writable word that points at the pclntab header and
  *    checked by its text field.
  *
+ * Unwinders ask it for the frame size at a pc (Go's pcsp table), to walk
+ * Go code that has no CFI.
+ *
  * Design notes: opened once per prof_elf at the first lookup and freed
  * with it; a table of an unknown version is said once per binary and the
  * binary then symbolizes as before.
@@ -186,6 +189,33 @@ const char *elf_go_func(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uin
 	struct go_pclntab *t = elf_go(e);
 
 	return t ? go_pclntab_func(t, vaddr, start, end) : NULL;
+}
+
+bool prof_addrspace_go_frame_size(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr,
+				  uint32_t *size)
+{
+	/* a return address may be the next function's first byte: pc-1 is the call */
+	uint64_t addr = is_return_addr && pc ? pc - 1 : pc;
+	const struct prof_mapping *m = as ? prof_addrspace_find(as, addr) : NULL;
+	struct go_pclntab *t = m && m->elf ? elf_go(m->elf) : NULL;
+
+	return t && go_pclntab_sp_delta(t, addr - m->bias, size);
+}
+
+bool prof_addrspace_go_without_cfi(const struct prof_addrspace *as, uint64_t pc)
+{
+	const struct prof_mapping *m = as ? prof_addrspace_find(as, pc) : NULL;
+	GElf_Shdr sh;
+
+	if (!m || !m->elf || !elf_go(m->elf))
+		return false;
+	if (!m->elf->go_cfi_checked) {
+		m->elf->go_cfi_checked = true;
+		m->elf->go_has_cfi = find_section(m->elf, ".debug_frame", &sh, NULL) ||
+				     find_section(m->elf, ".eh_frame", &sh, NULL) ||
+				     find_section(m->elf, ".zdebug_frame", &sh, NULL);
+	}
+	return !m->elf->go_has_cfi;
 }
 
 void elf_go_free(struct prof_elf *e)

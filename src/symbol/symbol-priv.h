@@ -60,6 +60,7 @@ struct prof_elf {
 	struct elf_synth *synth;	/* PLT stub names, e_entry (synthetic.c) */
 	bool go_tried;			/* .gopclntab looked up (golang.c) */
 	struct go_pclntab *go;		/* Go's own tables, NULL if none */
+	bool go_cfi_checked, go_has_cfi;	/* .debug_frame or .eh_frame beside them */
 };
 
 struct elf_frame {		/* one entry of an inline chain */

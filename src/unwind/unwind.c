@@ -139,6 +139,57 @@ void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 	res->stop = "frame limit reached";
 }
 
+/* Go code without CFI (built -ldflags=-w): Go's own pcsp table gives the
+ * frame size at every pc, so the return address is at sp + size and the
+ * caller's sp just above it, as Go's runtime walks its stacks.  Frame
+ * pointers cannot do this: leaf functions have no frame, and their
+ * caller would be skipped.  Leaves the walk where a pc is not Go code (a
+ * cgo or assembly frame without a table): the frame pointers go on from
+ * there, with rbp as saved by the last Go frame. */
+static void unwind_go(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+		      struct prof_unwind_result *res)
+{
+	uint64_t sp = c->regs->r[PERF_REG_X86_SP], bp = c->regs->r[PERF_REG_X86_BP];
+	uint32_t size;
+
+	res->n = 1;
+	while (res->n < max && prof_addrspace_go_frame_size(c->as, pcs[res->n - 1], res->n > 1, &size)) {
+		uint64_t ret, saved_bp;
+		if (!ctx_read_stack(c, sp + size, &ret)) {
+			res->stop = "Go frame outside the stack copy";
+			return;
+		}
+		if (ret == 0) {
+			res->complete = true;
+			res->stop = NULL;
+			return;
+		}
+		/* a frame of its own saves the caller's rbp just below the return address */
+		if (size >= 8 && ctx_read_stack(c, sp + size - 8, &saved_bp))
+			bp = saved_bp;
+		pcs[res->n++] = ret;
+		sp += size + 8;
+		if (prof_addrspace_pc_is_root(c->as, ret, true)) {	/* runtime.goexit */
+			res->complete = true;
+			res->stop = NULL;
+			return;
+		}
+	}
+	if (res->n >= max) {
+		res->stop = "frame limit reached";
+		return;
+	}
+	struct prof_user_regs regs = *c->regs;
+	struct unwind_ctx rest = *c;
+	struct prof_unwind_result fp = { .n = 1 };
+	regs.r[PERF_REG_X86_BP] = bp;
+	rest.regs = &regs;
+	unwind_fp(&rest, pcs + res->n - 1, max - res->n + 1, &fp);
+	res->n += fp.n - 1;
+	res->complete = fp.complete;
+	res->stop = fp.stop;
+}
+
 /* How many outermost frames may be garbage read past a thread root. */
 #define ROOT_LOOKBACK 3
 
@@ -185,7 +236,10 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	res->stop = "no call graph";
 	max = MIN(max, (size_t)PROF_MAX_FRAMES);
 	enum prof_unwinder_kind kind = as ? u->kind : PROF_UNWIND_FP;	/* CFI needs the mappings */
-	switch (kind) {
+	/* Go without CFI: libdw's own fallback would walk frame pointers
+	 * and lose the callers of frameless leaf functions. */
+	bool go = kind != PROF_UNWIND_FP && kind != PROF_UNWIND_NONE && prof_addrspace_go_without_cfi(as, pcs[0]);
+	switch (go ? PROF_UNWIND_NONE : kind) {
 	case PROF_UNWIND_LIBDW:
 		unwind_libdw(&c, pcs, max, res);
 		break;
@@ -196,7 +250,10 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 		unwind_fp(&c, pcs, max, res);
 		return;
 	case PROF_UNWIND_NONE:
-		return;
+		if (!go)
+			return;
+		unwind_go(&c, pcs, max, res);
+		break;
 	}
 	/* Backends may call an unwind "done" after wandering into garbage (libunwind
 	 * stops quietly at a zero rip): only an end inside known code is complete. */

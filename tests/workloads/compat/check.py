@@ -17,6 +17,9 @@ scripts/compat.sh), on one kind's `prof report --format=json` output.
       CALLEE is an inline frame ("_[i]" in folded stacks) always directly
       inside CALLER, and ANNOTATE (of CALLER) shows it inlined; prints the
       call site: the line of CALLER whose total minus self is CALLEE's total.
+  check.py caller FOLDED CALLER NAME...
+      in at least 95% of the folded stacks where NAME is a frame, the frame
+      just outside it is CALLER (a frameless leaf keeps its caller).
   check.py perf-script FILE NAME...
       the same line from `perf script -F comm,ip,sym` output: a stack is
       complete when its outermost frame is a thread root.
@@ -148,6 +151,30 @@ def cmd_inline(folded, annotate, jsonpath, caller, callee):
         raise Fail("annotate of %s: %s inlined at %s, call sites %s" % (caller, callee, marked, sites))
 
 
+def cmd_caller(folded, caller, names):
+    problems = []
+    for name in names:
+        stacks = inside = 0
+        others = {}
+        with open(folded) as f:
+            for line in f:
+                frames, count = line.rsplit(" ", 1)
+                frames = frames.split(";")
+                if name in frames:
+                    i = frames.index(name)
+                    stacks += int(count)
+                    if i and frames[i - 1] == caller:
+                        inside += int(count)
+                    else:
+                        parent = frames[i - 1] if i else "-"
+                        others[parent] = others.get(parent, 0) + int(count)
+        print("  %s: %d of %d samples directly inside %s; else %s" % (name, inside, stacks, caller, others))
+        if not stacks or inside < 0.95 * stacks:
+            problems.append("%s: %d of %d samples inside %s" % (name, inside, stacks, caller))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
 def cmd_summary(path, names):
     doc = load(path)
     print("%.1f %s" % (doc.get("complete_pct", 0), " ".join("%.1f" % self_of(doc, n) for n in names)))
@@ -194,6 +221,8 @@ def main(argv):
             cmd_summary(argv[2], argv[3:])
         elif len(argv) == 4 and argv[1] == "addr2line":
             cmd_addr2line(argv[2], argv[3])
+        elif len(argv) >= 5 and argv[1] == "caller":
+            cmd_caller(argv[2], argv[3], argv[4:])
         elif len(argv) == 7 and argv[1] == "inline":
             cmd_inline(*argv[2:])
         elif len(argv) >= 3 and argv[1] == "perf-script":
