@@ -10,6 +10,7 @@
 # binary, and perf report's default self view does not split inlined
 # functions either (so Go's inlined main.gamma reads 0 there).
 #   scripts/compat.sh [SECONDS=2]     (run from the source tree, after make)
+#   COMPAT_KINDS="go go-stripped" scripts/compat.sh 2    (only those rows)
 # Needs perf and perf_event access; kinds whose toolchain is missing are
 # listed as skipped.  docs/compat.md holds a run's table.
 set -u
@@ -42,6 +43,7 @@ perf_record() {
 
 kind() {
 	local name=$1
+	[ -z "${COMPAT_KINDS:-}" ] || [[ " $COMPAT_KINDS " == *" $name "* ]] || return 0
 	shift 2
 	local cmd=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
@@ -67,7 +69,10 @@ kind() {
 		"$pc" "$qc" "$ps" "$qs"
 }
 
-test_skip() { printf '| %s | skipped: %s | | | | |\n' "$1" "$2"; }
+test_skip() {
+	[ -z "${COMPAT_KINDS:-}" ] || [[ " $COMPAT_KINDS " == *" $1 "* ]] || return 0
+	printf '| %s | skipped: %s | | | | |\n' "$1" "$2"
+}
 
 echo "| kind | hot functions (truth 60/30/10) | prof complete % | perf complete % | prof self % | perf self % |"
 echo "|---|---|---|---|---|---|"
