@@ -107,6 +107,13 @@ bool ctx_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
 	return false;
 }
 
+/* The walk reached the end of the stack. */
+static void walk_complete(struct prof_unwind_result *res)
+{
+	res->complete = true;
+	res->stop = NULL;
+}
+
 void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 	       struct prof_unwind_result *res)
 {
@@ -116,8 +123,7 @@ void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 	while (res->n < max) {
 		uint64_t saved_bp, ret;
 		if (bp == 0) {	/* the ABI's end marker: _start zeroes rbp */
-			res->complete = true;
-			res->stop = NULL;
+			walk_complete(res);
 			return;
 		}
 		if (!ctx_read_stack(c, bp, &saved_bp) || !ctx_read_stack(c, bp + 8, &ret)) {
@@ -125,8 +131,7 @@ void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 			return;
 		}
 		if (ret == 0) {
-			res->complete = true;
-			res->stop = NULL;
+			walk_complete(res);
 			return;
 		}
 		pcs[res->n++] = ret;
@@ -160,8 +165,7 @@ static void unwind_go(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 			return;
 		}
 		if (ret == 0) {
-			res->complete = true;
-			res->stop = NULL;
+			walk_complete(res);
 			return;
 		}
 		/* a frame of its own saves the caller's rbp just below the return address */
@@ -170,8 +174,7 @@ static void unwind_go(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		pcs[res->n++] = ret;
 		sp += size + 8;
 		if (prof_addrspace_pc_is_root(c->as, ret, true)) {	/* runtime.goexit */
-			res->complete = true;
-			res->stop = NULL;
+			walk_complete(res);
 			return;
 		}
 	}
@@ -205,8 +208,7 @@ static void end_at_root(const struct prof_addrspace *as, uint64_t *pcs, struct p
 		size_t i = res->n - 1 - k;
 		if (prof_addrspace_pc_is_root(as, pcs[i], i > 0)) {
 			res->n = i + 1;
-			res->complete = true;
-			res->stop = NULL;
+			walk_complete(res);
 			return;
 		}
 	}
