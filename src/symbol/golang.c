@@ -136,7 +136,7 @@ static struct go_pclntab *go_open(struct prof_elf *e)
 		img.text_start = text.sh_addr;
 	int ret = go_pclntab_open(&img, &t);
 	if (ret == -EPROTONOSUPPORT)
-		warning("%s: its .gopclntab is of %s, which prof cannot read: Go functions have no file:line from it",
+		warning("%s: its .gopclntab is of %s, which prof cannot read: no Go names or lines from it",
 			e->path, go_pclntab_describe(img.tab, img.tab_size, what, sizeof(what)));
 	if (ret < 0 || go_pclntab_version(t) == GO_PCLN_116)
 		return ret < 0 ? NULL : t;	/* 1.16: funcdata are addresses */

@@ -232,7 +232,7 @@ static bool entry_of(const struct go_pclntab *t, uint64_t i, uint64_t *pc)
 
 	if (!functab_field(t, i, 0, &v))
 		return false;
-	*pc = t->functab_field == 4 ? t->text_start + v : v;
+	*pc = t->version >= GO_PCLN_118 ? t->text_start + v : v;	/* 1.16: addresses */
 	return true;
 }
 
