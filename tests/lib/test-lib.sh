@@ -35,7 +35,7 @@ test_expect_success() {
 		echo "ok $test_count - $1"
 	else
 		echo "not ok $test_count - $1"
-		sed 's/^/#   /' "$TRASH/.out.$test_count" | tail -n 40
+		sed 's/^/#   /' "$TRASH/.out.$test_count" | tail -n 40 >&2
 		test_failed=$((test_failed + 1))
 	fi
 }
@@ -48,7 +48,7 @@ test_expect_failure_exit() {	# title expected-status commands
 		echo "ok $test_count - $1"
 	else
 		echo "not ok $test_count - $1 (exit $st, want $2)"
-		sed 's/^/#   /' "$TRASH/.out.$test_count" | tail -n 40
+		sed 's/^/#   /' "$TRASH/.out.$test_count" | tail -n 40 >&2
 		test_failed=$((test_failed + 1))
 	fi
 }
