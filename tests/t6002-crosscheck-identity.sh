@@ -99,6 +99,22 @@ test_expect_success 'report --diff: hot and steady are not gone and new' '
 	"$PROF" report --diff cb1.data ch1.data >rd.txt && head -8 rd.txt &&
 	! grep -E " (hot|steady) .*\((gone|new)\)" rd.txt && grep -q " hot " rd.txt
 '
+# The two builds' folded stacks join: a stack through hot has both counts
+# (before the identity layer the comm and module paths differed, so every
+# line had a 0 on one side), and so do the flame graph's frames.
+test_expect_success 'report --diff folded: the renamed builds share their stacks' '
+	"$PROF" report --diff cb1.data ch1.data --format=folded >rd.folded &&
+	grep ";hot " rd.folded | head -3 &&
+	awk "/;hot / { all += \$(NF-1) } /;hot / && \$NF == 0 { alone += \$(NF-1) }
+	     END { print \"hot in base:\", all, \"of it on base-only lines:\", alone; exit !(all > 0 && alone * 10 < all) }" rd.folded
+'
+test_expect_success 'report --diff flamegraph: few base samples are drawn as gone' '
+	"$PROF" report --diff cb1.data ch1.data --format=flamegraph -o rd.svg &&
+	base=$(grep -o "base [0-9,]* samples, head" rd.svg | tr -dc 0-9) &&
+	gone=$(grep -o "Disappeared[^<]*" rd.svg | sed "s/.*weight, //" | tr -dc 0-9) &&
+	echo "base $base, gone ${gone:-0}" &&
+	test "${gone:-0}" -lt $((base / 5))
+'
 test_expect_success 'callgrind diff: hot of two builds is one changed row' '
 	"$PROF" callgrind diff --format=json cpu0.cg cpu50.cg >cgd.json &&
 	python3 - cgd.json <<-\EOF

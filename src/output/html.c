@@ -209,7 +209,10 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 	struct strbuf nodes = STRBUF_INIT;
 	uint32_t next = 0;
 
-	flame_tree_init(&t);
+	if (base)
+		flame_tree_init_identity(&t);
+	else
+		flame_tree_init(&t);
 	if (!p->timed.n || base)
 		flame_tree_add_profile(&t, p, v, FLAME_HEAD);
 	if (base)
