@@ -141,16 +141,15 @@ test_expect_success '--map-function joins a renamed function' '
 	check_cross map.json hot confirmed
 '
 
-# Rust: two builds of one source with different -C metadata (symbol hashes).
-# rustc's default linker here is rust-lld; prof symbolizes GNU ld output, so
-# link with cc + bfd.
+# Rust: two builds of one source with different -C metadata (symbol hashes),
+# linked by rustc's default linker (rust-lld here), as Rust ships them.
 RUSTC=${RUSTC:-rustc}
 rust_ok=
 mkdir -p rs/a/deps rs/b
 if command -v "$RUSTC" >/dev/null &&
-   "$RUSTC" -O -g -C metadata=aaaa -C linker=${CC:-cc} -C link-arg=-fuse-ld=bfd \
+   "$RUSTC" -O -g -C metadata=aaaa \
 	-o rs/a/deps/planted-0a1b2c3d "$TOP/tests/eval/planted.rs" 2>/dev/null &&
-   "$RUSTC" -O -g -C metadata=bbbb -C linker=${CC:-cc} -C link-arg=-fuse-ld=bfd \
+   "$RUSTC" -O -g -C metadata=bbbb \
 	-o rs/b/planted-head "$TOP/tests/eval/planted.rs" 2>/dev/null; then
 	rust_ok=1
 	cp rs/a/deps/planted-0a1b2c3d runner/src/rs_base && cp rs/b/planted-head runner/src/rs_head
@@ -195,6 +194,6 @@ if [ -n "$rust_ok" ]; then
 		! grep -E "^ *([1-9][0-9]*\.[0-9]+%|[0-9.]+% +[1-9][0-9]*\.[0-9]+%).*\((gone|new)\)" rsr.txt
 	'
 else
-	test_skip 'rust builds with different -C metadata' "rustc (or linking with cc -fuse-ld=bfd) not usable here"
+	test_skip 'rust builds with different -C metadata' "rustc not usable here"
 fi
 test_done
