@@ -31,14 +31,16 @@ function unpackRows(P) {
 			R.st[r] = prev = (k ? prev : 0) + P.st[r];
 		}
 	function sparse(list, col, scale) {
+		if (list.dense) { for (var d = 0; d < n; d++) col[d] = list.dense[d] * scale; return; }
 		for (var j = 0, row = 0; j < list.length; j += 2) { row += list[j]; col[row] = list[j + 1] * scale; }
 	}
 	sparse(P.n, R.n, 1);
 	for (i = 0; i < n; i++) R.cpu[i] = R.n[i] * P.period;
 	sparse(P.cpu, R.cpu, 1);
-	sparse(P.off_us, R.off, 1000);
+	sparse(P.other_us, R.off, 1000);	// off-CPU = other + I/O wait + sleep
 	sparse(P.io_us, R.io, 1000);
 	sparse(P.sl_us, R.sl, 1000);
+	for (i = 0; i < n; i++) R.off[i] += R.io[i] + R.sl[i];
 	return R;
 }
 function sParent(s) { return ST[2 * s]; }
@@ -281,7 +283,7 @@ function sourceView() {
 
 // --- stack chart: the heaviest stack of each bucket, in time order -----------
 function stackChart() {
-	var cv = $('stackchart'), wrap = $('scwrap'), W = Math.max(300, wrap.clientWidth - 4), H = 14;
+	var cv = $('stackchart'), W = Math.max(300, WID.sc - 4), H = 14;
 	var b0 = st.r0, b1 = st.r1, nb = b1 - b0, best = new Int32Array(nb).fill(-1), bw = new Float64Array(nb);
 	var acc = new Float64Array(NST), touched = [];
 	// rows are sorted by bucket: sum each bucket's stacks, keep the heaviest
@@ -349,25 +351,29 @@ function buildLanes() {
 		ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: AS[TH[i][2]] + ' (tid ' + TH[i][1] + ')' }); });
 	});
 }
+// The tracks' fine buckets (htmlapp.c's emit_lanes()): per thread, from its
+// first bucket, 4 base64 digits a bucket (share of the bucket x 63) for on
+// CPU, I/O wait, other off-CPU and sleep.
+var NL = A.nlanes || NB, LPER = A.lane_per || 1;
 function laneData() {
-	var per = TH.map(function () {
-		return { cpu: new Float64Array(NB), io: new Float64Array(NB), sl: new Float64Array(NB),
-			 off: new Float64Array(NB), first: NB, last: -1 };
+	var B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+	var per = TH.map(function () { return { first: NL, last: -1, q: null }; });
+	(A.lanes || []).forEach(function (l) {
+		var d = per[l[0]], txt = l[2], q = new Uint8Array(txt.length);
+		for (var i = 0; i < txt.length; i++) q[i] = B64.indexOf(txt[i]);
+		d.q = q;
+		d.first = l[1];
+		d.last = l[1] + txt.length / 4 - 1;
 	});
-	for (var i = 0; i < NR; i++) {
-		var d = per[R.th[i]], b = R.b[i];
-		d.cpu[b] += R.cpu[i]; d.io[b] += R.io[i]; d.sl[b] += R.sl[i]; d.off[b] += R.off[i];
-		if (R.n[i] || R.off[i]) { d.first = Math.min(d.first, b); d.last = Math.max(d.last, b); }
-	}
 	return per;
 }
 var LD = null;
 function drawTracks() {
-	var cv = $('trk'), W = Math.max(400, $('tracks').clientWidth - 2), y = 0, H = 0;
+	var cv = $('trk'), W = Math.max(400, WID.tracks - 2), y = 0, H = 0;
 	lanes.forEach(function (l) { H += l.proc ? PROC_H : TRACK_H; });
 	cv.width = W;
 	cv.height = H + 16;
-	var g = cv.getContext('2d'), tw = W - LABEL, xs = tw / NB, bn = A.bucket_ns;
+	var g = cv.getContext('2d'), tw = W - LABEL, xs = tw / NB;
 	g.font = '11px sans-serif';
 	g.textBaseline = 'middle';
 	lanes.forEach(function (l) {
@@ -379,7 +385,7 @@ function drawTracks() {
 		g.fillStyle = '#222';
 		g.fillText(l.label.slice(0, 30), 4, y + h / 2);
 		if (l.proc) drawProcess(g, l, y, h, tw, xs);
-		else drawThread(g, LD[l.th], l, y, h, xs, bn);
+		else drawThread(g, LD[l.th], l, y, h, tw);
 		g.strokeStyle = '#ccc';
 		g.beginPath(); g.moveTo(0, y + h - 0.5); g.lineTo(W, y + h - 0.5); g.stroke();
 		y += h;
@@ -396,19 +402,26 @@ function drawTracks() {
 	}
 	drawSelection();
 }
-function drawThread(g, d, l, y, h, xs, bn) {
-	for (var b = 0; b < NB; b++) {
-		var x = LABEL + b * xs, w = Math.max(1, xs), top = y + h - 2, cpu = Math.min(1, d.cpu[b] / bn),
-		    io = Math.min(1, d.io[b] / bn), sl = Math.min(1, d.sl[b] / bn),
-		    other = Math.max(0, Math.min(1, (d.off[b] - d.io[b] - d.sl[b]) / bn)), full = h - 4;
-		if (cpu) { g.fillStyle = '#2a7de1'; g.fillRect(x, top - cpu * full, w, cpu * full); top -= cpu * full; }
-		if (io) { g.fillStyle = '#e0452b'; g.fillRect(x, top - io * full, w, io * full); top -= io * full; }
-		if (other) { g.fillStyle = '#a05ac8'; g.fillRect(x, top - other * full, w, other * full); top -= other * full; }
-		if (sl) { g.fillStyle = '#c8d2dc'; g.fillRect(x, top - sl * full, w, sl * full); }
+// One path per colour: a fill per state, not per bucket.
+var LANE_COLOURS = ['#2a7de1', '#e0452b', '#a05ac8', '#c8d2dc'];
+function drawThread(g, d, l, y, h, tw) {
+	var xs = tw / (NB * LPER), w = Math.max(1, xs), full = h - 4, n = d.last - d.first + 1;
+	var base = new Float64Array(Math.max(0, n)).fill(y + h - 2);
+	for (var c = 0; c < 4 && d.q; c++) {
+		g.beginPath();
+		for (var k = 0; k < n; k++) {
+			var v = d.q[4 * k + c];
+			if (!v) continue;
+			var hh = full * v / 63;
+			base[k] -= hh;
+			g.rect(LABEL + (d.first + k) * xs, base[k], w, hh);
+		}
+		g.fillStyle = LANE_COLOURS[c];
+		g.fill();
 	}
 	var prev = TH.findIndex(function (t, i) { return i < l.th && t[1] == TH[l.th][1] && t[0] == TH[l.th][0]; });
-	if (d.first < NB && (prev >= 0 || d.first > 1)) marker(g, LABEL + d.first * xs, y, prev >= 0 ? 'exec' : 'start', '#1a8a1a');
-	if (d.last >= 0 && d.last < NB - 2) marker(g, LABEL + (d.last + 1) * xs, y, 'exit', '#b00');
+	if (d.first < NL && (prev >= 0 || d.first > 1)) marker(g, LABEL + d.first * xs, y, prev >= 0 ? 'exec' : 'start', '#1a8a1a');
+	if (d.last >= 0 && d.last < NL - 2) marker(g, LABEL + (d.last + 1) * xs, y, 'exit', '#b00');
 }
 function marker(g, x, y, text, colour) {
 	g.fillStyle = colour;
@@ -513,8 +526,16 @@ function loadHash() {
 	}
 	return true;
 }
+// Panel widths, read once before update() changes the DOM: reading one
+// after a change forces a layout of the whole page, once per panel.
+var WID = { tracks: 0, sc: 0 };
+function measure() {
+	WID.tracks = $('tracks').clientWidth;
+	WID.sc = $('scwrap').clientWidth;
+}
 function update() {
 	var t = performance.now();
+	measure();
 	aggregate();
 	MARK.aggregate = performance.now() - t;
 	N = flameNodes();
@@ -527,8 +548,6 @@ function update() {
 	if (re) search($('q').value);	// a search from the URL ran on the placeholder tree
 	else render();
 	MARK.render = performance.now() - t;
-	var wrap = $('flamewrap');
-	if (!D.inverted) wrap.scrollTop = wrap.scrollHeight;
 	var rows = functionRows();
 	MARK.functionRows = performance.now() - t;
 	fillFunctions(rows);
@@ -549,6 +568,8 @@ function update() {
 	$('ctq').value = st.ct;
 	$('focusinfo').textContent = st.focus ? 'focused on ' + st.focus : '';
 	$('flame').setAttribute('data-total', total);
+	var wrap = $('flamewrap');
+	if (!D.inverted) wrap.scrollTop = wrap.scrollHeight;	// the one layout update() forces
 	saveHash();
 }
 function init() {
@@ -566,12 +587,20 @@ function init() {
 	$('ctq').onkeyup = function () { st.ct = this.value; renderCallTree(); saveHash(); };
 	var fromHash = loadHash();
 	if (fromHash || A.timed) update();
-	else { drawTracks(); renderCallTree(); stackChart(); sourceView(); $('flame').setAttribute('data-total', N[0][7]); }
-	window.addEventListener('resize', function () { drawTracks(); stackChart(); });
+	else { measure(); drawTracks(); renderCallTree(); stackChart(); sourceView(); $('flame').setAttribute('data-total', N[0][7]); }
+	window.addEventListener('resize', function () { measure(); drawTracks(); stackChart(); });
 	MARK.ready = performance.now();
 	document.body.setAttribute('data-load-ms', Math.round(MARK.ready));
 	document.body.setAttribute('data-marks', JSON.stringify(MARK));
 	document.body.setAttribute('data-app', 'ready');
+	// first paint: a frame callback runs before it, a task queued there after
+	requestAnimationFrame(function () {
+		setTimeout(function () {
+			MARK.painted = performance.now();
+			document.body.setAttribute('data-marks', JSON.stringify(MARK));
+			document.body.setAttribute('data-painted-ms', Math.round(MARK.painted));
+		}, 0);
+	});
 }
 init();
 })();

@@ -5,7 +5,8 @@
 //   phases REPORT IO_START_NS IO_END_NS   range, track, metric, search,
 //                                         source view, URL round trip
 //   deep REPORT                           height cap and collapse recursion
-//   load REPORT                           load time and renderer CPU time
+//   load REPORT                           load time (ready, first paint) and
+//                                         Chromium's CPU time
 //   diff REPORT                           red/blue flame graph, movers table
 'use strict';
 const fs = require('fs');
@@ -170,9 +171,11 @@ async function load(browser, url, out, errors) {
 	const cpu = () => cpuOfTree(browserPid(browser.userDataDir));
 	const c0 = cpu(), t0 = Date.now();
 	const page = await open(browser, url, errors);
+	await page.waitForSelector('body[data-painted-ms]', { timeout: 120000 });
 	out.wall_ms = Date.now() - t0;
 	out.cpu_ms = cpu() - c0;
 	out.page_ms = +(await page.evaluate(() => document.body.getAttribute('data-load-ms')));
+	out.painted_ms = +(await page.evaluate(() => document.body.getAttribute('data-painted-ms')));
 	out.marks = JSON.parse(await page.evaluate(() => document.body.getAttribute('data-marks')));
 	out.panels = await panels(page);
 	out.loadavg = os.loadavg()[0];
