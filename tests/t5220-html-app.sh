@@ -6,8 +6,8 @@
 # phase leaves only that phase's stacks in the flame graph and table; the
 # main thread's track is coloured as I/O wait there; clicking a track
 # selects its thread; the metric switch; search in the call tree and the
-# flame graph; the source view of the hottest function marks its hot
-# lines; the URL fragment reopens the same view; deep recursion is capped
+# flame graph; the stack chart keeps time order and draws every stack of
+# a column; the source view of the hottest function marks its hot lines; the URL fragment reopens the same view; deep recursion is capped
 # in height and collapses; `report --diff` renders red/blue with the
 # movers table (recursion -> recursion then phases: recursion's share
 # shrinks, blue; the phases functions are new, red).  And a 1M-sample file stays bounded (rows
@@ -72,6 +72,16 @@ test_expect_success 'metric switch to io-wait: the I/O stacks, not the CPU loop'
 	q drive.json "\"m=io-wait\" in d[\"iowait\"][\"hash\"]" &&
 	q drive.json "\"__x64_sys_fdatasync\" in d[\"iowait\"][\"flame\"] and \"work_function\" not in d[\"iowait\"][\"flame\"]" &&
 	q drive.json "0 < d[\"iowait\"][\"total\"] and d[\"iowait\"][\"fns\"] != d[\"initial\"][\"fns\"]"
+'
+
+# (stackCols: per column of the stack chart, its first bucket and the
+# functions drawn in it; with the wall metric both threads weigh about
+# half of every column, so both show: one stack per column could not)
+test_expect_success 'stack chart: time order, and every stack of a column, not only the heaviest' '
+	q drive.json "min(c[0] for c in d[\"initial\"][\"stackCols\"] if \"compute_phase\" in c[1]) < min(c[0] for c in d[\"initial\"][\"stackCols\"] if \"io_phase\" in c[1])" &&
+	q drive.json "max(c[0] for c in d[\"initial\"][\"stackCols\"] if \"io_phase\" in c[1]) < max(c[0] for c in d[\"initial\"][\"stackCols\"] if \"compute_phase\" in c[1])" &&
+	q drive.json "\"io_phase\" in set(n for c in d[\"range\"][\"stackCols\"] for n in c[1]) and \"compute_phase\" not in set(n for c in d[\"range\"][\"stackCols\"] for n in c[1])" &&
+	q drive.json "len([c for c in d[\"wall\"][\"stackCols\"] if \"work_function\" in c[1] and (\"compute_phase\" in c[1] or \"io_phase\" in c[1])]) * 2 > len(d[\"wall\"][\"stackCols\"]) > 20"
 '
 
 test_expect_success 'search: call tree marks the function, flame graph reports the match' '

@@ -281,19 +281,57 @@ function sourceView() {
 	box.appendChild(tbl);
 }
 
-// --- stack chart: the heaviest stack of each bucket, in time order -----------
+// --- stack chart: every stack, in time order ----------------------------------
+// Time is cut into columns of whole buckets, at least SC_COL_PX wide; each
+// column is shared by its stacks in proportion to their weight (the
+// heaviest column fills its width), stacks ordered as a flame graph's
+// (preorder of the stack trie, children by name), so a frame common to
+// neighbouring stacks is drawn as one box.  A narrow range gets a column
+// per bucket, so zooming in shows each bucket's stacks; boxes narrower than
+// half a pixel are not drawn.
+var RANK = null, SC_COL_PX = 8;
+function stackRanks() {
+	var kids = [], order = [], rank = new Int32Array(NST);
+	for (var s = 0; s < NST; s++) kids.push([]);
+	for (s = 1; s < NST; s++) kids[sParent(s)].push(s);
+	kids.forEach(function (k) { if (k.length > 1) k.sort(function (x, y) { return fName(sFrame(x)) < fName(sFrame(y)) ? -1 : 1; }); });
+	for (var todo = [0]; todo.length;) {
+		s = todo.pop();
+		rank[s] = order.length;
+		order.push(s);
+		for (var i = kids[s].length - 1; i >= 0; i--) todo.push(kids[s][i]);
+	}
+	return rank;
+}
+function chainOf(s, cache) {
+	var c = cache.get(s);
+	if (!c) {
+		c = [];
+		for (var a = s; a > 0; a = sParent(a)) c.push(a);
+		c.reverse();
+		cache.set(s, c);
+	}
+	return c;
+}
 function stackChart() {
 	var cv = $('stackchart'), W = Math.max(300, WID.sc - 4), H = 14;
-	var b0 = st.r0, b1 = st.r1, nb = b1 - b0, best = new Int32Array(nb).fill(-1), bw = new Float64Array(nb);
-	var acc = new Float64Array(NST), touched = [];
-	// rows are sorted by bucket: sum each bucket's stacks, keep the heaviest
+	var b0 = st.r0, nb = st.r1 - st.r0, per = Math.max(1, Math.ceil(nb * SC_COL_PX / W));
+	var ncol = Math.ceil(nb / per), cw = W / ncol;
+	var acc = new Float64Array(NST), touched = [], cols = [], bmax = 0;
+	function colOf(i) { return Math.floor((R.b[i] - b0) / per); }
+	if (!RANK) RANK = stackRanks();
+	// rows are sorted by bucket: sum each column's stacks
 	for (var i = 0; i <= NR; i++) {
-		if (i == NR || (i && R.b[i] != R.b[i - 1])) {
-			var bb = R.b[i - 1] - b0;
-			touched.forEach(function (s) {
-				if (bb >= 0 && bb < nb && acc[s] > bw[bb]) { bw[bb] = acc[s]; best[bb] = s; }
-				acc[s] = 0;
-			});
+		if (i == NR || (i && colOf(i) != colOf(i - 1))) {
+			var c = colOf(i - 1), sum = 0;
+			if (touched.length && c >= 0 && c < ncol) {
+				touched.sort(function (x, y) { return RANK[x] - RANK[y]; });
+				var col = { c: c, st: touched, w: touched.map(function (s) { return acc[s]; }) };
+				col.w.forEach(function (w) { sum += w; });
+				bmax = Math.max(bmax, sum);
+				cols.push(col);
+			}
+			touched.forEach(function (s) { acc[s] = 0; });
 			touched = [];
 		}
 		if (i == NR || !rowIn(i)) continue;
@@ -302,37 +340,42 @@ function stackChart() {
 		if (!acc[R.st[i]]) touched.push(R.st[i]);
 		acc[R.st[i]] += w;
 	}
-	var b;
-	var chains = [], maxd = 0;
-	for (b = 0; b < nb; b++) {
-		var c = [];
-		for (var s = best[b]; s > 0; s = sParent(s)) c.push(s);
-		c.reverse();
-		chains.push(c);
-		maxd = Math.max(maxd, c.length);
-	}
+	// segments [x, width, chain] left to right, thin ones too: their
+	// common frames add up to boxes wide enough to draw
+	var segs = [], chains = new Map(), maxd = 0, names = new Map();
+	cols.forEach(function (col) {
+		var x = col.c * cw;
+		names.set(col.c, new Set());
+		col.st.forEach(function (s, k) {
+			var wpx = cw * col.w[k] / bmax, ch = chainOf(s, chains);
+			segs.push([x, wpx, ch]);
+			maxd = Math.max(maxd, ch.length);
+			x += wpx;
+		});
+	});
 	cv.width = W;
 	cv.height = Math.max(1, maxd) * H;
-	var g = cv.getContext('2d'), xs = W / Math.max(1, nb);
+	var g = cv.getContext('2d');
 	g.font = '10px sans-serif';
 	g.textBaseline = 'middle';
 	for (var d = 0; d < maxd; d++) {
-		for (b = 0; b < nb;) {
-			var id = chains[b][d];
-			var e = b + 1;
-			while (e < nb && chains[e][d] === id) e++;
-			if (id !== undefined) {
-				var nm = fName(sFrame(id)), x = b * xs, w2 = (e - b) * xs;
-				g.fillStyle = 'hsl(' + (hash(nm) % 60 + 10) + ',80%,' + (60 + hash(nm) % 20) + '%)';
-				g.fillRect(x, d * H, Math.max(1, w2 - 0.5), H - 1);
-				if (w2 > 30) { g.fillStyle = '#000'; g.fillText(nm.slice(0, Math.floor(w2 / 6)), x + 2, d * H + H / 2); }
-			}
-			b = e;
+		for (var k = 0; k < segs.length;) {
+			var id = segs[k][2][d], x0 = segs[k][0], x1 = x0 + segs[k][1], e = k + 1;
+			while (e < segs.length && segs[e][2][d] === id && segs[e][0] - x1 < 1e-6) { x1 = segs[e][0] + segs[e][1]; e++; }
+			k = e;
+			if (id === undefined || x1 - x0 < 0.5) continue;
+			var nm = fName(sFrame(id)), bw = x1 - x0;
+			g.fillStyle = 'hsl(' + (hash(nm) % 60 + 10) + ',80%,' + (60 + hash(nm) % 20) + '%)';
+			g.fillRect(x0, d * H, Math.max(1, bw - 0.5), H - 1);
+			if (bw > 30) { g.fillStyle = '#000'; g.fillText(nm.slice(0, Math.floor(bw / 6)), x0 + 2, d * H + H / 2); }
+			for (var cc = Math.floor(x0 / cw + 1e-9); cc * cw < x1 - 1e-6 && cc < ncol; cc++)
+				if (names.has(cc)) names.get(cc).add(nm);
 		}
 	}
 	cv.setAttribute('data-depth', maxd);
-	cv.setAttribute('data-leaves', chains.map(function (c) { return c.length ? fName(sFrame(c[c.length - 1])) : ''; })
-		.filter(function (x, i, a) { return x && a.indexOf(x) == i; }).slice(0, 50).join('|'));
+	// for tests: per column, its first bucket and the functions it shows
+	cv.setAttribute('data-per', per);
+	cv.setAttribute('data-cols', JSON.stringify(Array.from(names, function (e) { return [b0 + e[0] * per, Array.from(e[1])]; })));
 }
 function hash(s) { var h = 0; for (var i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0; return h; }
 

@@ -43,7 +43,7 @@ function panels(page) {
 			srcName: document.getElementById('src-name').textContent,
 			hottest: Array.from(document.querySelectorAll('#srctable tr.hottest')).map((r) => +r.cells[2].textContent),
 			hot: Array.from(document.querySelectorAll('#srctable tr.hot')).map((r) => +r.cells[2].textContent),
-			stackLeaves: document.getElementById('stackchart').getAttribute('data-leaves'),
+			stackCols: JSON.parse(document.getElementById('stackchart').getAttribute('data-cols') || '[]'),
 			swName: document.getElementById('sw-name').textContent,
 			flameHeight: document.getElementById('flame').offsetHeight,
 			wrapHeight: document.getElementById('flamewrap').clientHeight,
@@ -123,6 +123,8 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	// 5. metric switch
 	await page.selectOption('#metric', 'io-wait');
 	out.iowait = await panels(page);
+	await page.selectOption('#metric', 'wall');	// both threads in every bucket
+	out.wall = await panels(page);
 	await page.selectOption('#metric', 'cpu');
 
 	// 6. search: the call tree and the flame graph
