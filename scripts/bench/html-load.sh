@@ -16,6 +16,8 @@
 #            (nearly every sample has a (bucket, thread, stack) of its own:
 #            the worst case for bucketing)
 #   s200-N   scripts/bench/gen.c: 4 threads, 200 distinct 16-deep stacks
+# BASE_PROF=/path/to/an/older/prof adds a row per file for that build's
+# report, opened in the same run (name suffix "-base").
 # Nothing here is a test; figures go to docs/viewer.md.
 . "$(dirname "$0")/lib.sh"
 bench_build
@@ -48,9 +50,10 @@ print(d["page_ms"], d["painted_ms"], d["cpu_ms"], d["wall_ms"], "%.1f" % d["load
 
 median() { sort -n | awk '{v[NR] = $1} END {print NR ? v[int((NR + 1) / 2)] : "-"}'; }
 
+# report_one NAME DATA [PROF]
 report_one() {
 	local name=$1 data=$2 html="$BENCH_TMP/$1.html"
-	"$PROF" report -i "$data" --format=html -o "$html" || return 1
+	"${3:-$PROF}" report -i "$data" --format=html -o "$html" || return 1
 	loads "$html" >"$BENCH_TMP/$name.loads" || return 1
 	read -r nb rows < <(grid "$html")
 	printf "%-13s %8s %9s %7s" "$name" "$(stat -c %s "$html")" "$nb" "$rows"
@@ -64,8 +67,11 @@ echo "# $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed '
 	"$(/usr/bin/chromium --version 2>/dev/null), REPEAT=$REPEAT"
 printf "%-13s %8s %9s %7s %7s %7s %7s %7s %7s %s\n" file bytes buckets rows ready paint cpu_ms wall_ms load samples
 for n in ${SIZES:-1000 100000 1000000}; do
-	"$TOP/build/tests/unit/data.t" --generate "$BENCH_TMP/wide-$n.data" "$n" >/dev/null &&
-		report_one "wide-$n" "$BENCH_TMP/wide-$n.data"
-	[ "$n" -ge 100000 ] && "$GEN" "$BENCH_TMP/s200-$n.data" "$n" 200 >/dev/null &&
-		report_one "s200-$n" "$BENCH_TMP/s200-$n.data"
+	"$TOP/build/tests/unit/data.t" --generate "$BENCH_TMP/wide-$n.data" "$n" >/dev/null || exit 1
+	[ "$n" -lt 100000 ] || "$GEN" "$BENCH_TMP/s200-$n.data" "$n" 200 >/dev/null || exit 1
+	for f in "wide-$n" "s200-$n"; do
+		[ -f "$BENCH_TMP/$f.data" ] || continue
+		report_one "$f" "$BENCH_TMP/$f.data"
+		[ -z "${BASE_PROF:-}" ] || report_one "$f-base" "$BENCH_TMP/$f.data" "$BASE_PROF"
+	done
 done
