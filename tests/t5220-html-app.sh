@@ -75,13 +75,15 @@ test_expect_success 'metric switch to io-wait: the I/O stacks, not the CPU loop'
 '
 
 # (stackCols: per column of the stack chart, its first bucket and the
-# functions drawn in it; with the wall metric both threads weigh about
-# half of every column, so both show: one stack per column could not)
+# functions drawn in it.  With the wall metric both threads weigh about
+# half of every column, so both show, in 161 and 91 of 167 columns in two
+# runs: not all, as an off-CPU stack may lack its user part or be lost.
+# Drawing only each column's heaviest stack gave 0 of 105.)
 test_expect_success 'stack chart: time order, and every stack of a column, not only the heaviest' '
 	q drive.json "min(c[0] for c in d[\"initial\"][\"stackCols\"] if \"compute_phase\" in c[1]) < min(c[0] for c in d[\"initial\"][\"stackCols\"] if \"io_phase\" in c[1])" &&
 	q drive.json "max(c[0] for c in d[\"initial\"][\"stackCols\"] if \"io_phase\" in c[1]) < max(c[0] for c in d[\"initial\"][\"stackCols\"] if \"compute_phase\" in c[1])" &&
 	q drive.json "\"io_phase\" in set(n for c in d[\"range\"][\"stackCols\"] for n in c[1]) and \"compute_phase\" not in set(n for c in d[\"range\"][\"stackCols\"] for n in c[1])" &&
-	q drive.json "len([c for c in d[\"wall\"][\"stackCols\"] if \"work_function\" in c[1] and (\"compute_phase\" in c[1] or \"io_phase\" in c[1])]) * 2 > len(d[\"wall\"][\"stackCols\"]) > 20"
+	q drive.json "len([c for c in d[\"wall\"][\"stackCols\"] if set(c[1]) & {\"work_function\", \"worker\", \"start_thread\"} and set(c[1]) & {\"main\", \"compute_phase\", \"io_phase\", \"__x64_sys_fdatasync\"}]) * 4 > len(d[\"wall\"][\"stackCols\"]) > 20"
 '
 
 test_expect_success 'search: call tree marks the function, flame graph reports the match' '
