@@ -36,6 +36,24 @@ const char *prof_elf_open_path(const struct prof_elf *e);
 int prof_elf_fd(const struct prof_elf *e);	/* kept open; dup() it to hand it over */
 struct Elf *prof_elf_elf(const struct prof_elf *e);
 int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len);
+/* A binary's unwind tables, opened once per binary and shared by every
+ * address space that maps it: .eh_frame from the file itself (addresses
+ * are file vaddrs), and .debug_frame from the debug file the symbolizer
+ * found for it, through the same DWARF session (CFI address = file vaddr
+ * + *vaddr_to_cfi).  NULL when the binary has none; owned by the binary. */
+struct Dwarf_CFI_s;
+struct Dwarf_CFI_s *prof_elf_eh_cfi(struct prof_elf *e);
+struct Dwarf_CFI_s *prof_elf_debug_cfi(struct prof_elf *e, int64_t *vaddr_to_cfi);
+/* The slot where the unwinder keeps its per-binary cache; free_fn frees
+ * what it holds when the binary is freed. */
+void **prof_elf_unwind_slot(struct prof_elf *e, void (*free_fn)(void *));
+/* libdw's find_debuginfo callback with the symbolizer's debug-file lookup
+ * (the inflated copy in prof's cache, else build-id and .gnu_debuglink),
+ * for a Dwfl that needs a module's DWARF itself. */
+struct Dwfl_Module;
+int prof_elf_find_debuginfo(struct Dwfl_Module *mod, void **userdata, const char *modname,
+			    uint64_t base, const char *file_name, const char *debuglink,
+			    uint32_t crc, char **debuginfo_file_name);
 /* For `prof annotate`: the ELF symbol around a file vaddr ([*start, +*size)),
  * and the line table's file:line of one instruction (*file malloc'd).
  * 0 or -ENOENT. */
