@@ -134,6 +134,8 @@ bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames
 /* The same for a pc of as (a return address: pc-1 is looked up), by ELF
  * symbol: for unwinders. */
 bool prof_addrspace_pc_is_root(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr);
+/* The same for file vaddr of binary e. */
+bool prof_elf_vaddr_is_root(struct prof_elf *e, uint64_t vaddr);
 
 struct prof_symbolizer;
 struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);

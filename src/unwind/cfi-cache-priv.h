@@ -12,7 +12,6 @@ struct cfi_rule {
 	uint8_t kind;		/* complex (use libdw), simple, outermost */
 	uint8_t cfa_reg;	/* DWARF 7 = rsp or 6 = rbp */
 	bool rbp_saved;		/* caller's rbp at CFA + rbp_off, else unchanged */
-	bool rip_dependent;	/* CFA expression evaluated at the lookup pc */
 	int32_t cfa_off, ra_off, rbp_off;
 };
 

@@ -29,7 +29,13 @@
 #include <elfutils/libdw.h>
 #include <string.h>
 
-enum { RULE_COMPLEX, RULE_SIMPLE, RULE_OUTERMOST };
+/* ROOT: no CFI at all, in a thread root (the loader's _start and
+ * _dl_start_user have none): the walk ends there, as libdw's ends in a
+ * thread root after at most a few garbage frames that prof_unwind drops.
+ * SIMPLE_AT_PC: simple, from a CFA expression of rip evaluated at the
+ * lookup pc, which is rip only in the sampled frame (callers look up
+ * ra - 1). */
+enum { RULE_COMPLEX, RULE_SIMPLE, RULE_OUTERMOST, RULE_ROOT, RULE_SIMPLE_AT_PC };
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 
 /* CFA + off for "the value lives at CFA + off"; false for anything else. */
@@ -139,11 +145,11 @@ static struct cfi_rule rule_from_frame(Dwarf_Frame *f, uint64_t pc)
 	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
 		return r;
 	/* libdw states "register + offset" CFAs as DW_OP_bregx reg, off */
+	size_t nops_cfa = nops;
 	if (nops > 1) {
 		if (!cfa_expr_rsp_offset(ops, nops, pc, &r.cfa_off))
 			return r;
 		r.cfa_reg = DW_RSP;
-		r.rip_dependent = true;
 	} else if (ops[0].atom == DW_OP_bregx) {
 		r.cfa_reg = (uint8_t)ops[0].number;
 		r.cfa_off = (int32_t)(int64_t)ops[0].number2;
@@ -174,7 +180,7 @@ static struct cfi_rule rule_from_frame(Dwarf_Frame *f, uint64_t pc)
 	} else {
 		return r;
 	}
-	r.kind = RULE_SIMPLE;
+	r.kind = nops_cfa > 1 ? RULE_SIMPLE_AT_PC : RULE_SIMPLE;
 	return r;
 }
 
@@ -189,26 +195,22 @@ static struct cfi_rule rule_for_vaddr(struct prof_elf *e, uint64_t pc)
 
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc, &frame) != 0) {
 		cfi = prof_elf_debug_cfi(e, &delta);
-		if (!cfi || dwarf_cfi_addrframe(cfi, pc + (uint64_t)delta, &frame) != 0)
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc + (uint64_t)delta, &frame) != 0) {
+			if (prof_elf_vaddr_is_root(e, pc))
+				r.kind = RULE_ROOT;
 			return r;
+		}
 	}
 	r = rule_from_frame(frame, pc);
 	free(frame);
 	return r;
 }
 
-/* Finds or adds the rule for key in cc; *created tells a new slot, whose
- * rule the caller fills through the returned index. */
-static size_t rule_slot(struct cfi_cache *cc, uint64_t key, bool *created)
+/* Appends r to cc's rules; returns its index. */
+static uint64_t add_rule(struct cfi_cache *cc, struct cfi_rule r)
 {
-	uint64_t *slot = u64map_slot(&cc->index, key, created);
-
-	if (*created) {
-		*slot = cc->rules.n;
-		struct cfi_rule none = { .kind = RULE_COMPLEX };
-		VEC_PUSH(&cc->rules, none);
-	}
-	return (size_t)*slot;
+	VEC_PUSH(&cc->rules, r);
+	return cc->rules.n - 1;
 }
 
 static void binary_rules_free(void *p)
@@ -220,32 +222,39 @@ static void binary_rules_free(void *p)
 /* The rule at file vaddr pc of e, from the binary's shared cache. */
 static struct cfi_rule binary_rule(struct prof_elf *e, uint64_t pc)
 {
-	void **slot = prof_elf_unwind_slot(e, binary_rules_free);
+	void **cache = prof_elf_unwind_slot(e, binary_rules_free);
 	bool created;
 
-	if (!*slot)
-		*slot = xcalloc(1, sizeof(struct cfi_cache));
-	struct cfi_cache *cc = *slot;
-	size_t i = rule_slot(cc, pc, &created);
-	if (created)
-		cc->rules.v[i] = rule_for_vaddr(e, pc);
-	return cc->rules.v[i];
+	if (!*cache)
+		*cache = xcalloc(1, sizeof(struct cfi_cache));
+	struct cfi_cache *cc = *cache;
+	uint64_t *slot = u64map_slot(&cc->index, pc, &created);
+	if (created)	/* rule_for_vaddr does not touch cc: slot stays valid */
+		*slot = add_rule(cc, rule_for_vaddr(e, pc));
+	return cc->rules.v[*slot];
 }
 
-/* The rule at runtime pc of the address space: its own cache, else the
- * binary's rule at pc's file vaddr. */
+/* The binary's rule at runtime pc of as (complex outside known binaries);
+ * out of line: the hot loop stays small. */
+static __attribute__((noinline)) struct cfi_rule runtime_rule(struct prof_addrspace *as, uint64_t pc)
+{
+	const struct prof_mapping *m = prof_addrspace_find(as, pc);
+	struct cfi_rule none = { .kind = RULE_COMPLEX };
+
+	return m && m->elf ? binary_rule(m->elf, pc - m->bias) : none;
+}
+
+/* The rule at runtime pc of the address space: one hash lookup in its own
+ * cache (the hot path), else the binary's rule at pc's file vaddr. */
 static const struct cfi_rule *cached_rule(struct cfi_cache *cc, struct prof_addrspace *as,
 					  uint64_t pc)
 {
 	bool created;
-	size_t i = rule_slot(cc, pc, &created);
+	uint64_t *slot = u64map_slot(&cc->index, pc, &created);
 
-	if (created) {
-		const struct prof_mapping *m = prof_addrspace_find(as, pc);
-		if (m && m->elf)
-			cc->rules.v[i] = binary_rule(m->elf, pc - m->bias);
-	}
-	return &cc->rules.v[i];
+	if (created)	/* runtime_rule fills other caches, not cc */
+		*slot = add_rule(cc, runtime_rule(as, pc));
+	return &cc->rules.v[*slot];
 }
 
 void cfi_cache_reset(struct cfi_cache *cc)
@@ -271,14 +280,14 @@ bool cfi_fast_unwind(struct cfi_cache *cc, const struct unwind_ctx *c,
 	for (;;) {
 		/* return addresses point after the call: look up the call itself */
 		const struct cfi_rule *r = cached_rule(cc, c->as, n == 1 ? pc : pc - 1);
-		/* a rip-dependent rule was evaluated at its lookup pc, which
-		 * is rip only in the sampled frame (callers look up ra - 1) */
-		if (r->kind == RULE_COMPLEX || (r->rip_dependent && n > 1))
-			return false;
-		if (r->kind == RULE_OUTERMOST) {
-			res->complete = true;
-			res->stop = NULL;
-			break;
+		if (r->kind != RULE_SIMPLE) {
+			if (r->kind == RULE_COMPLEX || (r->kind == RULE_SIMPLE_AT_PC && n > 1))
+				return false;
+			if (r->kind == RULE_OUTERMOST || r->kind == RULE_ROOT) {
+				res->complete = true;
+				res->stop = NULL;
+				break;
+			}
 		}
 		uint64_t cfa = (r->cfa_reg == DW_RSP ? sp : bp) + (int64_t)r->cfa_off, ra;
 		if (!ctx_read_stack(c, cfa + (int64_t)r->ra_off, &ra)) {
