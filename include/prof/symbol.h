@@ -36,6 +36,12 @@ const char *prof_elf_open_path(const struct prof_elf *e);
 int prof_elf_fd(const struct prof_elf *e);	/* kept open; dup() it to hand it over */
 struct Elf *prof_elf_elf(const struct prof_elf *e);
 int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len);
+/* The file vaddrs its PT_LOADs span, as libdwfl lays a module out: from
+ * the first one's vaddr rounded down to its alignment to the highest end;
+ * false without PT_LOAD.  A new reference to its Elf handle (elf_end it),
+ * NULL if libelf cannot share it. */
+bool prof_elf_load_range(const struct prof_elf *e, uint64_t *lo, uint64_t *hi);
+struct Elf *prof_elf_elf_ref(const struct prof_elf *e);
 /* A binary's unwind tables, opened once per binary and shared by every
  * address space that maps it: .eh_frame from the file itself (addresses
  * are file vaddrs), and .debug_frame from the debug file the symbolizer

@@ -15,11 +15,12 @@
  *    only added (dlopen), rebuilt when one went away (exec, munmap).
  *    A Dwfl per sample would re-read every module's ELF headers and CFI for
  *    every sample, which is what made perf's libdw unwinding slow.
- *  - Modules are reported with dwfl_report_elf at the mapping's load bias
- *    (base = bias with add_p_vaddr), once per distinct binary, from a dup
- *    of the binary's open descriptor; their debug files are found as the
- *    symbolizer finds them (prof_elf_find_debuginfo), whose inflated copy
- *    spares libdw decompressing a distribution's debug file per process.
+ *  - Modules are reported with dwfl_report_module at the mapping's load
+ *    bias, once per distinct binary, and libdw gets the binary's own Elf
+ *    handle (a new reference): building a Dwfl maps and parses no file.
+ *    Their debug files are found as the symbolizer finds them
+ *    (prof_elf_find_debuginfo), whose inflated copy spares libdw
+ *    decompressing a distribution's debug file per process.
  *  - dwfl_attach_state is done once per Dwfl; its dwfl_arg is the state,
  *    whose `cur` points at the sample being unwound for the duration of
  *    one prof_unwind() call.
@@ -106,9 +107,23 @@ static const Dwfl_Thread_Callbacks dw_thread_callbacks = {
 	.set_initial_registers = dw_set_initial_registers,
 };
 
+/* find_elf: the module's binary is its userdata (set when reported); libdw
+ * gets a new reference to the binary's own Elf handle, which it elf_ends
+ * with the Dwfl, or else a dup of its descriptor (libdw closes that). */
+static int dw_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	const struct prof_elf *e = *userdata;
+
+	*elfp = prof_elf_elf_ref(e);
+	if (*elfp)
+		return -1;
+	return prof_elf_fd(e) >= 0 ? fcntl(prof_elf_fd(e), F_DUPFD_CLOEXEC, 0) : -1;
+}
+
 static char *dw_debuginfo_path;
 static const Dwfl_Callbacks dw_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
+	.find_elf = dw_find_elf,
 	.find_debuginfo = prof_elf_find_debuginfo,
 	.debuginfo_path = &dw_debuginfo_path,
 };
@@ -132,6 +147,25 @@ static bool is_reported(const struct dw_state *st, const struct prof_elf *e)
 	return false;
 }
 
+/* Reports m's binary as a module at m's load bias: libdwfl places a module
+ * at low - (first PT_LOAD's aligned vaddr), so low = bias + that vaddr.
+ * Its Elf comes from dw_find_elf when libdw first needs it: never reopened
+ * by path, which may be gone (deleted file, exited process). */
+static bool dw_report_binary(Dwfl *dwfl, const struct prof_mapping *m)
+{
+	uint64_t lo, hi;
+	void **userdata;
+
+	if (!prof_elf_load_range(m->elf, &lo, &hi))
+		return false;
+	Dwfl_Module *mod = dwfl_report_module(dwfl, prof_elf_path(m->elf), m->bias + lo, m->bias + hi);
+	if (!mod)
+		return false;
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = m->elf;
+	return true;
+}
+
 /* Reports the binaries of as not reported yet; returns how many now are. */
 static size_t dw_report_new(struct dw_state *st, struct prof_addrspace *as)
 {
@@ -139,12 +173,7 @@ static size_t dw_report_new(struct dw_state *st, struct prof_addrspace *as)
 		const struct prof_mapping *m = &as->maps.v[i];
 		if (!m->elf || is_reported(st, m->elf))
 			continue;
-		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
-		/* a dup of the cached descriptor (libdw closes it): no reopening by
-		 * path, which may be gone (deleted file, exited process) */
-		int fd = prof_elf_fd(m->elf) >= 0 ? fcntl(prof_elf_fd(m->elf), F_DUPFD_CLOEXEC, 0) : -1;
-		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), fd,
-				    m->bias, true)) {
+		if (dw_report_binary(st->dwfl, m)) {
 			struct dw_reported r = { m->elf, m->bias, m->start };
 			VEC_PUSH(&st->reported, r);
 		}
