@@ -2,7 +2,10 @@
  * dwarf.c - per-binary address lookup: an offline Dwfl per prof_elf (libdw
  * finds separate debug files by build-id under /usr/lib/debug/.build-id and
  * by .gnu_debuglink), ELF .symtab/.dynsym names, DWARF inline chains and
- * file:line.
+ * file:line.  The same session is the unwinder's: its .debug_frame CFI
+ * (prof_elf_debug_cfi) and its debug-file lookup (prof_elf_find_debuginfo,
+ * used by the unwinder's own Dwfl), so a binary's DWARF is found one way
+ * and opened once.
  *
  * Names: the ELF symbol for the real function (C names as perf shows
  * them, "@VERSION" dropped), C++ and Rust names demangled (demangle.c),
