@@ -81,8 +81,8 @@ static bool cfa_binop(uint8_t atom, struct cfa_term *a, const struct cfa_term *b
 	switch (atom) {
 	case DW_OP_and: a->k &= b->k; return true;
 	case DW_OP_or: a->k |= b->k; return true;
-	case DW_OP_shl: a->k = b->k < 64 ? (int64_t)((uint64_t)a->k << b->k) : 0; return true;
-	case DW_OP_shr: a->k = b->k < 64 ? (int64_t)((uint64_t)a->k >> b->k) : 0; return true;
+	case DW_OP_shl: a->k = (uint64_t)b->k < 64 ? (int64_t)((uint64_t)a->k << b->k) : 0; return true;
+	case DW_OP_shr: a->k = (uint64_t)b->k < 64 ? (int64_t)((uint64_t)a->k >> b->k) : 0; return true;
 	case DW_OP_ge: a->k = a->k >= b->k; return true;
 	case DW_OP_gt: a->k = a->k > b->k; return true;
 	case DW_OP_le: a->k = a->k <= b->k; return true;
@@ -130,9 +130,19 @@ static bool cfa_expr_rsp_offset(const Dwarf_Op *ops, size_t nops, uint64_t rip, 
 	return true;
 }
 
-/* The rule of frame f, looked up at file vaddr pc (an expression CFA is
- * evaluated with rip = pc: the load bias is a multiple of the page size,
- * so the low bits the PLT's expression reads are the runtime ones). */
+/* The CFA offset from rsp of expression ops at file vaddr pc, valid at
+ * any load bias: the bias is a multiple of the page size, so an expression
+ * that reads only rip's low bits (the PLT's rip & 15) has the same value
+ * at pc and at pc + 4 GiB; one that reads more of rip does not. */
+static bool cfa_expr_at_pc(const Dwarf_Op *ops, size_t nops, uint64_t pc, int32_t *off)
+{
+	int32_t other;
+
+	return cfa_expr_rsp_offset(ops, nops, pc, off) &&
+	       cfa_expr_rsp_offset(ops, nops, pc + (1ULL << 32), &other) && other == *off;
+}
+
+/* The rule of frame f, looked up at file vaddr pc. */
 static struct cfi_rule rule_from_frame(Dwarf_Frame *f, uint64_t pc)
 {
 	struct cfi_rule r = { .kind = RULE_COMPLEX };
@@ -147,7 +157,7 @@ static struct cfi_rule rule_from_frame(Dwarf_Frame *f, uint64_t pc)
 	/* libdw states "register + offset" CFAs as DW_OP_bregx reg, off */
 	size_t nops_cfa = nops;
 	if (nops > 1) {
-		if (!cfa_expr_rsp_offset(ops, nops, pc, &r.cfa_off))
+		if (!cfa_expr_at_pc(ops, nops, pc, &r.cfa_off))
 			return r;
 		r.cfa_reg = DW_RSP;
 	} else if (ops[0].atom == DW_OP_bregx) {
