@@ -58,6 +58,10 @@ struct prof_elf {
 	uint32_t eh_count;
 	uint64_t eh_vaddr;		/* the table's entries are relative to this */
 	struct elf_synth *synth;	/* PLT stub names, e_entry (synthetic.c) */
+	bool cfi_eh_tried;		/* .eh_frame CFI opened (elf.c) */
+	Dwarf_CFI *cfi_eh;
+	void *unwind_cache;		/* the unwinder's per-binary rules */
+	void (*unwind_cache_free)(void *);
 	bool go_tried;			/* .gopclntab looked up (golang.c) */
 	struct go_pclntab *go;		/* Go's own tables, NULL if none */
 	bool go_cfi_checked, go_has_cfi;	/* .debug_frame or .eh_frame beside them */
