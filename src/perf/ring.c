@@ -134,12 +134,10 @@ static uint64_t open_source(const struct prof_perf_source *src, struct cursor *c
 	now = now_ns();	/* before any data_head: the mark of a ring read here */
 	for (int cpu = 0; cpu < pf->ncpus; cpu++) {
 		struct perf_event_mmap_page *meta = pf->rings[cpu].meta;
+		if (!meta)	/* no event on that CPU: no records, no mark */
+			continue;
 		struct cursor *c = &cs[(*n)++];
 		*c = (struct cursor){ .src = src, .cpu = cpu };
-		if (!meta) {	/* no event on that CPU: no records, no mark */
-			(*n)--;
-			continue;
-		}
 		if (pf->pump) {	/* the mark first: it covers the records read after it */
 			uint64_t m = prof_perf_pump_mark(pf, cpu);
 			mark = MIN(mark, m);
