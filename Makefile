@@ -136,7 +136,7 @@ endif
 check: deps-test
 	$(MAKE) -j$$(nproc) check-run
 
-check-run: prof unit $(CHECK_DEPS)
+check-run: prof man unit $(CHECK_DEPS)
 	@chmod +x tests/t[0-9]*.sh
 	@rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
 	PROF_BUILD=$(BUILD) $(CHECK_ENV) prove -e '' $(PROVE_FLAGS) $(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))

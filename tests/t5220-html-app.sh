@@ -6,11 +6,12 @@
 # phase leaves only that phase's stacks in the flame graph and table; the
 # main thread's track is coloured as I/O wait there; clicking a track
 # selects its thread; the metric switch; search in the call tree and the
-# flame graph; the source view of the hottest function marks its hot
-# lines; the URL fragment reopens the same view; deep recursion is capped
+# flame graph; the stack chart keeps time order and draws every stack of
+# a column; the source view of the hottest function marks its hot lines; the URL fragment reopens the same view; deep recursion is capped
 # in height and collapses; `report --diff` renders red/blue with the
-# movers table (recursion -> phases: main's share shrinks, blue; the
-# phases functions are new, red).  And a 1M-sample file loads (time reported).
+# movers table (recursion -> recursion then phases: recursion's share
+# shrinks, blue; the phases functions are new, red).  And a 1M-sample file stays bounded (rows
+# within the budget, every sample in the totals) and loads (time reported).
 . "$(dirname "$0")/lib/test-lib.sh"
 . "$TOP/tests/lib/node-tools.sh"
 require_perf_events
@@ -73,6 +74,18 @@ test_expect_success 'metric switch to io-wait: the I/O stacks, not the CPU loop'
 	q drive.json "0 < d[\"iowait\"][\"total\"] and d[\"iowait\"][\"fns\"] != d[\"initial\"][\"fns\"]"
 '
 
+# (stackCols: per column of the stack chart, its first bucket and the
+# functions drawn in it.  With the wall metric both threads weigh about
+# half of every column, so both show, in 161 and 91 of 167 columns in two
+# runs: not all, as an off-CPU stack may lack its user part or be lost.
+# Drawing only each column's heaviest stack gave 0 of 105.)
+test_expect_success 'stack chart: time order, and every stack of a column, not only the heaviest' '
+	q drive.json "min(c[0] for c in d[\"initial\"][\"stackCols\"] if \"compute_phase\" in c[1]) < min(c[0] for c in d[\"initial\"][\"stackCols\"] if \"io_phase\" in c[1])" &&
+	q drive.json "max(c[0] for c in d[\"initial\"][\"stackCols\"] if \"io_phase\" in c[1]) < max(c[0] for c in d[\"initial\"][\"stackCols\"] if \"compute_phase\" in c[1])" &&
+	q drive.json "\"io_phase\" in set(n for c in d[\"range\"][\"stackCols\"] for n in c[1]) and \"compute_phase\" not in set(n for c in d[\"range\"][\"stackCols\"] for n in c[1])" &&
+	q drive.json "len([c for c in d[\"wall\"][\"stackCols\"] if set(c[1]) & {\"work_function\", \"worker\", \"start_thread\"} and set(c[1]) & {\"main\", \"compute_phase\", \"io_phase\", \"__x64_sys_fdatasync\"}]) * 4 > len(d[\"wall\"][\"stackCols\"]) > 20"
+'
+
 test_expect_success 'search: call tree marks the function, flame graph reports the match' '
 	q drive.json "d[\"ctsearch\"][\"hits\"] == [\"work_function\"] or set(d[\"ctsearch\"][\"hits\"]) == {\"work_function\"}" &&
 	q drive.json "d[\"flamesearch\"][\"matched\"].endswith(\"% matched\")"
@@ -94,24 +107,36 @@ test_expect_success 'deep recursion: flame height capped with scrolling, recursi
 	q deep.json "d[\"collapsed\"][\"flameHeight\"] * 4 < d[\"before\"][\"flameHeight\"] and \"rec=1\" in d[\"collapsed\"][\"hash\"]"
 '
 
+# (head runs recursion too: phases alone shares no frame with recursion,
+# whose main, _start... are of another binary, so nothing could shrink;
+# phases runs on wall time, so its share of head's CPU samples depends on
+# the machine's load: hot_leaf fell by 34 points at load 24)
 test_expect_success 'report --diff --format=html: red/blue flame graph and the movers' '
-	"$PROF" report --diff rec.data ph.data --format=html -o diff.html &&
+	"$PROF" record -q -o mix.data -- sh -c "\"$WL/recursion\" 0.3 200 && \"$WL/phases\" \"$TRASH\" 1" >/dev/null &&
+	"$PROF" report --diff rec.data mix.data --format=html -o diff.html &&
 	$DRIVE diff diff.html >diff.json &&
 	q diff.json "d[\"errors\"] == [] and d[\"red\"] > 0 and d[\"blue\"] > 0 and not d[\"tracks\"]" &&
-	q diff.json "dict(d[\"movers\"]).get(\"hot_leaf\", 0) < -50 and dict(d[\"movers\"]).get(\"work_function\", 0) > 5"
+	q diff.json "dict(d[\"movers\"]).get(\"hot_leaf\", 0) < -10 and dict(d[\"movers\"]).get(\"work_function\", 0) > 2"
 '
 
 GEN="$BUILD_DIR/tests/unit/data.t"
 if [ -x "$GEN" ]; then
-	test_expect_success '1M samples: the report loads, every sample counted (time reported)' '
+	# (the generator draws each sample's stack from a pool of 2,000: at
+	# 1,000 buckets nearly every sample is a row of its own, 786k rows)
+	test_expect_success '1M samples: the page stays bounded, every sample counted (time reported)' '
 		"$GEN" --generate big.data 1000000 >/dev/null &&
 		"$PROF" report -i big.data --format=html -o big.html &&
+		python3 "$TOP/tests/lib/html-app-data.py" big.html >grid.json &&
+		q grid.json "d[\"rows\"] <= 150000 and d[\"nbuckets\"] * d[\"lane_per\"] >= d[\"nlanes\"] > 500" &&
+		q grid.json "d[\"samples\"] == 1000000 and d[\"lane_threads\"] == 4 and d[\"bad\"] == 0" &&
+		test $(stat -c %s big.html) -lt 2000000 &&
 		$DRIVE load big.html >load.json &&
 		q load.json "d[\"errors\"] == [] and d[\"panels\"][\"total\"] == 1000000" &&
 		python3 -c "
-import json; d = json.load(open(\"load.json\"))
-print(\"# 1M samples: page ready %d ms, browser CPU %d ms, load average %.1f, html %d bytes\" % (
-    d[\"page_ms\"], d[\"cpu_ms\"], d[\"loadavg\"], __import__(\"os\").path.getsize(\"big.html\")))"
+import json; d = json.load(open(\"load.json\")); g = json.load(open(\"grid.json\"))
+print(\"# 1M samples: %d rows in %d buckets, ready %d ms, painted %d ms, browser CPU %d ms, load average %.1f, html %d bytes\" % (
+    g[\"rows\"], g[\"nbuckets\"], d[\"page_ms\"], d[\"painted_ms\"], d[\"cpu_ms\"], d[\"loadavg\"],
+    __import__(\"os\").path.getsize(\"big.html\")))"
 	'
 else
 	test_skip '1M samples: the report loads' "$GEN not built (make unit)"

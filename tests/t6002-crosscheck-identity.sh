@@ -99,6 +99,22 @@ test_expect_success 'report --diff: hot and steady are not gone and new' '
 	"$PROF" report --diff cb1.data ch1.data >rd.txt && head -8 rd.txt &&
 	! grep -E " (hot|steady) .*\((gone|new)\)" rd.txt && grep -q " hot " rd.txt
 '
+# The two builds' folded stacks join: a stack through hot has both counts
+# (before the identity layer the comm and module paths differed, so every
+# line had a 0 on one side), and so do the flame graph's frames.
+test_expect_success 'report --diff folded: the renamed builds share their stacks' '
+	"$PROF" report --diff cb1.data ch1.data --format=folded >rd.folded &&
+	grep ";hot " rd.folded | head -3 &&
+	awk "/;hot / { all += \$(NF-1) } /;hot / && \$NF == 0 { alone += \$(NF-1) }
+	     END { print \"hot in base:\", all, \"of it on base-only lines:\", alone; exit !(all > 0 && alone * 10 < all) }" rd.folded
+'
+test_expect_success 'report --diff flamegraph: few base samples are drawn as gone' '
+	"$PROF" report --diff cb1.data ch1.data --format=flamegraph -o rd.svg &&
+	base=$(grep -o "base [0-9,]* samples, head" rd.svg | tr -dc 0-9) &&
+	gone=$(grep -o "Disappeared[^<]*" rd.svg | sed "s/.*weight, //" | tr -dc 0-9) &&
+	echo "base $base, gone ${gone:-0}" &&
+	test "${gone:-0}" -lt $((base / 5))
+'
 test_expect_success 'callgrind diff: hot of two builds is one changed row' '
 	"$PROF" callgrind diff --format=json cpu0.cg cpu50.cg >cgd.json &&
 	python3 - cgd.json <<-\EOF
@@ -125,16 +141,15 @@ test_expect_success '--map-function joins a renamed function' '
 	check_cross map.json hot confirmed
 '
 
-# Rust: two builds of one source with different -C metadata (symbol hashes).
-# rustc's default linker here is rust-lld; prof symbolizes GNU ld output, so
-# link with cc + bfd.
+# Rust: two builds of one source with different -C metadata (symbol hashes),
+# linked by rustc's default linker (rust-lld here), as Rust ships them.
 RUSTC=${RUSTC:-rustc}
 rust_ok=
 mkdir -p rs/a/deps rs/b
 if command -v "$RUSTC" >/dev/null &&
-   "$RUSTC" -O -g -C metadata=aaaa -C linker=${CC:-cc} -C link-arg=-fuse-ld=bfd \
+   "$RUSTC" -O -g -C metadata=aaaa \
 	-o rs/a/deps/planted-0a1b2c3d "$TOP/tests/eval/planted.rs" 2>/dev/null &&
-   "$RUSTC" -O -g -C metadata=bbbb -C linker=${CC:-cc} -C link-arg=-fuse-ld=bfd \
+   "$RUSTC" -O -g -C metadata=bbbb \
 	-o rs/b/planted-head "$TOP/tests/eval/planted.rs" 2>/dev/null; then
 	rust_ok=1
 	cp rs/a/deps/planted-0a1b2c3d runner/src/rs_base && cp rs/b/planted-head runner/src/rs_head
@@ -179,6 +194,6 @@ if [ -n "$rust_ok" ]; then
 		! grep -E "^ *([1-9][0-9]*\.[0-9]+%|[0-9.]+% +[1-9][0-9]*\.[0-9]+%).*\((gone|new)\)" rsr.txt
 	'
 else
-	test_skip 'rust builds with different -C metadata' "rustc (or linking with cc -fuse-ld=bfd) not usable here"
+	test_skip 'rust builds with different -C metadata' "rustc not usable here"
 fi
 test_done

@@ -142,6 +142,8 @@ struct cg_annotate_opts {
 	double threshold;	/* percent of the first shown event to cover (100: all) */
 	const char *show;	/* comma separated events, NULL: all */
 	bool json;
+	uint64_t part;		/* --part N: only that part (0: every part) */
+	const char *benchmark;	/* --benchmark URI: only the part it triggered */
 };
 /* Rows of a part sorted as callgrind_annotate sorts them (by the shown
  * events in order, descending; then by name).  Returns the count; *rows is malloc'ed. */
@@ -155,6 +157,10 @@ int cg_annotate_text(FILE *f, const struct cg_profile *p, const struct cg_part *
 /* Writes {"schema":"prof-callgrind/1","parts":[...]} for the given parts. */
 int cg_annotate_json(FILE *f, const struct cg_profile *p, struct cg_part **parts, size_t n,
 		     const struct cg_annotate_opts *o);
+/* `prof callgrind annotate`: the parts o selects (--part, --benchmark), as
+ * text or JSON.  -EINVAL after one error line when nothing is selected or
+ * --show names an event a selected part lacks. */
+int cg_annotate(FILE *f, const struct cg_profile *p, const struct cg_annotate_opts *o);
 
 /* --- diff (diff.c) -------------------------------------------------------- */
 struct cg_diff_opts {

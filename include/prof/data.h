@@ -76,8 +76,8 @@ int prof_data_read_progress(const char *path, struct prof_profile *p,
 			    prof_data_progress_fn *progress, void *arg);
 
 /*
- * The input of a reading command: prof.data, or perf.data (by its magic;
- * "-" is a perf pipe stream on stdin).  Warns when the file was cut.
+ * The input of a reading command: prof.data, or perf.data (by its magic);
+ * "-" is either on stdin, perf's pipe mode too.  Warns when the file was cut.
  * progress may be NULL.  0 or -errno (error() printed).
  */
 int prof_load_any(const char *input, struct prof_profile *p,

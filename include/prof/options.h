@@ -74,6 +74,11 @@ int opt_percent(const char *flag, const char *value, double hi, double *out);
 /* value is one of the NULL-terminated names: its index, else -EINVAL after
  * "unknown FLAG 'x' (want a, b or c)". */
 int opt_choice(const char *flag, const char *value, const char *const *names);
+/* --color[=auto|always|never] (value NULL: --color alone, always):
+ * *when is 0 auto, 1 always, 2 never.  color_wanted decides: always,
+ * never, or auto = stdout is a terminal and NO_COLOR (no-color.org) unset. */
+int opt_color(const char *flag, const char *value, int *when);
+bool color_wanted(int when, bool to_terminal);
 /* --format text|json, the choice of stat, diff, crosscheck and callgrind. */
 int opt_text_or_json(const char *flag, const char *value, bool *json);
 

@@ -33,6 +33,9 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 int prof_output_text_keys(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 /* The keys of a --sort list into keys[] (at most max): 0 or -EINVAL. */
 int prof_sort_keys_parse(const char *list, int *keys, size_t max, size_t *n);
+/* --sort: self or total (the table's order), or perf report's keys (s is
+ * kept as v->sort_keys).  0 or -EINVAL. */
+int prof_view_sort_parse(struct prof_view *v, const char *s);
 int prof_output_folded(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 
@@ -41,6 +44,24 @@ int prof_output_folded_diff(FILE *f, const struct prof_profile *base,
 			    const struct prof_profile *head, const struct prof_view *v);
 int prof_output_text_diff(FILE *f, const struct prof_profile *base,
 			  const struct prof_profile *head, const struct prof_view *v);
+
+/* The formats of `prof report --format` by name (src/output/formats.c).
+ * terminal_file: where a binary or page format is written when stdout is
+ * a terminal (NULL: stdout).  timed: the format draws samples in time
+ * order, so the model must keep every sample's time.  has_diff: --diff
+ * can draw it.  render draws text as a call tree when tree is set (or by
+ * view->sort_keys).  Each returns 0 or a negative errno. */
+enum prof_format { PROF_FMT_TEXT, PROF_FMT_FOLDED, PROF_FMT_JSON, PROF_FMT_FLAMEGRAPH,
+		   PROF_FMT_HTML, PROF_FMT_SPEEDSCOPE, PROF_FMT_PPROF, PROF_FMT_CALLGRIND };
+int prof_format_parse(const char *name, enum prof_format *out);
+const char *prof_format_name(enum prof_format fmt);
+const char *prof_format_terminal_file(enum prof_format fmt);
+bool prof_format_timed(enum prof_format fmt);
+bool prof_format_has_diff(enum prof_format fmt);
+int prof_format_render(FILE *f, enum prof_format fmt, bool tree, const struct prof_profile *p,
+		       const struct prof_view *v);
+int prof_format_render_diff(FILE *f, enum prof_format fmt, const struct prof_profile *base,
+			    const struct prof_profile *head, const struct prof_view *v);
 
 /* prof stat's report (src/output/stat.c): the metric table and the
  * baseline comparison (when baseline is set), as text or JSON. */

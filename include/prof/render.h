@@ -28,6 +28,7 @@ enum { FLAME_HEAD, FLAME_BASE, FLAME_GONE, FLAME_SLOTS };
 struct flame_node {
 	uint32_t parent;
 	const char *name, *module, *file;	/* borrowed from the profile */
+	const char *name_key, *module_key;	/* what merges: the same, or identities */
 	uint32_t line;
 	uint8_t kind, inlined;
 	uint64_t value[FLAME_SLOTS];		/* inclusive weight per slot */
@@ -41,9 +42,16 @@ struct flame_tree {
 	VEC(uint32_t) child_ids;
 	struct u64map index;	/* hash(parent, strings) + probe -> node id */
 	uint32_t max_depth;
+	/* Diffs of two builds merge frames by identity (src/model/identity.c):
+	 * the name without compiler hashes, the module by role (the program,
+	 * a soname), so builds of other names and paths share their frames. */
+	bool by_identity;
+	struct strtab keys;	/* the identity strings, by_identity only */
 };
 
 void flame_tree_init(struct flame_tree *t);
+/* A tree for a base/head diff: frames merge by identity (see above). */
+void flame_tree_init_identity(struct flame_tree *t);
 void flame_tree_free(struct flame_tree *t);
 /* Add every agg of p passing the view, with its view weight, to slot. */
 void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,

@@ -50,6 +50,10 @@
  * (perf_event_paranoid >= 2 without CAP_PERFMON): kernel time is then missing.
  */
 int res_counter_probe(const struct prof_perf_event_desc *spec, bool *user_only);
+/* Keeps in counters[0..*n) the events res_counter_probe accepts, warning
+ * once for each dropped or user-only one.  0, or -EINVAL after an error
+ * line when events were asked for and none is countable. */
+int res_counters_keep_countable(const struct prof_perf_event_desc **counters, unsigned *n);
 
 /* --- one run ------------------------------------------------------------------- */
 struct res_usage {
@@ -113,6 +117,9 @@ int res_parse_keyed(const char *text, const char *key, uint64_t *v);
  * that file; -EINVAL: not a prof stat JSON file.
  */
 int res_baseline_runs(const char *json, const char *metric, double **vals, size_t *n);
+/* A baseline file, read whole and checked to be prof stat JSON (malloc'd),
+ * or NULL after an error line. */
+char *res_baseline_load(const char *path);
 
 /* Human-readable wait status: "exit 3", "killed by SIGKILL". */
 const char *res_status_str(int wait_status, char *buf, size_t len);

@@ -36,6 +36,30 @@ const char *prof_elf_open_path(const struct prof_elf *e);
 int prof_elf_fd(const struct prof_elf *e);	/* kept open; dup() it to hand it over */
 struct Elf *prof_elf_elf(const struct prof_elf *e);
 int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len);
+/* The file vaddrs its PT_LOADs span, as libdwfl lays a module out: from
+ * the first one's vaddr rounded down to its alignment to the highest end;
+ * false without PT_LOAD.  A new reference to its Elf handle (elf_end it),
+ * NULL if libelf cannot share it. */
+bool prof_elf_load_range(const struct prof_elf *e, uint64_t *lo, uint64_t *hi);
+struct Elf *prof_elf_elf_ref(const struct prof_elf *e);
+/* A binary's unwind tables, opened once per binary and shared by every
+ * address space that maps it: .eh_frame from the file itself (addresses
+ * are file vaddrs), and .debug_frame from the debug file the symbolizer
+ * found for it, through the same DWARF session (CFI address = file vaddr
+ * + *vaddr_to_cfi).  NULL when the binary has none; owned by the binary. */
+struct Dwarf_CFI_s;
+struct Dwarf_CFI_s *prof_elf_eh_cfi(struct prof_elf *e);
+struct Dwarf_CFI_s *prof_elf_debug_cfi(struct prof_elf *e, int64_t *vaddr_to_cfi);
+/* The slot where the unwinder keeps its per-binary cache; free_fn frees
+ * what it holds when the binary is freed. */
+void **prof_elf_unwind_slot(struct prof_elf *e, void (*free_fn)(void *));
+/* libdw's find_debuginfo callback with the symbolizer's debug-file lookup
+ * (the inflated copy in prof's cache, else build-id and .gnu_debuglink),
+ * for a Dwfl that needs a module's DWARF itself. */
+struct Dwfl_Module;
+int prof_elf_find_debuginfo(struct Dwfl_Module *mod, void **userdata, const char *modname,
+			    uint64_t base, const char *file_name, const char *debuglink,
+			    uint32_t crc, char **debuginfo_file_name);
 /* For `prof annotate`: the ELF symbol around a file vaddr ([*start, +*size)),
  * and the line table's file:line of one instruction (*file malloc'd).
  * 0 or -ENOENT. */
@@ -116,6 +140,8 @@ bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames
 /* The same for a pc of as (a return address: pc-1 is looked up), by ELF
  * symbol: for unwinders. */
 bool prof_addrspace_pc_is_root(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr);
+/* The same for file vaddr of binary e. */
+bool prof_elf_vaddr_is_root(struct prof_elf *e, uint64_t vaddr);
 
 struct prof_symbolizer;
 struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);

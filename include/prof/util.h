@@ -137,6 +137,11 @@ char *read_file(const char *path, size_t *len);
  * fail with ELOOP.  Paths under /dev/ (/dev/stdout, /dev/null) are opened
  * as given.  NULL with errno set. */
 FILE *fopen_output(const char *path);
+/* A report's destination: path through fopen_output, or stdout when path
+ * is NULL or "-".  NULL after an error line.  output_close flushes (and
+ * closes a file): 0, or -EIO after an error line naming path. */
+FILE *output_open(const char *path);
+int output_close(FILE *f, const char *path);
 /* Ends a file written through fd to tmp (a mkstemp name next to path):
  * closes fd, then renames tmp over path if ret is 0 so that readers never
  * see half a file, else removes tmp.  Returns ret or the first -errno. */

@@ -17,6 +17,10 @@ BASE="$TOP/scripts/bench/icount-baseline.txt"
 ICOUNT="$BENCH_TMP/icount"
 libs="$(pkg-config --libs libdw libelf libunwind-generic zlib) -ldl -lpthread -lm"
 pkg-config --exists libzstd && libs="$libs $(pkg-config --libs libzstd)"
+# the optional libraries libprof.a was built with (the Makefile's HAVE_*)
+undef=$(nm "$TOP/build/libprof.a" 2>/dev/null | awk '$1 == "U" {print $2}')
+grep -qx cplus_demangle <<<"$undef" && libs="$libs -liberty"
+grep -qx cs_open <<<"$undef" && libs="$libs $(pkg-config --libs capstone)"
 gcc -O2 -g -I"$TOP/include" -I"$TOP/tests/unit" "$TOP/scripts/bench/icount.c" \
 	"$TOP/build/libprof.a" $libs -o "$ICOUNT" || exit 2
 command -v valgrind >/dev/null || { echo "icount.sh: valgrind not installed" >&2; exit 2; }

@@ -151,22 +151,12 @@ int an_load_side(struct an_fnset *fs, struct an_side *side, char **paths, size_t
 
 FILE *an_cli_open_output(const struct an_cli *c)
 {
-	FILE *f;
-
-	if (!c->output || !strcmp(c->output, "-"))
-		return stdout;
-	if (!(f = fopen_output(c->output)))
-		error("cannot create '%s': %s", c->output, strerror(errno));
-	return f;
+	return output_open(c->output);
 }
 
 int an_cli_close_output(const struct an_cli *c, FILE *f)
 {
-	if (f == stdout)
-		return fflush(f) ? error("cannot write to stdout: %s", strerror(errno)), -EIO : 0;
-	if (fclose(f))
-		return error("cannot write '%s': %s", c->output, strerror(errno)), -EIO;
-	return 0;
+	return output_close(f, c->output);
 }
 
 struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an_side *base,

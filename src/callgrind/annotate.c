@@ -2,7 +2,8 @@
  * annotate.c - renders one parsed callgrind part the way
  * callgrind_annotate does (flat table of file:function rows with event
  * columns, optional caller/callee tree and per-line source annotation),
- * and all parts as JSON (schema "prof-callgrind/1").
+ * and all parts as JSON (schema "prof-callgrind/1"); cg_annotate picks
+ * the parts a command line selects and checks them before printing any.
  */
 #include "prof/callgrind.h"
 #include "prof/output.h"
@@ -531,4 +532,87 @@ int cg_annotate_json(FILE *f, const struct cg_profile *p, struct cg_part **parts
 	}
 	fputs("\n]}\n", f);
 	return 0;
+}
+
+/* The parts --part and --benchmark keep, in file order. */
+static void select_parts(const struct cg_profile *p, const struct cg_annotate_opts *o,
+			 struct cg_part ***sel, size_t *n)
+{
+	VEC(struct cg_part *) v = { 0 };
+
+	for (size_t i = 0; i < p->parts.n; i++) {
+		struct cg_part *part = p->parts.v[i];
+
+		if (o->part && part->number != o->part)
+			continue;
+		if (o->benchmark && strcmp(strtab_get(&p->strs, part->trigger), o->benchmark))
+			continue;
+		VEC_PUSH(&v, part);
+	}
+	*sel = v.v;
+	*n = v.n;
+}
+
+static int no_part_error(const struct cg_annotate_opts *o)
+{
+	if (o->benchmark)
+		error("no part for benchmark '%s' (the Part: lines of 'prof callgrind annotate FILE' list them)",
+		      o->benchmark);
+	else if (o->part)
+		error("no part %llu (the Part: lines of 'prof callgrind annotate FILE' list them)",
+		      (unsigned long long)o->part);
+	else
+		error("no parts in the profile");
+	return -EINVAL;
+}
+
+/* --show against every selected part first: one clean error, no half output. */
+static int check_show(const struct cg_profile *p, struct cg_part **sel, size_t n,
+		      const char *show)
+{
+	for (size_t i = 0; i < n; i++) {
+		int *ev;
+		size_t nev;
+
+		if (cg_show_events(p, sel[i], show, &ev, &nev) < 0)
+			return -EINVAL;
+		free(ev);
+	}
+	return 0;
+}
+
+static void annotate_parts_text(FILE *f, const struct cg_profile *p, struct cg_part **sel,
+				size_t n, const struct cg_annotate_opts *o)
+{
+	bool all = !o->part && !o->benchmark;
+
+	for (size_t i = 0; i < n; i++) {
+		if (cg_part_empty(sel[i]) && n > 1 && all) {
+			fprintf(f, "Part %u%s%s: empty (no costs)\n\n", sel[i]->number,
+				sel[i]->trigger ? " - " : "", strtab_get(&p->strs, sel[i]->trigger));
+			continue;
+		}
+		if (cg_part_empty(sel[i]))
+			warning("part %u has no costs", sel[i]->number);
+		cg_annotate_text(f, p, sel[i], o);
+	}
+}
+
+int cg_annotate(FILE *f, const struct cg_profile *p, const struct cg_annotate_opts *o)
+{
+	struct cg_part **sel;
+	size_t n;
+	int ret = 0;
+
+	select_parts(p, o, &sel, &n);
+	if (!n)
+		ret = no_part_error(o);
+	else if (check_show(p, sel, n, o->show) < 0)
+		ret = -EINVAL;
+	else if (o->json)
+		ret = cg_annotate_json(f, p, sel, n, o);
+	else
+		annotate_parts_text(f, p, sel, n, o);
+	free(sel);
+	return ret;
 }

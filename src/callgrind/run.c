@@ -44,39 +44,33 @@ static bool in_path(const char *prog)
 	return false;
 }
 
-/* Runs argv with stdout+stderr captured into *out; returns the exit status or -errno. */
-static int capture(char *const argv[], struct strbuf *out)
+/* Runs argv (through the one launcher, util/spawn.c) with stdout+stderr
+ * captured into *out; returns its shell exit status or -errno. */
+static int capture(char **argv, struct strbuf *out)
 {
-	int fds[2];
-
-	if (pipe(fds) < 0)
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[0]);
-		close(fds[1]);
-		int devnull = open("/dev/null", O_RDONLY);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
+	struct spawn sp;
+	int fds[2], st, e;
 	char buf[4096];
 	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	e = spawn_held(&sp, argv, fds[1], fds[1]);
+	close(fds[1]);
+	if (e == 0 && (e = spawn_release(&sp)) < 0)
+		waitpid(sp.pid, &st, 0);	/* exec failed: reap the child */
+	if (e < 0) {
+		close(fds[0]);
+		return e;
+	}
 	while ((n = read(fds[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
 		if (n > 0)
 			sb_add(out, buf, (size_t)n);
 	close(fds[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
+	while (waitpid(sp.pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return spawn_exit_status(st);
 }
 
 static bool valgrind_is_codspeed(void)
@@ -93,11 +87,13 @@ static bool valgrind_is_codspeed(void)
 static void drop_rejected(const char **flags, size_t *n)
 {
 	for (int round = 0; round < MAX_FLAGS; round++) {
-		char *argv[MAX_FLAGS + 4];
+		char *argv[MAX_FLAGS + 5];
 		size_t k = 0;
 		argv[k++] = "valgrind";
 		for (size_t i = 0; i < *n; i++)
 			argv[k++] = (char *)flags[i];
+		/* the probe's own profile goes nowhere, not into the user's cwd */
+		argv[k++] = "--callgrind-out-file=/dev/null";
 		argv[k++] = "true";
 		argv[k] = NULL;
 		struct strbuf out = STRBUF_INIT;
@@ -163,7 +159,7 @@ static int run_valgrind(const char **flags, size_t nflags, const char *outfile,
 		free(argv.v[1]);
 	free(outopt);
 	VEC_FREE(&argv);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return spawn_exit_status(st);
 }
 
 static int write_annotation(const char *profile, const char *path, unsigned tree)

@@ -25,8 +25,6 @@ static int load_all(struct cg_profile *p, char **files, size_t n)
 struct annotate_args {
 	struct cg_annotate_opts o;
 	VEC(char *) files;
-	const char *bench;
-	uint64_t part_no;
 	bool compat;
 };
 
@@ -63,8 +61,8 @@ static int annotate_option(void *ctx, int id, const char *arg, const char *flag)
 
 	switch (id) {
 	case OPT_ARG: VEC_PUSH(&a->files, (char *)arg); return 0;
-	case A_PART: return opt_u64(flag, arg, 1, UINT32_MAX, &a->part_no);
-	case A_BENCH: a->bench = arg; return 0;
+	case A_PART: return opt_u64(flag, arg, 1, UINT32_MAX, &a->o.part);
+	case A_BENCH: a->o.benchmark = arg; return 0;
 	case A_COMPAT: a->compat = true; return 0;
 	case A_INCLUSIVE: return yes_no(flag, arg, &a->o.inclusive);
 	case A_AUTO: return yes_no(flag, arg, &a->o.auto_source);
@@ -87,10 +85,8 @@ static int annotate_option(void *ctx, int id, const char *arg, const char *flag)
 static int cmd_annotate(int argc, char **argv)
 {
 	struct annotate_args a = { .o = { .threshold = 99 } };
-	struct cg_annotate_opts o;
-	uint64_t part_no;
-	const char *bench;
-	int rc = 0;
+	struct cg_profile p;
+	int rc;
 
 	if ((rc = opt_parse(annotate_options, argc, argv, 0, annotate_option, &a, NULL)) != 0) {
 		VEC_FREE(&a.files);
@@ -102,65 +98,10 @@ static int cmd_annotate(int argc, char **argv)
 		usage_error("annotate needs a callgrind FILE");
 		return EXIT_USAGE;
 	}
-	o = a.o;
-	part_no = a.part_no;
-	bench = a.bench;
-	bool compat = a.compat;
-
-	struct cg_profile p;
-	cg_profile_init(&p, (o.auto_source ? CG_KEEP_LINES : 0) | (compat ? CG_ANNOTATE_COMPAT : 0));
-	if (load_all(&p, a.files.v, a.files.n) < 0) {
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	VEC(struct cg_part *) sel = { 0 };
-	for (size_t i = 0; i < p.parts.n; i++) {
-		struct cg_part *part = p.parts.v[i];
-		if (part_no && part->number != part_no)
-			continue;
-		if (bench && strcmp(strtab_get(&p.strs, part->trigger), bench))
-			continue;
-		VEC_PUSH(&sel, part);
-	}
-	if (!sel.n) {
-		if (bench)
-			error("no part for benchmark '%s' (the Part: lines of 'prof callgrind annotate FILE' list them)", bench);
-		else if (part_no)
-			error("no part %llu (the Part: lines of 'prof callgrind annotate FILE' list them)", (unsigned long long)part_no);
-		else
-			error("no parts in the profile");
-		rc = EXIT_USAGE;
-		VEC_FREE(&sel);
-		goto out;
-	}
-	/* Validate --show against every selected part first: one clean error. */
-	for (size_t i = 0; i < sel.n; i++) {
-		int *ev;
-		size_t nev;
-		if (cg_show_events(&p, sel.v[i], o.show, &ev, &nev) < 0) {
-			rc = EXIT_USAGE;
-			VEC_FREE(&sel);
-			goto out;
-		}
-		free(ev);
-	}
-	if (o.json) {
-		cg_annotate_json(stdout, &p, sel.v, sel.n, &o);
-	} else {
-		for (size_t i = 0; i < sel.n; i++) {
-			if (cg_part_empty(sel.v[i]) && sel.n > 1 && !part_no && !bench) {
-				printf("%sPart %u%s%s: empty (no costs)\n\n", i ? "" : "",
-				       sel.v[i]->number, sel.v[i]->trigger ? " - " : "",
-				       strtab_get(&p.strs, sel.v[i]->trigger));
-				continue;
-			}
-			if (cg_part_empty(sel.v[i]))
-				warning("part %u has no costs", sel.v[i]->number);
-			cg_annotate_text(stdout, &p, sel.v[i], &o);
-		}
-	}
-	VEC_FREE(&sel);
-out:
+	cg_profile_init(&p, (a.o.auto_source ? CG_KEEP_LINES : 0) |
+				    (a.compat ? CG_ANNOTATE_COMPAT : 0));
+	rc = load_all(&p, a.files.v, a.files.n) < 0 || cg_annotate(stdout, &p, &a.o) < 0
+		     ? EXIT_USAGE : 0;
 	VEC_FREE(&a.files);
 	cg_profile_free(&p);
 	return rc;

@@ -112,36 +112,6 @@ static int parse_options(int argc, char **argv, struct stat_opts *o)
 	return 0;
 }
 
-/*
- * Drop -e events this kernel refuses (no PMU here: cycles, instructions...),
- * saying so once; fail only if nothing the user asked for is countable.
- */
-static int probe_counters(struct stat_opts *o)
-{
-	unsigned kept = 0, asked = o->n_counters;
-
-	for (unsigned i = 0; i < asked; i++) {
-		bool user_only;
-		int r = res_counter_probe(o->counters[i], &user_only);
-
-		if (r == 0) {
-			if (user_only)
-				warning("event '%s' excludes the kernel (perf_event_paranoid >= 2): "
-					"kernel-side counts are missing; run as root or lower "
-					"kernel.perf_event_paranoid", o->counters[i]->name);
-			o->counters[kept++] = o->counters[i];
-			continue;
-		}
-		warning("event '%s' cannot be counted here (%s%s); continuing without it",
-			o->counters[i]->name, strerror(-r),
-			(r == -ENOENT || r == -EOPNOTSUPP) ? ": no such PMU event on this machine" : "");
-	}
-	o->n_counters = kept;
-	if (asked && !kept)
-		return error("none of the -e events can be counted on this machine");
-	return 0;
-}
-
 /* --- running ----------------------------------------------------------------------- */
 
 /* Returns 0, EXIT_CMD_FAILED or -errno (could not run at all). */
@@ -182,38 +152,16 @@ static int run_all(const struct stat_opts *o, struct an_stat *st, uint64_t *fail
 	return 0;
 }
 
-/* Before any run, so a bad path or file costs the user no waiting. */
-static char *load_baseline(const char *path)
-{
-	char *json = read_file(path, NULL);
-	double *v;
-	size_t n;
-
-	if (!json) {
-		error("cannot read baseline '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	if (res_baseline_runs(json, "wall_s", &v, &n) < 0) {
-		error("'%s' is not a prof stat JSON report (write one with --save-baseline)", path);
-		free(json);
-		return NULL;
-	}
-	free(v);
-	return json;
-}
-
 /* --- output ----------------------------------------------------------------------- */
 
 static int write_text_file(const char *path, const struct strbuf *sb)
 {
-	FILE *f = fopen_output(path);
+	FILE *f = output_open(path);
 
 	if (!f)
-		return error("cannot open '%s': %s", path, strerror(errno));
+		return -EIO;
 	fwrite(sb->buf, 1, sb->len, f);
-	if (fclose(f) != 0)
-		return error("cannot write '%s': %s", path, strerror(errno));
-	return 0;
+	return output_close(f, path);
 }
 
 static int emit(const struct stat_opts *o, struct prof_stat_report *r)
@@ -285,9 +233,9 @@ int cmd_stat(int argc, char **argv)
 		usage(stdout);
 	if (ret)
 		return ret == OPT_HELP ? 0 : EXIT_USAGE;
-	if (probe_counters(&o) < 0)
+	if (res_counters_keep_countable(o.counters, &o.n_counters) < 0)
 		return EXIT_USAGE;
-	if (o.baseline && !(baseline = load_baseline(o.baseline)))
+	if (o.baseline && !(baseline = res_baseline_load(o.baseline)))
 		return EXIT_USAGE;
 	st = xmalloc(sizeof(*st));
 	ret = measure(&o, st, baseline);

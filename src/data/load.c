@@ -1,13 +1,15 @@
 /*
  * load.c - what every reading command accepts as input: a prof.data file,
- * or a perf.data file (PERFILE2 magic, or "-" for a pipe-mode stream on
- * stdin) through the importer.  Warns about cut files and dangling
- * samples; returns 0 or -errno after one error line.
+ * or a perf.data file (PERFILE2 magic) through the importer, or "-" for
+ * either on stdin (a pipe from `prof record -o -` or `perf record -o -`).
+ * Warns about cut files and dangling samples; returns 0 or -errno after
+ * one error line.
  */
 #include "prof/data.h"
 #include "prof/perfdata.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,13 +26,40 @@ static int load_perf_data(const char *path, struct prof_profile *p)
 	return 0;
 }
 
+/* stdin is copied to a temporary file, then read like any recording: the
+ * reader of prof.data seeks, and the format is known only from its magic. */
+static int load_stdin(struct prof_profile *p, prof_data_progress_fn *progress, void *arg)
+{
+	char path[] = "/tmp/prof-stdin.XXXXXX";
+	int fd = mkstemp(path), ret = 0;
+	char buf[65536];
+	ssize_t n;
+
+	if (fd < 0)
+		return error("cannot create a temporary file: %s", strerror(errno)), -errno;
+	while (!ret && ((n = read(0, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			ret = write_all(fd, buf, (size_t)n);
+	if (n < 0 || ret < 0) {
+		error("cannot copy stdin: %s", strerror(n < 0 ? errno : -ret));
+		ret = -EIO;
+	}
+	close(fd);
+	if (!ret)
+		ret = prof_load_any(path, p, progress, arg);
+	unlink(path);
+	return ret;
+}
+
 int prof_load_any(const char *input, struct prof_profile *p,
 		  prof_data_progress_fn *progress, void *arg)
 {
 	struct prof_read_info info;
 	int fd;
 
-	if (!strcmp(input, "-") || perfdata_probe(input) == 1)
+	if (!strcmp(input, "-"))
+		return load_stdin(p, progress, arg);
+	if (perfdata_probe(input) == 1)
 		return load_perf_data(input, p);
 	fd = open(input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {

@@ -9,8 +9,11 @@
  * compares by eye; the absolute counts are printed beside it.  The movers
  * table joins functions by identity (src/model/identity.c), so two builds
  * of different names or Rust hashes do not show every function as gone
- * and new.  Stacks and
- * functions present on one side only are listed too (count 0 on the other).
+ * and new.  The folded lines join the same way: each frame by its
+ * identity name (no compiler hashes), and the program's command name
+ * (its file name, which changes between builds) written as head's.
+ * Stacks and functions present on one side only are listed too (count 0
+ * on the other).
  */
 #include "output-priv.h"
 #include "prof/identity.h"
@@ -30,10 +33,65 @@ static int folded_cmp(const void *a, const void *b)
 	return strcmp(((const struct folded_line *)a)->stack, ((const struct folded_line *)b)->stack);
 }
 
-/* Renders one side's folded text and adds its lines to the merged table. */
-static int collect_folded(const struct prof_profile *p, const struct prof_view *v, bool is_head,
-			  struct strtab *names, folded_vec *out)
+/* The command name of p's program: the first 15 bytes (the kernel's comm
+ * size) of its one executable's file name; NULL when p ran no program or
+ * several (then no comm is renamed). */
+static char *program_comm(const struct prof_profile *p)
 {
+	char *comm = NULL;
+
+	for (size_t i = 0; i < p->modules.n; i++) {
+		const char *path = prof_str(p, p->modules.v[i].path);
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+		if (!*base || base[0] == '[' || prof_ident_is_shared_object(base))
+			continue;
+		if (comm && strncmp(comm, base, 15)) {
+			free(comm);
+			return NULL;
+		}
+		if (!comm)
+			comm = xstrndup(base, 15);
+	}
+	return comm;
+}
+
+/* line ("comm;frame;frame_[k]") with the program's comm as head's and each
+ * frame by its identity name; the marks _[k] and _[i] stay. */
+static void identity_line(const char *line, const char *comm, const char *head_comm,
+			  struct strbuf *out)
+{
+	struct strbuf name = STRBUF_INIT, clone = STRBUF_INIT, frame = STRBUF_INIT;
+	const char *end = strchr(line, ';');
+	size_t len = end ? (size_t)(end - line) : strlen(line);
+
+	sb_reset(out);
+	if (comm && head_comm && strlen(comm) == len && !strncmp(line, comm, len))
+		sb_adds(out, head_comm);
+	else
+		sb_add(out, line, len);
+	for (const char *f = end; f; f = end) {
+		f++;
+		end = strchr(f, ';');
+		len = end ? (size_t)(end - f) : strlen(f);
+		const char *mark = len > 4 && f[len - 1] == ']' && f[len - 4] == '_' ? f + len - 4 : NULL;
+		sb_reset(&frame);
+		sb_add(&frame, f, mark ? len - 4 : len);
+		prof_ident_normalize(sb_str(&frame), &name, &clone);
+		sb_addf(out, ";%s%s%.*s", sb_str(&name), sb_str(&clone), mark ? 4 : 0, mark ? mark : "");
+	}
+	sb_release(&name);
+	sb_release(&clone);
+	sb_release(&frame);
+}
+
+/* Renders one side's folded text and adds its lines, by identity, to the
+ * merged table. */
+static int collect_folded(const struct prof_profile *p, const struct prof_view *v, bool is_head,
+			  const char *head_comm, struct strtab *names, folded_vec *out)
+{
+	char *comm = program_comm(p);
+	struct strbuf key = STRBUF_INIT;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
@@ -52,7 +110,8 @@ static int collect_folded(const struct prof_profile *p, const struct prof_view *
 		*sp = '\0';
 		uint64_t count = strtoull(sp + 1, NULL, 10);
 		size_t before = names->strs.n;
-		uint32_t id = strtab_intern(names, line);
+		identity_line(line, comm, head_comm, &key);
+		uint32_t id = strtab_intern(names, sb_str(&key));
 		if (names->strs.n != before)	/* first time this stack is seen */
 			VEC_PUSH(out, ((struct folded_line){ names->strs.v[id], 0, 0 }));
 		/* ids are dense from 1 ("" is 0), so line id-1 belongs to stack id */
@@ -62,6 +121,8 @@ static int collect_folded(const struct prof_profile *p, const struct prof_view *
 			out->v[id - 1].base += count;
 	}
 	free(text);
+	free(comm);
+	sb_release(&key);
 	return ret;
 }
 
@@ -70,12 +131,14 @@ int prof_output_folded_diff(FILE *f, const struct prof_profile *base,
 {
 	folded_vec lines = { 0 };
 	struct strtab names;
+	char *head_comm = program_comm(head);
 	int ret;
 
 	strtab_init(&names);
-	ret = collect_folded(base, v, false, &names, &lines);
+	ret = collect_folded(base, v, false, head_comm, &names, &lines);
 	if (!ret)
-		ret = collect_folded(head, v, true, &names, &lines);
+		ret = collect_folded(head, v, true, head_comm, &names, &lines);
+	free(head_comm);
 	if (!ret) {
 		qsort(lines.v, lines.n, sizeof(*lines.v), folded_cmp);
 		for (size_t i = 0; i < lines.n; i++)

@@ -347,7 +347,7 @@ int prof_render_flamegraph_diff(FILE *f, const struct prof_profile *base,
 	struct fg_area a, gone;
 	struct strbuf sb = STRBUF_INIT, sub = STRBUF_INIT;
 
-	flame_tree_init(&t);
+	flame_tree_init_identity(&t);
 	flame_tree_add_profile(&t, head, v, FLAME_HEAD);	/* head first: gone needs it */
 	flame_tree_add_base(&t, base, v);
 	flame_tree_finish(&t);

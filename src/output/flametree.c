@@ -17,13 +17,22 @@
  *    flamegraph.pl's alphabetical sibling order.
  */
 #include "prof/render.h"
+#include "prof/identity.h"
 #include <string.h>
 
 void flame_tree_init(struct flame_tree *t)
 {
 	memset(t, 0, sizeof(*t));
-	struct flame_node root = { .parent = PROF_NONE, .name = "", .module = "", .file = "" };
+	struct flame_node root = { .parent = PROF_NONE, .name = "", .module = "", .file = "",
+				   .name_key = "", .module_key = "" };
 	VEC_PUSH(&t->nodes, root);
+}
+
+void flame_tree_init_identity(struct flame_tree *t)
+{
+	flame_tree_init(t);
+	t->by_identity = true;
+	strtab_init(&t->keys);
 }
 
 void flame_tree_free(struct flame_tree *t)
@@ -31,6 +40,8 @@ void flame_tree_free(struct flame_tree *t)
 	VEC_FREE(&t->nodes);
 	VEC_FREE(&t->child_ids);
 	u64map_free(&t->index);
+	if (t->by_identity)
+		strtab_free(&t->keys);
 }
 
 void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
@@ -55,13 +66,36 @@ const char *prof_frame_module_path(const struct prof_profile *p, const struct pr
 	return prof_str(p, p->modules.v[f->module].path);
 }
 
+/* The strings a frame merges by: its own, or its identity in a diff tree
+ * (name + clone suffix without hashes, module role; interned in t->keys). */
+static void frame_keys(struct flame_tree *t, const char *name, const char *module,
+		       const char **name_key, const char **module_key)
+{
+	struct strbuf n = STRBUF_INIT, clone = STRBUF_INIT;
+
+	if (!t->by_identity) {
+		*name_key = name;
+		*module_key = module;
+		return;
+	}
+	prof_ident_normalize(name, &n, &clone);
+	sb_adds(&n, sb_str(&clone));
+	*name_key = strtab_get(&t->keys, strtab_intern(&t->keys, sb_str(&n)));
+	prof_ident_module_role(module, &n);
+	*module_key = strtab_get(&t->keys, strtab_intern(&t->keys, sb_str(&n)));
+	sb_release(&n);
+	sb_release(&clone);
+}
+
 static uint32_t flame_child(struct flame_tree *t, uint32_t parent,
 			    const struct prof_profile *p, const struct prof_frame *f)
 {
 	const char *name = *prof_str(p, f->func) ? prof_str(p, f->func) : "[unknown]";
-	const char *module = prof_frame_module_path(p, f);
-	uint64_t key = hash64(parent) ^ hash_bytes(name, strlen(name)) ^
-		       (hash_bytes(module, strlen(module)) * 31) ^ f->inlined;
+	const char *module = prof_frame_module_path(p, f), *name_key, *module_key;
+
+	frame_keys(t, name, module, &name_key, &module_key);
+	uint64_t key = hash64(parent) ^ hash_bytes(name_key, strlen(name_key)) ^
+		       (hash_bytes(module_key, strlen(module_key)) * 31) ^ f->inlined;
 
 	for (uint64_t k = 0;; k++) {
 		bool created;
@@ -69,6 +103,7 @@ static uint32_t flame_child(struct flame_tree *t, uint32_t parent,
 		if (created) {
 			struct flame_node n = {
 				.parent = parent, .name = name, .module = module,
+				.name_key = name_key, .module_key = module_key,
 				.file = prof_str(p, f->file), .line = f->line,
 				.kind = f->kind, .inlined = f->inlined,
 				.depth = t->nodes.v[parent].depth + 1,
@@ -81,7 +116,7 @@ static uint32_t flame_child(struct flame_tree *t, uint32_t parent,
 		}
 		struct flame_node *have = &t->nodes.v[*slot];
 		if (have->parent == parent && have->inlined == f->inlined &&
-		    !strcmp(have->name, name) && !strcmp(have->module, module))
+		    !strcmp(have->name_key, name_key) && !strcmp(have->module_key, module_key))
 			return (uint32_t)*slot;
 	}
 }

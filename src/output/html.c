@@ -107,8 +107,8 @@ static const char html_script[] =
 	" if(S[n[2]])t+=' ('+S[n[2]]+')';if(S[n[3]])t+='  '+S[n[3]]+':'+n[4];t+='  '+fmt(n[7])+' ('+pct(n[7])+')';\n"
 	" if(D.diff)t+=', base '+fmt(n[9])+' ('+(D.base_total?100*n[9]/D.base_total:0).toFixed(2)+'%)';return t;}\n"
 	"function depthOf(i){var d=0;while(i){i=N[i][0];d++;}return d;}\n"
-	"function render(){var box=document.getElementById('flame');box.textContent='';\n"
-	" var W=box.clientWidth||1100,z=zoomId,zd=depthOf(z),sc=W/N[z][7],H=18,items=[],maxd=0;\n"
+	"function render(){var box=document.getElementById('flame'),W=box.clientWidth||1100;box.textContent='';\n"
+	" var z=zoomId,zd=depthOf(z),sc=W/N[z][7],H=18,items=[],maxd=0;\n"
 	" for(var a=N[z][0],ad=zd-1;z&&a!==undefined&&ad>=0;a=a?N[a][0]:undefined,ad--){items.push([a,0,W,ad,1]);if(!a)break;}\n"
 	" (function walk(i,x,d){var w=N[i][7]*sc;if(w<0.5)return;items.push([i,x,w,d,0]);if(d>maxd)maxd=d;\n"
 	"  K[i].forEach(function(c){walk(c,x,d+1);x+=N[c][7]*sc;});})(z,0,zd);\n"
@@ -209,7 +209,10 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 	struct strbuf nodes = STRBUF_INIT;
 	uint32_t next = 0;
 
-	flame_tree_init(&t);
+	if (base)
+		flame_tree_init_identity(&t);
+	else
+		flame_tree_init(&t);
 	if (!p->timed.n || base)
 		flame_tree_add_profile(&t, p, v, FLAME_HEAD);
 	if (base)

@@ -31,14 +31,16 @@ function unpackRows(P) {
 			R.st[r] = prev = (k ? prev : 0) + P.st[r];
 		}
 	function sparse(list, col, scale) {
+		if (list.dense) { for (var d = 0; d < n; d++) col[d] = list.dense[d] * scale; return; }
 		for (var j = 0, row = 0; j < list.length; j += 2) { row += list[j]; col[row] = list[j + 1] * scale; }
 	}
 	sparse(P.n, R.n, 1);
 	for (i = 0; i < n; i++) R.cpu[i] = R.n[i] * P.period;
 	sparse(P.cpu, R.cpu, 1);
-	sparse(P.off_us, R.off, 1000);
+	sparse(P.other_us, R.off, 1000);	// off-CPU = other + I/O wait + sleep
 	sparse(P.io_us, R.io, 1000);
 	sparse(P.sl_us, R.sl, 1000);
+	for (i = 0; i < n; i++) R.off[i] += R.io[i] + R.sl[i];
 	return R;
 }
 function sParent(s) { return ST[2 * s]; }
@@ -279,19 +281,57 @@ function sourceView() {
 	box.appendChild(tbl);
 }
 
-// --- stack chart: the heaviest stack of each bucket, in time order -----------
+// --- stack chart: every stack, in time order ----------------------------------
+// Time is cut into columns of whole buckets, at least SC_COL_PX wide; each
+// column is shared by its stacks in proportion to their weight (the
+// heaviest column fills its width), stacks ordered as a flame graph's
+// (preorder of the stack trie, children by name), so a frame common to
+// neighbouring stacks is drawn as one box.  A narrow range gets a column
+// per bucket, so zooming in shows each bucket's stacks; boxes narrower than
+// half a pixel are not drawn.
+var RANK = null, SC_COL_PX = 8;
+function stackRanks() {
+	var kids = [], order = [], rank = new Int32Array(NST);
+	for (var s = 0; s < NST; s++) kids.push([]);
+	for (s = 1; s < NST; s++) kids[sParent(s)].push(s);
+	kids.forEach(function (k) { if (k.length > 1) k.sort(function (x, y) { return fName(sFrame(x)) < fName(sFrame(y)) ? -1 : 1; }); });
+	for (var todo = [0]; todo.length;) {
+		s = todo.pop();
+		rank[s] = order.length;
+		order.push(s);
+		for (var i = kids[s].length - 1; i >= 0; i--) todo.push(kids[s][i]);
+	}
+	return rank;
+}
+function chainOf(s, cache) {
+	var c = cache.get(s);
+	if (!c) {
+		c = [];
+		for (var a = s; a > 0; a = sParent(a)) c.push(a);
+		c.reverse();
+		cache.set(s, c);
+	}
+	return c;
+}
 function stackChart() {
-	var cv = $('stackchart'), wrap = $('scwrap'), W = Math.max(300, wrap.clientWidth - 4), H = 14;
-	var b0 = st.r0, b1 = st.r1, nb = b1 - b0, best = new Int32Array(nb).fill(-1), bw = new Float64Array(nb);
-	var acc = new Float64Array(NST), touched = [];
-	// rows are sorted by bucket: sum each bucket's stacks, keep the heaviest
+	var cv = $('stackchart'), W = Math.max(300, WID.sc - 4), H = 14;
+	var b0 = st.r0, nb = st.r1 - st.r0, per = Math.max(1, Math.ceil(nb * SC_COL_PX / W));
+	var ncol = Math.ceil(nb / per), cw = W / ncol;
+	var acc = new Float64Array(NST), touched = [], cols = [], bmax = 0;
+	function colOf(i) { return Math.floor((R.b[i] - b0) / per); }
+	if (!RANK) RANK = stackRanks();
+	// rows are sorted by bucket: sum each column's stacks
 	for (var i = 0; i <= NR; i++) {
-		if (i == NR || (i && R.b[i] != R.b[i - 1])) {
-			var bb = R.b[i - 1] - b0;
-			touched.forEach(function (s) {
-				if (bb >= 0 && bb < nb && acc[s] > bw[bb]) { bw[bb] = acc[s]; best[bb] = s; }
-				acc[s] = 0;
-			});
+		if (i == NR || (i && colOf(i) != colOf(i - 1))) {
+			var c = colOf(i - 1), sum = 0;
+			if (touched.length && c >= 0 && c < ncol) {
+				touched.sort(function (x, y) { return RANK[x] - RANK[y]; });
+				var col = { c: c, st: touched, w: touched.map(function (s) { return acc[s]; }) };
+				col.w.forEach(function (w) { sum += w; });
+				bmax = Math.max(bmax, sum);
+				cols.push(col);
+			}
+			touched.forEach(function (s) { acc[s] = 0; });
 			touched = [];
 		}
 		if (i == NR || !rowIn(i)) continue;
@@ -300,37 +340,42 @@ function stackChart() {
 		if (!acc[R.st[i]]) touched.push(R.st[i]);
 		acc[R.st[i]] += w;
 	}
-	var b;
-	var chains = [], maxd = 0;
-	for (b = 0; b < nb; b++) {
-		var c = [];
-		for (var s = best[b]; s > 0; s = sParent(s)) c.push(s);
-		c.reverse();
-		chains.push(c);
-		maxd = Math.max(maxd, c.length);
-	}
+	// segments [x, width, chain] left to right, thin ones too: their
+	// common frames add up to boxes wide enough to draw
+	var segs = [], chains = new Map(), maxd = 0, names = new Map();
+	cols.forEach(function (col) {
+		var x = col.c * cw;
+		names.set(col.c, new Set());
+		col.st.forEach(function (s, k) {
+			var wpx = cw * col.w[k] / bmax, ch = chainOf(s, chains);
+			segs.push([x, wpx, ch]);
+			maxd = Math.max(maxd, ch.length);
+			x += wpx;
+		});
+	});
 	cv.width = W;
 	cv.height = Math.max(1, maxd) * H;
-	var g = cv.getContext('2d'), xs = W / Math.max(1, nb);
+	var g = cv.getContext('2d');
 	g.font = '10px sans-serif';
 	g.textBaseline = 'middle';
 	for (var d = 0; d < maxd; d++) {
-		for (b = 0; b < nb;) {
-			var id = chains[b][d];
-			var e = b + 1;
-			while (e < nb && chains[e][d] === id) e++;
-			if (id !== undefined) {
-				var nm = fName(sFrame(id)), x = b * xs, w2 = (e - b) * xs;
-				g.fillStyle = 'hsl(' + (hash(nm) % 60 + 10) + ',80%,' + (60 + hash(nm) % 20) + '%)';
-				g.fillRect(x, d * H, Math.max(1, w2 - 0.5), H - 1);
-				if (w2 > 30) { g.fillStyle = '#000'; g.fillText(nm.slice(0, Math.floor(w2 / 6)), x + 2, d * H + H / 2); }
-			}
-			b = e;
+		for (var k = 0; k < segs.length;) {
+			var id = segs[k][2][d], x0 = segs[k][0], x1 = x0 + segs[k][1], e = k + 1;
+			while (e < segs.length && segs[e][2][d] === id && segs[e][0] - x1 < 1e-6) { x1 = segs[e][0] + segs[e][1]; e++; }
+			k = e;
+			if (id === undefined || x1 - x0 < 0.5) continue;
+			var nm = fName(sFrame(id)), bw = x1 - x0;
+			g.fillStyle = 'hsl(' + (hash(nm) % 60 + 10) + ',80%,' + (60 + hash(nm) % 20) + '%)';
+			g.fillRect(x0, d * H, Math.max(1, bw - 0.5), H - 1);
+			if (bw > 30) { g.fillStyle = '#000'; g.fillText(nm.slice(0, Math.floor(bw / 6)), x0 + 2, d * H + H / 2); }
+			for (var cc = Math.floor(x0 / cw + 1e-9); cc * cw < x1 - 1e-6 && cc < ncol; cc++)
+				if (names.has(cc)) names.get(cc).add(nm);
 		}
 	}
 	cv.setAttribute('data-depth', maxd);
-	cv.setAttribute('data-leaves', chains.map(function (c) { return c.length ? fName(sFrame(c[c.length - 1])) : ''; })
-		.filter(function (x, i, a) { return x && a.indexOf(x) == i; }).slice(0, 50).join('|'));
+	// for tests: per column, its first bucket and the functions it shows
+	cv.setAttribute('data-per', per);
+	cv.setAttribute('data-cols', JSON.stringify(Array.from(names, function (e) { return [b0 + e[0] * per, Array.from(e[1])]; })));
 }
 function hash(s) { var h = 0; for (var i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0; return h; }
 
@@ -349,25 +394,29 @@ function buildLanes() {
 		ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: AS[TH[i][2]] + ' (tid ' + TH[i][1] + ')' }); });
 	});
 }
+// The tracks' fine buckets (htmlapp.c's emit_lanes()): per thread, from its
+// first bucket, 4 base64 digits a bucket (share of the bucket x 63) for on
+// CPU, I/O wait, other off-CPU and sleep.
+var NL = A.nlanes || NB, LPER = A.lane_per || 1;
 function laneData() {
-	var per = TH.map(function () {
-		return { cpu: new Float64Array(NB), io: new Float64Array(NB), sl: new Float64Array(NB),
-			 off: new Float64Array(NB), first: NB, last: -1 };
+	var B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+	var per = TH.map(function () { return { first: NL, last: -1, q: null }; });
+	(A.lanes || []).forEach(function (l) {
+		var d = per[l[0]], txt = l[2], q = new Uint8Array(txt.length);
+		for (var i = 0; i < txt.length; i++) q[i] = B64.indexOf(txt[i]);
+		d.q = q;
+		d.first = l[1];
+		d.last = l[1] + txt.length / 4 - 1;
 	});
-	for (var i = 0; i < NR; i++) {
-		var d = per[R.th[i]], b = R.b[i];
-		d.cpu[b] += R.cpu[i]; d.io[b] += R.io[i]; d.sl[b] += R.sl[i]; d.off[b] += R.off[i];
-		if (R.n[i] || R.off[i]) { d.first = Math.min(d.first, b); d.last = Math.max(d.last, b); }
-	}
 	return per;
 }
 var LD = null;
 function drawTracks() {
-	var cv = $('trk'), W = Math.max(400, $('tracks').clientWidth - 2), y = 0, H = 0;
+	var cv = $('trk'), W = Math.max(400, WID.tracks - 2), y = 0, H = 0;
 	lanes.forEach(function (l) { H += l.proc ? PROC_H : TRACK_H; });
 	cv.width = W;
 	cv.height = H + 16;
-	var g = cv.getContext('2d'), tw = W - LABEL, xs = tw / NB, bn = A.bucket_ns;
+	var g = cv.getContext('2d'), tw = W - LABEL, xs = tw / NB;
 	g.font = '11px sans-serif';
 	g.textBaseline = 'middle';
 	lanes.forEach(function (l) {
@@ -379,7 +428,7 @@ function drawTracks() {
 		g.fillStyle = '#222';
 		g.fillText(l.label.slice(0, 30), 4, y + h / 2);
 		if (l.proc) drawProcess(g, l, y, h, tw, xs);
-		else drawThread(g, LD[l.th], l, y, h, xs, bn);
+		else drawThread(g, LD[l.th], l, y, h, tw);
 		g.strokeStyle = '#ccc';
 		g.beginPath(); g.moveTo(0, y + h - 0.5); g.lineTo(W, y + h - 0.5); g.stroke();
 		y += h;
@@ -396,19 +445,26 @@ function drawTracks() {
 	}
 	drawSelection();
 }
-function drawThread(g, d, l, y, h, xs, bn) {
-	for (var b = 0; b < NB; b++) {
-		var x = LABEL + b * xs, w = Math.max(1, xs), top = y + h - 2, cpu = Math.min(1, d.cpu[b] / bn),
-		    io = Math.min(1, d.io[b] / bn), sl = Math.min(1, d.sl[b] / bn),
-		    other = Math.max(0, Math.min(1, (d.off[b] - d.io[b] - d.sl[b]) / bn)), full = h - 4;
-		if (cpu) { g.fillStyle = '#2a7de1'; g.fillRect(x, top - cpu * full, w, cpu * full); top -= cpu * full; }
-		if (io) { g.fillStyle = '#e0452b'; g.fillRect(x, top - io * full, w, io * full); top -= io * full; }
-		if (other) { g.fillStyle = '#a05ac8'; g.fillRect(x, top - other * full, w, other * full); top -= other * full; }
-		if (sl) { g.fillStyle = '#c8d2dc'; g.fillRect(x, top - sl * full, w, sl * full); }
+// One path per colour: a fill per state, not per bucket.
+var LANE_COLOURS = ['#2a7de1', '#e0452b', '#a05ac8', '#c8d2dc'];
+function drawThread(g, d, l, y, h, tw) {
+	var xs = tw / (NB * LPER), w = Math.max(1, xs), full = h - 4, n = d.last - d.first + 1;
+	var base = new Float64Array(Math.max(0, n)).fill(y + h - 2);
+	for (var c = 0; c < 4 && d.q; c++) {
+		g.beginPath();
+		for (var k = 0; k < n; k++) {
+			var v = d.q[4 * k + c];
+			if (!v) continue;
+			var hh = full * v / 63;
+			base[k] -= hh;
+			g.rect(LABEL + (d.first + k) * xs, base[k], w, hh);
+		}
+		g.fillStyle = LANE_COLOURS[c];
+		g.fill();
 	}
 	var prev = TH.findIndex(function (t, i) { return i < l.th && t[1] == TH[l.th][1] && t[0] == TH[l.th][0]; });
-	if (d.first < NB && (prev >= 0 || d.first > 1)) marker(g, LABEL + d.first * xs, y, prev >= 0 ? 'exec' : 'start', '#1a8a1a');
-	if (d.last >= 0 && d.last < NB - 2) marker(g, LABEL + (d.last + 1) * xs, y, 'exit', '#b00');
+	if (d.first < NL && (prev >= 0 || d.first > 1)) marker(g, LABEL + d.first * xs, y, prev >= 0 ? 'exec' : 'start', '#1a8a1a');
+	if (d.last >= 0 && d.last < NL - 2) marker(g, LABEL + (d.last + 1) * xs, y, 'exit', '#b00');
 }
 function marker(g, x, y, text, colour) {
 	g.fillStyle = colour;
@@ -513,8 +569,16 @@ function loadHash() {
 	}
 	return true;
 }
+// Panel widths, read once before update() changes the DOM: reading one
+// after a change forces a layout of the whole page, once per panel.
+var WID = { tracks: 0, sc: 0 };
+function measure() {
+	WID.tracks = $('tracks').clientWidth;
+	WID.sc = $('scwrap').clientWidth;
+}
 function update() {
 	var t = performance.now();
+	measure();
 	aggregate();
 	MARK.aggregate = performance.now() - t;
 	N = flameNodes();
@@ -527,8 +591,6 @@ function update() {
 	if (re) search($('q').value);	// a search from the URL ran on the placeholder tree
 	else render();
 	MARK.render = performance.now() - t;
-	var wrap = $('flamewrap');
-	if (!D.inverted) wrap.scrollTop = wrap.scrollHeight;
 	var rows = functionRows();
 	MARK.functionRows = performance.now() - t;
 	fillFunctions(rows);
@@ -549,6 +611,8 @@ function update() {
 	$('ctq').value = st.ct;
 	$('focusinfo').textContent = st.focus ? 'focused on ' + st.focus : '';
 	$('flame').setAttribute('data-total', total);
+	var wrap = $('flamewrap');
+	if (!D.inverted) wrap.scrollTop = wrap.scrollHeight;	// the one layout update() forces
 	saveHash();
 }
 function init() {
@@ -566,12 +630,20 @@ function init() {
 	$('ctq').onkeyup = function () { st.ct = this.value; renderCallTree(); saveHash(); };
 	var fromHash = loadHash();
 	if (fromHash || A.timed) update();
-	else { drawTracks(); renderCallTree(); stackChart(); sourceView(); $('flame').setAttribute('data-total', N[0][7]); }
-	window.addEventListener('resize', function () { drawTracks(); stackChart(); });
+	else { measure(); drawTracks(); renderCallTree(); stackChart(); sourceView(); $('flame').setAttribute('data-total', N[0][7]); }
+	window.addEventListener('resize', function () { measure(); drawTracks(); stackChart(); });
 	MARK.ready = performance.now();
 	document.body.setAttribute('data-load-ms', Math.round(MARK.ready));
 	document.body.setAttribute('data-marks', JSON.stringify(MARK));
 	document.body.setAttribute('data-app', 'ready');
+	// first paint: a frame callback runs before it, a task queued there after
+	requestAnimationFrame(function () {
+		setTimeout(function () {
+			MARK.painted = performance.now();
+			document.body.setAttribute('data-marks', JSON.stringify(MARK));
+			document.body.setAttribute('data-painted-ms', Math.round(MARK.painted));
+		}, 0);
+	});
 }
 init();
 })();

@@ -5,11 +5,20 @@
  * one JSON object the embedded script (html_app.js) reads.
  *
  * Design notes:
- *  - Time is cut into at most HTML_BUCKETS buckets (at least 1 ms each):
- *    a million samples become a few hundred thousand rows at most, and the
- *    page never holds a per-sample array.  An off-CPU interval (switch-out
- *    time + duration) is spread over the buckets it covers, so the off-CPU
- *    track shows when a thread waited, not only when it left the CPU.
+ *  - Time is cut into at most HTML_BUCKETS buckets (at least 1 ms each).
+ *    An off-CPU interval (switch-out time + duration) is spread over the
+ *    buckets it covers, so the off-CPU track shows when a thread waited,
+ *    not only when it left the CPU.
+ *  - The tracks ("lanes") keep those fine buckets: per thread and bucket
+ *    the share of the bucket on CPU, in I/O wait, other off-CPU and sleep,
+ *    one base64 digit each (emit_lanes()); a thread costs at most 4 bytes
+ *    a bucket whatever the number of samples.
+ *  - The rows (bucket, thread, stack) that range selection needs are
+ *    bounded too: while there are more than HTML_ROW_BUDGET, adjacent
+ *    buckets are merged in pairs (coarsen_rows()).  A recording where
+ *    nearly every sample has a stack of its own then gets a coarser
+ *    selection grid instead of a page the browser needs seconds to load;
+ *    the selection snaps to those buckets and its totals stay exact.
  *  - Frames are merged by (name, module, file, line, kind, inlined): the
  *    pc that prof.data keeps per leaf instruction is for `prof annotate`
  *    and would only multiply rows here.  Stacks are a trie over the merged
@@ -28,6 +37,7 @@
 #include <string.h>
 
 #define HTML_BUCKETS 1000
+#define HTML_ROW_BUDGET 150000
 #define HTML_SOURCE_FUNCTIONS 12
 
 enum { C_N, C_CPU, C_OFF, C_IO, C_SL, C_COLS };
@@ -46,8 +56,9 @@ struct app {
 	VEC(uint32_t) stack_parent, stack_frame;
 	uint32_t *node_stack;		/* profile node -> merged stack */
 	VEC(struct app_row) rows;
-	uint64_t t0, bucket_ns;
-	uint32_t nbuckets;
+	VEC(struct app_row) lanes;	/* per (thread, fine bucket): see build_lanes() */
+	uint64_t t0, bucket_ns;		/* fine buckets */
+	uint32_t nbuckets, per;		/* fine buckets; fine buckets per row bucket */
 	bool cpu_ns_seen;
 };
 
@@ -211,6 +222,113 @@ static void build_rows(struct app *a)
 	}
 }
 
+static int row_cmp(const void *x, const void *y)
+{
+	const struct app_row *r = x, *q = y;
+
+	if (r->bucket != q->bucket)
+		return r->bucket < q->bucket ? -1 : 1;
+	if (r->thread != q->thread)
+		return r->thread < q->thread ? -1 : 1;
+	return (r->stack > q->stack) - (r->stack < q->stack);
+}
+
+/* Sorts the rows by (bucket, thread, stack), merging rows of one key. */
+static void sort_and_merge_rows(struct app *a)
+{
+	size_t out = 0;
+
+	if (!a->rows.n)		/* qsort(NULL, 0) is undefined */
+		return;
+	qsort(a->rows.v, a->rows.n, sizeof(*a->rows.v), row_cmp);
+	for (size_t i = 0; i < a->rows.n; i++) {
+		const struct app_row *r = &a->rows.v[i];
+		struct app_row *last = out ? &a->rows.v[out - 1] : NULL;
+		if (last && !row_cmp(last, r)) {
+			for (int c = 0; c < C_COLS; c++)
+				last->v[c] += r->v[c];
+			continue;
+		}
+		a->rows.v[out++] = *r;
+	}
+	a->rows.n = out;
+}
+
+/*
+ * Per (thread, fine bucket) sums of the fine rows, for the tracks; the
+ * lane's "bucket" field holds the thread and "thread" the bucket, so that
+ * row_cmp() sorts them by thread, then time.
+ */
+static void build_lanes(struct app *a)
+{
+	struct u64map ix = { 0 };
+
+	for (size_t i = 0; i < a->rows.n; i++) {
+		const struct app_row *r = &a->rows.v[i];
+		bool created;
+		uint64_t *slot = u64map_slot(&ix, (uint64_t)r->thread << 32 | r->bucket, &created);
+		if (created) {
+			*slot = a->lanes.n;
+			VEC_PUSH(&a->lanes, ((struct app_row){ r->thread, r->bucket, 0, { 0 } }));
+		}
+		for (int c = 0; c < C_COLS; c++)
+			a->lanes.v[*slot].v[c] += r->v[c];
+	}
+	u64map_free(&ix);
+	if (a->lanes.n)
+		qsort(a->lanes.v, a->lanes.n, sizeof(*a->lanes.v), row_cmp);
+}
+
+/* Merges adjacent buckets in pairs until the rows fit HTML_ROW_BUDGET. */
+static void coarsen_rows(struct app *a)
+{
+	a->per = 1;
+	sort_and_merge_rows(a);
+	while (a->rows.n > HTML_ROW_BUDGET && a->per < a->nbuckets) {
+		a->per *= 2;
+		for (size_t i = 0; i < a->rows.n; i++)
+			a->rows.v[i].bucket >>= 1;
+		sort_and_merge_rows(a);
+	}
+}
+
+/* A share of one fine bucket as one base64 digit, 0..63; a non-zero share
+ * never rounds to 0, so a short wait still marks its bucket. */
+static char lane_digit(const struct app *a, uint64_t ns)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint64_t q = (ns * 63 + a->bucket_ns / 2) / a->bucket_ns;
+
+	return b64[ns ? (q < 1 ? 1 : q > 63 ? 63 : q) : 0];
+}
+
+/*
+ * "lanes": [thread, first fine bucket, digits] per thread with samples;
+ * digits holds 4 per fine bucket from the first to the last the thread
+ * was seen in: on CPU, I/O wait, other off-CPU (preempted, D), sleep.
+ */
+static void emit_lanes(struct app *a, struct strbuf *sb)
+{
+	sb_adds(sb, ",\n\"lanes\":[");
+	for (size_t i = 0; i < a->lanes.n;) {
+		uint32_t th = a->lanes.v[i].bucket, next = a->lanes.v[i].thread;
+		sb_addf(sb, "%s[%u,%u,\"", i ? "," : "", th, next);
+		for (; i < a->lanes.n && a->lanes.v[i].bucket == th; i++) {
+			const struct app_row *l = &a->lanes.v[i];
+			uint64_t waits = l->v[C_IO] + l->v[C_SL];
+			for (; next < l->thread; next++)
+				sb_adds(sb, "AAAA");
+			sb_addch(sb, lane_digit(a, l->v[C_CPU]));
+			sb_addch(sb, lane_digit(a, l->v[C_IO]));
+			sb_addch(sb, lane_digit(a, l->v[C_OFF] > waits ? l->v[C_OFF] - waits : 0));
+			sb_addch(sb, lane_digit(a, l->v[C_SL]));
+			next = l->thread + 1;
+		}
+		sb_adds(sb, "\"]");
+	}
+	sb_adds(sb, "]");
+}
+
 static void emit_strings_of_frames(struct app *a, struct strbuf *sb)
 {
 	const struct prof_profile *p = a->p;
@@ -233,50 +351,63 @@ static void emit_strings_of_frames(struct app *a, struct strbuf *sb)
 	sb_adds(sb, "]");
 }
 
-static int row_cmp(const void *x, const void *y)
+/*
+ * Row i's value of column col in the file's unit, and whether it is the
+ * one the reader assumes when the file leaves it out.  C_OFF is written
+ * as the off-CPU time that is neither I/O wait nor sleep: an interval is
+ * one of the three, so each of the three columns stays sparse.
+ */
+static uint64_t column_value(const struct app *a, size_t i, int col, uint64_t scale, bool *expected)
 {
-	const struct app_row *r = x, *q = y;
+	const struct app_row *r = &a->rows.v[i];
+	uint64_t expect = col == C_N ? 1 : col == C_CPU ? r->v[C_N] * a->p->period_ns : 0;
+	uint64_t waits = r->v[C_IO] + r->v[C_SL], x = r->v[col];
 
-	if (r->bucket != q->bucket)
-		return r->bucket < q->bucket ? -1 : 1;
-	if (r->thread != q->thread)
-		return r->thread < q->thread ? -1 : 1;
-	return (r->stack > q->stack) - (r->stack < q->stack);
-}
-
-/* A sparse column: (row delta, value) pairs for rows whose value is not
- * the expected one (expect(): what the reader assumes when absent). */
-static void emit_sparse(struct app *a, struct strbuf *sb, const char *name, int col,
-			uint64_t scale, uint64_t period)
-{
-	size_t last = 0;
-	bool first = true;
-
-	sb_addf(sb, ",\"%s\":[", name);
-	for (size_t i = 0; i < a->rows.n; i++) {
-		const struct app_row *r = &a->rows.v[i];
-		uint64_t expect = col == C_N ? 1 : col == C_CPU ? r->v[C_N] * period : 0;
-		uint64_t v = (r->v[col] + scale / 2) / scale;
-		if (r->v[col] == expect || (col > C_CPU && !v))
-			continue;
-		sb_addf(sb, first ? "%zu,%llu" : ",%zu,%llu", i - last, (unsigned long long)v);
-		last = i;
-		first = false;
-	}
-	sb_addch(sb, ']');
+	if (col == C_OFF)
+		x = x > waits ? x - waits : 0;
+	uint64_t v = (x + scale / 2) / scale;
+	*expected = x == expect || (col > C_CPU && !v);
+	return v;
 }
 
 /*
- * Rows sorted by (bucket, thread, stack), written compactly because a
- * million samples can make most of a million rows: runs of (bucket,
- * thread, length), each row's stack as a delta from the previous one in
- * its run, sample counts only where not 1, CPU ns only where not count x
- * period, off-CPU / I/O / sleep in microseconds and only where non-zero.
+ * A column: (row delta, value) pairs for the rows whose value is not the
+ * expected one, or {"dense": [every row's value]} when that is shorter
+ * (most rows unexpected: merged buckets hold counts above 1).
+ */
+static void emit_column(struct app *a, struct strbuf *sb, const char *name, int col, uint64_t scale)
+{
+	size_t last = 0, listed = 0;
+	bool first = true, expected;
+
+	for (size_t i = 0; i < a->rows.n; i++) {
+		column_value(a, i, col, scale, &expected);
+		listed += !expected;
+	}
+	sb_addf(sb, listed * 2 > a->rows.n ? ",\"%s\":{\"dense\":[" : ",\"%s\":[", name);
+	for (size_t i = 0; i < a->rows.n; i++) {
+		uint64_t v = column_value(a, i, col, scale, &expected);
+		if (listed * 2 > a->rows.n)
+			sb_addf(sb, i ? ",%llu" : "%llu", (unsigned long long)v);
+		else if (!expected) {
+			sb_addf(sb, first ? "%zu,%llu" : ",%zu,%llu", i - last, (unsigned long long)v);
+			last = i;
+			first = false;
+		}
+	}
+	sb_adds(sb, listed * 2 > a->rows.n ? "]}" : "]");
+}
+
+/*
+ * Rows sorted by (bucket, thread, stack), written compactly as there can
+ * be HTML_ROW_BUDGET of them: runs of (bucket, thread, length), each
+ * row's stack as a delta from the previous one in its run, sample counts
+ * only where not 1, CPU ns only where not count x period, I/O wait, sleep
+ * and other off-CPU time in microseconds and only where non-zero
+ * (emit_column()).
  */
 static void emit_rows(struct app *a, struct strbuf *sb)
 {
-	if (a->rows.n)		/* qsort(NULL, 0) is undefined */
-		qsort(a->rows.v, a->rows.n, sizeof(*a->rows.v), row_cmp);
 	sb_addf(sb, ",\n\"rows\":{\"count\":%zu,\"period\":%llu,\"runs\":[", a->rows.n,
 		(unsigned long long)a->p->period_ns);
 	for (size_t i = 0, start = 0; i < a->rows.n; i++) {
@@ -293,11 +424,11 @@ static void emit_rows(struct app *a, struct strbuf *sb)
 		sb_addf(sb, i ? ",%u" : "%u", same_run ? r->stack - prev->stack : r->stack);
 	}
 	sb_addch(sb, ']');
-	emit_sparse(a, sb, "n", C_N, 1, 0);
-	emit_sparse(a, sb, "cpu", C_CPU, 1, a->p->period_ns);
-	emit_sparse(a, sb, "off_us", C_OFF, 1000, 0);
-	emit_sparse(a, sb, "io_us", C_IO, 1000, 0);
-	emit_sparse(a, sb, "sl_us", C_SL, 1000, 0);
+	emit_column(a, sb, "n", C_N, 1);
+	emit_column(a, sb, "cpu", C_CPU, 1);
+	emit_column(a, sb, "other_us", C_OFF, 1000);
+	emit_column(a, sb, "io_us", C_IO, 1000);
+	emit_column(a, sb, "sl_us", C_SL, 1000);
 	sb_addch(sb, '}');
 }
 
@@ -308,7 +439,7 @@ static void emit_timeline(struct app *a, struct strbuf *sb)
 	sb_adds(sb, ",\n\"timeline\":[");
 	for (size_t i = 0; i < p->timeline.n; i++) {
 		const struct prof_timeline_sample *s = &p->timeline.v[i];
-		double b = s->t_ns > a->t0 ? (double)(s->t_ns - a->t0) / (double)a->bucket_ns : 0;
+		double b = s->t_ns > a->t0 ? (double)(s->t_ns - a->t0) / (double)(a->bucket_ns * a->per) : 0;
 		sb_addf(sb, "%s[%u,%.2f,%llu,%u,%u]", i ? "," : "", s->pid, b,
 			(unsigned long long)s->rss_bytes, s->cpu_pct_x100, s->io_wait_pct_x100);
 	}
@@ -364,14 +495,19 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	strtab_init(&a.strs);
 	build_stacks(&a);
 	build_rows(&a);
+	build_lanes(&a);
+	coarsen_rows(&a);
 	emit_strings_of_frames(&a, &body);
+	emit_lanes(&a, &body);
 	emit_rows(&a, &body);
 	emit_timeline(&a, &body);
 	emit_sources(&a, &body);
+	/* bucket_ns, nbuckets: the rows' (selection) buckets; lane_*: the tracks' */
 	sb_addf(sb, "{\"metric\":\"%s\",\"t0\":%llu,\"bucket_ns\":%llu,\"nbuckets\":%u,"
-		"\"timed\":%s,\"strings\":", prof_view_metric_name(v->metric),
-		(unsigned long long)a.t0, (unsigned long long)a.bucket_ns, a.nbuckets,
-		p->timed.n ? "true" : "false");
+		"\"lane_ns\":%llu,\"nlanes\":%u,\"lane_per\":%u,\"timed\":%s,\"strings\":",
+		prof_view_metric_name(v->metric), (unsigned long long)a.t0,
+		(unsigned long long)(a.bucket_ns * a.per), (a.nbuckets + a.per - 1) / a.per,
+		(unsigned long long)a.bucket_ns, a.nbuckets, a.per, p->timed.n ? "true" : "false");
 	json_strtab(sb, &a.strs);
 	sb_add(sb, body.buf ? body.buf : "", body.len);
 	sb_adds(sb, "}");
@@ -384,5 +520,6 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	VEC_FREE(&a.stack_parent);
 	VEC_FREE(&a.stack_frame);
 	VEC_FREE(&a.rows);
+	VEC_FREE(&a.lanes);
 	free(a.node_stack);
 }

@@ -35,6 +35,22 @@ int prof_sort_keys_parse(const char *list, int *keys, size_t max, size_t *n)
 	return *n ? 0 : -EINVAL;
 }
 
+int prof_view_sort_parse(struct prof_view *v, const char *s)
+{
+	int keys[16];
+	size_t n;
+
+	if (!strcmp(s, "self") || !strcmp(s, "total")) {
+		v->sort = s[0] == 's' ? PROF_SORT_SELF : PROF_SORT_TOTAL;
+		v->sort_keys = NULL;
+		return 0;
+	}
+	if (prof_sort_keys_parse(s, keys, ARRAY_SIZE(keys), &n) < 0)
+		return -EINVAL;
+	v->sort_keys = s;
+	return 0;
+}
+
 /* One key of one sample as text, appended to sb. */
 static void add_key(struct strbuf *sb, const struct prof_profile *p, const struct prof_agg *a,
 		    int key)

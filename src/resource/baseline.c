@@ -4,10 +4,13 @@
  * general JSON parser: it walks to "metrics" -> "<name>" -> "runs" with a
  * scanner that skips strings and balances braces, which is all the format
  * prof writes needs, and rejects anything else with -EINVAL.
+ * res_baseline_load reads and checks a whole file before any run, so a bad
+ * path or file costs the user no waiting.
  */
 #include "prof/resource.h"
 #include "prof/util.h"
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Skip a JSON string starting at the opening quote; returns past the close. */
@@ -93,4 +96,23 @@ int res_baseline_runs(const char *json, const char *metric, double **vals, size_
 	*vals = v.v;
 	*n = v.n;
 	return 0;
+}
+
+char *res_baseline_load(const char *path)
+{
+	char *json = read_file(path, NULL);
+	double *v;
+	size_t n;
+
+	if (!json) {
+		error("cannot read baseline '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (res_baseline_runs(json, "wall_s", &v, &n) < 0) {
+		error("'%s' is not a prof stat JSON report (write one with --save-baseline)", path);
+		free(json);
+		return NULL;
+	}
+	free(v);
+	return json;
 }

@@ -1,7 +1,8 @@
 /*
  * counters.c - the perf_event_open counters `prof stat -e` can attach to a
  * command: a probe that asks this kernel
- * whether an event can be counted at all, and the open/read used by
+ * whether an event can be counted at all (and the filter that keeps the
+ * countable ones of a -e list, saying why others go), and the open/read used by
  * res_run().  Counting mode only (no sampling, no mmap): one u64 per event.
  */
 #include "prof/resource.h"
@@ -70,5 +71,33 @@ int res_counter_read(int fd, uint64_t *value)
 
 	if (n != (ssize_t)sizeof(*value))
 		return n < 0 ? -errno : -EIO;
+	return 0;
+}
+
+/* Events this kernel refuses (no PMU here: cycles, instructions...) are
+ * dropped with one warning each; an error only if none is left. */
+int res_counters_keep_countable(const struct prof_perf_event_desc **counters, unsigned *n)
+{
+	unsigned kept = 0, asked = *n;
+
+	for (unsigned i = 0; i < asked; i++) {
+		bool user_only;
+		int r = res_counter_probe(counters[i], &user_only);
+
+		if (r == 0) {
+			if (user_only)
+				warning("event '%s' excludes the kernel (perf_event_paranoid >= 2): "
+					"kernel-side counts are missing; run as root or lower "
+					"kernel.perf_event_paranoid", counters[i]->name);
+			counters[kept++] = counters[i];
+			continue;
+		}
+		warning("event '%s' cannot be counted here (%s%s); continuing without it",
+			counters[i]->name, strerror(-r),
+			(r == -ENOENT || r == -EOPNOTSUPP) ? ": no such PMU event on this machine" : "");
+	}
+	*n = kept;
+	if (asked && !kept)
+		return error("none of the -e events can be counted on this machine"), -EINVAL;
 	return 0;
 }

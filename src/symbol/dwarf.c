@@ -2,7 +2,10 @@
  * dwarf.c - per-binary address lookup: an offline Dwfl per prof_elf (libdw
  * finds separate debug files by build-id under /usr/lib/debug/.build-id and
  * by .gnu_debuglink), ELF .symtab/.dynsym names, DWARF inline chains and
- * file:line.
+ * file:line.  The same session is the unwinder's: its .debug_frame CFI
+ * (prof_elf_debug_cfi) and its debug-file lookup (prof_elf_find_debuginfo,
+ * used by the unwinder's own Dwfl), so a binary's DWARF is found one way
+ * and opened once.
  *
  * Names: the ELF symbol for the real function (C names as perf shows
  * them, "@VERSION" dropped), C++ and Rust names demangled (demangle.c),
@@ -31,9 +34,9 @@
  * debuglink), whose result is then copied for the next run.  The copy is
  * looked up first because libdw keeps the Elf handle of the file its
  * build-id search opened, whatever fd this callback returns. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			  Dwarf_Addr base, const char *file_name, const char *debuglink,
-			  GElf_Word crc, char **debuginfo_file_name)
+int prof_elf_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			    Dwarf_Addr base, const char *file_name, const char *debuglink,
+			    GElf_Word crc, char **debuginfo_file_name)
 {
 	const unsigned char *id;
 	GElf_Addr id_vaddr;
@@ -52,7 +55,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = find_debuginfo,
+	.find_debuginfo = prof_elf_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -93,6 +96,16 @@ static bool elf_open_dwfl(struct prof_elf *e)
 	Dwarf_Addr dbias;
 	e->has_symbols = dwfl_module_getdwarf(e->mod, &dbias) || elf_has_symtab(e->elf);
 	return true;
+}
+
+struct Dwarf_CFI_s *prof_elf_debug_cfi(struct prof_elf *e, int64_t *vaddr_to_cfi)
+{
+	Dwarf_Addr cfi_bias = 0;
+	Dwarf_CFI *cfi = elf_open_dwfl(e) ? dwfl_module_dwarf_cfi(e->mod, &cfi_bias) : NULL;
+
+	/* Dwfl address = vaddr + mod_bias = CFI address + cfi_bias */
+	*vaddr_to_cfi = (int64_t)(e->mod_bias - cfi_bias);
+	return cfi;
 }
 
 bool prof_elf_has_symbols(struct prof_elf *e)

@@ -14,6 +14,7 @@
  *  - Not thread-safe: the recorder symbolizes from one thread.
  */
 #include "symbol-priv.h"
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -219,8 +220,46 @@ int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, siz
 	return -EFAULT;
 }
 
+bool prof_elf_load_range(const struct prof_elf *e, uint64_t *lo, uint64_t *hi)
+{
+	if (!e->loads.n)
+		return false;
+	const struct elf_load *first = &e->loads.v[0];
+	*lo = first->align > 1 ? first->vaddr & -first->align : first->vaddr;
+	*hi = 0;
+	for (size_t i = 0; i < e->loads.n; i++)
+		*hi = MAX(*hi, e->loads.v[i].vaddr + e->loads.v[i].memsz);
+	return true;
+}
+
+struct Elf *prof_elf_elf_ref(const struct prof_elf *e)
+{
+	/* libelf hands back the same read-only handle with one more
+	 * reference: no second mmap, no re-read of the headers */
+	return elf_begin(e->fd, ELF_C_READ_MMAP, e->elf);
+}
+
+struct Dwarf_CFI_s *prof_elf_eh_cfi(struct prof_elf *e)
+{
+	if (!e->cfi_eh_tried) {
+		e->cfi_eh_tried = true;
+		e->cfi_eh = dwarf_getcfi_elf(e->elf);
+	}
+	return e->cfi_eh;
+}
+
+void **prof_elf_unwind_slot(struct prof_elf *e, void (*free_fn)(void *))
+{
+	e->unwind_cache_free = free_fn;
+	return &e->unwind_cache;
+}
+
 static void elf_free(struct prof_elf *e)
 {
+	if (e->unwind_cache && e->unwind_cache_free)
+		e->unwind_cache_free(e->unwind_cache);
+	if (e->cfi_eh)
+		dwarf_cfi_end(e->cfi_eh);
 	elf_symidx_free(e->symidx);
 	elf_scopes_free(e->scopes);
 	elf_synth_free(e->synth);

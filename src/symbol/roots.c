@@ -58,11 +58,17 @@ bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames
 	return prof_is_thread_root(prof_str(p, outer->func));
 }
 
+bool prof_elf_vaddr_is_root(struct prof_elf *e, uint64_t vaddr)
+{
+	const char *name = prof_elf_symbol_name(e, vaddr);
+
+	return name && prof_is_thread_root(name);
+}
+
 bool prof_addrspace_pc_is_root(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr)
 {
 	uint64_t addr = is_return_addr && pc ? pc - 1 : pc;
 	const struct prof_mapping *m = as ? prof_addrspace_find(as, addr) : NULL;
-	const char *name = m && m->elf ? prof_elf_symbol_name(m->elf, addr - m->bias) : NULL;
 
-	return name && prof_is_thread_root(name);
+	return m && m->elf && prof_elf_vaddr_is_root(m->elf, addr - m->bias);
 }

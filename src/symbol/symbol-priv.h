@@ -58,6 +58,10 @@ struct prof_elf {
 	uint32_t eh_count;
 	uint64_t eh_vaddr;		/* the table's entries are relative to this */
 	struct elf_synth *synth;	/* PLT stub names, e_entry (synthetic.c) */
+	bool cfi_eh_tried;		/* .eh_frame CFI opened (elf.c) */
+	Dwarf_CFI *cfi_eh;
+	void *unwind_cache;		/* the unwinder's per-binary rules */
+	void (*unwind_cache_free)(void *);
 };
 
 struct elf_frame {		/* one entry of an inline chain */

@@ -15,16 +15,18 @@ struct cfi_rule {
 	int32_t cfa_off, ra_off, rbp_off;
 };
 
+/* Rules by lookup pc (pc - 1 for return addresses): runtime pcs in an
+ * address space's cache, file vaddrs in a binary's. */
 struct cfi_cache {
-	struct u64map index;	/* runtime pc (pc-1 for return addresses) -> rules index */
+	struct u64map index;	/* lookup pc -> rules index */
 	VEC(struct cfi_rule) rules;
 };
 
 void cfi_cache_reset(struct cfi_cache *cc);
 void cfi_cache_free(struct cfi_cache *cc);
-/* Unwinds with cached rules; false (nothing written) when some frame needs
- * libdw's general unwinder. */
-bool cfi_fast_unwind(struct cfi_cache *cc, Dwfl *dwfl, const struct unwind_ctx *c,
+/* Unwinds with cached rules (cc: the address space's cache); false
+ * (nothing written) when some frame needs libdw's general unwinder. */
+bool cfi_fast_unwind(struct cfi_cache *cc, const struct unwind_ctx *c,
 		     uint64_t *pcs, size_t max, struct prof_unwind_result *res);
 
 #endif

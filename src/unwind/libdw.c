@@ -1,24 +1,31 @@
 /*
- * libdw.c - the default unwinder: libdwfl's frame unwinder driven by our
- * own Dwfl_Thread_Callbacks over a sample's (registers, stack copy).
+ * libdw.c - the default unwinder: per-pc rules from each binary's shared
+ * CFI (cfi-cache.c) for most samples, and libdwfl's frame unwinder, driven
+ * by our own Dwfl_Thread_Callbacks over a sample's (registers, stack
+ * copy), for the rest.
  *
  * Design notes / invariants:
- *  - One Dwfl per address space, kept in its unwind_as_state slot and
- *    touched only when as->generation changes: extended in place when
- *    mappings were only added (dlopen), rebuilt when one went away (exec,
- *    munmap).
+ *  - The fast path needs no Dwfl: its rules come from the binaries' own
+ *    CFI handles, opened once per binary for every process (and, for
+ *    .debug_frame, through the symbolizer's DWARF session).  A new
+ *    process of known binaries costs no CFI reading.
+ *  - The general unwinder's Dwfl is per address space and built only when
+ *    a sample needs it (a rule the fast path does not handle), then kept
+ *    until as->generation changes: extended in place when mappings were
+ *    only added (dlopen), rebuilt when one went away (exec, munmap).
  *    A Dwfl per sample would re-read every module's ELF headers and CFI for
- *    every sample, which is what made perf's libdw unwinding slow; reusing
- *    it keeps libdw's per-module CFI/FDE caches warm.
- *  - Modules are reported with dwfl_report_elf at the mapping's load bias
- *    (base = bias with add_p_vaddr), once per distinct binary.
+ *    every sample, which is what made perf's libdw unwinding slow.
+ *  - Modules are reported with dwfl_report_module at the mapping's load
+ *    bias, once per distinct binary, and libdw gets the binary's own Elf
+ *    handle (a new reference): building a Dwfl maps and parses no file.
+ *    Their debug files are found as the symbolizer finds them
+ *    (prof_elf_find_debuginfo), whose inflated copy spares libdw
+ *    decompressing a distribution's debug file per process.
  *  - dwfl_attach_state is done once per Dwfl; its dwfl_arg is the state,
  *    whose `cur` points at the sample being unwound for the duration of
  *    one prof_unwind() call.
  *  - memory_read serves the stack copy first and file-backed mappings
  *    second; everything else fails, which ends the unwind (incomplete).
- *  - Samples whose every frame has a simple cached rule take the fast
- *    path in cfi-cache.c; the others go through dwfl_getthread_frames.
  *  - x86_64 DWARF register order: rax rdx rcx rbx rsi rdi rbp rsp r8-r15,
  *    then the return address column 16 = rip.
  */
@@ -38,7 +45,8 @@ struct dw_state {
 	bool usable;
 	const struct unwind_ctx *cur;
 	bool read_failed;	/* libdw ends "normally" when a read fails: track it */
-	struct cfi_cache rules;	/* fast path, valid for this Dwfl only */
+	uint64_t rules_generation;
+	struct cfi_cache rules;	/* fast path, valid for one mapping generation */
 	VEC(struct dw_reported) reported;	/* binaries in the Dwfl */
 };
 
@@ -99,10 +107,24 @@ static const Dwfl_Thread_Callbacks dw_thread_callbacks = {
 	.set_initial_registers = dw_set_initial_registers,
 };
 
+/* find_elf: the module's binary is its userdata (set when reported); libdw
+ * gets a new reference to the binary's own Elf handle, which it elf_ends
+ * with the Dwfl, or else a dup of its descriptor (libdw closes that). */
+static int dw_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	const struct prof_elf *e = *userdata;
+
+	*elfp = prof_elf_elf_ref(e);
+	if (*elfp)
+		return -1;
+	return prof_elf_fd(e) >= 0 ? fcntl(prof_elf_fd(e), F_DUPFD_CLOEXEC, 0) : -1;
+}
+
 static char *dw_debuginfo_path;
 static const Dwfl_Callbacks dw_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_elf = dw_find_elf,
+	.find_debuginfo = prof_elf_find_debuginfo,
 	.debuginfo_path = &dw_debuginfo_path,
 };
 
@@ -125,6 +147,25 @@ static bool is_reported(const struct dw_state *st, const struct prof_elf *e)
 	return false;
 }
 
+/* Reports m's binary as a module at m's load bias: libdwfl places a module
+ * at low - (first PT_LOAD's aligned vaddr), so low = bias + that vaddr.
+ * Its Elf comes from dw_find_elf when libdw first needs it: never reopened
+ * by path, which may be gone (deleted file, exited process). */
+static bool dw_report_binary(Dwfl *dwfl, const struct prof_mapping *m)
+{
+	uint64_t lo, hi;
+	void **userdata;
+
+	if (!prof_elf_load_range(m->elf, &lo, &hi))
+		return false;
+	Dwfl_Module *mod = dwfl_report_module(dwfl, prof_elf_path(m->elf), m->bias + lo, m->bias + hi);
+	if (!mod)
+		return false;
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = m->elf;
+	return true;
+}
+
 /* Reports the binaries of as not reported yet; returns how many now are. */
 static size_t dw_report_new(struct dw_state *st, struct prof_addrspace *as)
 {
@@ -132,12 +173,7 @@ static size_t dw_report_new(struct dw_state *st, struct prof_addrspace *as)
 		const struct prof_mapping *m = &as->maps.v[i];
 		if (!m->elf || is_reported(st, m->elf))
 			continue;
-		/* base = bias with add_p_vaddr: the module lands at bias + p_vaddr */
-		/* a dup of the cached descriptor (libdw closes it): no reopening by
-		 * path, which may be gone (deleted file, exited process) */
-		int fd = prof_elf_fd(m->elf) >= 0 ? fcntl(prof_elf_fd(m->elf), F_DUPFD_CLOEXEC, 0) : -1;
-		if (dwfl_report_elf(st->dwfl, prof_elf_path(m->elf), prof_elf_open_path(m->elf), fd,
-				    m->bias, true)) {
+		if (dw_report_binary(st->dwfl, m)) {
 			struct dw_reported r = { m->elf, m->bias, m->start };
 			VEC_PUSH(&st->reported, r);
 		}
@@ -165,15 +201,12 @@ static void dw_update(struct dw_state *st, struct prof_addrspace *as)
 		dwfl_report_begin_add(st->dwfl);
 		dw_report_new(st, as);
 		dwfl_report_end(st->dwfl, NULL, NULL);
-		/* pcs in the new modules may be cached as "no rule": recompute */
-		cfi_cache_reset(&st->rules);
 		return;
 	}
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
 	st->usable = false;
 	st->reported.n = 0;
-	cfi_cache_reset(&st->rules);
 	st->dwfl = dwfl_begin(&dw_callbacks);
 	if (!st->dwfl)
 		return;
@@ -214,25 +247,45 @@ static int dw_frame(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_OK;
 }
 
-void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
-		  struct prof_unwind_result *res)
+/* The address space's libdw state, created on first use. */
+static struct dw_state *dw_state_of(struct prof_addrspace *as)
 {
-	struct unwind_as_state *slot = unwind_as_state(c->as);
+	struct unwind_as_state *slot = unwind_as_state(as);
 	struct dw_state *st = slot->libdw;
 
 	if (!st) {
 		st = slot->libdw = xcalloc(1, sizeof(*st));
 		slot->libdw_free = dw_state_free;
-		st->generation = c->as->generation - 1;
+		st->generation = st->rules_generation = as->generation - 1;
 	}
+	return st;
+}
+
+/* The fast path: true when every frame had a simple cached rule. */
+static bool dw_fast(struct dw_state *st, const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+		    struct prof_unwind_result *res)
+{
+	/* runtime pcs cached as "no rule" may be in new mappings: recompute */
+	if (st->rules_generation != c->as->generation) {
+		cfi_cache_reset(&st->rules);
+		st->rules_generation = c->as->generation;
+	}
+	return cfi_fast_unwind(&st->rules, c, pcs, max, res);
+}
+
+void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+		  struct prof_unwind_result *res)
+{
+	struct dw_state *st = dw_state_of(c->as);
+
+	if (!c->no_fast_path && dw_fast(st, c, pcs, max, res))
+		return;
 	if (st->generation != c->as->generation || !st->dwfl)
 		dw_update(st, c->as);
 	if (!st->usable) {
 		res->stop = "no modules to unwind with";
 		return;
 	}
-	if (!c->no_fast_path && cfi_fast_unwind(&st->rules, st->dwfl, c, pcs, max, res))
-		return;
 	struct dw_walk w = { .pcs = pcs, .max = max };
 	st->cur = c;
 	st->read_failed = false;

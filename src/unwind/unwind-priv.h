@@ -41,6 +41,8 @@ struct unwind_as_state {
 	void (*libdw_free)(void *);
 	void *libunwind;
 	void (*libunwind_free)(void *);
+	uint64_t roots_generation;	/* roots is valid for this mapping generation */
+	struct u64map roots;		/* lookup pc -> is a thread root (unwind.c) */
 };
 struct unwind_as_state *unwind_as_state(struct prof_addrspace *as);
 

@@ -66,13 +66,16 @@ static void as_state_free(void *p)
 		st->libdw_free(st->libdw);
 	if (st->libunwind && st->libunwind_free)
 		st->libunwind_free(st->libunwind);
+	u64map_free(&st->roots);
 	free(st);
 }
 
 struct unwind_as_state *unwind_as_state(struct prof_addrspace *as)
 {
 	if (!as->unwind_state) {
-		as->unwind_state = xcalloc(1, sizeof(struct unwind_as_state));
+		struct unwind_as_state *st = xcalloc(1, sizeof(*st));
+		st->roots_generation = as->generation - 1;
+		as->unwind_state = st;
 		as->unwind_state_free = as_state_free;
 	}
 	return as->unwind_state;
@@ -142,17 +145,37 @@ void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 /* How many outermost frames may be garbage read past a thread root. */
 #define ROOT_LOOKBACK 3
 
+/* prof_addrspace_pc_is_root, cached per address space by lookup pc until
+ * its mappings change: the symbol lookups behind it were most of the cost
+ * of an unwind whose rules are all cached. */
+static bool pc_is_root(struct prof_addrspace *as, uint64_t pc, bool is_return_addr)
+{
+	struct unwind_as_state *st = unwind_as_state(as);
+	uint64_t key = is_return_addr && pc ? pc - 1 : pc;
+	bool created;
+
+	if (st->roots_generation != as->generation) {
+		u64map_free(&st->roots);
+		memset(&st->roots, 0, sizeof(st->roots));
+		st->roots_generation = as->generation;
+	}
+	uint64_t *is_root = u64map_slot(&st->roots, key, &created);
+	if (created)	/* the lookup does not touch roots: the slot stays valid */
+		*is_root = prof_addrspace_pc_is_root(as, key, false);
+	return *is_root;
+}
+
 /* A walk that got to a thread root is complete whatever stopped it there:
  * libdw fails on the loader's _start (no "return address undefined" in
  * its CFI), restoring the outermost frame's registers reads past the stack
  * copy, which the kernel cuts at the end of the stack, and Go's rt0_go,
  * entered by a jump, has argc where a return address would be: frames read
  * beyond the root are dropped. */
-static void end_at_root(const struct prof_addrspace *as, uint64_t *pcs, struct prof_unwind_result *res)
+static void end_at_root(struct prof_addrspace *as, uint64_t *pcs, struct prof_unwind_result *res)
 {
 	for (size_t k = 0; k < ROOT_LOOKBACK && k < res->n; k++) {
 		size_t i = res->n - 1 - k;
-		if (prof_addrspace_pc_is_root(as, pcs[i], i > 0)) {
+		if (pc_is_root(as, pcs[i], i > 0)) {
 			res->n = i + 1;
 			res->complete = true;
 			res->stop = NULL;

@@ -219,6 +219,28 @@ FILE *fopen_output(const char *path)
 	return f;
 }
 
+FILE *output_open(const char *path)
+{
+	FILE *f;
+
+	if (!path || !strcmp(path, "-"))
+		return stdout;
+	if (!(f = fopen_output(path)))
+		error("cannot create '%s': %s", path, strerror(errno));
+	return f;
+}
+
+int output_close(FILE *f, const char *path)
+{
+	bool is_stdout = f == stdout;
+	int bad = is_stdout ? fflush(f) : fclose(f);
+
+	if (bad)
+		return error("cannot write '%s': %s", is_stdout ? "stdout" : path, strerror(errno)),
+		       -EIO;
+	return 0;
+}
+
 int thread_start_nosignals(pthread_t *t, void *(*fn)(void *), void *arg)
 {
 	sigset_t all, old;

@@ -202,3 +202,21 @@ int opt_text_or_json(const char *flag, const char *value, bool *json)
 	*json = k == 1;
 	return 0;
 }
+
+int opt_color(const char *flag, const char *value, int *when)
+{
+	static const char *const whens[] = { "auto", "always", "never", NULL };
+	int k = value ? opt_choice(flag, value, whens) : 1;
+
+	if (k < 0)
+		return k;
+	*when = k;
+	return 0;
+}
+
+bool color_wanted(int when, bool to_terminal)
+{
+	if (when != 0)
+		return when == 1;
+	return to_terminal && !getenv("NO_COLOR");
+}

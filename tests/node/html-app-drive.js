@@ -5,7 +5,8 @@
 //   phases REPORT IO_START_NS IO_END_NS   range, track, metric, search,
 //                                         source view, URL round trip
 //   deep REPORT                           height cap and collapse recursion
-//   load REPORT                           load time and renderer CPU time
+//   load REPORT                           load time (ready, first paint) and
+//                                         Chromium's CPU time
 //   diff REPORT                           red/blue flame graph, movers table
 'use strict';
 const fs = require('fs');
@@ -42,7 +43,7 @@ function panels(page) {
 			srcName: document.getElementById('src-name').textContent,
 			hottest: Array.from(document.querySelectorAll('#srctable tr.hottest')).map((r) => +r.cells[2].textContent),
 			hot: Array.from(document.querySelectorAll('#srctable tr.hot')).map((r) => +r.cells[2].textContent),
-			stackLeaves: document.getElementById('stackchart').getAttribute('data-leaves'),
+			stackCols: JSON.parse(document.getElementById('stackchart').getAttribute('data-cols') || '[]'),
 			swName: document.getElementById('sw-name').textContent,
 			flameHeight: document.getElementById('flame').offsetHeight,
 			wrapHeight: document.getElementById('flamewrap').clientHeight,
@@ -122,6 +123,8 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	// 5. metric switch
 	await page.selectOption('#metric', 'io-wait');
 	out.iowait = await panels(page);
+	await page.selectOption('#metric', 'wall');	// both threads in every bucket
+	out.wall = await panels(page);
 	await page.selectOption('#metric', 'cpu');
 
 	// 6. search: the call tree and the flame graph
@@ -170,9 +173,15 @@ async function load(browser, url, out, errors) {
 	const cpu = () => cpuOfTree(browserPid(browser.userDataDir));
 	const c0 = cpu(), t0 = Date.now();
 	const page = await open(browser, url, errors);
+	// a page without the first-paint mark (an older build's): the next frame
+	const own = await page.evaluate(() => Array.from(document.scripts).some((e) => e.text.includes('data-painted-ms')));
+	const next = own ? null : await page.evaluate(() => new Promise((done) =>
+		requestAnimationFrame(() => setTimeout(() => done(Math.round(performance.now())), 0))));
+	if (own) await page.waitForSelector('body[data-painted-ms]', { timeout: 120000 });
 	out.wall_ms = Date.now() - t0;
 	out.cpu_ms = cpu() - c0;
 	out.page_ms = +(await page.evaluate(() => document.body.getAttribute('data-load-ms')));
+	out.painted_ms = own ? +(await page.evaluate(() => document.body.getAttribute('data-painted-ms'))) : next;
 	out.marks = JSON.parse(await page.evaluate(() => document.body.getAttribute('data-marks')));
 	out.panels = await panels(page);
 	out.loadavg = os.loadavg()[0];

@@ -399,6 +399,32 @@ static void test_incremental(void)
 	prof_unwinder_free(dw);
 }
 
+static int open_file_fds(void);
+
+/* A new address space of binaries already known (a new process of the same
+ * programs): its rules come from the binaries' shared cache, so its first
+ * unwind opens nothing, where a Dwfl per address space reopened (dup'd)
+ * every module's file, and gives the same pcs. */
+static void test_shared_binaries(void)
+{
+	static uint64_t a[PROF_MAX_FRAMES], b[PROF_MAX_FRAMES];
+	struct prof_unwind_result ra, rb;
+	struct prof_unwinder *dw = prof_unwinder_new(PROF_UNWIND_LIBDW);
+	struct prof_ustack st = { cap.stack, cap.size };
+	struct prof_addrspace *as = prof_addrspace_new(getpid());
+
+	prof_unwind(dw, self_as, getpid(), &cap.regs, &st, a, PROF_MAX_FRAMES, &ra);
+	prof_addrspace_load_proc(as);
+	int fds = open_file_fds();
+	prof_unwind(dw, as, getpid(), &cap.regs, &st, b, PROF_MAX_FRAMES, &rb);
+	is_u64((uint64_t)open_file_fds(), (uint64_t)fds,
+	       "a new address space of known binaries: its first unwind opens no file");
+	ok(rb.complete && ra.n == rb.n && !memcmp(a, b, ra.n * sizeof(a[0])),
+	   "a new address space of known binaries: the same %zu pcs", rb.n);
+	prof_addrspace_free(as);
+	prof_unwinder_free(dw);
+}
+
 static void test_parse(void)
 {
 	enum prof_unwinder_kind k;
@@ -456,6 +482,7 @@ int main(void)
 	unsetenv("PROF_UNWIND_NO_FAST_PATH");
 	test_backends_agree("chain");
 	test_incremental();
+	test_shared_binaries();
 	memset(&cap, 0, sizeof(cap));
 	recurse(&cap, 20);
 	test_backends_agree("recursion");
