@@ -148,18 +148,26 @@ static void run_end(struct run *r)
 	prof_profile_free(&r->p);
 }
 
+/* run_start, and the two events' sources; false (a skip) when refused. */
+static bool start_or_skip(struct run *r, const char *self, struct source *sw, struct source *cpu)
+{
+	if (!run_start(r, self)) {
+		printf("ok %d # SKIP perf events refused here\n", ++tap_n);
+		run_end(r);
+		return false;
+	}
+	*sw = (struct source){ r, &r->sw };
+	*cpu = (struct source){ r, &r->cpu };
+	return true;
+}
+
 static void test_one_after_the_other(const char *self)
 {
 	struct run r;
 	struct source sw, cpu;
 
-	if (!run_start(&r, self)) {
-		printf("ok %d # SKIP perf events refused here\n", ++tap_n);
-		run_end(&r);
+	if (!start_or_skip(&r, self, &sw, &cpu))
 		return;
-	}
-	sw = (struct source){ &r, &r.sw };
-	cpu = (struct source){ &r, &r.cpu };
 	prof_perf_drain(&r.sw, feed, &sw);
 	prof_perf_drain(&r.cpu, feed, &cpu);
 	prof_replay_batch_end(r.rp);
@@ -174,13 +182,8 @@ static void test_merged(const char *self)
 	struct run r;
 	struct source sw, cpu;
 
-	if (!run_start(&r, self)) {
-		printf("ok %d # SKIP perf events refused here\n", ++tap_n);
-		run_end(&r);
+	if (!start_or_skip(&r, self, &sw, &cpu))
 		return;
-	}
-	sw = (struct source){ &r, &r.sw };
-	cpu = (struct source){ &r, &r.cpu };
 	/* the switch samples' event first, as prof record lists them last */
 	struct prof_perf_source srcs[] = { { &r.sw, feed, &sw }, { &r.cpu, feed, &cpu } };
 	ok(prof_perf_drain_merged(srcs, 2, 0) == 0, "merged drain: every record handed out");
