@@ -113,10 +113,11 @@ int prof_perf_disable(struct prof_perf *pf);
 /* Waits up to timeout_ms for a ring to pass its watermark; 0 / -errno. */
 int prof_perf_poll(struct prof_perf *pf, int timeout_ms);
 /*
- * Calls fn for every record in every ring, merged by timestamp.  The
- * record points into the ring when it does not wrap, else into a scratch
- * copy; it is valid only during the call.  Stops early when fn returns
- * non-zero and returns that value.
+ * Calls fn for the records of every ring, merged by timestamp, up to the
+ * time every ring is known to be read up to (records after it wait for
+ * the next call, see ring.c).  The record points into the ring when it
+ * does not wrap, else into a scratch copy; it is valid only during the
+ * call.  Stops early when fn returns non-zero and returns that value.
  */
 typedef int (*prof_perf_record_fn)(void *ctx, const struct perf_event_header *h);
 int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
@@ -124,6 +125,19 @@ int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
  * with records left (fn's non-zero result otherwise), so that a loop
  * that cannot keep up still sees its deadline, keys and batch ends. */
 int prof_perf_drain_for(struct prof_perf *pf, uint64_t budget_ns, prof_perf_record_fn fn, void *ctx);
+/* One event of a merged drain, and where its records go. */
+struct prof_perf_source {
+	struct prof_perf *pf;
+	prof_perf_record_fn fn;
+	void *ctx;
+};
+/*
+ * prof_perf_drain_for over the rings of several events as one stream in
+ * time order (budget_ns 0: no limit): a sample in one event's ring is
+ * handed out after the MMAP, COMM, FORK and EXIT records timed before it
+ * in another event's ring.
+ */
+int prof_perf_drain_merged(const struct prof_perf_source *srcs, size_t nsrcs, uint64_t budget_ns);
 void prof_perf_close(struct prof_perf *pf);	/* frees the pump too */
 
 /*
@@ -140,7 +154,14 @@ int prof_perf_pump_start(struct prof_perf *pf, size_t max_bytes);
 void prof_perf_pump_stop(struct prof_perf *pf);
 void prof_perf_pump_free(struct prof_perf *pf);
 int prof_perf_pump_wait(struct prof_perf *pf, int timeout_ms);
-int prof_perf_pump_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
+/* The merged drain's access to the queues (ring.c): refill moves the
+ * kernel rings into the queues once the thread stopped; mark is the
+ * clock time before which every record of that CPU's ring is queued;
+ * peek gives the next queued record (NULL: none), consume passes it. */
+void prof_perf_pump_refill(struct prof_perf *pf);
+uint64_t prof_perf_pump_mark(const struct prof_perf *pf, int cpu);
+const struct perf_event_header *prof_perf_pump_peek(struct prof_perf *pf, int cpu);
+void prof_perf_pump_consume(struct prof_perf *pf, int cpu, size_t size);
 /* Shared by the direct reader and the pump. */
 uint64_t prof_perf_record_time(const struct perf_event_header *h);
 /* The record at tail (head: the published end), copied to scratch when it

@@ -19,6 +19,15 @@
  *    count LOST records as before: no sample is dropped silently.
  *  - Per CPU, queued records are older than those still in the kernel
  *    ring, so draining a CPU's queue before its ring keeps the order.
+ *  - Each queue publishes a mark: the clock read before the data_head of
+ *    the pass that filled it, so every record of its ring timed before
+ *    the mark is in the queue (or was consumed).  The consumer merges
+ *    several events' queues only up to the lowest mark (ring.c), so a
+ *    record that another ring has yet to hand over cannot be overtaken.
+ *    The mark is stored with release after the records it covers.  A pass
+ *    stopped by the budget sets it too: the kernel is dropping records
+ *    then anyway, and a mark held back would stall every other queue
+ *    behind this one, whose memory it holds.
  *  - prof_perf_disable stops the thread; from then on the draining thread
  *    copies the kernel rings itself (no concurrency left).
  */
@@ -43,6 +52,7 @@ struct queue {
 	struct chunk *head;	/* consumer: oldest chunk */
 	size_t rd;		/* consumer: offset of the next record in head */
 	struct chunk *tail;	/* producer: chunk being filled */
+	uint64_t mark;		/* atomic: records timed before it are queued */
 };
 
 struct prof_pump {
@@ -155,6 +165,7 @@ static size_t pump_ring(struct prof_pump *pp, int cpu)
 
 	if (!r->meta)
 		return 0;
+	uint64_t mark = now_ns();	/* before data_head: what is older is below it */
 	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
 	tail = r->meta->data_tail;
 	while (tail < head) {
@@ -171,6 +182,7 @@ static size_t pump_ring(struct prof_pump *pp, int cpu)
 		moved++;
 	}
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&q->mark, mark, __ATOMIC_RELEASE);
 	return moved;
 }
 
@@ -303,34 +315,24 @@ static const struct perf_event_header *queue_peek(struct prof_pump *pp, struct q
 	}
 }
 
-/*
- * Consumer side of prof_perf_drain: the queues merged by timestamp (as
- * the direct reader merges the rings).  After prof_perf_pump_stop the
- * kernel rings are first moved into the queues here.
- */
-int prof_perf_pump_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx)
+/* The consumer's side (ring.c merges the queues of one or more events). */
+void prof_perf_pump_refill(struct prof_perf *pf)
 {
-	struct prof_pump *pp = pf->pump;
-	const struct perf_event_header *rec[256];
-	uint64_t time[256];
-	int n = MIN(pf->ncpus, (int)ARRAY_SIZE(rec)), ret = 0;
+	if (!pf->pump->running)	/* stopped: the consumer moves the rest itself */
+		pump_all(pf->pump);
+}
 
-	if (!pp->running)
-		pump_all(pp);
-	for (int i = 0; i < n; i++)
-		if ((rec[i] = queue_peek(pp, &pp->q[i])))
-			time[i] = prof_perf_record_time(rec[i]);
-	while (!ret) {
-		int best = -1;
-		for (int i = 0; i < n; i++)
-			if (rec[i] && (best < 0 || time[i] < time[best]))
-				best = i;
-		if (best < 0)
-			break;
-		ret = fn(ctx, rec[best]);
-		pp->q[best].rd += rec[best]->size;
-		if ((rec[best] = queue_peek(pp, &pp->q[best])))
-			time[best] = prof_perf_record_time(rec[best]);
-	}
-	return ret;
+uint64_t prof_perf_pump_mark(const struct prof_perf *pf, int cpu)
+{
+	return __atomic_load_n(&pf->pump->q[cpu].mark, __ATOMIC_ACQUIRE);
+}
+
+const struct perf_event_header *prof_perf_pump_peek(struct prof_perf *pf, int cpu)
+{
+	return queue_peek(pf->pump, &pf->pump->q[cpu]);
+}
+
+void prof_perf_pump_consume(struct prof_perf *pf, int cpu, size_t size)
+{
+	pf->pump->q[cpu].rd += size;
 }

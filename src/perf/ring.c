@@ -8,9 +8,17 @@
  *  - data_head is read with acquire ordering before the records it covers;
  *    data_tail is published with release ordering after we are done with
  *    them, so the kernel never overwrites a record being decoded.
- *  - prof_perf_drain merges the per-CPU rings by timestamp; each ring has
- *    its own scratch area because one wrapped record per ring may be
- *    pending at a time.
+ *  - prof_perf_drain_merged merges the per-CPU rings of one or more
+ *    events by timestamp (a sample in one event's ring may depend on an
+ *    MMAP, COMM or EXIT in another's), each ring having its own scratch
+ *    area because one wrapped record per ring may be pending at a time.
+ *  - The merge stops at the cutoff: the lowest mark of all rings, a mark
+ *    being the clock read before the ring's data_head (pump.c keeps one
+ *    per queue).  A record timed after a mark may still be on its way into
+ *    that ring, so later records of the other rings wait for the next
+ *    pass rather than overtake it (perf's ordered events flush up to a
+ *    round's start for the same reason).  The records are CLOCK_MONOTONIC
+ *    (event.c), the clock of now_ns().
  *  - sample_type is fixed by event.c (IP|TID|TIME|CPU|PERIOD, plus
  *    CALLCHAIN, REGS_USER, STACK_USER; the off-CPU events of offcpu.c add
  *    RAW in their own rings); the sample_id_all trailer of
@@ -41,13 +49,6 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms)
 		return -errno;
 	return 0;
 }
-
-/* Per-ring read position during one drain pass. */
-struct ring_pos {
-	uint64_t tail, head;
-	const struct perf_event_header *rec;	/* next record, NULL when done */
-	uint64_t time;
-};
 
 uint64_t prof_perf_record_time(const struct perf_event_header *h)
 {
@@ -87,78 +88,120 @@ const struct perf_event_header *prof_perf_ring_peek(const struct prof_perf_ring 
 	return (const void *)scratch;
 }
 
-/* Loads the record at pos->tail; a corrupt one resyncs at head. */
-static void peek(struct prof_perf_ring *r, struct ring_pos *pos, uint8_t *scratch)
+/* One per-CPU ring of one event during a merged pass. */
+struct cursor {
+	const struct prof_perf_source *src;
+	int cpu;
+	uint64_t tail, head;	/* reading the kernel ring itself (no pump) */
+	const struct perf_event_header *rec;	/* next record, NULL when none */
+	uint64_t time;
+};
+
+/* Loads the cursor's next record; a corrupt one resyncs at head. */
+static void cursor_load(struct cursor *c)
 {
-	pos->rec = prof_perf_ring_peek(r, pos->tail, pos->head, scratch);
-	if (!pos->rec) {
-		pos->tail = pos->head;
-		return;
+	struct prof_perf *pf = c->src->pf;
+
+	if (pf->pump) {
+		c->rec = prof_perf_pump_peek(pf, c->cpu);
+	} else {
+		c->rec = prof_perf_ring_peek(&pf->rings[c->cpu], c->tail, c->head,
+					     pf->scratch + (size_t)c->cpu * PROF_PERF_SCRATCH);
+		if (!c->rec)
+			c->tail = c->head;
 	}
-	pos->time = prof_perf_record_time(pos->rec);
+	if (c->rec)
+		c->time = prof_perf_record_time(c->rec);
 }
 
-/*
- * Merges the rings by timestamp so that a FORK, EXEC or EXIT on one CPU is
- * seen before the samples that depend on it from another CPU.  Records
- * stay in place until the pass ends (tails are published last).  With a
- * pump running, the records come from its queues instead (pump.c).
- */
-int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx)
+static void cursor_advance(struct cursor *c)
 {
-	struct ring_pos pos[256];
-	int n = MIN(pf->ncpus, (int)ARRAY_SIZE(pos)), ret = 0;
+	if (c->src->pf->pump)
+		prof_perf_pump_consume(c->src->pf, c->cpu, c->rec->size);
+	else
+		c->tail += c->rec->size;
+	cursor_load(c);
+}
+
+/* Opens a cursor per ring of src at cs + *n; returns the lowest mark. */
+static uint64_t open_source(const struct prof_perf_source *src, struct cursor *cs, size_t *n)
+{
+	struct prof_perf *pf = src->pf;
+	uint64_t mark = UINT64_MAX, now;
 
 	if (pf->pump)
-		return prof_perf_pump_drain(pf, fn, ctx);
-	for (int i = 0; i < n; i++) {
-		struct prof_perf_ring *r = &pf->rings[i];
-		pos[i].rec = NULL;
-		if (!r->meta)
+		prof_perf_pump_refill(pf);
+	now = now_ns();	/* before any data_head: the mark of a ring read here */
+	for (int cpu = 0; cpu < pf->ncpus; cpu++) {
+		struct perf_event_mmap_page *meta = pf->rings[cpu].meta;
+		if (!meta)	/* no event on that CPU: no records, no mark */
 			continue;
-		pos[i].head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-		pos[i].tail = r->meta->data_tail;
-		peek(r, &pos[i], pf->scratch + (size_t)i * PROF_PERF_SCRATCH);
+		struct cursor *c = &cs[(*n)++];
+		*c = (struct cursor){ .src = src, .cpu = cpu };
+		if (pf->pump) {	/* the mark first: it covers the records read after it */
+			uint64_t m = prof_perf_pump_mark(pf, cpu);
+			mark = MIN(mark, m);
+		} else {
+			mark = MIN(mark, now);
+			c->head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+			c->tail = meta->data_tail;
+		}
+		cursor_load(c);
 	}
-	while (!ret) {
-		int best = -1;
-		for (int i = 0; i < n; i++)
-			if (pos[i].rec && (best < 0 || pos[i].time < pos[best].time))
-				best = i;
-		if (best < 0)
-			break;
-		ret = fn(ctx, pos[best].rec);
-		pos[best].tail += pos[best].rec->size;
-		peek(&pf->rings[best], &pos[best], pf->scratch + (size_t)best * PROF_PERF_SCRATCH);
+	return mark;
+}
+
+/* The cursor with the oldest record timed before cutoff, or NULL. */
+static struct cursor *oldest(struct cursor *cs, size_t n, uint64_t cutoff)
+{
+	struct cursor *best = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (cs[i].rec && cs[i].time < cutoff && (!best || cs[i].time < best->time))
+			best = &cs[i];
+	return best;
+}
+
+int prof_perf_drain_merged(const struct prof_perf_source *srcs, size_t nsrcs, uint64_t budget_ns)
+{
+	size_t total = 0, n = 0;
+	uint64_t cutoff = UINT64_MAX, end = now_ns() + budget_ns;
+	unsigned records = 0;
+	struct cursor *cs, *c;
+	int ret = 0;
+
+	for (size_t i = 0; i < nsrcs; i++)
+		total += (size_t)srcs[i].pf->ncpus;
+	cs = xcalloc(total ? total : 1, sizeof(*cs));
+	for (size_t i = 0; i < nsrcs; i++) {
+		uint64_t mark = open_source(&srcs[i], cs, &n);	/* MIN evaluates twice */
+		cutoff = MIN(cutoff, mark);
 	}
-	for (int i = 0; i < n; i++)
-		if (pf->rings[i].meta)
-			__atomic_store_n(&pf->rings[i].meta->data_tail, ret ? pos[i].tail : pos[i].head,
+	while (!ret && (c = oldest(cs, n, cutoff))) {
+		ret = c->src->fn(c->src->ctx, c->rec);
+		cursor_advance(c);
+		/* every 64 records: has the budget run out? */
+		if (!ret && budget_ns && !(++records & 63) && now_ns() >= end)
+			ret = 1;
+	}
+	for (size_t i = 0; i < n; i++)	/* the records read leave the kernel rings */
+		if (!cs[i].src->pf->pump)
+			__atomic_store_n(&cs[i].src->pf->rings[cs[i].cpu].meta->data_tail, cs[i].tail,
 					 __ATOMIC_RELEASE);
+	free(cs);
 	return ret;
 }
 
-struct budget {
-	prof_perf_record_fn fn;
-	void *ctx;
-	uint64_t end;
-	unsigned records;
-};
-
-/* fn's own result, else 1 once the budget is spent (every 64 records). */
-static int within_budget(void *ctx, const struct perf_event_header *h)
+int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx)
 {
-	struct budget *b = ctx;
-	int ret = b->fn(b->ctx, h);
+	struct prof_perf_source src = { pf, fn, ctx };
 
-	if (ret)
-		return ret;
-	return !(++b->records & 63) && now_ns() >= b->end;
+	return prof_perf_drain_merged(&src, 1, 0);
 }
 
 int prof_perf_drain_for(struct prof_perf *pf, uint64_t budget_ns, prof_perf_record_fn fn, void *ctx)
 {
-	struct budget b = { fn, ctx, now_ns() + budget_ns, 0 };
+	struct prof_perf_source src = { pf, fn, ctx };
 
-	return prof_perf_drain(pf, within_budget, &b);
+	return prof_perf_drain_merged(&src, 1, budget_ns);
 }

@@ -13,8 +13,8 @@
  *  - Live only: nthreads maps pid -> threads not yet EXITed.  When it
  *    drops to 0 the space moves to `dead` and is freed at the end of the
  *    batch, since a sample of the exiting process may still be merged in
- *    behind the EXIT (and the off-CPU consumer resolves its stacks after
- *    the main rings).  A file keeps every space: with no count of the
+ *    behind the EXIT (records within a few microseconds of each other on
+ *    two CPUs).  A file keeps every space: with no count of the
  *    threads that existed before recording, an EXIT cannot tell the last.
  *  - tasks maps tid -> index + 1 into task, the thread's name (string id)
  *    and its profile thread + 1 (0 until its first sample, so threads

@@ -14,9 +14,14 @@
  *  - Attach: events are opened disabled for every tid of every pid, the
  *    processes' maps and thread names are synthesized from /proc, then all
  *    events are enabled.
- *  - One drain pass is a batch of the engine: the CPU event's rings, then
- *    the off-CPU rings (their stacks resolve against the spaces the CPU
- *    event's records built), then prof_replay_batch_end.
+ *  - One drain pass is a batch of the engine: the rings of the CPU event
+ *    and of both off-CPU events merged into one stream in time order, then
+ *    prof_replay_batch_end.  Only the CPU event carries MMAP, COMM, FORK
+ *    and EXIT records, and an off-CPU stack resolves against the address
+ *    space they built at its time: drained one event after the other, a
+ *    loaded machine replayed switch-out stacks before the MMAPs of their
+ *    libraries or after their process's EXIT, and charged them to
+ *    [unknown] (docs/robustness.md).
  *  - The writer is flushed about every second, so a SIGKILLed prof loses
  *    at most ~1 s.  A write error stops recording (events closed, the file
  *    kept readable up to the last good flush) and leaves the command alone.
@@ -172,26 +177,27 @@ static int feed(void *ctx, const struct perf_event_header *h)
 }
 
 /*
- * One batch: at most ~200 ms of the CPU rings and as much of the off-CPU
- * stack ring (tens of thousands of unwinds a second on a switch-heavy
- * server), so that the deadline, the flushes, Ctrl-C and the frees of
- * exited processes' spaces (at the end of a batch) keep happening however
- * far behind the recorder is: one unbounded pass over a 60 s system-wide
- * backlog held every exited space at once (1.1 GB).  The switch records
- * are few and bound this batch's intervals: all of them.  True when
- * records were left for the next pass.
+ * One batch: at most ~200 ms of records, so that the deadline, the
+ * flushes, Ctrl-C and the frees of exited processes' spaces (at the end
+ * of a batch) keep happening however far behind the recorder is: one
+ * unbounded pass over a 60 s system-wide backlog held every exited space
+ * at once (1.1 GB).  True when records were left for the next pass.
  */
 static bool drain(struct prof_session *s)
 {
-	struct source src = { s->rp, &s->pf };
-	bool more = prof_perf_drain_for(&s->pf, DRAIN_PASS_NS, feed, &src) != 0;
+	struct source ctx[3] = { { s->rp, &s->pf } };
+	struct prof_perf_source srcs[3] = { { &s->pf, feed, &ctx[0] } };
+	size_t n = 1;
 
 	if (s->oc) {
-		src.pf = prof_offcpu_switch_perf(s->oc);
-		prof_perf_drain(src.pf, feed, &src);
-		src.pf = prof_offcpu_perf(s->oc);
-		more |= prof_perf_drain_for(src.pf, DRAIN_PASS_NS, feed, &src) != 0;
+		ctx[n] = (struct source){ s->rp, prof_offcpu_switch_perf(s->oc) };
+		srcs[n] = (struct prof_perf_source){ ctx[n].pf, feed, &ctx[n] };
+		n++;
+		ctx[n] = (struct source){ s->rp, prof_offcpu_perf(s->oc) };
+		srcs[n] = (struct prof_perf_source){ ctx[n].pf, feed, &ctx[n] };
+		n++;
 	}
+	bool more = prof_perf_drain_merged(srcs, n, DRAIN_PASS_NS) != 0;
 	prof_replay_batch_end(s->rp);
 	return more;
 }

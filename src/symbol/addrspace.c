@@ -22,6 +22,7 @@
  *    whose build-id is still checked against the recorded one.
  */
 #include "symbol-priv.h"
+#include "nspath-priv.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -89,44 +90,37 @@ static bool in_other_mntns(struct prof_addrspace *as)
 
 char *prof_addrspace_file_path(struct prof_addrspace *as, const char *path)
 {
-	if (path[0] != '/' || !in_other_mntns(as))
+	char *root;
+
+	if (path[0] != '/' || !in_other_mntns(as) || !(root = prof_ns_root_path(as->pid, path)))
 		return xstrdup(path);
-	char *root = xasprintf("/proc/%d/root%s", (int)as->pid, path);
 	if (access(root, R_OK) == 0)
 		return root;
 	free(root);
 	return xstrdup(path);
 }
 
-/* The last NSpid of /proc/PID/status: the pid inside its own namespace. */
+/* The pid inside its own namespace (/proc/PID/status), else pid. */
 static pid_t namespace_pid(pid_t pid)
 {
-	char fn[64], line[256];
-	pid_t nspid = pid;
+	char fn[64];
+	size_t len;
+	pid_t nspid = 0;
 
 	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(fn, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		char *last = strrchr(line, '\t') ? strrchr(line, '\t') : line + 6;
-		int v = atoi(last);
-		if (v > 0)
-			nspid = v;
-		break;
-	}
-	if (f)
-		fclose(f);
-	return nspid;
+	char *status = read_file(fn, &len);
+	if (status)
+		nspid = prof_status_nspid(status, len);
+	free(status);
+	return nspid > 0 ? nspid : pid;
 }
 
 char *prof_addrspace_perf_map_path(struct prof_addrspace *as)
 {
 	pid_t pid = as ? as->pid : 0;
+	bool other = as && in_other_mntns(as);
 
-	if (!as || !in_other_mntns(as))
-		return xasprintf("/tmp/perf-%d.map", (int)pid);
-	return xasprintf("/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)namespace_pid(pid));
+	return prof_ns_perf_map_path(pid, other ? namespace_pid(pid) : pid, other);
 }
 
 /* Only executable mappings are kept, so the segment is the r-x one. */
@@ -138,9 +132,6 @@ static uint64_t mapping_bias(const struct prof_mapping *m)
 /* Fills flags and elf of a new mapping from its path. */
 static void mapping_resolve(struct prof_addrspace *as, struct prof_mapping *m)
 {
-	static const char deleted[] = " (deleted)";
-	size_t len = strlen(m->path), dl = sizeof(deleted) - 1;
-
 	if (!strcmp(m->path, "[vdso]")) {
 		m->flags |= PROF_MAP_VDSO;
 		m->elf = prof_elf_vdso();
@@ -148,10 +139,9 @@ static void mapping_resolve(struct prof_addrspace *as, struct prof_mapping *m)
 		m->flags |= PROF_MAP_STACK | PROF_MAP_ANON;
 	} else if (path_is_anon(m->path)) {
 		m->flags |= PROF_MAP_ANON;
-	} else if (len > dl && !strcmp(m->path + len - dl, deleted)) {
+	} else if (prof_map_path_cut_deleted(m->path)) {
 		/* The file is gone, but /proc/PID/map_files still reaches its inode. */
 		m->flags |= PROF_MAP_DELETED;
-		m->path[len - dl] = '\0';
 		char *mf = xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid,
 				     m->start, m->end);
 		m->elf = prof_elf_get(mf);

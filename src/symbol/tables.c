@@ -63,31 +63,52 @@ void sym_table_free(struct sym_table *t)
 	VEC_FREE(&t->syms);
 }
 
+/* One "START SIZE name" line (NUL-terminated, no newline); false if it
+ * is not one (perf skips those too). */
+static bool parse_perf_map_line(const char *line, struct sym_entry *e)
+{
+	uint64_t start, size;
+	int pos = 0;
+
+	if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &start, &size, &pos) < 2 || !pos)
+		return false;
+	*e = (struct sym_entry){ start, size ? size : 1, xstrdup(line[pos] ? line + pos : "[jit]") };
+	return true;
+}
+
+void sym_table_parse_perf_map(struct sym_table *t, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	struct strbuf line = STRBUF_INIT;
+	struct sym_entry e;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		sb_reset(&line);
+		sb_add(&line, p, (size_t)(eol - p));	/* NUL-terminated; a NUL inside ends it */
+		if (parse_perf_map_line(sb_str(&line), &e))
+			VEC_PUSH(&t->syms, e);
+		p = eol + 1;
+	}
+	sb_release(&line);
+	sym_table_sort(t);
+}
+
 int sym_table_load_perf_map(struct sym_table *t, const char *path)
 {
 	struct stat st;
-	FILE *f = fopen(path, "re");
+	size_t len;
+	int64_t size = stat(path, &st) == 0 ? st.st_size : -1;	/* before: a JIT may append */
+	char *text = read_file(path, &len);
 
 	sym_table_free(t);
 	t->file_size = -1;
-	if (!f)
+	if (!text)
 		return -errno;
-	if (fstat(fileno(f), &st) == 0)
-		t->file_size = st.st_size;
-	char *line = NULL;
-	size_t cap = 0;
-	while (getline(&line, &cap, f) > 0) {
-		uint64_t start, size;
-		int pos = 0;
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &start, &size, &pos) < 2 || !pos)
-			continue;
-		char *name = line + pos;
-		name[strcspn(name, "\n")] = '\0';
-		struct sym_entry e = { start, size ? size : 1, xstrdup(*name ? name : "[jit]") };
-		VEC_PUSH(&t->syms, e);
-	}
-	free(line);
-	fclose(f);
-	sym_table_sort(t);
+	t->file_size = size;
+	sym_table_parse_perf_map(t, text, len);
+	free(text);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include "tap.h"
 #include "capture.h"
 #include "prof/symbol.h"
+#include "../../src/symbol/nspath-priv.h"
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -324,6 +325,32 @@ static void test_kallsyms(void)
 	is_str(prof_str(&prof, prof.modules.v[frame(id)->module].path), "[kernel.kallsyms]", "kernel module");
 }
 
+/* The pure container path rules: the innermost NSpid even on a line
+ * longer than a line buffer (32 namespace levels), no path climbing out
+ * of /proc/PID/root, the " (deleted)" suffix. */
+static void test_nspath(void)
+{
+	char status[1024] = "Name:\tnode\nNSpid:";
+	char *s;
+
+	for (int level = 0; level < 32; level++)
+		snprintf(status + strlen(status), sizeof(status) - strlen(status), "\t%d", 4000000 + level);
+	strcat(status, "\nNSpgid:\t1\n");
+	is_u64(prof_status_nspid(status, strlen(status)), 4000031, "NSpid: the innermost of 32 levels");
+	is_u64(prof_status_nspid("Pid:\t5\n", 7), 0, "no NSpid line: 0");
+	is_u64(prof_status_nspid("NSpid:\t12x\n", 11), 0, "malformed NSpid: 0");
+	s = prof_ns_root_path(7, "/usr/lib/libc.so.6");
+	is_str(s, "/proc/7/root/usr/lib/libc.so.6", "root path of a mapped file");
+	free(s);
+	ok(!prof_ns_root_path(7, "/app/../../etc/shadow") && !prof_ns_root_path(7, "lib.so"),
+	   "no root path for a path with '..' or a relative one");
+	s = prof_ns_perf_map_path(4242, 17, true);
+	is_str(s, "/proc/4242/root/tmp/perf-17.map", "a container's JIT map: its own pid under its root");
+	free(s);
+	char del[] = "/tmp/jit (deleted)";
+	ok(prof_map_path_cut_deleted(del) && !strcmp(del, "/tmp/jit"), "(deleted) cut");
+}
+
 static void test_perf_map(void)
 {
 	const pid_t pid = 424242;
@@ -410,6 +437,7 @@ int main(void)
 	test_cxx_demangle();
 	test_kallsyms();
 	test_perf_map();
+	test_nspath();
 	test_addrspace();
 	prof_addrspace_free(self_as);
 	prof_symbolizer_free(sym);
