@@ -130,6 +130,10 @@ char *prof_addrspace_perf_map_path(struct prof_addrspace *as);
  * "::h<hash>" left out; malloc'd, or NULL when name is not mangled (or
  * prof was built without libiberty). */
 char *prof_demangle(const char *name);
+/* A legacy Rust closure's demangled name ("f::{{closure}}") with DWARF's
+ * name of that closure put in ("f::{closure#1}"), malloc'd; NULL when
+ * demangled is no such name or dwarf_name no "{closure#N}". */
+char *prof_rust_closure_name(const char *demangled, const char *dwarf_name);
 
 /* Whether func is where a thread starts (_start, clone3, start_thread,
  * ret_from_fork, runtime.goexit, ...: roots.c), and whether a stack given

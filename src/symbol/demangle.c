@@ -14,6 +14,10 @@
  *    DW_AT_name of a Rust function never has it) is left alone.
  *  - Only names that look mangled are handed over: libiberty reads plain C
  *    names such as "f" as mangled type names in some styles.
+ *  - Rust's legacy scheme names every closure of f "f::{{closure}}": only
+ *    the dropped hash told them apart, so two closures would share a row.
+ *    DWARF's DW_AT_name of the closure says which it is ("{closure#1}",
+ *    v0's spelling), and prof_rust_closure_name puts that in.
  */
 #include "prof/symbol.h"
 #include <stdlib.h>
@@ -37,4 +41,24 @@ char *prof_demangle(const char *name)
 #else
 	return NULL;
 #endif
+}
+
+char *prof_rust_closure_name(const char *demangled, const char *dwarf_name)
+{
+	static const char legacy[] = "{{closure}}", v0[] = "{closure#";
+	size_t n = demangled ? strlen(demangled) : 0, k = sizeof(legacy) - 1;
+
+	if (n < k || strcmp(demangled + n - k, legacy) || !dwarf_name ||
+	    strncmp(dwarf_name, v0, sizeof(v0) - 1))
+		return NULL;
+	const char *end = strchr(dwarf_name, '}');	/* "<()>" generic args stay out */
+	size_t keep = n - k, add = (size_t)(end - dwarf_name) + 1;
+	char *out = malloc(keep + add + 1);
+
+	if (!out)
+		return NULL;
+	memcpy(out, demangled, keep);
+	memcpy(out + keep, dwarf_name, add);
+	out[keep + add] = '\0';
+	return out;
 }

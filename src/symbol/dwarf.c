@@ -220,6 +220,11 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr a, Dwarf
 		const char *linkage = dwarf_formstring(
 			dwarf_attr_integrate(&chain[i], DW_AT_linkage_name, &attr));
 		f->func_owned = prof_demangle(linkage);
+		char *closure = prof_rust_closure_name(f->func_owned, die_name(&chain[i]));
+		if (closure) {	/* two closures of one function stay two rows */
+			free(f->func_owned);
+			f->func_owned = closure;
+		}
 		f->func = f->func_owned ? f->func_owned : die_name(&chain[i]);
 		f->inlined = tag == DW_TAG_inlined_subroutine;
 		if (prev_inl) {

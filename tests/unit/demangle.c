@@ -42,5 +42,19 @@ int main(void)
 	char *bad = prof_demangle("_ZN3foo");
 	ok(bad == NULL, "a truncated name is left alone");
 	free(bad);
+
+	/* legacy closures: DWARF's own name tells two closures of main apart */
+	char *c0 = prof_rust_closure_name("c::main::{{closure}}", "{closure#0}");
+	char *c1 = prof_rust_closure_name("c::main::{{closure}}", "{closure#1}");
+	char *g = prof_rust_closure_name("std::rt::lang_start::{{closure}}", "{closure#0}<()>");
+	is_str(c0, "c::main::{closure#0}", "legacy closure #0 by its DWARF name");
+	is_str(c1, "c::main::{closure#1}", "legacy closure #1 by its DWARF name");
+	is_str(g, "std::rt::lang_start::{closure#0}", "generic arguments stay out");
+	ok(!prof_rust_closure_name("c::main", "main"), "not a closure: left alone");
+	ok(!prof_rust_closure_name("c::main::{{closure}}", "main"), "no closure index: left alone");
+	ok(!prof_rust_closure_name(NULL, "{closure#0}"), "no demangled name: left alone");
+	free(c0);
+	free(c1);
+	free(g);
 	return done_testing();
 }
