@@ -3,8 +3,8 @@
 // module function and a closure, built with rustc's default linker
 // (rust-lld), the system linker and v0 mangling.
 // Truth (self): <rsplit::Weighted<u64> as rsplit::Scorer>::score 60%,
-// rsplit::work::beta 30%, rsplit::main::{closure#0} (legacy mangling:
-// rsplit::main::{{closure}}) 10%.  Usage: rsplit [SECONDS=2]
+// rsplit::work::beta 30%, rsplit::main::{closure#N} 10% (legacy mangling
+// says rsplit::main::{{closure}}; prof takes N from DWARF).  Usage: rsplit [SECONDS=2]
 use std::time::{Duration, Instant};
 
 trait Scorer {
