@@ -10,7 +10,10 @@
  * An identity is:
  *  - the name: demangled (prof_ident_demangle, the one place a demangler
  *    plugs in), without compiler noise: Rust's "::h<16 hex>" hash,
- *    LLVM's ".llvm.<n>"; Rust legacy escapes ($LT$, ..) decoded;
+ *    LLVM's ".llvm.<n>"; Rust legacy escapes ($LT$, ..) decoded; a Rust
+ *    closure as legacy symbols name it, "{{closure}}", also where v0 or
+ *    DWARF numbers it "{closure#N}" (a callgrind file has only the
+ *    legacy name: the closures of one function are one identity);
  *  - the clone suffix (".constprop.0", ".isra.0", ".part.0", ".cold",
  *    C++'s " [clone .cold]") kept apart from the name: two builds where only
  *    one has the clone are joined by prof_idset_merge_clones();

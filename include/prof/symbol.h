@@ -91,6 +91,7 @@ struct prof_addrspace {
 	uint64_t refreshed_at;		/* generation after the last re-read */
 	void *unwind_state;		/* owned by the unwinder backend */
 	void (*unwind_state_free)(void *);
+	size_t last_found;		/* prof_addrspace_find's last hit (an index, checked) */
 };
 
 struct prof_addrspace *prof_addrspace_new(pid_t pid);

@@ -263,8 +263,11 @@ static void add_sample(struct reader *r, const struct sample *s)
 	} else if (s->metric == PROF_M_CPU_NS) {
 		r->saw_cpu_ns = true;
 	}
-	prof_add_timed(r->p, s->time, r->thread.v[s->thread], r->node.v[s->node],
-		       (enum prof_metric)s->metric, s->value);
+	uint32_t thread = r->thread.v[s->thread], node = r->node.v[s->node];
+	if (r->p->keep_timed)
+		prof_add_timed(r->p, s->time, thread, node, (enum prof_metric)s->metric, s->value);
+	else	/* the per-sample path of every report: no call through the wrapper */
+		prof_add(r->p, thread, node, (enum prof_metric)s->metric, s->value);
 }
 
 /*

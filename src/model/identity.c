@@ -207,6 +207,29 @@ static bool peel(const char *s, size_t *n, struct strbuf *clone, bool *rust)
 	return false;
 }
 
+/* A Rust closure is "{closure#N}" where DWARF or v0 mangling numbers it
+ * and "{{closure}}" where only a legacy symbol names it (callgrind files,
+ * binaries without DWARF): one key for both, or the two sides of a
+ * cross-check never join. */
+static void closures_as_legacy(struct strbuf *name)
+{
+	static const char v0[] = "{closure#";
+	char *p;
+
+	while ((p = strstr(name->buf, v0))) {
+		char *end = strchr(p, '}');
+		if (!end)
+			return;
+		struct strbuf out = STRBUF_INIT;
+		sb_add(&out, name->buf, (size_t)(p - name->buf));
+		sb_adds(&out, "{{closure}}");
+		sb_adds(&out, end + 1);
+		sb_reset(name);
+		sb_adds(name, sb_str(&out));
+		sb_release(&out);
+	}
+}
+
 void prof_ident_normalize(const char *raw, struct strbuf *name, struct strbuf *clone)
 {
 	char *dem = prof_ident_demangle(raw);
@@ -225,6 +248,7 @@ void prof_ident_normalize(const char *raw, struct strbuf *name, struct strbuf *c
 		sb_add(name, s, n);
 	if (!name->len)
 		sb_adds(name, raw);
+	closures_as_legacy(name);
 	free(dem);
 }
 

@@ -311,10 +311,17 @@ struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, 
 	return as;
 }
 
+/* Consecutive lookups (the frames of one stack, a cached symbol) mostly
+ * fall in the same mapping: the last hit is tried before the search.  A
+ * stale index is harmless: mappings do not overlap, so the one at any
+ * index that holds addr is addr's mapping.  The hint is not part of the
+ * address space's value, hence the cast on a const lookup. */
 const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, uint64_t addr)
 {
-	size_t lo = 0, hi = as->maps.n;
+	size_t lo = 0, hi = as->maps.n, last = as->last_found;
 
+	if (last < hi && addr >= as->maps.v[last].start && addr < as->maps.v[last].end)
+		return &as->maps.v[last];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct prof_mapping *m = &as->maps.v[mid];
@@ -323,7 +330,7 @@ const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, 
 		else if (addr >= m->end)
 			lo = mid + 1;
 		else
-			return m;
+			return ((struct prof_addrspace *)as)->last_found = mid, m;
 	}
 	return NULL;
 }

@@ -38,8 +38,13 @@ static void test_names(void)
 	/* Rust v0: std is precompiled with it */
 	check_norm("_RNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal", "std::rt::lang_start_internal", "");
 	check_norm("_RNvNtCs2T2YeOPBgHV_7rsknown4work5alpha", "rsknown::work::alpha", "");
-	check_norm("_RNCNvCs1234_3app4main0B3_", "app::main::{closure#0}", "");
-	check_norm("_RNCNvCs1234_3app4mains_0B3_", "app::main::{closure#1}", "");
+	/* closures: one key whether numbered (v0, DWARF) or not (legacy symbols,
+	 * as callgrind files name them): both sides of a cross-check must join */
+	check_norm("_RNCNvCs1234_3app4main0B3_", "app::main::{{closure}}", "");
+	check_norm("_RNCNvCs1234_3app4mains_0B3_", "app::main::{{closure}}", "");
+	check_norm("app::main::{closure#1}::{closure#0}", "app::main::{{closure}}::{{closure}}", "");
+	check_norm("_ZN3app4main28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE",
+		   "app::main::{{closure}}", "");
 	check_norm("_RINvCs1234_3app4makeReE", "app::make::<&str>", "");	/* v0 generics, by libiberty */
 	check_norm("_RNvCs1234_3app4main.llvm.42", "app::main", "");
 	/* ThinLTO and GCC */
