@@ -5,8 +5,9 @@
 # lld and mold, clang (DWARF 5, with an inlined function), C++ from g++ and
 # clang++ with lld, Rust with rustc's default rust-lld, the system linker and
 # v0 mangling, Go (with DWARF, and built -ldflags='-s -w' so that only
-# .gopclntab is left), Node with --perf-basic-prof, a stripped binary, and a
-# process in another mount namespace.  Each kind must give: complete
+# .gopclntab is left, and a program busy on its threads' g0 stacks), Node
+# with --perf-basic-prof, a stripped binary, and a process in another mount
+# namespace.  Each kind must give: complete
 # stacks (reaching a thread root), the hot functions named (demangled) in
 # the known split, no raw mangled name among the rows, and file:line for
 # the hottest function (tests/workloads/compat/check.py).  A kind whose
@@ -60,6 +61,15 @@ for k in go go-stripped; do
 		$CHECK caller $k.folded main.main.func1 main.alpha main.beta
 	"
 done
+# Go's g0 stacks: runtime.systemstack, mcall and morestack switch SP to the
+# thread's g0 stack, and their CFI then names a stale word of it as the
+# return address.  The walk must end at them, as Go's traceback does.
+if [ -f go-g0.data ]; then
+	test_expect_success "go-g0: stacks through a Go stack switch end there" "
+		'$PROF' report -i go-g0.data --format=folded >go-g0.folded &&
+		$CHECK switched go-g0.folded 15
+	"
+fi
 if [ -f go.inline ] && [ -f go-stripped.inline ]; then
 	test_expect_success "go-stripped: main.gamma's call site is DWARF's" "
 		sed -n 's/.*call site //p' go.inline >want && sed -n 's/.*call site //p' go-stripped.inline >got &&

@@ -258,6 +258,11 @@ void unwind_libunwind(struct unwind_libunwind *lu, const struct unwind_ctx *c, u
 		}
 		last_sp = sp;
 		pcs[res->n++] = ip;
+		if (unwind_ret_ends_go_stack(c->as, ip)) {
+			res->complete = true;
+			res->stop = NULL;
+			return;
+		}
 	}
 	res->stop = "frame limit reached";
 }

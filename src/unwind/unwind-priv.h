@@ -32,6 +32,12 @@ static inline bool ctx_read_stack(const struct unwind_ctx *c, uint64_t addr, uin
 #define UNWIND_DWARF_NREGS 17
 extern const int unwind_dwarf_to_perf[UNWIND_DWARF_NREGS];
 
+/* Whether return address ret of as is in a Go function where Go's own
+ * traceback ends the stack (TOPFRAME, or SPWRITE: it switched stacks, so
+ * the word its CFI names as its return address is stale): walks end
+ * there, complete.  Cached per address space. */
+bool unwind_ret_ends_go_stack(struct prof_addrspace *as, uint64_t ret);
+
 /* Reads a word from the stack copy, else from a mapped ELF file's contents. */
 bool ctx_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val);
 
