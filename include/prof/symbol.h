@@ -145,6 +145,8 @@ bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames
 /* The same for file vaddr of binary e, by ELF symbol (or Go's tables,
  * below): for unwinders. */
 bool prof_elf_vaddr_is_root(struct prof_elf *e, uint64_t vaddr);
+/* Whether e is a Go binary with tables prof reads (.gopclntab). */
+bool prof_elf_is_go(struct prof_elf *e);
 /* Whether vaddr of e is in a Go function where Go's own traceback ends a
  * stack (flagged TOPFRAME or SPWRITE in .gopclntab: goexit, mstart,
  * systemstack, mcall, morestack, ...): a thread root for prof as well. */

@@ -158,7 +158,7 @@ static struct go_pclntab *elf_go(struct prof_elf *e)
 	return e->go;
 }
 
-bool elf_is_go(struct prof_elf *e)
+bool prof_elf_is_go(struct prof_elf *e)
 {
 	return elf_go(e) != NULL;
 }

@@ -52,6 +52,7 @@ struct dw_state {
 
 struct dw_walk {
 	struct prof_addrspace *as;
+	bool go;		/* as has Go code: frames may end at a Go stack switch */
 	uint64_t *pcs;
 	size_t max, n;
 	uint64_t last_sp;
@@ -246,7 +247,7 @@ static int dw_frame(Dwfl_Frame *frame, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	w->pcs[w->n++] = pc;
-	if (!activation && unwind_ret_ends_go_stack(w->as, pc)) {
+	if (w->go && !activation && unwind_ret_ends_go_stack(w->as, pc)) {
 		w->at_go_end = true;
 		return DWARF_CB_ABORT;
 	}
@@ -292,7 +293,7 @@ void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		res->stop = "no modules to unwind with";
 		return;
 	}
-	struct dw_walk w = { .as = c->as, .pcs = pcs, .max = max };
+	struct dw_walk w = { .as = c->as, .go = unwind_as_has_go(c->as), .pcs = pcs, .max = max };
 	st->cur = c;
 	st->read_failed = false;
 	int rc = dwfl_getthread_frames(st->dwfl, c->tid, dw_frame, &w);

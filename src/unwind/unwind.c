@@ -75,7 +75,7 @@ struct unwind_as_state *unwind_as_state(struct prof_addrspace *as)
 {
 	if (!as->unwind_state) {
 		struct unwind_as_state *st = xcalloc(1, sizeof(*st));
-		st->roots_generation = as->generation - 1;
+		st->roots_generation = st->go_generation = as->generation - 1;
 		as->unwind_state = st;
 		as->unwind_state_free = as_state_free;
 	}
@@ -240,6 +240,19 @@ static uint64_t pc_kind(struct prof_addrspace *as, uint64_t pc, bool is_return_a
 static bool pc_is_root(struct prof_addrspace *as, uint64_t pc, bool is_return_addr)
 {
 	return pc_kind(as, pc, is_return_addr) & PC_ROOT;
+}
+
+bool unwind_as_has_go(struct prof_addrspace *as)
+{
+	struct unwind_as_state *st = unwind_as_state(as);
+
+	if (st->go_generation != as->generation) {
+		st->has_go = false;
+		for (size_t i = 0; i < as->maps.n && !st->has_go; i++)
+			st->has_go = as->maps.v[i].elf && prof_elf_is_go(as->maps.v[i].elf);
+		st->go_generation = as->generation;
+	}
+	return st->has_go;
 }
 
 bool unwind_ret_ends_go_stack(struct prof_addrspace *as, uint64_t ret)
