@@ -7,6 +7,7 @@ scripts/compat.sh), on one kind's `prof report --format=json` output.
       and its share of the NAMEs' summed self time is within TOL points of
       TRUTH (the known split; NAME may be re:REGEX); no row of >= 0.5% self is a raw mangled
       name; the hottest NAME has a source file and line (unless --no-line).
+      With no NAME (go-g0): the complete share and the names only.
   check.py summary JSON NAME...
       one line: complete % and the self % of each NAME (for compat.sh).
   check.py addr2line ANNOTATE BINARY
