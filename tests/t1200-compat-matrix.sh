@@ -64,12 +64,13 @@ done
 # Go's g0 stacks: runtime.systemstack, mcall and morestack switch SP to the
 # thread's g0 stack, and their CFI then names a stale word of it as the
 # return address.  The walk must end at them, as Go's traceback does.
-if [ -f go-g0.data ]; then
-	test_expect_success "go-g0: stacks through a Go stack switch end there" "
-		'$PROF' report -i go-g0.data --format=folded >go-g0.folded &&
-		$CHECK switched go-g0.folded 15
+for k in go-g0 go-g0-stripped; do
+	[ -f $k.data ] || continue
+	test_expect_success "$k: stacks through a Go stack switch end there" "
+		'$PROF' report -i $k.data --format=folded >$k.folded &&
+		$CHECK switched $k.folded 15
 	"
-fi
+done
 if [ -f go.inline ] && [ -f go-stripped.inline ]; then
 	test_expect_success "go-stripped: main.gamma's call site is DWARF's" "
 		sed -n 's/.*call site //p' go.inline >want && sed -n 's/.*call site //p' go-stripped.inline >got &&
