@@ -2,7 +2,9 @@
  * unwind.c - the unwinder front end: backend selection, the per-sample
  * context, the per-address-space state slots, the frame-pointer walker
  * (a backend of its own and the fallback when a CFI unwind cannot start),
- * and the walker of Go code that has no CFI, by Go's own frame sizes.
+ * the walker of Go code that has no CFI, by Go's own frame sizes, and
+ * where a walk ends: at a thread root, Go's stack switches included
+ * (roots.c), with the frames read past it dropped.
  *
  * The stack copy is untrusted: every read goes through ctx_read_stack(),
  * which refuses anything outside [sp, sp + size).  Every walk is bounded by
