@@ -289,7 +289,8 @@ function sourceView() {
 // neighbouring stacks is drawn as one box.  A narrow range gets a column
 // per bucket, so zooming in shows each bucket's stacks; boxes narrower than
 // half a pixel are not drawn.
-var RANK = null, SC_COL_PX = 8;
+var RANK = null, ORDER = null, SC_COL_PX = 8;
+// RANK[stack] is its place in that order, ORDER[rank] the stack there.
 function stackRanks() {
 	var kids = [], order = [], rank = new Int32Array(NST);
 	for (var s = 0; s < NST; s++) kids.push([]);
@@ -301,7 +302,23 @@ function stackRanks() {
 		order.push(s);
 		for (var i = kids[s].length - 1; i >= 0; i--) todo.push(kids[s][i]);
 	}
+	ORDER = Int32Array.from(order);
 	return rank;
+}
+// A column's stacks in flame graph order: their ranks sorted as numbers
+// (a typed array sorts without a comparator call per pair).
+function byRank(stacks) {
+	var rk = new Int32Array(stacks.length);
+	for (var j = 0; j < stacks.length; j++) rk[j] = RANK[stacks[j]];
+	rk.sort();
+	return Array.from(rk, function (r) { return ORDER[r]; });
+}
+// Stack chart colours by name, made once: a canvas parses each new style.
+var SC_COLOUR = new Map();
+function scColour(nm) {
+	var c = SC_COLOUR.get(nm);
+	if (!c) { var h = hash(nm); c = 'hsl(' + (h % 60 + 10) + ',80%,' + (60 + h % 20) + '%)'; SC_COLOUR.set(nm, c); }
+	return c;
 }
 function chainOf(s, cache) {
 	var c = cache.get(s);
@@ -325,8 +342,8 @@ function stackChart() {
 		if (i == NR || (i && colOf(i) != colOf(i - 1))) {
 			var c = colOf(i - 1), sum = 0;
 			if (touched.length && c >= 0 && c < ncol) {
-				touched.sort(function (x, y) { return RANK[x] - RANK[y]; });
-				var col = { c: c, st: touched, w: touched.map(function (s) { return acc[s]; }) };
+				var sorted = byRank(touched);
+				var col = { c: c, st: sorted, w: sorted.map(function (s) { return acc[s]; }) };
 				col.w.forEach(function (w) { sum += w; });
 				bmax = Math.max(bmax, sum);
 				cols.push(col);
@@ -358,16 +375,17 @@ function stackChart() {
 	var g = cv.getContext('2d');
 	g.font = '10px sans-serif';
 	g.textBaseline = 'middle';
+	var style = null;
 	for (var d = 0; d < maxd; d++) {
 		for (var k = 0; k < segs.length;) {
 			var id = segs[k][2][d], x0 = segs[k][0], x1 = x0 + segs[k][1], e = k + 1;
 			while (e < segs.length && segs[e][2][d] === id && segs[e][0] - x1 < 1e-6) { x1 = segs[e][0] + segs[e][1]; e++; }
 			k = e;
 			if (id === undefined || x1 - x0 < 0.5) continue;
-			var nm = fName(sFrame(id)), bw = x1 - x0;
-			g.fillStyle = 'hsl(' + (hash(nm) % 60 + 10) + ',80%,' + (60 + hash(nm) % 20) + '%)';
+			var nm = fName(sFrame(id)), bw = x1 - x0, colour = scColour(nm);
+			if (colour !== style) g.fillStyle = style = colour;
 			g.fillRect(x0, d * H, Math.max(1, bw - 0.5), H - 1);
-			if (bw > 30) { g.fillStyle = '#000'; g.fillText(nm.slice(0, Math.floor(bw / 6)), x0 + 2, d * H + H / 2); }
+			if (bw > 30) { g.fillStyle = style = '#000'; g.fillText(nm.slice(0, Math.floor(bw / 6)), x0 + 2, d * H + H / 2); }
 			for (var cc = Math.floor(x0 / cw + 1e-9); cc * cw < x1 - 1e-6 && cc < ncol; cc++)
 				if (names.has(cc)) names.get(cc).add(nm);
 		}
@@ -571,16 +589,25 @@ function loadHash() {
 }
 // Panel widths, read once before update() changes the DOM: reading one
 // after a change forces a layout of the whole page, once per panel.
+// The flame graph's goes to D.width, where render() looks first.
 var WID = { tracks: 0, sc: 0 };
 function measure() {
 	WID.tracks = $('tracks').clientWidth;
 	WID.sc = $('scwrap').clientWidth;
+	D.width = $('flame').clientWidth;
 }
 function update() {
 	var t = performance.now();
 	measure();
 	aggregate();
 	MARK.aggregate = performance.now() - t;
+	// the canvases first, while style and layout are clean: a canvas font
+	// needs its element's style, which after the DOM panels below would
+	// cost a style pass over thousands of new flame graph boxes
+	drawTracks();
+	MARK.tracks = performance.now() - t;
+	stackChart();
+	MARK.stackchart = performance.now() - t;
 	N = flameNodes();
 	MARK.flameNodes = performance.now() - t;
 	S = AS;
@@ -599,12 +626,8 @@ function update() {
 	if (keep) window.sandwich(keep);
 	else { st.fn = null; sourceView(); }
 	MARK.sandwich = performance.now() - t;
-	drawTracks();
-	MARK.tracks = performance.now() - t;
 	renderCallTree();
 	MARK.calltree = performance.now() - t;
-	stackChart();
-	MARK.stackchart = performance.now() - t;
 	$('metric').value = st.m;
 	$('rec').checked = st.rec;
 	$('ctinv').checked = st.inv;
@@ -631,7 +654,7 @@ function init() {
 	var fromHash = loadHash();
 	if (fromHash || A.timed) update();
 	else { measure(); drawTracks(); renderCallTree(); stackChart(); sourceView(); $('flame').setAttribute('data-total', N[0][7]); }
-	window.addEventListener('resize', function () { measure(); drawTracks(); stackChart(); });
+	window.onresize = function () { measure(); drawTracks(); stackChart(); render(); };
 	MARK.ready = performance.now();
 	document.body.setAttribute('data-load-ms', Math.round(MARK.ready));
 	document.body.setAttribute('data-marks', JSON.stringify(MARK));
