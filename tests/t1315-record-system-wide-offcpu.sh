@@ -31,10 +31,7 @@ within_25() {
 test_expect_success 'prof record -a while a sleeper and an fdatasync loop run' '
 	"$PROF" record -a -o sw.data 2>record.err & PROFPID=$!
 	echo $PROFPID >prof.pid
-	for i in $(seq 600); do
-		test $(ls /proc/$PROFPID/task 2>/dev/null | wc -l) -ge 2 && break
-		sleep 0.1
-	done
+	wait_recording $PROFPID || kill -9 $PROFPID
 	rm -f sync.bin
 	"$RB/sleeper" 1500 >sleep.out & SL=$!
 	"$RB/fsync_wait" ./sync.bin 8 60 >io.out & IO=$!
