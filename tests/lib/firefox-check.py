@@ -18,7 +18,7 @@
 #
 # Prints one JSON summary: per thread name, pid, tid, sample count, weight
 # sum, CPU delta sum (µs), the functions' self weights (by leaf function
-# name) and the leaf-to-root name lists of the first samples; exits 1 with
+# name), and per sample its time and leaf-to-root function names; exits 1 with
 # "firefox-check: ..." on the first violation.
 import json
 import sys
@@ -221,6 +221,7 @@ def main():
             "first_ms": times[0] if times else None, "last_ms": times[-1] if times else None,
             "self": self_w,
             "stacks": [names_of(s, fn, fr, st, strings) for s in sm["stack"]],
+            "times": times,
         })
     print(json.dumps({"version": d["meta"]["preprocessedProfileVersion"],
                       "libs": d["libs"], "threads": summary}))
