@@ -9,8 +9,10 @@
 # `prof report --tid T --format=folded` (the aggregated path, not the
 # timed one the export walks), self samples per function against the text
 # report, off-CPU weights against folded, the phases workload's known
-# order (compute, I/O, compute), lib ids against readelf, and a perf.data
-# recording's per-thread counts against `perf script`.
+# order (compute, I/O, compute), lib ids against readelf, a perf.data
+# recording's per-thread counts against `perf script`, and the render unit
+# test's model-built profiles (no times, hostile names, inlined frames)
+# against its callgrind export.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 CHECK="python3 $TOP/tests/lib/firefox-check.py"
@@ -171,6 +173,26 @@ else
 		assert ms > 0 and abs(ms * 1000 - int(sys.argv[1])) <= 1 + len(s) * 1000 * 0.001
 		PY
 	'
+fi
+
+RENDER_T="$BUILD_DIR/tests/unit/render.t"
+if [ -x "$RENDER_T" ]; then
+	test_expect_success 'profiles without times: valid, totals equal the callgrind export' '
+		mkdir -p unit && RENDER_OUT_DIR="$TRASH/unit" "$RENDER_T" >unit.tap &&
+		$CHECK unit/firefox.json >unit.sum && $CHECK unit/firefox-random.json >random.sum &&
+		total=$(sed -n "s/^totals: //p" unit/callgrind.out) &&
+		python3 - "$total" <<-PY
+		import json, sys
+		s = json.load(open("unit.sum"))["threads"]
+		w = sum(t["weight"] for t in s)
+		print("firefox", w, "callgrind totals", sys.argv[1])
+		assert w == int(sys.argv[1]) > 0 and len(s) == 2
+		r = json.load(open("random.sum"))["threads"]
+		assert len(r) == 3 and all(t["samples"] > 0 for t in r)
+		PY
+	'
+else
+	test_skip 'profiles without times: valid, totals equal the callgrind export' 'make unit first'
 fi
 
 perf_rc=1
