@@ -54,6 +54,7 @@ struct ff_state {
 	struct u64map module_lib;	/* module id -> index in libs */
 	VEC(uint32_t) libs;		/* lib index -> module id */
 	uint64_t t0;			/* time 0 of every thread, ns */
+	struct u64map pid_start;	/* pid -> its first sample's time, ns */
 	bool time_metric;		/* weights are ns ("tracing-ms") */
 	bool cpu_delta;			/* threadCPUDelta is written */
 };
@@ -375,9 +376,11 @@ static bool emit_thread(struct ff_state *s, struct strbuf *sb, uint32_t thread,
 	else
 		sb_addf(sb, ",\"pid\":\"%u\",\"tid\":\"%u.%llu\"", th->pid, th->tid,
 			(unsigned long long)++*n);
+	uint64_t pid_start = s->t0;
+	u64map_get(&s->pid_start, th->pid, &pid_start);
 	sb_addf(sb, ",\"isMainThread\":%s,\"processType\":\"default\",\"processStartupTime\":",
 		th->pid == th->tid ? "true" : "false");
-	json_ms(sb, t.samples.v[0].t_ns - s->t0, false);
+	json_ms(sb, pid_start - s->t0, false);
 	sb_adds(sb, ",\"processShutdownTime\":null,\"registerTime\":");
 	json_ms(sb, t.samples.v[0].t_ns - s->t0, false);
 	sb_adds(sb, ",\"unregisterTime\":null,\"pausedRanges\":[]}");
@@ -480,6 +483,14 @@ int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	s.time_metric = v->metric != PROF_VIEW_CPU;
 	s.cpu_delta = !s.time_metric && p->timed.n && (timed_has_cpu_ns(p) || p->period_ns);
 	s.t0 = p->timed.n ? p->timed.v[0].t_ns : 0;
+	for (size_t i = 0; i < p->timed.n; i++) {	/* sorted: the first one wins */
+		const struct prof_timed_sample *e = &p->timed.v[i];
+		bool created;
+		uint64_t *slot = e->thread < p->threads.n ?
+			u64map_slot(&s.pid_start, p->threads.v[e->thread].pid, &created) : NULL;
+		if (slot && created)
+			*slot = e->t_ns;
+	}
 	fn_index_build(&s.fns, p);
 	strtab_init(&s.strs);
 	if (p->timed.n)
@@ -504,6 +515,7 @@ int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	free(order);
 	u64map_free(&seen_tids);
 	u64map_free(&s.module_lib);
+	u64map_free(&s.pid_start);
 	VEC_FREE(&s.libs);
 	strtab_free(&s.strs);
 	fn_index_free(&s.fns);
