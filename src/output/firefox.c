@@ -70,11 +70,10 @@ struct ff_thread {
 	VEC(struct ff_sample) samples;
 };
 
-static void col_add(struct strbuf *col, size_t n, const char *fmt, unsigned long long x)
+/* Appends x as entry n of a JSON column body. */
+static void col_add(struct strbuf *col, size_t n, unsigned long long x)
 {
-	if (n)
-		sb_addch(col, ',');
-	sb_addf(col, fmt, x);
+	sb_addf(col, n ? ",%llu" : "%llu", x);
 }
 
 static void col_add_null(struct strbuf *col, size_t n)
@@ -103,8 +102,8 @@ static long long resource_index(struct ff_state *s, struct ff_thread *t, uint32_
 	uint64_t *slot = u64map_slot(&t->res_ix, module, &created);
 	if (created) {
 		*slot = t->nres;
-		col_add(&t->rs_lib, t->nres, "%llu", lib_index(s, module));
-		col_add(&t->rs_name, t->nres, "%llu",
+		col_add(&t->rs_lib, t->nres, lib_index(s, module));
+		col_add(&t->rs_name, t->nres,
 			strtab_intern(&s->strs, prof_module_basename(s->p, module)));
 		t->nres++;
 	}
@@ -122,14 +121,14 @@ static uint32_t func_index(struct ff_state *s, struct ff_thread *t, uint32_t fra
 		const char *file = prof_str(s->p, r->file);
 		long long res = resource_index(s, t, r->module);
 		*slot = t->nfuncs;
-		col_add(&t->fn_name, t->nfuncs, "%llu",
+		col_add(&t->fn_name, t->nfuncs,
 			strtab_intern(&s->strs, fn_name(s->p, r->func)));
 		if (res < 0)
 			sb_adds(&t->fn_res, t->nfuncs ? ",-1" : "-1");
 		else
-			col_add(&t->fn_res, t->nfuncs, "%llu", (unsigned long long)res);
+			col_add(&t->fn_res, t->nfuncs, (unsigned long long)res);
 		if (*file)
-			col_add(&t->fn_file, t->nfuncs, "%llu", strtab_intern(&s->strs, file));
+			col_add(&t->fn_file, t->nfuncs, strtab_intern(&s->strs, file));
 		else
 			col_add_null(&t->fn_file, t->nfuncs);
 		t->nfuncs++;
@@ -160,14 +159,14 @@ static uint32_t frame_index(struct ff_state *s, struct ff_thread *t, uint32_t fr
 		uint32_t func = func_index(s, t, frame);
 		*slot = t->nframes;
 		if (f->addr && f->module < s->p->modules.n)
-			col_add(&t->fr_addr, t->nframes, "%llu", (unsigned long long)f->addr);
+			col_add(&t->fr_addr, t->nframes, (unsigned long long)f->addr);
 		else
 			sb_adds(&t->fr_addr, t->nframes ? ",-1" : "-1");
-		col_add(&t->fr_depth, t->nframes, "%llu", inline_depth);
-		col_add(&t->fr_cat, t->nframes, "%llu", frame_category(f));
-		col_add(&t->fr_func, t->nframes, "%llu", func);
+		col_add(&t->fr_depth, t->nframes, inline_depth);
+		col_add(&t->fr_cat, t->nframes, frame_category(f));
+		col_add(&t->fr_func, t->nframes, func);
 		if (f->line)
-			col_add(&t->fr_line, t->nframes, "%llu", f->line);
+			col_add(&t->fr_line, t->nframes, f->line);
 		else
 			col_add_null(&t->fr_line, t->nframes);
 		t->nframes++;
@@ -203,11 +202,11 @@ static long long stack_index(struct ff_state *s, struct ff_thread *t, uint32_t n
 	if (p->nodes.v[node].frame >= p->frames.n)
 		return prefix;	/* not a frame: the caller's stack stands for it */
 	uint32_t frame = frame_index(s, t, p->nodes.v[node].frame, inline_depth(p, node));
-	col_add(&t->st_frame, t->nstacks, "%llu", frame);
+	col_add(&t->st_frame, t->nstacks, frame);
 	if (prefix < 0)
 		col_add_null(&t->st_prefix, t->nstacks);
 	else
-		col_add(&t->st_prefix, t->nstacks, "%llu", (unsigned long long)prefix);
+		col_add(&t->st_prefix, t->nstacks, (unsigned long long)prefix);
 	u64map_put(&t->node_stack, node, t->nstacks);
 	return (long long)t->nstacks++;
 }
@@ -271,12 +270,12 @@ static void emit_samples(struct ff_state *s, struct ff_thread *t, struct strbuf 
 		if (st < 0)
 			col_add_null(&stack, i);
 		else
-			col_add(&stack, i, "%llu", (unsigned long long)st);
+			col_add(&stack, i, (unsigned long long)st);
 		json_ms(&time, e->t_ns > s->t0 ? e->t_ns - s->t0 : 0, i);
 		if (s->time_metric)
 			json_ms(&weight, e->weight, i);
 		else
-			col_add(&weight, i, "%llu", (unsigned long long)e->weight);
+			col_add(&weight, i, (unsigned long long)e->weight);
 		if (i)
 			sb_addch(&cpu, ',');
 		json_number(&cpu, (double)e->cpu_ns / 1e3);
