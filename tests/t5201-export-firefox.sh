@@ -12,7 +12,8 @@
 # order (compute, I/O, compute), lib ids against readelf, a perf.data
 # recording's per-thread counts against `perf script`, and the render unit
 # test's model-built profiles (no times, hostile names, inlined frames)
-# against its callgrind export.
+# against its callgrind export; a fork+exec recording gets one thread per
+# (task, image) as the text report's comm,pid,tid rows.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 CHECK="python3 $TOP/tests/lib/firefox-check.py"
@@ -174,6 +175,26 @@ else
 		PY
 	'
 fi
+
+test_expect_success 'fork and exec: a thread per (task, image), tids kept distinct' '
+	"$PROF" record -q -o fe.data -- "$WL/forkexec" 1 &&
+	"$PROF" report -i fe.data --format=firefox -o fe.json &&
+	$CHECK fe.json >fe.sum &&
+	"$PROF" report -i fe.data --sort comm,pid,tid -q >fe.txt && cat fe.txt &&
+	python3 - <<-PY
+	import json
+	want = {}
+	for l in open("fe.txt"):
+	    n, comm, pid, tid = l.split()[1:5]
+	    want[(comm, pid)] = int(n)
+	s = json.load(open("fe.sum"))["threads"]
+	got = {(t["name"], t["pid"]): t["samples"] for t in s}
+	print("firefox", got)
+	assert got == want and len(got) == 3, (got, want)
+	tids = [str(t["tid"]) for t in s]
+	assert len(set(tids)) == 3, tids	# the exec made a second entry
+	PY
+'
 
 RENDER_T="$BUILD_DIR/tests/unit/render.t"
 if [ -x "$RENDER_T" ]; then
