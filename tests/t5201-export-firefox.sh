@@ -134,7 +134,7 @@ else
 fi
 
 test_expect_success 'the checker rejects files that break the documented invariants' '
-	for bad in prefix length time func version; do
+	for bad in prefix length time func version marker; do
 		python3 - "$bad" <<-PY || return 1
 		import json, sys
 		d = json.load(open("ff.json"))
@@ -148,6 +148,9 @@ test_expect_success 'the checker rejects files that break the documented invaria
 		    t["samples"]["time"][3] = t["samples"]["time"][2] - 1
 		elif bad == "func":
 		    t["frameTable"]["func"][0] = t["funcTable"]["length"]
+		elif bad == "marker":	# a payload type no schema describes
+		    t["markers"] = {"length": 1, "data": [{"type": "NoSuchSchema"}], "name": [0],
+		                    "startTime": [1.0], "endTime": [2.0], "phase": [1], "category": [0]}
 		else:
 		    d["meta"]["preprocessedProfileVersion"] = 58
 		json.dump(d, open("bad-" + bad + ".json", "w"))
@@ -159,7 +162,28 @@ test_expect_success 'the checker rejects files that break the documented invaria
 
 if grep -q "no off-CPU stacks" run.err; then
 	test_skip 'off-CPU metric: tracing-ms weights equal folded' 'no off-CPU data here'
+	test_skip 'off-CPU intervals as markers: I/O wait as long and where it was' 'no off-CPU data here'
 else
+	test_expect_success 'off-CPU intervals as markers: I/O wait as long and where it was' '
+		us=$("$PROF" report -i ph.data --metric io-wait --format=folded |
+			awk "{s += \$NF} END {print s + 0}") &&
+		python3 - "$us" <<-PY
+		import json, sys
+		s = json.load(open("ff.sum"))["threads"]
+		main = [t for t in s if t["name"] == "phases"][0]
+		ms = sum(t["marker_ms"].get("I/O wait", 0) for t in s)
+		print("I/O wait markers", ms, "ms; folded --metric io-wait", sys.argv[1], "us")
+		assert ms > 0 and abs(ms * 1000 - int(sys.argv[1])) <= 1 + len(s)
+		w = open("run.out").read().split()
+		ran = (int(w[w.index("io_end_ns") + 1]) - int(w[w.index("io_start_ns") + 1])) / 1e6
+		a, b = main["io_wait_span"]
+		print("I/O wait markers span", b - a, "ms of the I/O phase", ran, "ms")
+		assert 0.5 * ran <= b - a <= ran + 1
+		io = [ms for names, ms in zip(main["stacks"], main["times"]) if "io_phase" in names]
+		assert io[0] - 50 <= a and b <= io[-1] + 50, (a, b, io[0], io[-1])
+		PY
+	'
+
 	test_expect_success 'off-CPU metric: tracing-ms weights equal folded' '
 		"$PROF" report -i ph.data --metric off-cpu --format=firefox -o off.json &&
 		$CHECK off.json >off.sum &&

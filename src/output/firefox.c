@@ -27,6 +27,11 @@
  *    tracks.  The time metrics (off-cpu, io-wait, sleep, wall) write
  *    "tracing-ms" weights: each off-CPU interval weighs its length, at the
  *    time the thread left the CPU.
+ *  - Off-CPU intervals (any metric) are also interval markers named by
+ *    the state (I/O wait, Uninterruptible, Sleep, Preempted) of one
+ *    "OffCPU" marker schema shown in the tracks, each with the stack the
+ *    thread blocked in as its cause.  A thread that only waited still
+ *    gets a thread, for its markers.
  *  - A profile without sample times (callgrind input) gets one sample per
  *    (thread, stack) aggregate, all at time 0, with its weight.
  */
@@ -57,6 +62,7 @@ struct ff_state {
 	struct u64map pid_start;	/* pid -> its first sample's time, ns */
 	bool time_metric;		/* weights are ns ("tracing-ms") */
 	bool cpu_delta;			/* threadCPUDelta is written */
+	bool cpu_ns;			/* timed_has_cpu_ns() */
 };
 
 /* One thread's tables, as JSON column bodies, and the maps that fill them. */
@@ -68,6 +74,7 @@ struct ff_thread {
 	struct strbuf fn_name, fn_res, fn_file;
 	struct strbuf rs_lib, rs_name;
 	VEC(struct ff_sample) samples;
+	VEC(struct ff_sample) off_cpu;	/* markers: weight = length, cpu_ns = metric */
 };
 
 /* Appends x as entry n of a JSON column body. */
@@ -216,13 +223,17 @@ static void timed_samples(struct ff_state *s, struct ff_thread *t, const size_t 
 			  size_t from, size_t to)
 {
 	const struct prof_profile *p = s->p;
-	bool cpu_ns = timed_has_cpu_ns(p);
+	bool cpu_ns = s->cpu_ns;
 
 	for (size_t k = from; k < to; k++) {
 		const struct prof_timed_sample *e = &p->timed.v[order[k]];
 		struct ff_sample *last = t->samples.n ? &t->samples.v[t->samples.n - 1] : NULL;
 		if (e->node >= p->nodes.n)
 			continue;
+		if (e->metric >= PROF_M_IOWAIT_NS && e->metric < PROF_METRIC_COUNT &&
+		    view_passes(p, s->v, e->thread, e->node))
+			VEC_PUSH(&t->off_cpu, ((struct ff_sample){ e->t_ns, e->value, e->metric,
+								  e->node }));
 		if (s->time_metric) {
 			uint64_t w = timed_weight(p, s->v, e, cpu_ns);
 			if (w)
@@ -324,8 +335,53 @@ static void emit_tables(struct ff_thread *t, struct strbuf *sb)
 	col_const(sb, "host", t->nres, "null");
 	col_const(sb, "type", t->nres, "1");	/* 1: a library */
 	sb_adds(sb, "},\n\"nativeSymbols\":{\"length\":0,\"libIndex\":[],\"address\":[],"
-		"\"name\":[],\"functionSize\":[]},\n\"markers\":{\"length\":0,\"data\":[],"
-		"\"name\":[],\"startTime\":[],\"endTime\":[],\"phase\":[],\"category\":[]}");
+		"\"name\":[],\"functionSize\":[]}");
+}
+
+static const char *off_cpu_name(uint64_t metric)
+{
+	switch (metric) {
+	case PROF_M_IOWAIT_NS: return "I/O wait";
+	case PROF_M_UNINT_NS: return "Uninterruptible";
+	case PROF_M_SLEEP_NS: return "Sleep";
+	default: return "Preempted";
+	}
+}
+
+/* Each off-CPU interval as an interval marker (phase 1) of the OffCPU
+ * schema (emit_meta), with the stack it blocked in as its cause. */
+static void emit_markers(struct ff_state *s, struct ff_thread *t, uint32_t tid,
+			 struct strbuf *sb)
+{
+	struct strbuf data = STRBUF_INIT, name = STRBUF_INIT, start = STRBUF_INIT,
+		      end = STRBUF_INIT;
+	size_t n = t->off_cpu.n;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ff_sample *e = &t->off_cpu.v[i];
+		long long st = stack_index(s, t, e->node);
+		uint64_t t_out = e->t_ns > s->t0 ? e->t_ns - s->t0 : 0;
+		sb_adds(&data, i ? ",{\"type\":\"OffCPU\"" : "{\"type\":\"OffCPU\"");
+		if (st >= 0) {
+			sb_addf(&data, ",\"cause\":{\"tid\":%u,\"time\":", tid);
+			json_ms(&data, t_out, false);
+			sb_addf(&data, ",\"stack\":%lld}", st);
+		}
+		sb_addch(&data, '}');
+		col_add(&name, i, strtab_intern(&s->strs, off_cpu_name(e->cpu_ns)));
+		json_ms(&start, t_out, i);
+		json_ms(&end, t_out + e->weight, i);
+	}
+	sb_addf(sb, "\"markers\":{\"length\":%zu,\"data\":[%s],\"name\":[%s],"
+		"\"startTime\":[%s],\"endTime\":[%s]", n, sb_str(&data), sb_str(&name),
+		sb_str(&start), sb_str(&end));
+	col_const(sb, "phase", n, "1");
+	col_const(sb, "category", n, "0");
+	sb_adds(sb, "},\n");
+	sb_release(&data);
+	sb_release(&name);
+	sb_release(&start);
+	sb_release(&end);
 }
 
 static void thread_free(struct ff_thread *t)
@@ -341,6 +397,7 @@ static void thread_free(struct ff_thread *t)
 	u64map_free(&t->func_ix);
 	u64map_free(&t->res_ix);
 	VEC_FREE(&t->samples);
+	VEC_FREE(&t->off_cpu);
 }
 
 /* The thread's object (with a leading comma unless first); false if it
@@ -356,13 +413,15 @@ static bool emit_thread(struct ff_state *s, struct strbuf *sb, uint32_t thread,
 		timed_samples(s, &t, order, start[thread], start[thread + 1]);
 	else
 		aggregate_samples(s, &t, thread);
-	if (!t.samples.n) {
+	if (!t.samples.n && !t.off_cpu.n) {
 		thread_free(&t);
 		return false;
 	}
 	sb_adds(sb, first ? "\n{" : ",\n{");
 	emit_samples(s, &t, sb);
+	emit_markers(s, &t, th->tid, sb);
 	emit_tables(&t, sb);
+	sb_addf(sb, ",\n\"showMarkersInTimeline\":%s", t.off_cpu.n ? "true" : "false");
 	sb_adds(sb, ",\n\"name\":");
 	json_str(sb, prof_str(s->p, th->comm));
 	sb_adds(sb, ",\"processName\":");
@@ -381,7 +440,10 @@ static bool emit_thread(struct ff_state *s, struct strbuf *sb, uint32_t thread,
 		th->pid == th->tid ? "true" : "false");
 	json_ms(sb, pid_start - s->t0, false);
 	sb_adds(sb, ",\"processShutdownTime\":null,\"registerTime\":");
-	json_ms(sb, t.samples.v[0].t_ns - s->t0, false);
+	uint64_t first_t = t.samples.n ? t.samples.v[0].t_ns : UINT64_MAX;
+	if (t.off_cpu.n && t.off_cpu.v[0].t_ns < first_t)
+		first_t = t.off_cpu.v[0].t_ns;
+	json_ms(sb, first_t - s->t0, false);
 	sb_adds(sb, ",\"unregisterTime\":null,\"pausedRanges\":[]}");
 	thread_free(&t);
 	return true;
@@ -462,7 +524,11 @@ static void emit_meta(struct ff_state *s, struct strbuf *sb)
 	json_str(sb, cmd ? cmd : s->v->title ? s->v->title : "prof");
 	sb_adds(sb, ",\"importedFrom\":\"prof\",\"symbolicated\":true,"
 		"\"usesOnlyOneStackType\":true,\"sourceCodeIsNotOnSearchfox\":true,"
-		"\"markerSchema\":[],\"extensions\":{\"length\":0,\"baseURL\":[],\"id\":[],"
+		"\"markerSchema\":[{\"name\":\"OffCPU\",\"display\":[\"marker-chart\","
+		"\"marker-table\",\"timeline-overview\"],\"fields\":[],\"description\":"
+		"\"The thread was off the CPU: waiting for I/O, in another uninterruptible "
+		"wait, sleeping, or preempted. Its stack is where it blocked.\"}],"
+		"\"extensions\":{\"length\":0,\"baseURL\":[],\"id\":[],"
 		"\"name\":[]},\n\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\","
 		"\"threadCPUDelta\":\"\xc2\xb5s\"},\n\"categories\":["
 		"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
@@ -480,7 +546,8 @@ int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	bool first = true;
 
 	s.time_metric = v->metric != PROF_VIEW_CPU;
-	s.cpu_delta = !s.time_metric && p->timed.n && (timed_has_cpu_ns(p) || p->period_ns);
+	s.cpu_ns = timed_has_cpu_ns(p);
+	s.cpu_delta = !s.time_metric && p->timed.n && (s.cpu_ns || p->period_ns);
 	s.t0 = p->timed.n ? p->timed.v[0].t_ns : 0;
 	for (size_t i = 0; i < p->timed.n; i++) {	/* sorted: the first one wins */
 		const struct prof_timed_sample *e = &p->timed.v[i];

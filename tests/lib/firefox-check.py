@@ -10,15 +10,18 @@
 # Checked: the required meta, profile and thread fields; every table's
 # length equals each column's length; every index is in range (stack ->
 # frame, prefix, frame -> func and category, func -> string and resource,
-# resource -> lib and string, sample -> stack); stack prefixes form a tree
-# (prefix < own index); sample times never decrease; weights and
-# threadCPUDelta pair with the samples; columns that version 57 no longer
+# resource -> lib and string, sample -> stack, marker -> string, category
+# and cause stack); stack prefixes form a tree (prefix < own index); sample
+# times never decrease; weights and threadCPUDelta pair with the samples;
+# interval markers end after they start and every marker's data.type has a
+# meta.markerSchema entry shaped as version 55 made it; columns that version 57 no longer
 # has (stackTable.category, frameTable.implementation, per-thread
 # stringArray) or does not have yet (funcTable.source) are absent.
 #
 # Prints one JSON summary: per thread name, pid, tid, sample count, weight
 # sum, CPU delta sum (µs), the functions' self weights (by leaf function
-# name), and per sample its time and leaf-to-root function names; exits 1 with
+# name), per sample its time and leaf-to-root function names, and the
+# markers' total length (ms) by name and the I/O wait markers' span; exits 1 with
 # "firefox-check: ..." on the first violation.
 import json
 import sys
@@ -109,7 +112,7 @@ THREAD_KEYS = ["processType", "processStartupTime", "processShutdownTime", "regi
                "resourceTable", "nativeSymbols"]
 
 
-def check_thread(th, w, nstr, nlibs, cats):
+def check_thread(th, w, nstr, nlibs, cats, schemas):
     need(th, THREAD_KEYS, w)
     if "stringArray" in th:
         fail(f"{w} has its own stringArray (version 56 moved it to shared)")
@@ -161,6 +164,22 @@ def check_thread(th, w, nstr, nlibs, cats):
     mk = table(th, "markers", ["data", "name", "startTime", "endTime", "phase", "category"], w)
     index_col(mk, "name", nstr, f"{w}.markers")
     index_col(mk, "category", len(cats), f"{w}.markers")
+    for i in range(mk["length"]):
+        where, data = f"{w}.markers[{i}]", mk["data"][i]
+        start, end, phase = mk["startTime"][i], mk["endTime"][i], mk["phase"][i]
+        if phase not in (0, 1, 2, 3):
+            fail(f"{where}: phase {phase!r}")
+        if phase == 1 and (start is None or end is None or end < start):
+            fail(f"{where}: interval {start!r}..{end!r}")
+        if data is None:
+            continue
+        if data.get("type") not in schemas:	# looked up by data.type since v52
+            fail(f"{where}: data.type {data.get('type')!r} has no meta.markerSchema entry")
+        cause = data.get("cause")
+        if cause is not None:
+            need(cause, ["stack"], f"{where}.data.cause")
+            if not is_int(cause["stack"]) or not 0 <= cause["stack"] < st["length"]:
+                fail(f"{where}.data.cause.stack = {cause['stack']!r}")
 
     sm = th["samples"]
     need(sm, ["length", "stack", "weightType", "weight"], f"{w}.samples")
@@ -183,7 +202,26 @@ def check_thread(th, w, nstr, nlibs, cats):
     for i in range(1, len(times)):
         if times[i] < times[i - 1]:
             fail(f"{w}.samples.time[{i}] = {times[i]} < time[{i - 1}] = {times[i - 1]}")
-    return fn, fr, st, sm, times
+    return fn, fr, st, sm, mk, times
+
+
+DISPLAY = {"marker-chart", "marker-table", "timeline-overview", "timeline-memory",
+           "timeline-ipc", "timeline-fileio", "stack-chart"}
+
+
+def check_schemas(meta):
+    """meta.markerSchema as version 55 shaped it: fields with key and format."""
+    names = set()
+    for i, sc in enumerate(meta["markerSchema"]):
+        need(sc, ["name", "display", "fields"], f"meta.markerSchema[{i}]")
+        if "data" in sc:
+            fail(f"meta.markerSchema[{i}].data was renamed fields in version 55")
+        if not set(sc["display"]) <= DISPLAY:
+            fail(f"meta.markerSchema[{i}].display {sc['display']!r}")
+        for k, f in enumerate(sc["fields"]):
+            need(f, ["key", "format"], f"meta.markerSchema[{i}].fields[{k}]")
+        names.add(sc["name"])
+    return names
 
 
 def names_of(stack, fn, fr, st, strings):
@@ -203,10 +241,14 @@ def main():
     strings = shared["stringArray"]
     if not all(isinstance(s, str) for s in strings):
         fail("shared.stringArray holds a non-string")
+    schemas = check_schemas(d["meta"])
     summary = []
     for k, th in enumerate(d["threads"]):
-        fn, fr, st, sm, times = check_thread(th, f"threads[{k}]", len(strings),
-                                             len(d["libs"]), cats)
+        fn, fr, st, sm, mk, times = check_thread(th, f"threads[{k}]", len(strings),
+                                                 len(d["libs"]), cats, schemas)
+        marker_ms = {}
+        for n, a, b in zip(mk["name"], mk["startTime"], mk["endTime"]):
+            marker_ms[strings[n]] = marker_ms.get(strings[n], 0) + (b or a) - a
         weights = sm["weight"] if sm["weight"] is not None else [1] * sm["length"]
         self_w = {}
         for s, wt in zip(sm["stack"], weights):
@@ -221,7 +263,12 @@ def main():
             "first_ms": times[0] if times else None, "last_ms": times[-1] if times else None,
             "self": self_w,
             "stacks": [names_of(s, fn, fr, st, strings) for s in sm["stack"]],
-            "times": times,
+            "times": times, "markers": mk["length"], "marker_ms": marker_ms,
+            "io_wait_span": [min(a for n, a in zip(mk["name"], mk["startTime"])
+                                 if strings[n] == "I/O wait"),
+                             max(b for n, b in zip(mk["name"], mk["endTime"])
+                                 if strings[n] == "I/O wait")]
+            if any(strings[n] == "I/O wait" for n in mk["name"]) else None,
         })
     print(json.dumps({"version": d["meta"]["preprocessedProfileVersion"],
                       "libs": d["libs"], "threads": summary}))
