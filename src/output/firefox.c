@@ -181,8 +181,9 @@ static uint32_t frame_index(struct ff_state *s, struct ff_thread *t, uint32_t fr
 	return (uint32_t)*slot;
 }
 
-/* How many inlined frames sit directly above node's own (its callers that
- * are inlined, up to the first outer frame). */
+/* Where node's frame sits in its inline stack, as the viewer numbers it:
+ * 0 for an outer frame, else 1 + its caller's depth (prof puts an inlined
+ * frame below the frame it was inlined into). */
 static uint32_t inline_depth(const struct prof_profile *p, uint32_t node)
 {
 	uint32_t depth = 0;
