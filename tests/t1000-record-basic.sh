@@ -89,7 +89,8 @@ test_expect_success 'attach: SIGINT stops recording, target keeps running' '
 	pid=$!
 	"$PROF" record -o int.data -p $pid 2>err &
 	rec=$!
-	sleep 0.5; kill -INT $rec; wait $rec; st=$?
+	wait_recording $rec || kill -9 $rec
+	sleep 0.3; kill -INT $rec; wait $rec; st=$?
 	alive=no; kill -0 $pid 2>/dev/null && alive=yes
 	kill $pid; wait $pid 2>/dev/null
 	test $st = 0 && test $alive = yes && check_contains err "samples"

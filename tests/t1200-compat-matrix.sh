@@ -5,8 +5,9 @@
 # lld and mold, clang (DWARF 5, with an inlined function), C++ from g++ and
 # clang++ with lld, Rust with rustc's default rust-lld, the system linker and
 # v0 mangling, Go (with DWARF, and built -ldflags='-s -w' so that only
-# .gopclntab is left), Node with --perf-basic-prof, a stripped binary, and a
-# process in another mount namespace.  Each kind must give: complete
+# .gopclntab is left, and a program busy on its threads' g0 stacks), Node
+# with --perf-basic-prof, a stripped binary, and a process in another mount
+# namespace.  Each kind must give: complete
 # stacks (reaching a thread root), the hot functions named (demangled) in
 # the known split, no raw mangled name among the rows, and file:line for
 # the hottest function (tests/workloads/compat/check.py).  A kind whose
@@ -58,6 +59,16 @@ for k in go go-stripped; do
 	"
 	test_expect_success "$k: the frameless main.alpha and main.beta keep their caller" "
 		$CHECK caller $k.folded main.main.func1 main.alpha main.beta
+	"
+done
+# Go's g0 stacks: runtime.systemstack, mcall and morestack switch SP to the
+# thread's g0 stack, and their CFI then names a stale word of it as the
+# return address.  The walk must end at them, as Go's traceback does.
+for k in go-g0 go-g0-stripped; do
+	[ -f $k.data ] || continue
+	test_expect_success "$k: stacks through a Go stack switch end there" "
+		'$PROF' report -i $k.data --format=folded >$k.folded &&
+		$CHECK switched $k.folded 15
 	"
 done
 if [ -f go.inline ] && [ -f go-stripped.inline ]; then

@@ -142,11 +142,15 @@ char *prof_rust_closure_name(const char *demangled, const char *dwarf_name);
  * unwinder said. */
 bool prof_is_thread_root(const char *func);
 bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames_inner_first, size_t n);
-/* The same for a pc of as (a return address: pc-1 is looked up), by ELF
- * symbol: for unwinders. */
-bool prof_addrspace_pc_is_root(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr);
-/* The same for file vaddr of binary e. */
+/* The same for file vaddr of binary e, by ELF symbol (or Go's tables,
+ * below): for unwinders. */
 bool prof_elf_vaddr_is_root(struct prof_elf *e, uint64_t vaddr);
+/* Whether e is a Go binary with tables prof reads (.gopclntab). */
+bool prof_elf_is_go(struct prof_elf *e);
+/* Whether vaddr of e is in a Go function where Go's own traceback ends a
+ * stack (flagged TOPFRAME or SPWRITE in .gopclntab: goexit, mstart,
+ * systemstack, mcall, morestack, ...): a thread root for prof as well. */
+bool prof_elf_vaddr_ends_go_stack(struct prof_elf *e, uint64_t vaddr);
 /* For unwinders, in Go code: the size of the frame at pc of as (the return
  * address is at sp + *size) from the binary's .gopclntab; false when pc is
  * not in a Go function with a table. */

@@ -52,6 +52,8 @@ void prof_unwinder_free(struct prof_unwinder *u);
 struct prof_unwind_result {
 	size_t n;		/* pcs[0] is the sampled ip, the rest return addresses */
 	bool complete;		/* reached the outermost frame (not out of stack / error) */
+	bool at_root;		/* pcs[n - 1] is a thread root by its binary's symbols or
+				 * Go's tables (roots.c) */
 	const char *stop;	/* why it stopped early, static string, NULL if complete */
 };
 

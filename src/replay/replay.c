@@ -416,8 +416,8 @@ static void on_switch(struct prof_replay *rp, const struct perf_event_attr *attr
 	struct prof_replay_switch sw = { &id, PROF_NONE, (misc & PERF_RECORD_MISC_SWITCH_OUT) != 0,
 					 (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0 };
 
-	if (prof_perf_parse_id(attr, h, &id) < 0)
-		return;
+	if (prof_perf_parse_id(attr, h, &id) < 0 || (pid_t)id.pid == rp->self)
+		return;	/* prof's own switches appear system-wide (-a) */
 	if (sw.out)	/* its interval may have to be charged without a stack sample */
 		sw.thread = thread_of(rp, id.pid, id.tid);
 	FOR_EACH_CONSUMER(rp, c)
@@ -481,9 +481,12 @@ static uint64_t walk_callchain(struct prof_replay *rp, struct prof_addrspace *as
 	return npcs;
 }
 
-/* -g dwarf: unwinds the stack copy; false when it stopped early. */
+/* -g dwarf: unwinds the stack copy; false when it stopped early.  *at_root:
+ * the unwinder found the outermost frame in a thread root by its binary's
+ * symbols or Go's tables, which a frame's name alone may not tell
+ * (runtime.systemstack, runtime.mcall: roots.c). */
 static bool unwind_user(struct prof_replay *rp, struct prof_addrspace *as,
-			const struct prof_perf_sample *s)
+			const struct prof_perf_sample *s, bool *at_root)
 {
 	struct prof_ustack st = { s->stack, s->stack_size };
 	struct prof_unwind_result res = { 0 };
@@ -496,6 +499,7 @@ static bool unwind_user(struct prof_replay *rp, struct prof_addrspace *as,
 	prof_unwind(rp->unw, as, (pid_t)s->tid, &rp->regs, &st, rp->pcs, PROF_MAX_FRAMES, &res);
 	for (size_t i = 0; i < res.n; i++)
 		push_user(rp, as, rp->pcs[i], i > 0);
+	*at_root = res.at_root;
 	return res.complete;
 }
 
@@ -504,7 +508,7 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 			      const struct prof_perf_sample *s, struct prof_addrspace *as,
 			      bool *complete)
 {
-	bool dwarf = (a->sample_type & PERF_SAMPLE_STACK_USER) != 0;
+	bool dwarf = (a->sample_type & PERF_SAMPLE_STACK_USER) != 0, at_root = false;
 
 	*complete = true;
 	rp->nframes = 0;
@@ -518,11 +522,11 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 		push_user(rp, as, s->ip, false);
 	}
 	if (dwarf)
-		*complete = unwind_user(rp, as, s);
+		*complete = unwind_user(rp, as, s, &at_root);
 	if (!rp->nframes)	/* never an empty stack */
 		push_user(rp, as, s->ip, false);
 	if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) || dwarf)	/* complete only at a thread root */
-		*complete = *complete && prof_frames_reach_root(rp->p, rp->frames, rp->nframes);
+		*complete = *complete && (at_root || prof_frames_reach_root(rp->p, rp->frames, rp->nframes));
 	return prof_node_from_stack(rp->p, rp->frames, rp->nframes);
 }
 

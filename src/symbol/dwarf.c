@@ -110,7 +110,7 @@ struct Dwarf_CFI_s *prof_elf_debug_cfi(struct prof_elf *e, int64_t *vaddr_to_cfi
 
 bool prof_elf_has_symbols(struct prof_elf *e)
 {
-	return elf_open_dwfl(e) && (e->has_symbols || elf_is_go(e));
+	return elf_open_dwfl(e) && (e->has_symbols || prof_elf_is_go(e));
 }
 
 /* file made absolute against the CU's compilation directory (malloc'd). */

@@ -17,7 +17,8 @@
  *    checked by its text field.
  *
  * Unwinders ask it for the frame size at a pc (Go's pcsp table), to walk
- * Go code that has no CFI.
+ * Go code that has no CFI, and where Go's own traceback ends a stack (the
+ * function flags TOPFRAME and SPWRITE).
  *
  * Design notes: opened once per prof_elf at the first lookup and freed
  * with it; a table of an unknown version is said once per binary and the
@@ -157,7 +158,7 @@ static struct go_pclntab *elf_go(struct prof_elf *e)
 	return e->go;
 }
 
-bool elf_is_go(struct prof_elf *e)
+bool prof_elf_is_go(struct prof_elf *e)
 {
 	return elf_go(e) != NULL;
 }
@@ -216,6 +217,23 @@ bool prof_addrspace_go_without_cfi(const struct prof_addrspace *as, uint64_t pc)
 				     find_section(m->elf, ".zdebug_frame", &sh, NULL);
 	}
 	return !m->elf->go_has_cfi;
+}
+
+/* Go's traceback (runtime/traceback.go) ends a stack at a TOPFRAME function
+ * and, for profiling signals, at an SPWRITE one: past a stack switch the
+ * frame sizes say nothing about where the caller is.  Its one exception is
+ * runtime.cgocallback, which keeps its frame valid on both stacks. */
+bool prof_elf_vaddr_ends_go_stack(struct prof_elf *e, uint64_t vaddr)
+{
+	struct go_pclntab *t = elf_go(e);
+	const char *name;
+	uint8_t flags;
+
+	if (!t || !(name = go_pclntab_func_flags(t, vaddr, &flags)))
+		return false;
+	if (flags & GO_FUNCFLAG_TOPFRAME)
+		return true;
+	return (flags & GO_FUNCFLAG_SPWRITE) && strcmp(name, "runtime.cgocallback") != 0;
 }
 
 void elf_go_free(struct prof_elf *e)

@@ -66,6 +66,17 @@ size_t go_pclntab_nfunc(const struct go_pclntab *t);
 bool go_pclntab_func_at(const struct go_pclntab *t, size_t i, uint64_t *entry, uint64_t *end);
 /* The function containing pc: its name and [*entry, *end); NULL if none. */
 const char *go_pclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *entry, uint64_t *end);
+/* Go's function flags (the runtime's funcFlag), set by Go's assembler and
+ * linker: TOPFRAME marks the outermost frame of a stack (runtime.goexit,
+ * runtime.mstart, runtime.rt0_go, the signal trampoline); SPWRITE a
+ * function that writes SP other than by its frame size, to switch stacks
+ * (runtime.systemstack, mcall, morestack, asmcgocall, gogo, the vDSO
+ * callers).  Go's traceback stops at either. */
+#define GO_FUNCFLAG_TOPFRAME 0x1
+#define GO_FUNCFLAG_SPWRITE 0x2
+/* The name and *flags of the function containing pc (Go 1.17+; 1.16's
+ * tables have no flags: 0); NULL if pc is in no function. */
+const char *go_pclntab_func_flags(const struct go_pclntab *t, uint64_t pc, uint8_t *flags);
 /* The frames at pc, innermost first: each inlined call (its name and the
  * file:line at pc inside it), then the function it was inlined into (with
  * the call site's file:line), as Go's own tracebacks expand them.  Returns

@@ -16,7 +16,8 @@
  *    function's _func record inside pclntable.
  *  - _func: entry, nameoff (into funcnametab), args, deferreturn, and the
  *    pctab offsets of pcsp, pcfile, pcln; npcdata, cuOffset, [startLine:
- *    1.20+], funcID, flag, a pad byte and nfuncdata; then npcdata uint32
+ *    1.20+], funcID, flag (1.17+; a pad byte in 1.16), a pad byte and
+ *    nfuncdata; then npcdata uint32
  *    pctab offsets (table 2 is the inline tree index) and nfuncdata
  *    funcdata entries (entry 3 is the inline tree): uint32 offsets from
  *    go:func.* in 1.18+, pointer-aligned absolute addresses in 1.16.
@@ -246,6 +247,7 @@ struct func {
 	uint64_t off;		/* of the _func record, in pclntable */
 	uint64_t entry, end;
 	uint32_t nameoff, pcsp, pcfile, pcln, npcdata, cu;
+	uint8_t flags;		/* GO_FUNCFLAG_*; 1.16 has a pad byte there: 0 */
 	uint8_t nfuncdata;
 };
 
@@ -259,7 +261,7 @@ static bool func_load(const struct go_pclntab *t, uint64_t i, struct func *f)
 {
 	uint64_t funcoff;
 	uint32_t fields[6];	/* nameoff, args, deferreturn, pcsp, pcfile, pcln, */
-	uint32_t tail;		/* npcdata; cuOffset after it */
+	uint32_t tail;		/* funcID, flag, pad, nfuncdata */
 	uint32_t base = t->version >= GO_PCLN_118 ? 4 : t->ptrsize;	/* entry's size */
 
 	if (!go_pclntab_func_at(t, i, &f->entry, &f->end) || !functab_field(t, i, 1, &funcoff))
@@ -275,7 +277,9 @@ static bool func_load(const struct go_pclntab *t, uint64_t i, struct func *f)
 	f->pcsp = fields[3];
 	f->pcfile = fields[4];
 	f->pcln = fields[5];
-	f->nfuncdata = (uint8_t)(tail >> 24);	/* the last byte of the fixed part */
+	/* the fixed part ends in funcID, flag, a pad byte and nfuncdata */
+	f->flags = (uint8_t)(tail >> 8);
+	f->nfuncdata = (uint8_t)(tail >> 24);
 	return true;
 }
 
@@ -316,6 +320,17 @@ const char *go_pclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *e
 		return NULL;
 	*entry = f.entry;
 	*end = f.end;
+	return func_name(t, f.nameoff);
+}
+
+const char *go_pclntab_func_flags(const struct go_pclntab *t, uint64_t pc, uint8_t *flags)
+{
+	uint64_t row;
+	struct func f;
+
+	if (!find_row(t, pc, &row) || !func_load(t, row, &f))
+		return NULL;
+	*flags = f.flags;
 	return func_name(t, f.nameoff);
 }
 

@@ -14,8 +14,18 @@
  *  - kernel threads: ret_from_fork / ret_from_fork_asm;
  *  - Go: runtime.goexit (every goroutine), runtime.mstart and
  *    runtime.clone (the g0 stacks of Ms), runtime.rt0_go and the entry
- *    point _rt0_amd64_linux (the first M),
- *    with or without their ".abi0" suffix.
+ *    point _rt0_amd64_linux with _rt0_amd64, which it jumps to and which
+ *    jumps to rt0_go (the first M: no call, no return address between
+ *    them), with or without their ".abi0" suffix.
+ *
+ * And by Go's own tables: every function where Go's traceback ends a stack
+ * (flagged TOPFRAME or SPWRITE in .gopclntab, golang.c).  A Go thread runs
+ * the scheduler, the garbage collector and stack growth on its g0 stack,
+ * entered through runtime.systemstack, mcall or morestack, which write SP;
+ * the goroutine's own frames are on another stack, never in the sample's
+ * stack copy, and the word above the switch is stale g0 data.  Go's
+ * profiler stops there too (or, with the M's curg at hand, which a
+ * sample does not have, jumps to the goroutine's stack).
  */
 #include "symbol-priv.h"
 #include <string.h>
@@ -28,6 +38,7 @@ static const char *const exact_roots[] = {
 
 static const char *const go_roots[] = {	/* prefixes: ".abi0" may follow */
 	"runtime.goexit", "runtime.mstart", "runtime.clone", "runtime.rt0_go", "_rt0_amd64_linux",
+	"_rt0_amd64",
 };
 
 bool prof_is_thread_root(const char *func)
@@ -62,13 +73,5 @@ bool prof_elf_vaddr_is_root(struct prof_elf *e, uint64_t vaddr)
 {
 	const char *name = prof_elf_symbol_name(e, vaddr);
 
-	return name && prof_is_thread_root(name);
-}
-
-bool prof_addrspace_pc_is_root(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr)
-{
-	uint64_t addr = is_return_addr && pc ? pc - 1 : pc;
-	const struct prof_mapping *m = as ? prof_addrspace_find(as, addr) : NULL;
-
-	return m && m->elf && prof_elf_vaddr_is_root(m->elf, addr - m->bias);
+	return (name && prof_is_thread_root(name)) || prof_elf_vaddr_ends_go_stack(e, vaddr);
 }

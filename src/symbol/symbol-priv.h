@@ -120,7 +120,6 @@ void elf_synth_free(struct elf_synth *s);
  * inline chain at vaddr from it, innermost first, the function's entry in
  * the last frame's entry (0: no Go function there; files malloc'd, names
  * owned by e); the Go function around vaddr, [*start, *end), NULL if none. */
-bool elf_is_go(struct prof_elf *e);
 size_t elf_go_chain(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
 const char *elf_go_func(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end);
 void elf_go_free(struct prof_elf *e);

@@ -12,6 +12,7 @@ struct cfi_rule {
 	uint8_t kind;		/* complex (use libdw), simple, outermost */
 	uint8_t cfa_reg;	/* DWARF 7 = rsp or 6 = rbp */
 	bool rbp_saved;		/* caller's rbp at CFA + rbp_off, else unchanged */
+	uint8_t leaf_kind;	/* of a Go stack end: its CFI's kind, for the sampled frame */
 	int32_t cfa_off, ra_off, rbp_off;
 };
 

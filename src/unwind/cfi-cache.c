@@ -34,8 +34,12 @@
  * thread root after at most a few garbage frames that prof_unwind drops.
  * SIMPLE_AT_PC: simple, from a CFA expression of rip evaluated at the
  * lookup pc, which is rip only in the sampled frame (callers look up
- * ra - 1). */
-enum { RULE_COMPLEX, RULE_SIMPLE, RULE_OUTERMOST, RULE_ROOT, RULE_SIMPLE_AT_PC };
+ * ra - 1).  GO_END: a Go function where Go's traceback ends the stack
+ * (runtime.systemstack, mcall, morestack, goexit, ...: roots.c): the walk
+ * ends when a caller's frame is in it, as the CFI after its stack switch
+ * names a stale word as the return address; the sampled frame follows
+ * its CFI (leaf_kind), right until the switch. */
+enum { RULE_COMPLEX, RULE_SIMPLE, RULE_OUTERMOST, RULE_ROOT, RULE_SIMPLE_AT_PC, RULE_GO_END };
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 
 /* CFA + off for "the value lives at CFA + off"; false for anything else. */
@@ -216,6 +220,16 @@ static struct cfi_rule rule_for_vaddr(struct prof_elf *e, uint64_t pc)
 	return r;
 }
 
+/* r, made a GO_END rule when pc of e is where Go's traceback ends. */
+static struct cfi_rule mark_go_end(struct prof_elf *e, uint64_t pc, struct cfi_rule r)
+{
+	if (prof_elf_vaddr_ends_go_stack(e, pc)) {
+		r.leaf_kind = r.kind;
+		r.kind = RULE_GO_END;
+	}
+	return r;
+}
+
 /* Appends r to cc's rules; returns its index. */
 static uint64_t add_rule(struct cfi_cache *cc, struct cfi_rule r)
 {
@@ -240,7 +254,7 @@ static struct cfi_rule binary_rule(struct prof_elf *e, uint64_t pc)
 	struct cfi_cache *cc = *cache;
 	uint64_t *slot = u64map_slot(&cc->index, pc, &created);
 	if (created)	/* rule_for_vaddr does not touch cc: slot stays valid */
-		*slot = add_rule(cc, rule_for_vaddr(e, pc));
+		*slot = add_rule(cc, mark_go_end(e, pc, rule_for_vaddr(e, pc)));
 	return cc->rules.v[*slot];
 }
 
@@ -291,9 +305,10 @@ bool cfi_fast_unwind(struct cfi_cache *cc, const struct unwind_ctx *c,
 		/* return addresses point after the call: look up the call itself */
 		const struct cfi_rule *r = cached_rule(cc, c->as, n == 1 ? pc : pc - 1);
 		if (r->kind != RULE_SIMPLE) {
-			if (r->kind == RULE_COMPLEX || (r->kind == RULE_SIMPLE_AT_PC && n > 1))
+			uint8_t kind = r->kind == RULE_GO_END && n == 1 ? r->leaf_kind : r->kind;
+			if (kind == RULE_COMPLEX || (kind == RULE_SIMPLE_AT_PC && n > 1))
 				return false;
-			if (r->kind == RULE_OUTERMOST || r->kind == RULE_ROOT) {
+			if (kind == RULE_OUTERMOST || kind == RULE_ROOT || kind == RULE_GO_END) {
 				res->complete = true;
 				res->stop = NULL;
 				break;

@@ -51,10 +51,13 @@ struct dw_state {
 };
 
 struct dw_walk {
+	struct prof_addrspace *as;
+	bool go;		/* as has Go code: frames may end at a Go stack switch */
 	uint64_t *pcs;
 	size_t max, n;
 	uint64_t last_sp;
 	const char *stop;
+	bool at_go_end;		/* ended at a Go stack switch or top frame */
 };
 
 static pid_t dw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -244,6 +247,10 @@ static int dw_frame(Dwfl_Frame *frame, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	w->pcs[w->n++] = pc;
+	if (w->go && !activation && unwind_ret_ends_go_stack(w->as, pc)) {
+		w->at_go_end = true;
+		return DWARF_CB_ABORT;
+	}
 	return DWARF_CB_OK;
 }
 
@@ -286,13 +293,13 @@ void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		res->stop = "no modules to unwind with";
 		return;
 	}
-	struct dw_walk w = { .pcs = pcs, .max = max };
+	struct dw_walk w = { .as = c->as, .go = unwind_as_has_go(c->as), .pcs = pcs, .max = max };
 	st->cur = c;
 	st->read_failed = false;
 	int rc = dwfl_getthread_frames(st->dwfl, c->tid, dw_frame, &w);
 	st->cur = NULL;
 	res->n = MAX(w.n, (size_t)1);
-	res->complete = rc == 0 && !st->read_failed;
+	res->complete = w.at_go_end || (rc == 0 && !st->read_failed);
 	if (res->complete)
 		res->stop = NULL;
 	else if (rc == 0)

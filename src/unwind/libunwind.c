@@ -235,6 +235,7 @@ void unwind_libunwind(struct unwind_libunwind *lu, const struct unwind_ctx *c, u
 		return;
 	}
 	uint64_t last_sp = c->sp;
+	bool go = unwind_as_has_go(c->as);
 	res->n = 1;
 	while (res->n < max) {
 		int r = unw_step(&cursor);
@@ -258,6 +259,11 @@ void unwind_libunwind(struct unwind_libunwind *lu, const struct unwind_ctx *c, u
 		}
 		last_sp = sp;
 		pcs[res->n++] = ip;
+		if (go && unwind_ret_ends_go_stack(c->as, ip)) {
+			res->complete = true;
+			res->stop = NULL;
+			return;
+		}
 	}
 	res->stop = "frame limit reached";
 }

@@ -32,6 +32,15 @@ static inline bool ctx_read_stack(const struct unwind_ctx *c, uint64_t addr, uin
 #define UNWIND_DWARF_NREGS 17
 extern const int unwind_dwarf_to_perf[UNWIND_DWARF_NREGS];
 
+/* Whether a binary mapped in as is Go's (cached per mapping generation):
+ * walks outside the fast path check their frames below only then. */
+bool unwind_as_has_go(struct prof_addrspace *as);
+/* Whether return address ret of as is in a Go function where Go's own
+ * traceback ends the stack (TOPFRAME, or SPWRITE: it switched stacks, so
+ * the word its CFI names as its return address is stale): walks end
+ * there, complete.  Cached per address space. */
+bool unwind_ret_ends_go_stack(struct prof_addrspace *as, uint64_t ret);
+
 /* Reads a word from the stack copy, else from a mapped ELF file's contents. */
 bool ctx_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val);
 
@@ -42,6 +51,8 @@ struct unwind_as_state {
 	void *libunwind;
 	void (*libunwind_free)(void *);
 	uint64_t roots_generation;	/* roots is valid for this mapping generation */
+	uint64_t go_generation;		/* has_go is valid for this one */
+	bool has_go;			/* a binary of the space has Go's tables */
 	struct u64map roots;		/* lookup pc -> is a thread root (unwind.c) */
 };
 struct unwind_as_state *unwind_as_state(struct prof_addrspace *as);

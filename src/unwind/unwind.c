@@ -2,7 +2,9 @@
  * unwind.c - the unwinder front end: backend selection, the per-sample
  * context, the per-address-space state slots, the frame-pointer walker
  * (a backend of its own and the fallback when a CFI unwind cannot start),
- * and the walker of Go code that has no CFI, by Go's own frame sizes.
+ * the walker of Go code that has no CFI, by Go's own frame sizes, and
+ * where a walk ends: at a thread root, Go's stack switches included
+ * (roots.c), with the frames read past it dropped.
  *
  * The stack copy is untrusted: every read goes through ctx_read_stack(),
  * which refuses anything outside [sp, sp + size).  Every walk is bounded by
@@ -75,7 +77,7 @@ struct unwind_as_state *unwind_as_state(struct prof_addrspace *as)
 {
 	if (!as->unwind_state) {
 		struct unwind_as_state *st = xcalloc(1, sizeof(*st));
-		st->roots_generation = as->generation - 1;
+		st->roots_generation = st->go_generation = as->generation - 1;
 		as->unwind_state = st;
 		as->unwind_state_free = as_state_free;
 	}
@@ -202,10 +204,25 @@ static void unwind_go(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 /* How many outermost frames may be garbage read past a thread root. */
 #define ROOT_LOOKBACK 3
 
-/* prof_addrspace_pc_is_root, cached per address space by lookup pc until
- * its mappings change: the symbol lookups behind it were most of the cost
- * of an unwind whose rules are all cached. */
-static bool pc_is_root(struct prof_addrspace *as, uint64_t pc, bool is_return_addr)
+enum { PC_ROOT = 1, PC_GO_END = 2 };
+
+/* PC_ROOT when lookup pc key of as is in a thread root (roots.c), with
+ * PC_GO_END when that is a Go function where Go's traceback ends. */
+static uint64_t pc_kind_of(struct prof_addrspace *as, uint64_t key)
+{
+	const struct prof_mapping *m = prof_addrspace_find(as, key);
+
+	if (!m || !m->elf)
+		return 0;
+	if (prof_elf_vaddr_ends_go_stack(m->elf, key - m->bias))
+		return PC_ROOT | PC_GO_END;
+	return prof_elf_vaddr_is_root(m->elf, key - m->bias) ? PC_ROOT : 0;
+}
+
+/* pc_kind_of, cached per address space by lookup pc until its mappings
+ * change: the symbol lookups behind it were most of the cost of an unwind
+ * whose rules are all cached. */
+static uint64_t pc_kind(struct prof_addrspace *as, uint64_t pc, bool is_return_addr)
 {
 	struct unwind_as_state *st = unwind_as_state(as);
 	uint64_t key = is_return_addr && pc ? pc - 1 : pc;
@@ -216,10 +233,33 @@ static bool pc_is_root(struct prof_addrspace *as, uint64_t pc, bool is_return_ad
 		memset(&st->roots, 0, sizeof(st->roots));
 		st->roots_generation = as->generation;
 	}
-	uint64_t *is_root = u64map_slot(&st->roots, key, &created);
+	uint64_t *kind = u64map_slot(&st->roots, key, &created);
 	if (created)	/* the lookup does not touch roots: the slot stays valid */
-		*is_root = prof_addrspace_pc_is_root(as, key, false);
-	return *is_root;
+		*kind = pc_kind_of(as, key);
+	return *kind;
+}
+
+static bool pc_is_root(struct prof_addrspace *as, uint64_t pc, bool is_return_addr)
+{
+	return pc_kind(as, pc, is_return_addr) & PC_ROOT;
+}
+
+bool unwind_as_has_go(struct prof_addrspace *as)
+{
+	struct unwind_as_state *st = unwind_as_state(as);
+
+	if (st->go_generation != as->generation) {
+		st->has_go = false;
+		for (size_t i = 0; i < as->maps.n && !st->has_go; i++)
+			st->has_go = as->maps.v[i].elf && prof_elf_is_go(as->maps.v[i].elf);
+		st->go_generation = as->generation;
+	}
+	return st->has_go;
+}
+
+bool unwind_ret_ends_go_stack(struct prof_addrspace *as, uint64_t ret)
+{
+	return pc_kind(as, ret, true) & PC_GO_END;
 }
 
 /* A walk that got to a thread root is complete whatever stopped it there:
@@ -235,8 +275,17 @@ static void end_at_root(struct prof_addrspace *as, uint64_t *pcs, struct prof_un
 		if (pc_is_root(as, pcs[i], i > 0)) {
 			res->n = i + 1;
 			walk_complete(res);
+			res->at_root = true;
 			return;
 		}
+	}
+	/* Sampled inside a Go function that switches stacks (SPWRITE), the
+	 * frame's CFI holds only before the switch: Go's profiler keeps the
+	 * leaf alone, and so does prof when the walk from it got nowhere. */
+	if (!res->complete && (pc_kind(as, pcs[0], false) & PC_GO_END)) {
+		res->n = 1;
+		walk_complete(res);
+		res->at_root = true;
 	}
 }
 
@@ -253,7 +302,7 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	};
 
 	res->n = 0;
-	res->complete = false;
+	res->complete = res->at_root = false;
 	res->stop = "no room for frames";
 	if (max == 0)
 		return;

@@ -61,6 +61,8 @@ static void lookup(const struct go_pclntab *t, uint64_t pc)
 	uint32_t delta;
 	if (go_pclntab_sp_delta(t, pc, &delta))
 		sink += delta;
+	uint8_t flags;
+	touch(go_pclntab_func_flags(t, pc, &flags));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -115,6 +115,21 @@ perf() {
 	return "$st"
 }
 
+# wait_recording PID: waits (60 s at most) until prof PID runs a second
+# thread: its ring readers start once the events are on and its signal
+# handlers are in place.  A signal sent before may be lost for good:
+# background jobs of a script start with SIGINT ignored, and an ASan
+# build on a loaded machine took over 0.5 s to get there.
+wait_recording() {
+	local i
+	for i in $(seq 600); do
+		[ "$(ls /proc/"$1"/task 2>/dev/null | wc -l)" -ge 2 ] && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 require_perf_events() {
 	"$PROF" record -q -o "$TRASH/.probe.data" -- true >/dev/null 2>&1 ||
 		skip_all "perf_event_open is not usable here (see kernel-notes/permissions.md)"

@@ -14,6 +14,10 @@
  *    the same chains.
  *  - Three functions rebuilt in the 1.16, 1.18 and 1.20 layouts by the
  *    fuzz seed maker read back as the real table does.
+ *  - The functions flagged TOPFRAME are the ones the linux/amd64 runtime's
+ *    assembly marks so (Go's sources beside the go tool);
+ *    runtime.systemstack, mcall and morestack, which write SP, are
+ *    SPWRITE; prof ends stacks at all of them, and at no main.* function.
  *  - A table of another version is refused with -EPROTONOSUPPORT and
  *    named; a cut table or a bad header never reads outside the bytes
  *    (run under SANITIZE=address) and gives no garbage frames.
@@ -429,6 +433,60 @@ static void check_layouts(struct prof_elf *sw)
 	fclose(pcs);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The TEXT symbols marked TOPFRAME in the linux/amd64 runtime's assembly,
+ * sorted, space-separated ("runtime.goexit runtime.mstart ..."). */
+static void source_topframes(char *out, size_t len)
+{
+	FILE *f = popen("cd \"$(go env GOROOT)/src/runtime\" && "
+			"grep -h '^TEXT runtime[^a-z0-9_]*[a-z0-9_]*(SB).*TOPFRAME' "
+			"asm_amd64.s sys_linux_amd64.s rt0_linux_amd64.s | "
+			"sed 's/^TEXT runtime[^a-z0-9_]*\\([a-z0-9_]*\\)(SB).*/runtime.\\1/' | LC_ALL=C sort | tr '\\n' ' '", "r");
+	size_t n = f ? fread(out, 1, len - 1, f) : 0;
+
+	out[n] = '\0';
+	if (f)
+		pclose(f);
+}
+
+static void check_flags(struct prof_elf *sw)
+{
+	const char *top[32], *spwrite[] = { "runtime.systemstack", "runtime.mcall", "runtime.morestack" };
+	size_t ntop = 0, nspwrite = 0, nmain = 0, main_ends = 0;
+	char want[512], got[512] = "";
+
+	for (size_t i = 0; i < go_pclntab_nfunc(sw->go); i++) {
+		uint64_t entry, end;
+		uint8_t flags;
+		const char *name;
+		if (!go_pclntab_func_at(sw->go, i, &entry, &end) ||
+		    !(name = go_pclntab_func_flags(sw->go, entry, &flags)))
+			continue;
+		if ((flags & GO_FUNCFLAG_TOPFRAME) && ntop < ARRAY_SIZE(top))
+			top[ntop++] = name;
+		for (size_t k = 0; k < ARRAY_SIZE(spwrite); k++)
+			if (!strcmp(name, spwrite[k]) && (flags & GO_FUNCFLAG_SPWRITE) &&
+			    prof_elf_vaddr_ends_go_stack(sw, entry))
+				nspwrite++;
+		if (!strncmp(name, "main.", 5)) {
+			nmain++;
+			main_ends += prof_elf_vaddr_ends_go_stack(sw, entry);
+		}
+	}
+	qsort(top, ntop, sizeof(top[0]), by_name);
+	for (size_t i = 0; i < ntop; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s ", top[i]);
+	source_topframes(want, sizeof(want));
+	ok(*want && !strcmp(got, want), "TOPFRAME functions are the runtime's: '%s' (its sources: '%s')", got, want);
+	ok(nspwrite == ARRAY_SIZE(spwrite), "systemstack, mcall and morestack are SPWRITE, stacks end there (%zu of 3)",
+	   nspwrite);
+	ok(nmain > 0 && main_ends == 0, "no stack ends at main's %zu functions (%zu do)", nmain, main_ends);
+}
+
 int main(void)
 {
 	char path[128];
@@ -459,6 +517,8 @@ int main(void)
 		check_dwarf(dw, sw, s, n);
 	if (sw)
 		check_renamed(sw, s, n);
+	if (sw && sw->go)
+		check_flags(sw);
 	if (sw) {
 		check_layouts(sw);
 		check_bad_tables(sw);

@@ -7,6 +7,7 @@ scripts/compat.sh), on one kind's `prof report --format=json` output.
       and its share of the NAMEs' summed self time is within TOL points of
       TRUTH (the known split; NAME may be re:REGEX); no row of >= 0.5% self is a raw mangled
       name; the hottest NAME has a source file and line (unless --no-line).
+      With no NAME (go-g0): the complete share and the names only.
   check.py summary JSON NAME...
       one line: complete % and the self % of each NAME (for compat.sh).
   check.py addr2line ANNOTATE BINARY
@@ -20,6 +21,12 @@ scripts/compat.sh), on one kind's `prof report --format=json` output.
   check.py caller FOLDED CALLER NAME...
       in at least 95% of the folded stacks where NAME is a frame, the frame
       just outside it is CALLER (a frameless leaf keeps its caller).
+  check.py switched FOLDED MIN_PCT
+      Go's stack switches: at least MIN_PCT% of the samples have a frame in
+      runtime.systemstack, runtime.mcall or runtime.morestack (the g0 stack
+      of a Go thread), and every such frame that is a caller is the
+      outermost one: the stack ends there, as Go's own traceback ends it,
+      and no word past the switch was read as a return address.
   check.py perf-script FILE NAME...
       the same line from `perf script -F comm,ip,sym` output: a stack is
       complete when its outermost frame is a thread root.
@@ -33,7 +40,15 @@ import sys
 MANGLED = re.compile(r"^_Z|^_R[A-Z]|\$LT\$|\$u[0-9a-f]{2}\$|::h[0-9a-f]{16}$")
 ROOTS = ("_start", "__start", "_dl_start_user", "clone", "__clone", "clone3", "__clone3",
          "start_thread", "ret_from_fork", "ret_from_fork_asm", "_rt0_amd64_linux")
-GO_ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.clone", "runtime.rt0_go")
+GO_ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.clone", "runtime.rt0_go", "_rt0_amd64",
+            # where Go's traceback ends a stack: the functions flagged TOPFRAME or
+            # SPWRITE in Go 1.19's .gopclntab (prof reads the flags; perf's
+            # output has only names)
+            "runtime.sigtramp", "runtime.systemstack", "runtime.mcall", "runtime.morestack",
+            "runtime.asmcgocall", "runtime.gogo", "gogo", "runtime.nanotime1", "time.now",
+            "runtime.sigfwd", "runtime.callCgoSigaction", "runtime.callCgoMmap",
+            "runtime.callCgoMunmap")
+GO_SWITCHES = re.compile(r"^runtime\.(systemstack|mcall|morestack)(\.abi0)?$")
 
 
 class Fail(Exception):
@@ -64,7 +79,7 @@ def self_of(doc, name):
 def cmd_kind(path, min_complete, tol, args):
     doc = load(path)
     want_line = "--no-line" not in args
-    pairs = [a.rsplit("=", 1) for a in args if a != "--no-line"]
+    pairs = [a.rsplit("=", 1) for a in args if a and a != "--no-line"]
     complete = doc.get("complete_pct", 0)
     print("complete stacks %.1f%% (want >= %s)" % (complete, min_complete))
     problems = []
@@ -175,6 +190,33 @@ def cmd_caller(folded, caller, names):
         raise Fail("; ".join(problems))
 
 
+def cmd_switched(folded, min_pct):
+    total = switched = 0
+    bad = {}
+    with open(folded) as f:
+        for line in f:
+            frames, count = line.rsplit(" ", 1)
+            user = [fr for fr in frames.split(";")[1:] if not fr.endswith("_[k]")]	# outermost first
+            total += int(count)
+            at = [i for i, fr in enumerate(user) if GO_SWITCHES.match(fr)]
+            if at:
+                switched += int(count)
+            for i in at:
+                if i != 0 and i != len(user) - 1:	# a caller with frames beyond it
+                    key = ";".join(user[:i + 1])[:160]
+                    bad[key] = bad.get(key, 0) + int(count)
+    pct = 100.0 * switched / total if total else 0.0
+    print("  %d of %d samples (%.1f%%) through a Go stack switch; %d read past one" %
+          (switched, total, pct, sum(bad.values())))
+    problems = []
+    if pct < float(min_pct):
+        problems.append("%.1f%% of samples through a stack switch < %s%%" % (pct, min_pct))
+    if bad:
+        problems.append("frames read past a stack switch: %s" % sorted(bad.items(), key=lambda kv: -kv[1])[:4])
+    if problems:
+        raise Fail("; ".join(problems))
+
+
 def cmd_summary(path, names):
     doc = load(path)
     print("%.1f %s" % (doc.get("complete_pct", 0), " ".join("%.1f" % self_of(doc, n) for n in names)))
@@ -225,6 +267,8 @@ def main(argv):
             cmd_caller(argv[2], argv[3], argv[4:])
         elif len(argv) == 7 and argv[1] == "inline":
             cmd_inline(*argv[2:])
+        elif len(argv) == 4 and argv[1] == "switched":
+            cmd_switched(argv[2], argv[3])
         elif len(argv) >= 3 and argv[1] == "perf-script":
             cmd_perf_script(argv[2], argv[3:])
         else:

@@ -61,13 +61,22 @@ fi
 # Go: DWARF without .debug_aranges; goroutines end in runtime.goexit.
 # go-stripped is built as releases often are (-ldflags='-s -w': no DWARF,
 # no .symtab): names, lines and the inlined main.gamma come from .gopclntab.
+# go-g0 (g0.go, no known split) spends about half its time on the g0 stacks
+# of Go's threads, behind runtime.systemstack, mcall and morestack; its
+# -s -w build is walked by Go's frame sizes alone.
 if ! have go; then
 	test_skip go "go is not installed"
-elif mkdir -p gohome && cp "$COMPAT/split.go" gohome/ && (cd gohome && printf 'module gosplit\n\ngo 1.19\n' >go.mod &&
+elif mkdir -p gohome gog0 && cp "$COMPAT/split.go" gohome/ && cp "$COMPAT/g0.go" gog0/ &&
+	(cd gohome && printf 'module gosplit\n\ngo 1.19\n' >go.mod &&
 	GOFLAGS=-mod=mod GOCACHE="$PWD/gocache" go build -o ../go-split . &&
-	GOFLAGS=-mod=mod GOCACHE="$PWD/gocache" go build -ldflags='-s -w' -o ../go-stripped .) >go.err 2>&1; then
+	GOFLAGS=-mod=mod GOCACHE="$PWD/gocache" go build -ldflags='-s -w' -o ../go-stripped . &&
+	cd ../gog0 && printf 'module gog0\n\ngo 1.19\n' >go.mod &&
+	GOFLAGS=-mod=mod GOCACHE="$PWD/../gohome/gocache" go build -o ../go-g0 . &&
+	GOFLAGS=-mod=mod GOCACHE="$PWD/../gohome/gocache" go build -ldflags='-s -w' -o ../go-g0-stripped .) >go.err 2>&1; then
 	kind go $MIN_COMPLETE ./go-split $SECS -- main.alpha=60 main.beta=30 main.gamma=10
 	kind go-stripped $MIN_COMPLETE ./go-stripped $SECS -- main.alpha=60 main.beta=30 main.gamma=10
+	kind go-g0 $MIN_COMPLETE ./go-g0 $SECS --
+	kind go-g0-stripped $MIN_COMPLETE ./go-g0-stripped $SECS --
 else
 	test_skip go "go build failed: $(head -c 160 go.err)"
 fi
