@@ -6,15 +6,17 @@
 # libc (snprintf) and libz, on two named threads.  Prints the flat
 # report (top 25 rows), a short caller-first tree, and the next commands.
 # Usage: scripts/demo.sh [SECONDS=3]
-# The recording goes to profiles/demo.data, or to $PROF_DEMO_DATA if set.
+# The recording goes to profiles/demo.data, or to $PROF_DEMO_DATA if set;
+# $PROF_DEMO_BIN runs another build of prof (the tests' sanitized one).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
 secs=${1:-3}
 data=${PROF_DEMO_DATA:-profiles/demo.data}
 workload=tests/workloads/bin/demo
+prof=${PROF_DEMO_BIN:-./prof}
 
-for f in ./prof "$workload"; do
+for f in "$prof" "$workload"; do
 	[ -x "$f" ] || { echo "demo: $f is missing; run 'make demo' (it builds both)" >&2; exit 2; }
 done
 mkdir -p "$(dirname "$data")"
@@ -23,7 +25,7 @@ rule() { printf '\n=== %s\n\n' "$*"; }
 
 rule "prof record -o $data -- $workload $secs 2"
 echo "(2 threads for ${secs}s: generate records -> merge sort -> FNV hash -> zlib compress)"
-./prof record -o "$data" -- "$workload" "$secs" 2
+"$prof" record -o "$data" -- "$workload" "$secs" 2
 st=$?
 if [ $st != 0 ]; then
 	echo "demo: prof record failed (exit $st); see the message above" >&2
@@ -32,10 +34,10 @@ fi
 
 rule "prof report -i $data   (flat profile, top 25 functions)"
 # Header lines start with '#'; then the column titles and 25 rows.
-./prof report -i "$data" --flat | awk '/^#/ { print; next } n++ < 26'
+"$prof" report -i "$data" --flat | awk '/^#/ { print; next } n++ < 26'
 
 rule "prof report -i $data --tree --percent-limit 3   (caller-first, first 40 lines)"
-./prof report -i "$data" --tree --percent-limit 3 | head -n 40
+"$prof" report -i "$data" --tree --percent-limit 3 | head -n 40
 
 cat <<MSG
 

@@ -6,7 +6,7 @@
 require_perf_events
 
 test_expect_success 'scripts/demo.sh 1 runs' '
-	PROF_DEMO_DATA="$TRASH/demo.data" "$TOP/scripts/demo.sh" 1 >demo.out 2>&1;
+	PROF_DEMO_BIN="$PROF" PROF_DEMO_DATA="$TRASH/demo.data" "$TOP/scripts/demo.sh" 1 >demo.out 2>&1;
 	st=$?; cat demo.out; test $st = 0 && test -s demo.data
 '
 

@@ -27,11 +27,16 @@ test_expect_success 'prof record -a -d 8 exits 0' '
 	cat record.err; test $st = 0
 '
 
+# The header names the ten busiest; on a loaded CI machine other
+# tenants (compilers, browsers) can outrank the two workloads, so they are
+# looked for in the full per-process list.
 test_expect_success 'the report lists the busy processes by samples' '
 	"$PROF" report -i sw.data >sw.txt && head -n 20 sw.txt &&
 	check_contains sw.txt "^# processes: [0-9]* with samples" &&
-	check_contains sw.txt "^#  .* pid $SPLIT  *split\$" &&
-	check_contains sw.txt "^#  .* pid $REC  *recursion\$"
+	check_contains sw.txt "^#  .* pid [0-9]*  *[^ ]" &&
+	"$PROF" report -i sw.data --sort pid,comm -q >procs.txt &&
+	check_contains procs.txt "^ *[0-9.]*% *[0-9]*  *$SPLIT  *split\$" &&
+	check_contains procs.txt "^ *[0-9.]*% *[0-9]*  *$REC  *recursion\$"
 '
 
 test_expect_success '--pid selects one process: its functions, complete stacks' '

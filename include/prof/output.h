@@ -52,7 +52,8 @@ int prof_output_text_diff(FILE *f, const struct prof_profile *base,
  * can draw it.  render draws text as a call tree when tree is set (or by
  * view->sort_keys).  Each returns 0 or a negative errno. */
 enum prof_format { PROF_FMT_TEXT, PROF_FMT_FOLDED, PROF_FMT_JSON, PROF_FMT_FLAMEGRAPH,
-		   PROF_FMT_HTML, PROF_FMT_SPEEDSCOPE, PROF_FMT_PPROF, PROF_FMT_CALLGRIND };
+		   PROF_FMT_HTML, PROF_FMT_SPEEDSCOPE, PROF_FMT_PPROF, PROF_FMT_CALLGRIND,
+		   PROF_FMT_FIREFOX };
 int prof_format_parse(const char *name, enum prof_format *out);
 const char *prof_format_name(enum prof_format fmt);
 const char *prof_format_terminal_file(enum prof_format fmt);

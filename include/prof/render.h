@@ -2,7 +2,8 @@
  * render.h - the picture and interop renderers of a struct prof_profile
  * under a struct prof_view: interactive flame graph SVG (plain and
  * differential), a self-contained HTML report, speedscope JSON, pprof
- * (gzipped profile.proto) and a callgrind-format export.  Also the "flame
+ * (gzipped profile.proto), a callgrind-format export and the Firefox
+ * Profiler's processed profile.  Also the "flame
  * tree" they share: the trie merged by (function, module, inlined) along
  * each path, as flamegraph.pl merges sibling frames by name.
  *
@@ -107,5 +108,7 @@ int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof
 int prof_render_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_render_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_render_callgrind(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* The Firefox Profiler's processed profile format (src/output/firefox.c). */
+int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 
 #endif

@@ -33,7 +33,7 @@ _prof()
 	case $prev in
 	--format)
 		if [[ $cmd == report ]]; then
-			COMPREPLY=($(compgen -W "text folded json flamegraph html speedscope pprof callgrind" -- "$cur"))
+			COMPREPLY=($(compgen -W "text folded json flamegraph html speedscope pprof callgrind firefox" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "text json" -- "$cur"))
 		fi

@@ -87,7 +87,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case O_FORMAT:
 		if (prof_format_parse(arg, &o->format) < 0)
 			return usage_error("unknown --format '%s' (want text, folded, json, flamegraph, "
-					   "html, speedscope, pprof or callgrind)", arg);
+					   "html, speedscope, pprof, callgrind or firefox)", arg);
 		return 0;
 	case O_DIFF: o->diff_base = arg; return 0;
 	case O_OPEN: o->open = true; o->format = PROF_FMT_HTML; return 0;

@@ -30,6 +30,7 @@ static const struct format_desc {
 	[PROF_FMT_SPEEDSCOPE] = { "speedscope", prof_render_speedscope, NULL, NULL, true },
 	[PROF_FMT_PPROF] = { "pprof", prof_render_pprof, NULL, "prof.pb.gz", false },
 	[PROF_FMT_CALLGRIND] = { "callgrind", prof_render_callgrind, NULL, NULL, false },
+	[PROF_FMT_FIREFOX] = { "firefox", prof_render_firefox, NULL, NULL, true },
 };
 
 int prof_format_parse(const char *name, enum prof_format *out)

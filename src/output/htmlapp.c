@@ -156,17 +156,6 @@ static void add_spread(struct app *a, uint32_t thread, uint32_t stack, int col,
 	}
 }
 
-/* The view's --pid/--tid/--comm/--dso filters, for one (thread, node). */
-static bool passes(const struct app *a, uint32_t thread, uint32_t node)
-{
-	struct prof_view any = *a->v;
-	struct prof_agg probe = { .thread = thread, .node = node };
-
-	any.metric = PROF_VIEW_CPU;
-	probe.value[PROF_M_SAMPLES] = 1;
-	return prof_view_weight(a->p, &any, &probe) != 0;
-}
-
 static void add_timed(struct app *a, const struct prof_timed_sample *e)
 {
 	uint32_t st = a->node_stack[e->node];
@@ -204,14 +193,14 @@ static void build_rows(struct app *a)
 	a->nbuckets = a->nbuckets ? a->nbuckets : 1;
 	for (size_t i = 0; i < p->timed.n; i++) {
 		const struct prof_timed_sample *e = &p->timed.v[i];
-		if (e->thread < p->threads.n && e->node < p->nodes.n && passes(a, e->thread, e->node))
+		if (e->thread < p->threads.n && e->node < p->nodes.n && view_passes(p, a->v, e->thread, e->node))
 			add_timed(a, e);
 	}
 	if (p->timed.n)
 		return;
 	for (size_t i = 0; i < p->aggs.n; i++) {	/* no times: one bucket */
 		const struct prof_agg *g = &p->aggs.v[i];
-		if (g->thread >= p->threads.n || g->node >= p->nodes.n || !passes(a, g->thread, g->node))
+		if (g->thread >= p->threads.n || g->node >= p->nodes.n || !view_passes(p, a->v, g->thread, g->node))
 			continue;
 		struct app_row *r = row_for(a, 0, g->thread, a->node_stack[g->node]);
 		r->v[C_N] += g->value[PROF_M_SAMPLES];

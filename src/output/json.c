@@ -42,9 +42,7 @@ static void add_str_field(struct strbuf *sb, const char *key, const char *val)
 	json_escape(sb, val ? val : "");
 }
 
-/* The name of pid: its newest main-thread entry (an exec makes a new
- * identity), else its first thread's. */
-static const char *process_comm(const struct prof_profile *p, uint32_t pid)
+const char *process_comm(const struct prof_profile *p, uint32_t pid)
 {
 	const char *comm = "";
 	bool main_seen = false;

@@ -97,6 +97,28 @@ void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);
 /* Writes the whole buffer to f: 0 or -EIO. */
 int render_flush(FILE *f, const struct strbuf *sb);
 
+/* --- timed samples (src/output/render_util.c) ------------------------------
+ * p->timed indexes grouped by thread, time order kept: thread t's samples
+ * are (*order)[(*start)[t] .. (*start)[t + 1]).  Both malloc'ed. */
+void timed_by_thread(const struct prof_profile *p, size_t **start, size_t **order);
+/* Whether (thread, node) passes the view's --pid/--tid/--comm/--dso filters. */
+bool view_passes(const struct prof_profile *p, const struct prof_view *v, uint32_t thread,
+		 uint32_t node);
+/* Whether the samples carry PROF_M_CPU_NS companions (each CPU sample's
+ * period, same time, thread and node). */
+bool timed_has_cpu_ns(const struct prof_profile *p);
+/*
+ * The weight of one timed sample under the view, 0 if it does not count.
+ * cpu_ns (timed_has_cpu_ns): the companions then stand for the CPU samples,
+ * so the unit is ns.  Files without companions but with a nominal period
+ * get period x count.
+ */
+uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
+		      const struct prof_timed_sample *e, bool cpu_ns);
+/* The name of pid: its newest main-thread entry (an exec makes a new
+ * identity), else its first thread's. */
+const char *process_comm(const struct prof_profile *p, uint32_t pid);
+
 /* HTML-in-<script> safe JSON: replace '<', '>' and '&' by \u003c \u003e \u0026. */
 void json_script_safe(struct strbuf *sb, const char *json);
 

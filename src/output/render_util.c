@@ -1,7 +1,10 @@
 /*
  * render_util.c - small helpers shared by the picture/interop renderers
  * (render.h): quoted JSON strings, JSON made safe to embed in an HTML
- * <script> element, and writing a finished buffer out.
+ * <script> element, writing a finished buffer out, and the walk over the
+ * timed samples that the time-ordered exports (speedscope, Firefox
+ * Profiler) and the HTML application share: grouped by thread, filtered
+ * and weighed under the view.
  */
 #include "prof/render.h"
 #include "output-priv.h"
@@ -51,4 +54,67 @@ void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w)
 		sb_addf(sb, "%llu sample%s", (unsigned long long)w, w == 1 ? "" : "s");
 	else	/* time metrics weigh in ns (prof_view_weight) */
 		sb_addf(sb, "%.3f ms", w / 1e6);
+}
+
+void timed_by_thread(const struct prof_profile *p, size_t **startp, size_t **orderp)
+{
+	/* One counting pass: threads x samples would be quadratic for a
+	 * system-wide recording. */
+	size_t *start = xcalloc(p->threads.n + 1, sizeof(*start));
+	size_t *order = xmalloc((p->timed.n + 1) * sizeof(*order));
+	size_t *fill = xmalloc((p->threads.n + 1) * sizeof(*fill));
+
+	for (size_t i = 0; i < p->timed.n; i++)
+		if (p->timed.v[i].thread < p->threads.n)
+			start[p->timed.v[i].thread + 1]++;
+	for (size_t t = 0; t < p->threads.n; t++)
+		start[t + 1] += start[t];
+	memcpy(fill, start, (p->threads.n + 1) * sizeof(*fill));
+	for (size_t i = 0; i < p->timed.n; i++)
+		if (p->timed.v[i].thread < p->threads.n)
+			order[fill[p->timed.v[i].thread]++] = i;
+	free(fill);
+	*startp = start;
+	*orderp = order;
+}
+
+bool view_passes(const struct prof_profile *p, const struct prof_view *v, uint32_t thread,
+		 uint32_t node)
+{
+	struct prof_view any = *v;
+	struct prof_agg probe = { .thread = thread, .node = node };
+
+	any.metric = PROF_VIEW_CPU;
+	probe.value[PROF_M_SAMPLES] = 1;
+	return prof_view_weight(p, &any, &probe) != 0;
+}
+
+bool timed_has_cpu_ns(const struct prof_profile *p)
+{
+	for (size_t i = 0; i < p->timed.n; i++)
+		if (p->timed.v[i].metric == PROF_M_CPU_NS)
+			return true;
+	return false;
+}
+
+uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
+		      const struct prof_timed_sample *e, bool cpu_ns)
+{
+	struct prof_agg a = { .thread = e->thread, .node = e->node };
+	unsigned metric = e->metric;
+	uint64_t value = e->value;
+
+	if (metric >= PROF_METRIC_COUNT)
+		return 0;
+	if (metric == PROF_M_SAMPLES && !cpu_ns && p->period_ns) {
+		metric = PROF_M_CPU_NS;
+		value *= p->period_ns;
+	}
+	if (v->metric == PROF_VIEW_CPU && (cpu_ns || p->period_ns)) {
+		if (metric != PROF_M_CPU_NS)
+			return 0;
+		return view_passes(p, v, e->thread, e->node) ? value : 0;
+	}
+	a.value[metric] = value;
+	return prof_view_weight(p, v, &a);
 }

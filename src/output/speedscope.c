@@ -89,62 +89,19 @@ static void profile_header(struct strbuf *sb, const struct prof_profile *p, uint
 	free(name);
 }
 
-/*
- * The weight of one timed sample under the view, 0 if it does not count.
- * cpu_ns: the profile has PROF_M_CPU_NS companions, which then stand for
- * the CPU samples (same time, thread and node) so the unit is ns.  Files
- * without companions but with a nominal period get period x count.
- */
-static uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
-			     const struct prof_timed_sample *e, bool cpu_ns)
-{
-	struct prof_agg a = { .thread = e->thread, .node = e->node };
-	unsigned metric = e->metric;
-	uint64_t value = e->value;
-
-	if (metric >= PROF_METRIC_COUNT)
-		return 0;
-	if (metric == PROF_M_SAMPLES && !cpu_ns && p->period_ns) {
-		metric = PROF_M_CPU_NS;
-		value *= p->period_ns;
-	}
-	if (v->metric == PROF_VIEW_CPU && (cpu_ns || p->period_ns)) {
-		if (metric != PROF_M_CPU_NS)
-			return 0;
-		a.value[PROF_M_SAMPLES] = 1;	/* only for the filters */
-		return prof_view_weight(p, v, &a) ? value : 0;
-	}
-	a.value[metric] = value;
-	return prof_view_weight(p, v, &a);
-}
-
 /* Time-ordered profiles, one per thread, from p->timed (already sorted). */
 static size_t timed_profiles(struct strbuf *sb, struct speedscope_state *s,
 			     const struct prof_view *v)
 {
 	const struct prof_profile *p = s->p;
-	bool cpu_ns = false;
+	bool cpu_ns = timed_has_cpu_ns(p);
 	size_t nprof = 0;
 
-	for (size_t i = 0; i < p->timed.n && !cpu_ns; i++)
-		cpu_ns = p->timed.v[i].metric == PROF_M_CPU_NS;
 	const char *unit = v->metric == PROF_VIEW_CPU && !cpu_ns && !p->period_ns ? "none"
 											: "nanoseconds";
 
-	/* Bucket sample indexes by thread in one pass: threads x samples
-	 * would be quadratic for a system-wide recording. */
-	size_t *start = xcalloc(p->threads.n + 1, sizeof(*start));
-	size_t *order = xmalloc((p->timed.n + 1) * sizeof(*order));
-	for (size_t i = 0; i < p->timed.n; i++)
-		if (p->timed.v[i].thread < p->threads.n)
-			start[p->timed.v[i].thread + 1]++;
-	for (size_t t = 0; t < p->threads.n; t++)
-		start[t + 1] += start[t];
-	size_t *fill = xmalloc((p->threads.n + 1) * sizeof(*fill));
-	memcpy(fill, start, (p->threads.n + 1) * sizeof(*fill));
-	for (size_t i = 0; i < p->timed.n; i++)
-		if (p->timed.v[i].thread < p->threads.n)
-			order[fill[p->timed.v[i].thread]++] = i;
+	size_t *start, *order;
+	timed_by_thread(p, &start, &order);
 
 	struct strbuf samples = STRBUF_INIT, weights = STRBUF_INIT;
 	for (uint32_t t = 0; t < p->threads.n; t++) {
@@ -171,7 +128,6 @@ static size_t timed_profiles(struct strbuf *sb, struct speedscope_state *s,
 	sb_release(&samples);
 	sb_release(&weights);
 	free(start);
-	free(fill);
 	free(order);
 	return nprof;
 }

@@ -325,6 +325,7 @@ static void write_outputs(const char *dir, const struct prof_profile *base, cons
 	write_file(dir, "speedscope.json", prof_render_speedscope, head, &v);
 	write_file(dir, "profile.pb.gz", prof_render_pprof, head, &v);
 	write_file(dir, "callgrind.out", prof_render_callgrind, head, &v);
+	write_file(dir, "firefox.json", prof_render_firefox, head, &v);
 	snprintf(path, sizeof(path), "%s/diff.svg", dir);
 	FILE *f = fopen(path, "w");
 	ok(f && prof_render_flamegraph_diff(f, base, head, &v) == 0 && fclose(f) == 0, "wrote diff.svg");
@@ -356,8 +357,9 @@ static void test_empty(void)
 	struct prof_profile p;
 	struct prof_view v;
 	render_fn fns[] = { prof_render_flamegraph, prof_render_html, prof_render_speedscope,
-			    prof_render_pprof, prof_render_callgrind };
-	const char *names[] = { "flamegraph", "html", "speedscope", "pprof", "callgrind" };
+			    prof_render_pprof, prof_render_callgrind, prof_render_firefox };
+	const char *names[] = { "flamegraph", "html", "speedscope", "pprof", "callgrind",
+				"firefox" };
 
 	prof_profile_init(&p);
 	prof_view_init(&v);
@@ -369,6 +371,8 @@ static void test_empty(void)
 			ok(strstr(out, "no samples match this view") != NULL, "empty flame graph says so");
 		if (i == 2)
 			ok(strstr(out, "\"profiles\":[]") != NULL, "empty speedscope has no profiles");
+		if (i == 5)
+			ok(strstr(out, "\"threads\":[]") != NULL, "empty firefox profile has no threads");
 		free(out);
 	}
 	prof_profile_free(&p);
@@ -439,6 +443,9 @@ static void test_random(void)
 	free(render(prof_render_html, &p, &v, NULL));
 	free(render(prof_render_pprof, &p, &v, NULL));
 	free(render(prof_render_flamegraph, &p, &v, NULL));
+	if (getenv("RENDER_OUT_DIR"))	/* t5201 checks it: no times, inlined frames */
+		write_file(getenv("RENDER_OUT_DIR"), "firefox-random.json", prof_render_firefox,
+			   &p, &v);
 	prof_profile_free(&p);
 }
 
