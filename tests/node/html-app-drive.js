@@ -8,6 +8,9 @@
 //   load REPORT                           load time (ready, first paint) and
 //                                         Chromium's CPU time
 //   diff REPORT                           red/blue flame graph, movers table
+//   warm N REPORT...                      each report N times, interleaved, in
+//                                         one browser: per report the median
+//                                         of each of the page's marks
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -187,6 +190,31 @@ async function load(browser, url, out, errors) {
 	out.loadavg = os.loadavg()[0];
 }
 
+// Loads that do not pay for a browser start: the files interleaved so that
+// a change in the machine's load hits all of them alike.
+async function warm(browser, n, reports, out, errors) {
+	const all = reports.map(() => []);
+	for (let i = 0; i < n; i++)
+		for (let r = 0; r < reports.length; r++) {
+			const page = await open(browser, 'file://' + path.resolve(reports[r]), errors);
+			await page.waitForSelector('body[data-painted-ms]', { timeout: 120000 });
+			const m = JSON.parse(await page.evaluate(() => document.body.getAttribute('data-marks')));
+			// from the start of the application script: without the HTML parse
+			m.ready_from_start = m.ready - m.start;
+			m.painted_from_start = m.painted - m.start;
+			all[r].push(m);
+			await page.close();
+		}
+	const median = (a) => a.sort((x, y) => x - y)[(a.length - 1) >> 1];
+	out.loads = n;
+	out.reports = reports.map((file, r) => {
+		const m = {};
+		for (const k of Object.keys(all[r][0])) m[k] = Math.round(median(all[r].map((x) => x[k])));
+		return { file, marks: m };
+	});
+	out.loadavg = os.loadavg()[0];
+}
+
 // The browser process: the one started with our --user-data-dir, not a child (--type=).
 function browserPid(dir) {
 	for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -229,6 +257,7 @@ function cpuOfTree(root) {
 		else if (mode === 'deep') await deep(browser, url, out, errors);
 		else if (mode === 'load') await load(browser, url, out, errors);
 		else if (mode === 'diff') await diff(browser, url, out, errors);
+		else if (mode === 'warm') await warm(browser, +report, rest, out, errors);
 		else throw new Error('unknown mode ' + mode);
 	} finally {
 		await browser.close();
