@@ -7,7 +7,7 @@
 # run before prof attaches, one more is started 1 s into the recording.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-RB="$TOP/build/tests/resources"
+RB="$BUILD_DIR/tests/resources"
 require_perf_events
 
 # A family: sh -> burn (old), sh -> sh -> burn (old grandchild), and after
