@@ -10,6 +10,7 @@
 # processes, not the number that came and went.
 #
 # usage: scripts/soak.sh [--compare] [MINUTES=60] [PER_MINUTE=1000]
+# PROF_ARGS adds record options (PROF_ARGS=--no-resources: no off-CPU).
 # Needs root (or perf_event_paranoid <= 0) and the workloads (make check).
 set -u
 compare=
@@ -26,7 +27,7 @@ rss_of() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 # One run: MINUTES of -a at RATE; prints one summary line, logs in $out.
 soak_run() {	# name rate
 	local name=$1 rate=$2 secs=$((minutes * 60)) pid churn_pid t=0
-	PROF_RECORD_STATS=1 "$prof" record -a -F 999 -d "$secs" -o "$out/$name.data" 2>"$out/$name.err" &
+	PROF_RECORD_STATS=1 "$prof" record -a -F 999 ${PROF_ARGS:-} -d "$secs" -o "$out/$name.data" 2>"$out/$name.err" &
 	pid=$!
 	"$top/scripts/churn.sh" "$rate" "$secs" >"$out/$name.churn" 2>&1 &
 	churn_pid=$!

@@ -24,6 +24,12 @@ struct prof_offcpu;
 struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, char *why, size_t len);
 /* One event per CPU for tid (inherit=1), like prof_perf_open_task. */
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
+/* System-wide (-a): both events on cpu for every task; 0 / -errno. */
+int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu);
+/* -a: leaves the switches of the idle task and of prof's own threads
+ * (listed now, so call it once they all run) out of the stack samples,
+ * in the kernel; 0 / -errno.  Without it they are only dropped later. */
+int prof_offcpu_exclude_self(struct prof_offcpu *oc);
 void prof_offcpu_enable(struct prof_offcpu *oc);
 void prof_offcpu_disable(struct prof_offcpu *oc);
 /* The off-CPU events' rings: the driver feeds their records to the

@@ -108,6 +108,8 @@ int prof_perf_open_task(struct prof_perf *pf, pid_t tid);
  * the paranoid level; an unknown CPU).
  */
 int prof_perf_open_cpu(struct prof_perf *pf, int cpu);
+/* A tracepoint filter (PERF_EVENT_IOC_SET_FILTER) on every fd; 0 / -errno. */
+int prof_perf_set_filter(struct prof_perf *pf, const char *filter);
 int prof_perf_enable(struct prof_perf *pf);
 int prof_perf_disable(struct prof_perf *pf);
 /* Waits up to timeout_ms for a ring to pass its watermark; 0 / -errno. */

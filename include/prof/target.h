@@ -22,11 +22,12 @@
 int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
 		       const pid_t *tids, size_t ntids, bool children, struct prof_offcpu *oc,
 		       struct prof_restrack *rt);
-/* Opens pf's events on the cpus (every CPU when cpus is NULL) for every
- * task, then registers every process in /proc with rp.  0, or -errno
- * after one line (the permission it takes, and why). */
+/* Opens pf's events (and oc's, when not NULL) on the cpus (every CPU
+ * when cpus is NULL) for every task, then registers every process in
+ * /proc with rp.  0, or -errno after one line (the permission it takes,
+ * and why). */
 int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,
-			    size_t n);
+			    size_t n, struct prof_offcpu *oc);
 /* True while one of the pids runs (or exists under another user). */
 bool prof_target_any_alive(const pid_t *pids, size_t n);
 

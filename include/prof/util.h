@@ -93,6 +93,8 @@ struct u64map {
 bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
 void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
 uint64_t *u64map_slot(struct u64map *m, uint64_t key, bool *created); /* insert-or-find */
+/* Removes key; false when it was absent. */
+bool u64map_del(struct u64map *m, uint64_t key);
 void u64map_free(struct u64map *m);
 /* Visits every entry once, in no particular order; no inserts meanwhile:
  *   size_t it = 0; uint64_t k, v; while (u64map_next(m, &it, &k, &v)) ... */

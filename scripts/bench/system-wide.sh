@@ -2,13 +2,20 @@
 # system-wide.sh - the cost of recording the whole machine: two `tp`
 # processes (one thread each) load both CPUs for SECS while nothing,
 # `perf record -a --call-graph dwarf` or `prof record -a` (both cpu-clock,
-# 999 Hz, DWARF) records, interleaved REPEAT times.  Figures:
+# 999 Hz, DWARF) records, interleaved REPEAT times.  prof runs with
+# --no-resources there, as perf records CPU samples only; a second pair
+# adds off-CPU: `perf record -a` with sched:sched_switch (period 1, DWARF
+# stacks) beside `prof record -a` (its default: sched_switch stacks and
+# context-switch records).  Figures:
 #   throughput / bare     the two targets' ops together, over bare runs
 #   recorder CPU / sample  the recorder's own user+sys (runstat) over the
 #                         samples its file holds (perf unwinds later, at
 #                         report time; prof unwinds here, so this is all
 #                         of prof's cost and only part of perf's)
 #   bytes / sample        file size over samples
+#   recorder CPU, off-CPU on  the recorder's user+sys seconds (the work
+#                         differs: perf copies each switch's stack, prof
+#                         also unwinds it), and the targets' throughput
 # Everything else running on the machine is recorded too, by both.
 . "$(dirname "$0")/lib.sh"
 bench_build
@@ -38,9 +45,13 @@ for i in $(seq "$REPEAT"); do
 	n=$(perf_samples_total "$BENCH_TMP/sw.perf")
 	samples[perf]+="$n "
 	bytes[perf]+="$(stat -c %s "$BENCH_TMP/sw.perf") "
-	with_load prof "$PROF" record -q -a -F 999 -d "$SECS" -o "$BENCH_TMP/sw.prof"
+	with_load prof "$PROF" record -q -a --no-resources -F 999 -d "$SECS" -o "$BENCH_TMP/sw.prof"
 	samples[prof]+="$(prof_samples "$BENCH_TMP/sw.prof") "
 	bytes[prof]+="$(stat -c %s "$BENCH_TMP/sw.prof") "
+	rm -f "$BENCH_TMP/sw.perf" "$BENCH_TMP/sw.prof"
+	with_load perf_oc perf record -q -a -c 1 -e cpu-clock/freq=999/ -e sched:sched_switch \
+		--call-graph dwarf -o "$BENCH_TMP/sw.perf" -- sleep "$SECS"
+	with_load prof_oc "$PROF" record -q -a -F 999 -d "$SECS" -o "$BENCH_TMP/sw.prof"
 done
 m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 per() {	# sums-a sums-b -> median of a_i / b_i
@@ -56,4 +67,8 @@ row "-a recorder CPU" "ms per sample" "$(awk -v x="$cpe" 'BEGIN {printf "%.3f", 
 bpe=$(per "${bytes[perf]}" "${samples[perf]}"); bpr=$(per "${bytes[prof]}" "${samples[prof]}")
 row "-a file size" "bytes per sample" "$(printf %.0f "$bpe")" "$(printf %.0f "$bpr")" "$(ratio "$bpr" "$bpe")" \
 	"$(verdict "$bpr < $bpe")"
+rpe=$(ratio "$(m "${ops[perf_oc]}")" "$bare"); rpr=$(ratio "$(m "${ops[prof_oc]}")" "$bare")
+row "-a with off-CPU, 2 busy procs" "throughput / bare" "$rpe" "$rpr" "$(ratio "$rpr" "$rpe")" "info"
+cpe=$(m "${cpu[perf_oc]}"); cpr=$(m "${cpu[prof_oc]}")
+row "-a with off-CPU, recorder CPU" "seconds" "$cpe" "$cpr" "$(ratio "$cpr" "$cpe")" "info"
 echo "# -a: bare median $bare ops (two tp, ${SECS}s); samples perf ${samples[perf]}/ prof ${samples[prof]}; $REPEAT runs" >&2

@@ -257,9 +257,6 @@ int record_parse_options(struct record_opts *o, int argc, char **argv)
 		return usage_error("give either -p PID or -t TID, not both");
 	if (o->children && !o->pids.n)
 		return usage_error("--children goes with -p PID (a launched command's children are always followed)");
-	/* -a: a stack copy per context switch of every task on the machine
-	 * is more than one recorder keeps up with (docs/system-wide.md) */
-	o->no_resources |= o->system_wide;
 	o->perf.enable_on_exec = o->argv != NULL;
 	return add_thread_processes(o);
 }

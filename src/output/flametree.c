@@ -144,8 +144,20 @@ static void flame_add_path(struct flame_tree *t, const struct u32vec *path, int 
 	t->nodes.v[path->v[path->n - 1]].self[slot] += w;
 }
 
-void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
-			    const struct prof_view *v, int slot)
+/* Gone: some frame of the path never occurred in head. */
+static bool path_gone(const struct flame_tree *t, const struct u32vec *path)
+{
+	for (size_t k = 0; k < path->n; k++)
+		if (t->nodes.v[path->v[k]].value[FLAME_HEAD] == 0)
+			return true;
+	return false;
+}
+
+/* Every aggregate of p that the view weighs goes into slot; with
+ * mark_gone, a path that head never had also goes, whole (ancestors
+ * included, for context), into FLAME_GONE. */
+static void add_aggs(struct flame_tree *t, const struct prof_profile *p, const struct prof_view *v,
+		     int slot, bool mark_gone)
 {
 	struct u32vec frames = { 0 }, path = { 0 };
 
@@ -155,32 +167,23 @@ void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
 			continue;
 		flame_path(t, p, p->aggs.v[i].node, &frames, &path);
 		flame_add_path(t, &path, slot, w);
+		if (mark_gone && path_gone(t, &path))
+			flame_add_path(t, &path, FLAME_GONE, w);
 	}
 	VEC_FREE(&frames);
 	VEC_FREE(&path);
 }
 
+void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
+			    const struct prof_view *v, int slot)
+{
+	add_aggs(t, p, v, slot, false);
+}
+
 void flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
 			 const struct prof_view *v)
 {
-	struct u32vec frames = { 0 }, path = { 0 };
-
-	for (size_t i = 0; i < p->aggs.n; i++) {
-		uint64_t w = prof_view_weight(p, v, &p->aggs.v[i]);
-		if (!w)
-			continue;
-		flame_path(t, p, p->aggs.v[i].node, &frames, &path);
-		flame_add_path(t, &path, FLAME_BASE, w);
-		/* Gone: some frame of the path never occurred in head.  The whole
-		 * path (ancestors included) carries it, for context. */
-		bool gone = false;
-		for (size_t k = 0; k < path.n && !gone; k++)
-			gone = t->nodes.v[path.v[k]].value[FLAME_HEAD] == 0;
-		if (gone)
-			flame_add_path(t, &path, FLAME_GONE, w);
-	}
-	VEC_FREE(&frames);
-	VEC_FREE(&path);
+	add_aggs(t, p, v, FLAME_BASE, true);
 }
 
 static int cmp_child(const void *a, const void *b, void *tree)

@@ -381,6 +381,14 @@ static int ioctl_all(struct prof_perf *pf, unsigned long req)
 	return 0;
 }
 
+int prof_perf_set_filter(struct prof_perf *pf, const char *filter)
+{
+	for (size_t i = 0; i < pf->fds.n; i++)
+		if (ioctl(pf->fds.v[i], PERF_EVENT_IOC_SET_FILTER, filter) < 0)
+			return -errno;
+	return 0;
+}
+
 int prof_perf_enable(struct prof_perf *pf) { return ioctl_all(pf, PERF_EVENT_IOC_ENABLE); }
 int prof_perf_disable(struct prof_perf *pf)
 {

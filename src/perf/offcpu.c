@@ -38,6 +38,7 @@
  *    sampler has used them for its I/O-wait% (prof_offcpu_io_prune).
  */
 #include "prof/offcpu.h"
+#include "prof/proc.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +57,9 @@
  * and the kernel reserves the full copy in the ring, so a smaller copy
  * fits four times more samples than the 32 KiB of the CPU event. */
 #define OFFCPU_STACK_SIZE 8192
+
+/* How long an exited tid waits for its last switch-out (see on_task). */
+#define EXITED_WAIT_NS 1000000000ULL
 
 /* prev_state bits as the tracepoint reports them (TASK_REPORT). */
 #define TS_INTERRUPTIBLE 0x1
@@ -90,6 +94,13 @@ struct thr {
 	uint8_t vol_metric;	/* of the last sampled voluntary switch */
 };
 
+static void thr_free(struct thr *t)
+{
+	VEC_FREE(&t->ivs);
+	VEC_FREE(&t->stacks);
+	free(t);
+}
+
 struct io_interval {
 	uint64_t start, end;
 	uint32_t pid;
@@ -102,8 +113,9 @@ struct prof_offcpu {
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
 	struct prof_profile *p;		/* reads the kernel frames; gets [stack lost] */
 	struct prof_replay_sink sink;	/* where charged intervals go */
-	VEC(struct thr *) thrs;
-	struct u64map by_tid;		/* tid -> index into thrs */
+	struct u64map by_tid;		/* tid -> struct thr * */
+	struct u64map exited;		/* tid -> EXIT time, until its last switch-out */
+	uint64_t last_time;		/* of the newest switch record */
 	uint32_t lost_node;
 	VEC(struct io_interval) io;
 	uint64_t lost, stacks_lost, switches, switches_lost;
@@ -268,6 +280,34 @@ int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid)
 	return ret < 0 ? ret : prof_perf_open_task(&oc->pf, tid);
 }
 
+int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
+{
+	int ret = prof_perf_open_cpu(&oc->sw, cpu);
+
+	return ret < 0 ? ret : prof_perf_open_cpu(&oc->pf, cpu);
+}
+
+/* prev_pid is the tid going off the CPU: a filter on it keeps the stack
+ * copies of prof's own waits (a pump thread blocks after every drain)
+ * from filling the ring that the machine's stacks need. */
+int prof_offcpu_exclude_self(struct prof_offcpu *oc)
+{
+	struct strbuf f = STRBUF_INIT;
+	pid_t *tids;
+	size_t n;
+	int ret;
+
+	if ((ret = prof_proc_tids(getpid(), &tids, &n)) < 0)
+		return ret;
+	sb_adds(&f, "prev_pid != 0");
+	for (size_t i = 0; i < n; i++)
+		sb_addf(&f, " && prev_pid != %d", (int)tids[i]);
+	ret = prof_perf_set_filter(&oc->pf, sb_str(&f));
+	free(tids);
+	sb_release(&f);
+	return ret;
+}
+
 /* The time ring is on before the stacks and off after them: every stack
  * sample has its switch records. */
 void prof_offcpu_enable(struct prof_offcpu *oc)
@@ -290,13 +330,12 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 		prof_perf_close(&oc->pf);
 	if (oc->sw.rings)
 		prof_perf_close(&oc->sw);
-	for (size_t i = 0; i < oc->thrs.n; i++) {
-		VEC_FREE(&oc->thrs.v[i]->ivs);
-		VEC_FREE(&oc->thrs.v[i]->stacks);
-		free(oc->thrs.v[i]);
-	}
-	VEC_FREE(&oc->thrs);
+	size_t it = 0;
+	uint64_t tid, t;
+	while (u64map_next(&oc->by_tid, &it, &tid, &t))
+		thr_free((struct thr *)(uintptr_t)t);
 	u64map_free(&oc->by_tid);
+	u64map_free(&oc->exited);
 	VEC_FREE(&oc->io);
 	free(oc);
 }
@@ -422,10 +461,9 @@ static struct thr *thr_of(struct prof_offcpu *oc, uint32_t tid)
 	if (created) {
 		struct thr *t = xcalloc(1, sizeof(*t));
 		t->vol_metric = PROF_M_SLEEP_NS;
-		VEC_PUSH(&oc->thrs, t);
-		*slot = oc->thrs.n - 1;
+		*slot = (uintptr_t)t;
 	}
-	return oc->thrs.v[*slot];
+	return (struct thr *)(uintptr_t)*slot;
 }
 
 /* The node charged when a switch's stack sample was lost: a root frame
@@ -507,8 +545,8 @@ static void on_switch_out(void *arg, const struct prof_replay_sample *rs)
 	struct prof_offcpu *oc = arg;
 	const struct prof_perf_sample *s = rs->s;
 
-	if (rs->event != &oc->pf)
-		return;
+	if (rs->event != &oc->pf || !s->pid || u64map_get(&oc->exited, s->tid, NULL))
+		return;	/* the idle task (-a), or the last switch-out of an exited thread */
 	enum prof_metric m = prof_offcpu_classify(prev_state_of(oc, s),
 						  kernel_stack_in_io(oc->p, rs->node));
 	struct thr *t = thr_of(oc, s->tid);
@@ -524,10 +562,13 @@ static void on_switch(void *arg, const void *event, const struct prof_replay_swi
 	const struct prof_perf_sample_id *id = sw->id;
 	struct thr *t;
 
-	if (event != &oc->sw)
-		return;
+	if (event != &oc->sw || !id->pid)
+		return;	/* the idle task's switches (-a) are no one's off-CPU time */
+	if (u64map_del(&oc->exited, id->tid) && sw->out)
+		return;	/* the exited thread's last switch-out; an in is a new thread */
 	t = thr_of(oc, id->tid);
 	oc->switches++;
+	oc->last_time = MAX(oc->last_time, id->time);
 	if (sw->out) {
 		t->open = (struct interval){ t->last_in, id->time, 0, sw->thread, id->pid, sw->preempt };
 		t->is_open = true;
@@ -552,14 +593,56 @@ static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, 
 		oc->switches_lost += n;
 }
 
+/*
+ * A thread's EXIT record: its intervals are settled and its state freed,
+ * so that memory follows the live threads however many come and go (-a
+ * under churn).  Its last switch-out comes after EXIT; the tid waits in
+ * `exited` until then so that the switch-out does not bring it back.
+ */
+static void on_task(void *arg, const struct prof_perf_task *tk, bool exit)
+{
+	struct prof_offcpu *oc = arg;
+	uint64_t t;
+
+	if (!exit || !u64map_get(&oc->by_tid, tk->tid, &t))
+		return;
+	match(oc, (struct thr *)(uintptr_t)t, true);
+	thr_free((struct thr *)(uintptr_t)t);
+	u64map_del(&oc->by_tid, tk->tid);
+	u64map_put(&oc->exited, tk->tid, tk->time);
+}
+
+/* Events on tasks (not -a) are gone with the task, so its last switch-out
+ * never comes: a tid waits in `exited` for a second of switch records at
+ * most, and the map stays as small as the threads exiting per second. */
+static void prune_exited(void *arg)
+{
+	struct prof_offcpu *oc = arg;
+	VEC(uint64_t) old = { 0 };
+	size_t it = 0;
+	uint64_t tid, t;
+
+	while (u64map_next(&oc->exited, &it, &tid, &t))
+		if (t + EXITED_WAIT_NS < oc->last_time)
+			VEC_PUSH(&old, tid);
+	for (size_t i = 0; i < old.n; i++)
+		u64map_del(&oc->exited, old.v[i]);
+	VEC_FREE(&old);
+}
+
 void prof_offcpu_finish(struct prof_offcpu *oc)
 {
-	for (size_t i = 0; oc && i < oc->thrs.n; i++)
-		match(oc, oc->thrs.v[i], true);
+	size_t it = 0;
+	uint64_t tid, t;
+
+	while (oc && u64map_next(&oc->by_tid, &it, &tid, &t))
+		match(oc, (struct thr *)(uintptr_t)t, true);
 }
 
 static const struct prof_replay_ops offcpu_ops = {
 	.sample = on_switch_out,
+	.task = on_task,
+	.batch_end = prune_exited,
 	.context_switch = on_switch,
 	.lost = on_lost,
 };

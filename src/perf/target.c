@@ -112,18 +112,29 @@ int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t
 	return ret;
 }
 
+/* The CPU event on cpu, and the off-CPU events beside it (their failure
+ * on one CPU only costs that CPU's off-CPU time, as a thread's does). */
+static int open_cpu(struct prof_perf *pf, struct prof_offcpu *oc, int cpu)
+{
+	int ret = prof_perf_open_cpu(pf, cpu);
+
+	if (!ret && oc)
+		prof_offcpu_open_cpu(oc, cpu);
+	return ret;
+}
+
 int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,
-			    size_t n)
+			    size_t n, struct prof_offcpu *oc)
 {
 	pid_t *pids;
 	size_t np;
 	int ret = 0;
 
 	for (size_t i = 0; cpus && i < n && !ret; i++)
-		if ((ret = prof_perf_open_cpu(pf, cpus[i])) == -ENODEV)
+		if ((ret = open_cpu(pf, oc, cpus[i])) == -ENODEV)
 			error("CPU %d is offline", cpus[i]);
 	for (int cpu = 0; !cpus && cpu < pf->ncpus && !ret; cpu++) {
-		ret = prof_perf_open_cpu(pf, cpu);
+		ret = open_cpu(pf, oc, cpu);
 		if (ret == -ENODEV)	/* offline: not an error without -C */
 			ret = 0;
 	}

@@ -416,8 +416,8 @@ static void on_switch(struct prof_replay *rp, const struct perf_event_attr *attr
 	struct prof_replay_switch sw = { &id, PROF_NONE, (misc & PERF_RECORD_MISC_SWITCH_OUT) != 0,
 					 (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0 };
 
-	if (prof_perf_parse_id(attr, h, &id) < 0)
-		return;
+	if (prof_perf_parse_id(attr, h, &id) < 0 || (pid_t)id.pid == rp->self)
+		return;	/* prof's own switches appear system-wide (-a) */
 	if (sw.out)	/* its interval may have to be charged without a stack sample */
 		sw.thread = thread_of(rp, id.pid, id.tid);
 	FOR_EACH_CONSUMER(rp, c)

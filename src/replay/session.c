@@ -346,9 +346,9 @@ static void unlink_if_regular(const char *path)
 
 /* --- setup and teardown -------------------------------------------------------------- */
 
-/* Off-CPU events and the /proc sampler; a missing tracepoint is only
- * noted (info.offcpu_why): the recording goes on with CPU samples
- * (kernel-notes/offcpu.md). */
+/* Off-CPU events and the /proc sampler (not with -a: it follows listed
+ * processes); a missing tracepoint is only noted (info.offcpu_why): the
+ * recording goes on with CPU samples (kernel-notes/offcpu.md). */
 static void setup_resources(struct prof_session *s)
 {
 	struct prof_replay_sink sink = { sink_add, s->w };
@@ -358,9 +358,11 @@ static void setup_resources(struct prof_session *s)
 		prof_offcpu_attach(s->oc, s->rp, &s->p, &sink);
 	else
 		s->info.offcpu_why = s->offcpu_why;
+	prof_meta_set(&s->p, "off_cpu", s->oc ? "sched_switch" : "unavailable");
+	if (s->o->system_wide)
+		return;
 	s->rt = prof_restrack_new(&s->p, s->oc);
 	prof_restrack_attach(s->rt, s->rp);
-	prof_meta_set(&s->p, "off_cpu", s->oc ? "sched_switch" : "unavailable");
 }
 
 static int setup(struct prof_session *s)
@@ -381,7 +383,7 @@ static int setup(struct prof_session *s)
 	if (!o->no_resources)
 		setup_resources(s);
 	if (o->system_wide)
-		return prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus);
+		return prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus, s->oc);
 	return o->argv ? launch_child(s)
 		       : prof_target_attach(&s->pf, s->rp, o->pids, o->npids, o->tids, o->ntids,
 						 o->children, s->oc, s->rt);
@@ -461,6 +463,9 @@ int prof_session_start(struct prof_session *s)
 	if (s->oc) {
 		start_pump(prof_offcpu_switch_perf(s->oc));
 		start_pump(prof_offcpu_perf(s->oc));
+		if (s->o->system_wide && (ret = prof_offcpu_exclude_self(s->oc)) < 0)
+			warning("cannot filter prof's own switches out of the off-CPU stacks (%s); they are dropped later",
+				strerror(-ret));
 	}
 	return 0;
 }

@@ -129,7 +129,7 @@ static int setup(struct live *l)
 		return error("bad sampling configuration"), -EINVAL;
 	l->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(l->rp, &view_ops, l);
-	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus)
+	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus, NULL)
 			     : prof_target_attach(&l->pf, l->rp, o->pids, o->npids, NULL, 0, false, NULL, NULL);
 	if (ret < 0)
 		return ret;

@@ -212,7 +212,8 @@ static int cmp_rows(const void *a, const void *b)
 static void sort_rows(struct prof_top_table *t, enum prof_top_sort sort)
 {
 	sort_key = sort;
-	qsort(t->rows.v, t->rows.n, sizeof(*t->rows.v), cmp_rows);
+	if (t->rows.n)	/* qsort's base may not be NULL, even for 0 rows */
+		qsort(t->rows.v, t->rows.n, sizeof(*t->rows.v), cmp_rows);
 }
 
 static int cmp_procs(const void *a, const void *b)
@@ -239,7 +240,8 @@ static void fill_procs(const struct prof_top_view *v, struct prof_top_table *t)
 			pr.comm = v->p->threads.v[thread].comm;
 		VEC_PUSH(&t->procs, pr);
 	}
-	qsort(t->procs.v, t->procs.n, sizeof(*t->procs.v), cmp_procs);
+	if (t->procs.n)
+		qsort(t->procs.v, t->procs.n, sizeof(*t->procs.v), cmp_procs);
 }
 
 static bool name_matches(const struct prof_profile *p, const regex_t *filter, uint32_t func)

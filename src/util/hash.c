@@ -115,6 +115,40 @@ void u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 	*u64map_slot(m, key, NULL) = val;
 }
 
+/* Is home (a key's first probe) cyclically outside (hole, j]?  Then the
+ * entry at j may move back into the hole without leaving its chain. */
+static bool may_fill(size_t home, size_t hole, size_t j)
+{
+	return hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+}
+
+/* Backward-shift deletion: no tombstones, so probe() and the load factor
+ * stay what they are for maps that only grow. */
+bool u64map_del(struct u64map *m, uint64_t key)
+{
+	if (key == U64MAP_EMPTY) {
+		if (!m->has_empty_key)
+			return false;
+		m->has_empty_key = false;
+		m->n--;
+		return true;
+	}
+	if (!m->cap)
+		return false;
+	struct u64map_entry *e = probe(m, key);
+	if (e->key == U64MAP_EMPTY)
+		return false;
+	size_t mask = m->cap - 1, hole = (size_t)(e - m->slots);
+	for (size_t j = (hole + 1) & mask; m->slots[j].key != U64MAP_EMPTY; j = (j + 1) & mask)
+		if (may_fill(hash64(m->slots[j].key) & mask, hole, j)) {
+			m->slots[hole] = m->slots[j];
+			hole = j;
+		}
+	m->slots[hole].key = U64MAP_EMPTY;
+	m->n--;
+	return true;
+}
+
 bool u64map_next(const struct u64map *m, size_t *it, uint64_t *key, uint64_t *val)
 {
 	while (*it < m->cap) {

@@ -19,9 +19,13 @@ checks.  The layouts follow Go's runtime/symtab.go (pcHeader, _func,
 inlinedCall); a second implementation from the reader's, so a test that
 compares them catches errors in either.
 """
+import os
 import struct
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from varint import uvarint  # noqa: E402
 
 BASE = 0x10000
 FUNCDATA_INLTREE = 3
@@ -64,17 +68,6 @@ def gofunc_of(binary):
 
 def cstr(buf, off):
     return buf[off:buf.index(b"\0", off)]
-
-
-def uvarint(buf, pos):
-    v = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, pos
 
 
 def pc_table(pctab, off):

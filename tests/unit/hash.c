@@ -2,7 +2,8 @@
  * hash.c - unit tests for the u64map (src/util/hash.c): any u64 is a key,
  * including 0 and the reserved empty-slot value U64MAP_EMPTY (kept beside
  * the table), entries survive growth, and u64map_next visits each entry
- * exactly once.  The map is checked against a plain array of expected
+ * exactly once; u64map_del removes one key and no other, however the
+ * probe chains run.  The map is checked against a plain array of expected
  * (key, value) pairs, so a lost, duplicated or stale entry fails.
  */
 #include "tap.h"
@@ -92,6 +93,38 @@ static void test_iteration(struct u64map *m)
 	ok(!u64map_next(&empty, &it, &k, &v), "an empty map has nothing to visit");
 }
 
+/* Deletes every other key (both special ones among them), then checks
+ * that exactly the rest is found, that deleted keys can come back, and
+ * that deleting an absent key changes nothing. */
+static void test_delete(struct u64map *m)
+{
+	size_t bad = 0, gone = 0;
+
+	for (size_t i = 0; i < NKEYS; i += 2)
+		gone += u64map_del(m, key_at(i));
+	gone += u64map_del(m, key_at(1));	/* U64MAP_EMPTY */
+	is_u64(gone, NKEYS / 2 + 1, "every present key is deleted once");
+	ok(!u64map_del(m, key_at(0)) && !u64map_del(m, hash64(NKEYS + 1)), "absent keys: nothing deleted");
+	is_u64(m->n, NKEYS - NKEYS / 2 - 1, "n counts what is left");
+	for (size_t i = 0; i < NKEYS; i++) {
+		bool want = i % 2 && i != 1;
+		if (u64map_get(m, key_at(i), NULL) != want)
+			bad++;
+	}
+	is_u64(bad, 0, "exactly the kept keys are found after deletion");
+	for (size_t i = 0; i < NKEYS; i += 2)
+		u64map_put(m, key_at(i), i + 1);
+	u64map_put(m, key_at(1), 2);
+	is_u64(m->n, NKEYS, "deleted keys come back");
+	bad = 0;
+	for (size_t i = 0; i < NKEYS; i++) {
+		uint64_t v = 0;
+		if (!u64map_get(m, key_at(i), &v) || (v != i + 1 && v != i + 1 + BUMP))
+			bad++;
+	}
+	is_u64(bad, 0, "every key maps to its value again");
+}
+
 int main(void)
 {
 	struct u64map m = { 0 };
@@ -99,6 +132,7 @@ int main(void)
 	test_special_keys();
 	test_growth(&m);
 	test_iteration(&m);
+	test_delete(&m);
 	u64map_free(&m);
 	done_testing();
 }

@@ -10,6 +10,10 @@
  * The non-PIE builds are stripped: their entry point must still be named
  * `_start` (from e_entry) and their `puts` stub `puts@plt` (non-PIE code
  * takes an external function's address as its PLT stub).
+ * The probe also maps the page of its executable that holds probe_target a
+ * second time, elsewhere, as V8 remaps node's embedded builtins: that
+ * copy's bias must follow its own address (not be taken as 0 for a
+ * non-PIE file), and an address in it names the same function.
  * A linker that is not installed is a SKIP with its name.
  */
 #include "tap.h"
@@ -22,14 +26,25 @@
 
 static const char probe_src[] =
 	"#define _GNU_SOURCE\n"
-	"#include <link.h>\n#include <stdio.h>\n#include <unistd.h>\n"
+	"#include <fcntl.h>\n#include <link.h>\n#include <stdio.h>\n#include <sys/mman.h>\n"
+	"#include <unistd.h>\n"
 	"__attribute__((noinline)) int probe_target(int x) { return x * 3 + 1; }\n"
+	"static const ElfW(Phdr) *ph; static int phn;\n"
 	"static int first(struct dl_phdr_info *i, size_t n, void *a)\n"
-	"{ *(unsigned long *)a = i->dlpi_addr; return 1; }\n"
+	"{ *(unsigned long *)a = i->dlpi_addr; ph = i->dlpi_phdr; phn = i->dlpi_phnum; return 1; }\n"
+	"static unsigned long copy_of(unsigned long fn, unsigned long bias)\n"
+	"{ unsigned long v = fn - bias, pg = (unsigned long)sysconf(_SC_PAGESIZE);\n"
+	"  for (int k = 0; k < phn; k++) {\n"
+	"    if (ph[k].p_type != PT_LOAD || v < ph[k].p_vaddr || v >= ph[k].p_vaddr + ph[k].p_filesz) continue;\n"
+	"    unsigned long off = ph[k].p_offset + (v - ph[k].p_vaddr), base = off & ~(pg - 1);\n"
+	"    char *m = mmap(0, 2 * pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, open(\"/proc/self/exe\", O_RDONLY), (off_t)base);\n"
+	"    return m == MAP_FAILED ? 0 : (unsigned long)m + (off - base); }\n"
+	"  return 0; }\n"
 	"extern char _start[];\n"
 	"int main(void) { unsigned long bias = 0; dl_iterate_phdr(first, &bias);\n"
-	"  printf(\"%lx %lx %lx %lx\\n\", (unsigned long)&probe_target, bias,\n"
-	"         (unsigned long)_start, (unsigned long)&puts); fflush(stdout);\n"
+	"  printf(\"%lx %lx %lx %lx %lx\\n\", (unsigned long)&probe_target, bias,\n"
+	"         (unsigned long)_start, (unsigned long)&puts,\n"
+	"         copy_of((unsigned long)&probe_target, bias)); fflush(stdout);\n"
 	"  char c; return (int)read(0, &c, 1) + probe_target(0); }\n";
 
 static struct prof_profile prof;
@@ -47,9 +62,10 @@ static int write_source(const char *path)
 
 struct probe {
 	uint64_t target, bias, start, puts;	/* what the child printed */
+	uint64_t copy;		/* probe_target in the second mapping */
 };
 
-/* Starts bin with pipes; reads its four hex numbers.  0 on success. */
+/* Starts bin with pipes; reads its five hex numbers.  0 on success. */
 static int start_probe(const char *bin, pid_t *pid, int *stdin_w, struct probe *pr)
 {
 	int in[2], out[2];
@@ -69,11 +85,11 @@ static int start_probe(const char *bin, pid_t *pid, int *stdin_w, struct probe *
 	close(out[1]);
 	*stdin_w = in[1];
 	FILE *f = fdopen(out[0], "r");
-	int got = f ? fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64, &pr->target,
-			     &pr->bias, &pr->start, &pr->puts) : 0;
+	int got = f ? fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
+			     &pr->target, &pr->bias, &pr->start, &pr->puts, &pr->copy) : 0;
 	if (f)
 		fclose(f);
-	return got == 4 ? 0 : -1;
+	return got == 5 && pr->copy ? 0 : -1;
 }
 
 /* The outermost frame's name at a live address of as. */
@@ -85,7 +101,24 @@ static const char *name_at(struct prof_addrspace *as, uint64_t addr)
 	return n ? prof_str(&prof, prof.frames.v[ids[n - 1]].func) : "";
 }
 
-#define CHECKS_PER_LINKER 3
+#define CHECKS_PER_LINKER 5
+
+/* The copy's bias puts probe_target at the same file vaddr as the
+ * loader's mapping does; the name (a symbol, or the stripped binary's
+ * eh_frame grouping) is the same at both addresses. */
+static void check_second_mapping(struct prof_addrspace *as, const struct probe *pr, const char *ld,
+				 const char *kind)
+{
+	const struct prof_mapping *m = prof_addrspace_find(as, pr->copy);
+	uint64_t want = pr->copy - (pr->target - pr->bias);
+	char name[256];
+
+	if (!ok(m && m->elf && m->bias == want, "%s %s: a second mapping of the text has its own bias",
+		ld, kind))
+		printf("#   got %#" PRIx64 ", want %#" PRIx64 "\n", m ? m->bias : 0, want);
+	snprintf(name, sizeof(name), "%s", name_at(as, pr->target));
+	is_str(name_at(as, pr->copy), name, "%s %s: the second mapping names the same function", ld, kind);
+}
 
 static void check_probe(struct prof_addrspace *as, const struct probe *pr, const char *ld, bool pie)
 {
@@ -100,6 +133,7 @@ static void check_probe(struct prof_addrspace *as, const struct probe *pr, const
 		is_str(name_at(as, pr->target), "probe_target", "%s %s: the function's address is named", ld, kind);
 	else
 		is_str(name_at(as, pr->puts), "puts@plt", "%s %s: the PLT stub is puts@plt", ld, kind);
+	check_second_mapping(as, pr, ld, kind);
 }
 
 static void check_linker(const char *ld, bool pie)
