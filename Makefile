@@ -136,10 +136,11 @@ endif
 check: deps-test
 	$(MAKE) -j$$(nproc) check-run
 
-# Two tests at a time (PROVE_JOBS): most of them wait on a recording, a
-# sleep or a browser, so one test at a time left a 2-vCPU machine half
-# idle.  tests/testrules.yml runs the tests that change machine-wide
-# state (a sysctl) alone first.
+# Two tests at a time (PROVE_JOBS): many tests wait on a recording, a
+# sleep or a browser, and one at a time kept under one CPU busy (773
+# CPU-s in 1641 s of prove).  tests/testrules.yml runs the tests that
+# change machine-wide state (a sysctl) alone first.  Numbers and loads:
+# tests/README.md.
 PROVE_JOBS ?= 2
 # The tests call python3 several hundred times.  Where python3 is a
 # version manager's shim (pyenv's is a bash script that runs `pyenv
