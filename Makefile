@@ -138,8 +138,9 @@ check: deps-test
 
 # Two tests at a time (PROVE_JOBS): many tests wait on a recording, a
 # sleep or a browser, and one at a time kept under one CPU busy (773
-# CPU-s in 1641 s of prove).  tests/testrules.yml runs the tests that
-# change machine-wide state (a sysctl) alone first.  Numbers and loads:
+# CPU-s in 1641 s of prove).  tests/testrules.yml runs alone first the
+# tests that change machine-wide state (a sysctl) or record the whole
+# machine (-a).  Numbers and loads:
 # tests/README.md.
 PROVE_JOBS ?= 2
 # The tests call python3 several hundred times.  Where python3 is a
