@@ -143,7 +143,7 @@ check: deps-test
 # machine (-a).  Numbers and loads:
 # tests/README.md.
 PROVE_JOBS ?= 2
-# The tests call python3 several hundred times.  Where python3 is a
+# The tests call python3 often (t1199 alone 32 times).  Where python3 is a
 # version manager's shim (pyenv's is a bash script that runs `pyenv
 # exec`), a call costs ~0.9 CPU-s instead of ~0.05; $(CHECK_BIN) puts the
 # interpreter the shim picks first in the tests' PATH.
