@@ -4,7 +4,9 @@
 # per process), and children born during the recording are followed
 # with or without --children.  The workload is a shell with busy
 # children, like a server and its workers: one child (and its own child)
-# run before prof attaches, one more is started 1 s into the recording.
+# run before prof attaches, one more is started once prof's threads
+# exist (its events are on by then: no guess at how long attaching takes
+# on a loaded machine).
 . "$(dirname "$0")/lib/test-lib.sh"
 
 RB="$BUILD_DIR/tests/resources"
@@ -44,7 +46,11 @@ record_family() {	# output, extra options
 	old=$(echo $(descendants $parent))
 	"$PROF" record -o "$1" -p $parent $2 -d 3 2>"$1.err" &
 	rec=$!
-	sleep 1; touch go
+	for i in $(seq 600); do
+		test $(ls /proc/$rec/task 2>/dev/null | wc -l) -ge 2 && break
+		sleep 0.1
+	done
+	touch go
 	wait $rec; st=$?
 	all=$(echo $(descendants $parent))
 	stop_family
