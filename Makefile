@@ -136,13 +136,13 @@ endif
 check: deps-test
 	$(MAKE) -j$$(nproc) check-run
 
-# Two tests at a time (PROVE_JOBS): many tests wait on a recording, a
-# sleep or a browser, and one at a time kept under one CPU busy (773
-# CPU-s in 1641 s of prove).  tests/testrules.yml runs alone first the
-# tests that change machine-wide state (a sysctl) or record the whole
-# machine (-a).  Numbers and loads:
-# tests/README.md.
-PROVE_JOBS ?= 2
+# PROVE_JOBS=2 runs two tests at a time: many tests wait on a recording,
+# a sleep or a browser (773 CPU-s in 1641 s of prove one at a time).
+# tests/testrules.yml runs alone first the tests that change machine-wide
+# state (a sysctl) or record the whole machine (-a).  One at a time stays
+# the default until a two-at-a-time run passes in every state CI meets
+# (one failed on a load flake; tests/README.md).
+PROVE_JOBS ?= 1
 # The tests call python3 often (t1199 alone 32 times).  Where python3 is a
 # version manager's shim (pyenv's is a bash script that runs `pyenv
 # exec`), a call costs ~0.9 CPU-s instead of ~0.05; $(CHECK_BIN) puts the
