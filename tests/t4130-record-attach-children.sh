@@ -46,10 +46,7 @@ record_family() {	# output, extra options
 	old=$(echo $(descendants $parent))
 	"$PROF" record -o "$1" -p $parent $2 -d 3 2>"$1.err" &
 	rec=$!
-	for i in $(seq 600); do
-		test $(ls /proc/$rec/task 2>/dev/null | wc -l) -ge 2 && break
-		sleep 0.1
-	done
+	wait_recording $rec
 	touch go
 	wait $rec; st=$?
 	all=$(echo $(descendants $parent))
