@@ -12,7 +12,7 @@
 require_perf_events
 [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] ||
 	skip_all "system-wide recording needs root or perf_event_paranoid <= 0"
-RB="$TOP/build/tests/resources"
+RB="$BUILD_DIR/tests/resources"
 
 "$PROF" record -o probe.data -- true 2>probe.err
 grep -q "no off-CPU stacks" probe.err &&

@@ -7,7 +7,7 @@
 # mounted and unmounted, and the output names the source.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-RB="$TOP/build/tests/resources"
+RB="$BUILD_DIR/tests/resources"
 require_perf_events
 test "$(cat /proc/sys/kernel/task_delayacct 2>/dev/null || echo 0)" = 0 ||
 	skip_all "kernel.task_delayacct is 1: prof stat uses delay accounting here"

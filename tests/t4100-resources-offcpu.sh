@@ -6,7 +6,7 @@
 # function's stack; sleep is counted as sleep, never as I/O wait.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-RB="$TOP/build/tests/resources"
+RB="$BUILD_DIR/tests/resources"
 require_perf_events
 
 "$PROF" record -o probe.data -- true 2>probe.err

@@ -6,7 +6,7 @@
 # header line and the HTML timeline charts.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-RB="$TOP/build/tests/resources"
+RB="$BUILD_DIR/tests/resources"
 require_perf_events
 
 json_get() {

@@ -11,7 +11,7 @@
 # "prof-resources", exists from then on.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-RB="$TOP/build/tests/resources"
+RB="$BUILD_DIR/tests/resources"
 require_perf_events
 TCK=$(getconf CLK_TCK)
 

@@ -4,10 +4,12 @@
 # per process), and children born during the recording are followed
 # with or without --children.  The workload is a shell with busy
 # children, like a server and its workers: one child (and its own child)
-# run before prof attaches, one more is started 1 s into the recording.
+# run before prof attaches, one more is started once prof's threads
+# exist (its events are on by then: no guess at how long attaching takes
+# on a loaded machine).
 . "$(dirname "$0")/lib/test-lib.sh"
 
-RB="$TOP/build/tests/resources"
+RB="$BUILD_DIR/tests/resources"
 require_perf_events
 
 # A family: sh -> burn (old), sh -> sh -> burn (old grandchild), and after
@@ -44,7 +46,8 @@ record_family() {	# output, extra options
 	old=$(echo $(descendants $parent))
 	"$PROF" record -o "$1" -p $parent $2 -d 3 2>"$1.err" &
 	rec=$!
-	sleep 1; touch go
+	wait_recording $rec
+	touch go
 	wait $rec; st=$?
 	all=$(echo $(descendants $parent))
 	stop_family
