@@ -2,9 +2,9 @@
  * record-options.c - `prof record`'s command line, with perf record's
  * flags and perf's meaning for them: -g takes no argument (the default
  * call graph), --call-graph MODE[,SIZE], -c/--count PERIOD, -F max,
- * -t/--tid, --no-inherit, -o - (stdout), -v, -a/-C (system-wide).  perf flags prof does not
- * implement are known by name and refused with the reason, so a perf user
- * learns what to do instead of reading "unknown option".
+ * -t/--tid, --no-inherit, -o - (stdout), -v, -a/-C (system-wide).  perf
+ * flags prof does not implement are refused with the reason
+ * (record-perf-only.c).
  */
 #include "prof/data.h"
 #include "prof/options.h"
@@ -91,43 +91,7 @@ enum { O_OUTPUT = 1, O_FREQ, O_COUNT, O_EVENT, O_G, O_CALLGRAPH, O_STACK, O_UNWI
        O_PID, O_TID, O_NO_INHERIT, O_DURATION, O_QUIET, O_VERBOSE, O_NO_RESOURCES, O_ALL_CPUS,
        O_CPU, O_CHILDREN, O_NOOP, O_PERF_ONLY };
 
-/*
- * perf record flags prof does not have, with the reason and what to use.
- * Their ids are O_PERF_ONLY + index; the kinds mirror perf's so a value
- * is never mistaken for the command.
- */
-static const struct { char s; const char *l; enum opt_kind kind; const char *why; } perf_only[] = {
-	{ 'b', "branch-any", OPT_FLAG, "branch stacks need LBR hardware; prof unwinds with DWARF" },
-	{ 'j', "branch-filter", OPT_VALUE, "branch stacks need LBR hardware; prof unwinds with DWARF" },
-	{ 'R', "raw-samples", OPT_FLAG, "prof decodes samples while recording and keeps no raw records" },
-	{ 0, "data", OPT_FLAG, "prof samples code addresses, not data addresses (prof's -d is --duration)" },
-	{ 0, "phys-data", OPT_FLAG, "prof samples code addresses, not data addresses" },
-	{ 'P', "period", OPT_FLAG, "prof stores each sample's weight; use -c for a fixed period" },
-	{ 'n', "no-samples", OPT_FLAG, "prof records samples; use 'prof stat' for counts" },
-	{ 's', "stat", OPT_FLAG, "use 'prof stat' for per-run counts" },
-	{ 'u', "uid", OPT_VALUE, "record a command, -p PID or -t TID" },
-	{ 'G', "cgroup", OPT_VALUE, "record a command, -p PID or -t TID" },
-	{ 'W', "weight", OPT_FLAG, "prof has no weighted samples" },
-	{ 'I', "intr-regs", OPT_OPTIONAL, "prof copies user registers for unwinding only" },
-	{ 0, "user-regs", OPT_VALUE, "prof copies user registers for unwinding only" },
-	{ 'k', "clockid", OPT_VALUE, "prof always uses CLOCK_MONOTONIC" },
-	{ 'z', "compression-level", OPT_OPTIONAL, "prof.data is compact already (no stack bytes stored)" },
-	{ 0, "aio", OPT_OPTIONAL, "prof writes from its own thread" },
-	{ 0, "switch-output", OPT_OPTIONAL, "prof writes one file; use -d to bound a recording" },
-	{ 0, "overwrite", OPT_FLAG, "prof has no flight-recorder mode" },
-	{ 'S', "snapshot", OPT_OPTIONAL, "prof has no flight-recorder mode" },
-	{ 'D', "delay", OPT_VALUE, "start prof record -p PID later instead" },
-	{ 'r', "realtime", OPT_VALUE, "prof runs at normal priority" },
-	{ 'X', "threads", OPT_OPTIONAL, "prof reads the rings from one thread" },
-	{ 0, "all-kernel", OPT_FLAG, "prof records user and kernel stacks together" },
-	{ 0, "all-user", OPT_FLAG, "prof records user and kernel stacks together" },
-	{ 0, "kcore", OPT_FLAG, "prof symbolizes the kernel from /proc/kallsyms" },
-	{ 0, "namespaces", OPT_FLAG, "prof does not record namespace events" },
-};
-
-#define PERF_ONLY_N (sizeof(perf_only) / sizeof(perf_only[0]))
-
-static struct opt options[O_PERF_ONLY + PERF_ONLY_N + 1] = {
+static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_OUTPUT, 'o', "output", OPT_VALUE }, { O_FREQ, 'F', "freq", OPT_VALUE },
 	{ O_COUNT, 'c', "count", OPT_VALUE }, { O_EVENT, 'e', "event", OPT_VALUE },
 	{ O_G, 'g', NULL, OPT_FLAG }, { O_CALLGRAPH, 0, "call-graph", OPT_VALUE },
@@ -143,16 +107,14 @@ static struct opt options[O_PERF_ONLY + PERF_ONLY_N + 1] = {
 	{ O_NOOP, 'N', "no-buildid-cache", OPT_FLAG },
 };
 
-/* Appends the perf-only rows behind the real ones, once. */
+/* The real rows, then the perf-only ones behind them, once. */
 static const struct opt *option_table(void)
 {
 	size_t n = 0;
 
 	while (options[n].id)
 		n++;
-	for (size_t i = 0; i < PERF_ONLY_N && n + 1 < ARRAY_SIZE(options); i++, n++)
-		options[n] = (struct opt){ O_PERF_ONLY + (int)i, perf_only[i].s, perf_only[i].l,
-					   perf_only[i].kind };
+	record_perf_only_append(options, n, ARRAY_SIZE(options) - 1, O_PERF_ONLY);
 	return options;
 }
 
@@ -205,9 +167,9 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 		return 0;
 	case O_CHILDREN: o->children = true; return 0;
 	}
-	if (id >= O_PERF_ONLY && id < O_PERF_ONLY + (int)PERF_ONLY_N)
+	if (id >= O_PERF_ONLY && record_perf_only_why(id - O_PERF_ONLY))
 		return usage_error("perf's %s is not supported by prof: %s", flag,
-				   perf_only[id - O_PERF_ONLY].why);
+				   record_perf_only_why(id - O_PERF_ONLY));
 	return -EINVAL;
 }
 

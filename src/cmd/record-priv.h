@@ -1,11 +1,13 @@
 /*
- * record-priv.h - what `prof record`'s two files share: the options
- * (parsed in record-options.c, with perf record's flags and their
- * meaning) and the command that uses them (record.c).
+ * record-priv.h - what `prof record`'s files share: the options (parsed
+ * in record-options.c, with perf record's flags and their meaning; the
+ * perf flags prof refuses are in record-perf-only.c) and the command that
+ * uses them (record.c).
  */
 #ifndef PROF_RECORD_PRIV_H
 #define PROF_RECORD_PRIV_H
 
+#include "prof/options.h"
 #include "prof/perf.h"
 #include "prof/unwind.h"
 #include <stdio.h>
@@ -38,5 +40,13 @@ static inline bool record_to_stdout(const struct record_opts *o)
 {
 	return o->output[0] == '-' && !o->output[1];
 }
+
+/* Room kept in the option table for the perf-only flags. */
+#define RECORD_PERF_ONLY_MAX 40
+/* Appends the perf-only flags to table from row n (ids first_id + i),
+ * never past row cap; returns the new row count. */
+size_t record_perf_only_append(struct opt *table, size_t n, size_t cap, int first_id);
+/* Why perf-only flag i is refused; NULL if there is no flag i. */
+const char *record_perf_only_why(int i);
 
 #endif
