@@ -402,12 +402,19 @@ static void fn_key_attr(struct strbuf *sb, const char *name, const char *module)
 	sb_release(&k);
 }
 
-static void fn_table(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
+/*
+ * The function table.  With the application (app_fills) only its header:
+ * html_app.js fills the rows for the selection at load, and 500 rows
+ * written here too were a third of a 1M-sample page's bytes.
+ */
+static void fn_table(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v,
+		     bool app_fills)
 {
 	struct prof_fn_table t = { 0 };
 	struct strbuf w = STRBUF_INIT;
 
-	prof_fn_table_build(p, v, &t);
+	if (!app_fills)
+		prof_fn_table_build(p, v, &t);
 	sb_adds(sb, "<h2>Top functions</h2>\n<table id=\"fns\"><thead><tr>"
 		"<th onclick=\"sortBy(0,0)\">Function</th><th onclick=\"sortBy(1,0)\">Module</th>"
 		"<th class=\"n\" onclick=\"sortBy(2,1)\">Self</th><th class=\"n\" onclick=\"sortBy(3,1)\">Self%</th>"
@@ -567,7 +574,7 @@ static int html_page(FILE *f, const struct prof_profile *p, const struct prof_vi
 		"<b>Callees</b><table><tbody id=\"callees\"></tbody></table></div></div>\n");
 	if (!base)
 		sb_adds(&sb, html_app_panels_bottom);
-	fn_table(&sb, p, v);
+	fn_table(&sb, p, v, p->timed.n && !base);
 	if (!base)
 		sb_adds(&sb, "<h2>Source: <span id=\"src-name\" class=\"muted\"></span></h2>"
 			"<div id=\"source\"></div>\n");

@@ -20,18 +20,40 @@ var $ = function (id) { return document.getElementById(id); };
 var sw = new Float64Array(NST);	// weight per stack in the selection
 var total = 0;
 
+// htmlapp.c's base64 VLQ numbers (sb_add_vlq(): 5 bits a digit, lowest
+// first, 32 added while more follow) into an array.  (A function, not a
+// table beside it: the rows are unpacked above, before a var here is set.)
+function vlq(txt) {
+	var digit = new Int8Array(128), B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+	for (var c = 0; c < 64; c++) digit[B64.charCodeAt(c)] = c;
+	var out = new Float64Array(txt.length), n = 0, v = 0, mul = 1;
+	for (var i = 0; i < txt.length; i++) {
+		var d = digit[txt.charCodeAt(i)];
+		if (d < 32) {
+			out[n++] = v + d * mul;
+			v = 0;
+			mul = 1;
+		} else {
+			v += (d - 32) * mul;
+			mul *= 32;
+		}
+	}
+	return out.subarray(0, n);
+}
 // The packed rows of htmlapp.c's emit_rows() into typed columns.
 function unpackRows(P) {
 	var n = P.count, R = { b: new Int32Array(n), th: new Int32Array(n), st: new Int32Array(n),
 		n: new Float64Array(n).fill(1), cpu: new Float64Array(n), off: new Float64Array(n),
 		io: new Float64Array(n), sl: new Float64Array(n) };
-	for (var i = 0, r = 0; i < P.runs.length; i += 3)
-		for (var k = 0, prev = 0; k < P.runs[i + 2]; k++, r++) {
-			R.b[r] = P.runs[i]; R.th[r] = P.runs[i + 1];
-			R.st[r] = prev = (k ? prev : 0) + P.st[r];
+	var runs = vlq(P.runs), dst = vlq(P.st);
+	for (var i = 0, r = 0; i < runs.length; i += 3)
+		for (var k = 0, prev = 0; k < runs[i + 2]; k++, r++) {
+			R.b[r] = runs[i]; R.th[r] = runs[i + 1];
+			R.st[r] = prev = (k ? prev : 0) + dst[r];
 		}
-	function sparse(list, col, scale) {
-		if (list.dense) { for (var d = 0; d < n; d++) col[d] = list.dense[d] * scale; return; }
+	function sparse(packed, col, scale) {
+		var list = vlq(packed.dense !== undefined ? packed.dense : packed);
+		if (packed.dense !== undefined) { for (var d = 0; d < n; d++) col[d] = list[d] * scale; return; }
 		for (var j = 0, row = 0; j < list.length; j += 2) { row += list[j]; col[row] = list[j + 1] * scale; }
 	}
 	sparse(P.n, R.n, 1);
@@ -376,20 +398,26 @@ function stackChart() {
 	g.font = '10px sans-serif';
 	g.textBaseline = 'middle';
 	var style = null;
-	for (var d = 0; d < maxd; d++) {
-		for (var k = 0; k < segs.length;) {
-			var id = segs[k][2][d], x0 = segs[k][0], x1 = x0 + segs[k][1], e = k + 1;
-			while (e < segs.length && segs[e][2][d] === id && segs[e][0] - x1 < 1e-6) { x1 = segs[e][0] + segs[e][1]; e++; }
-			k = e;
-			if (id === undefined || x1 - x0 < 0.5) continue;
-			var nm = fName(sFrame(id)), bw = x1 - x0, colour = scColour(nm);
-			if (colour !== style) g.fillStyle = style = colour;
-			g.fillRect(x0, d * H, Math.max(1, bw - 0.5), H - 1);
-			if (bw > 30) { g.fillStyle = style = '#000'; g.fillText(nm.slice(0, Math.floor(bw / 6)), x0 + 2, d * H + H / 2); }
-			for (var cc = Math.floor(x0 / cw + 1e-9); cc * cw < x1 - 1e-6 && cc < ncol; cc++)
-				if (names.has(cc)) names.get(cc).add(nm);
-		}
+	function box(id, x0, x1, d) {
+		var nm = fName(sFrame(id)), bw = x1 - x0, colour = scColour(nm);
+		if (colour !== style) g.fillStyle = style = colour;
+		g.fillRect(x0, d * H, Math.max(1, bw - 0.5), H - 1);
+		if (bw > 30) { g.fillStyle = style = '#000'; g.fillText(nm.slice(0, Math.floor(bw / 6)), x0 + 2, d * H + H / 2); }
+		for (var cc = Math.floor(x0 / cw + 1e-9); cc * cw < x1 - 1e-6 && cc < ncol; cc++)
+			if (names.has(cc)) names.get(cc).add(nm);
 	}
+	// A box is a run of touching segments with one frame at depth d; the
+	// frames above it are all inside its run (the frame at d + 1 names its
+	// whole chain), so a box under half a pixel is skipped with everything
+	// above it instead of every depth scanning every segment.
+	(function level(from, to, d) {
+		for (var k = from; k < to;) {
+			var id = segs[k][2][d], x0 = segs[k][0], x1 = x0 + segs[k][1], e = k + 1;
+			while (e < to && segs[e][2][d] === id && segs[e][0] - x1 < 1e-6) { x1 = segs[e][0] + segs[e][1]; e++; }
+			if (id !== undefined && x1 - x0 >= 0.5) { box(id, x0, x1, d); level(k, e, d + 1); }
+			k = e;
+		}
+	})(0, segs.length, 0);
 	cv.setAttribute('data-depth', maxd);
 	// for tests: per column, its first bucket and the functions it shows
 	cv.setAttribute('data-per', per);

@@ -281,11 +281,29 @@ static void coarsen_rows(struct app *a)
 	}
 }
 
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/*
+ * One unsigned number as base64 VLQ digits, as source maps write them but
+ * unsigned: 5 bits a digit, lowest first, 32 added while more follow.
+ * Numbers below 32 take one character and below 32,768 three, against
+ * two to six for a JSON number and its comma; the browser reads a string
+ * of them faster than a JSON array of the same numbers.
+ */
+static void sb_add_vlq(struct strbuf *sb, uint64_t v)
+{
+	do {
+		unsigned digit = v & 31;
+
+		v >>= 5;
+		sb_addch(sb, b64[digit | (v ? 32 : 0)]);
+	} while (v);
+}
+
 /* A share of one fine bucket as one base64 digit, 0..63; a non-zero share
  * never rounds to 0, so a short wait still marks its bucket. */
 static char lane_digit(const struct app *a, uint64_t ns)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	uint64_t q = (ns * 63 + a->bucket_ns / 2) / a->bucket_ns;
 
 	return b64[ns ? (q < 1 ? 1 : q > 63 ? 63 : q) : 0];
@@ -361,30 +379,32 @@ static uint64_t column_value(const struct app *a, size_t i, int col, uint64_t sc
 
 /*
  * A column: (row delta, value) pairs for the rows whose value is not the
- * expected one, or {"dense": [every row's value]} when that is shorter
- * (most rows unexpected: merged buckets hold counts above 1).
+ * expected one, or {"dense": every row's value} when that is shorter
+ * (most rows unexpected: merged buckets hold counts above 1).  Numbers
+ * as one string of base64 VLQ digits (sb_add_vlq()).
  */
 static void emit_column(struct app *a, struct strbuf *sb, const char *name, int col, uint64_t scale)
 {
 	size_t last = 0, listed = 0;
-	bool first = true, expected;
+	bool expected, dense;
 
 	for (size_t i = 0; i < a->rows.n; i++) {
 		column_value(a, i, col, scale, &expected);
 		listed += !expected;
 	}
-	sb_addf(sb, listed * 2 > a->rows.n ? ",\"%s\":{\"dense\":[" : ",\"%s\":[", name);
+	dense = listed * 2 > a->rows.n;
+	sb_addf(sb, dense ? ",\"%s\":{\"dense\":\"" : ",\"%s\":\"", name);
 	for (size_t i = 0; i < a->rows.n; i++) {
 		uint64_t v = column_value(a, i, col, scale, &expected);
-		if (listed * 2 > a->rows.n)
-			sb_addf(sb, i ? ",%llu" : "%llu", (unsigned long long)v);
-		else if (!expected) {
-			sb_addf(sb, first ? "%zu,%llu" : ",%zu,%llu", i - last, (unsigned long long)v);
+		if (dense) {
+			sb_add_vlq(sb, v);
+		} else if (!expected) {
+			sb_add_vlq(sb, i - last);
+			sb_add_vlq(sb, v);
 			last = i;
-			first = false;
 		}
 	}
-	sb_adds(sb, listed * 2 > a->rows.n ? "]}" : "]");
+	sb_adds(sb, dense ? "\"}" : "\"");
 }
 
 /*
@@ -393,26 +413,28 @@ static void emit_column(struct app *a, struct strbuf *sb, const char *name, int 
  * row's stack as a delta from the previous one in its run, sample counts
  * only where not 1, CPU ns only where not count x period, I/O wait, sleep
  * and other off-CPU time in microseconds and only where non-zero
- * (emit_column()).
+ * (emit_column()).  Every list is a string of base64 VLQ numbers.
  */
 static void emit_rows(struct app *a, struct strbuf *sb)
 {
-	sb_addf(sb, ",\n\"rows\":{\"count\":%zu,\"period\":%llu,\"runs\":[", a->rows.n,
+	sb_addf(sb, ",\n\"rows\":{\"count\":%zu,\"period\":%llu,\"runs\":\"", a->rows.n,
 		(unsigned long long)a->p->period_ns);
 	for (size_t i = 0, start = 0; i < a->rows.n; i++) {
 		const struct app_row *r = &a->rows.v[i], *next = i + 1 < a->rows.n ? r + 1 : NULL;
 		if (next && next->bucket == r->bucket && next->thread == r->thread)
 			continue;
-		sb_addf(sb, start ? ",%u,%u,%zu" : "%u,%u,%zu", r->bucket, r->thread, i + 1 - start);
+		sb_add_vlq(sb, r->bucket);
+		sb_add_vlq(sb, r->thread);
+		sb_add_vlq(sb, i + 1 - start);
 		start = i + 1;
 	}
-	sb_adds(sb, "],\"st\":[");
+	sb_adds(sb, "\",\"st\":\"");
 	for (size_t i = 0; i < a->rows.n; i++) {
 		const struct app_row *r = &a->rows.v[i], *prev = i ? r - 1 : NULL;
 		bool same_run = prev && prev->bucket == r->bucket && prev->thread == r->thread;
-		sb_addf(sb, i ? ",%u" : "%u", same_run ? r->stack - prev->stack : r->stack);
+		sb_add_vlq(sb, same_run ? r->stack - prev->stack : r->stack);
 	}
-	sb_addch(sb, ']');
+	sb_addch(sb, '"');
 	emit_column(a, sb, "n", C_N, 1);
 	emit_column(a, sb, "cpu", C_CPU, 1);
 	emit_column(a, sb, "other_us", C_OFF, 1000);

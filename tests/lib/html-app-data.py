@@ -20,15 +20,36 @@ def app_data(path):
     return json.loads(s[start:s.find("</script>", start)])
 
 
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def vlq(text):
+    """htmlapp.c's sb_add_vlq(): base64 digits, 5 bits each, lowest first,
+    32 added while more digits follow."""
+    out, v, shift = [], 0, 0
+    for c in text:
+        d = B64.index(c)
+        v |= (d & 31) << shift
+        if d & 32:
+            shift += 5
+        else:
+            out.append(v)
+            v, shift = 0, 0
+    if shift:
+        raise ValueError("cut VLQ number at the end")
+    return out
+
+
 def column(packed, n, default):
     """A column of emit_column(): sparse (row delta, value) pairs or dense."""
     col = [default] * n
     if isinstance(packed, dict):
-        return list(packed["dense"])
+        return vlq(packed["dense"])
+    pairs = vlq(packed)
     row = 0
-    for i in range(0, len(packed), 2):
-        row += packed[i]
-        col[row] = packed[i + 1]
+    for i in range(0, len(pairs), 2):
+        row += pairs[i]
+        col[row] = pairs[i + 1]
     return col
 
 
@@ -37,11 +58,12 @@ def main():
     p = a["rows"]
     n = p["count"]
     keys = []
-    for i in range(0, len(p["runs"]), 3):
-        bucket, thread, length = p["runs"][i:i + 3]
+    runs, deltas = vlq(p["runs"]), vlq(p["st"])
+    for i in range(0, len(runs), 3):
+        bucket, thread, length = runs[i:i + 3]
         stack = 0
         for k in range(length):
-            stack = (stack if k else 0) + p["st"][len(keys)]
+            stack = (stack if k else 0) + deltas[len(keys)]
             keys.append((bucket, thread, stack))
     counts = column(p["n"], n, 1)
     bad = sum(1 for i, k in enumerate(keys)

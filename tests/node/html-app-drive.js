@@ -140,7 +140,10 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	await page.press('#q', 'Enter');
 	out.flamesearch = await panels(page);
 
-	// 7. source view of the hottest function: click its row
+	// 7. source view of the hottest function of the worker's track (the
+	// worker runs only work_function; over both threads compute_phase can
+	// outrank it when a loaded machine starves the worker): click its row
+	await page.mouse.click(box.x + 60, box.y + worker.y + worker.h / 2);
 	const first = await page.$('#fns tbody tr');
 	await first.click();
 	out.source = await panels(page);
