@@ -164,7 +164,7 @@ test_expect_success 'svg: icicle and diff load; #search= fragment works' '
 test_expect_success 'html: flame graph drawn by script, search, sandwich, no injection' '
 	chrome --dump-dom "file://$TRASH/report.html#search=work" >html.dom &&
 	grep -q "72.2% matched" html.dom &&
-	grep -q "data-n=\"spin\"" html.dom &&
+	grep -q "data-names=\"[^\"]*&quot;spin&quot;" html.dom &&
 	grep -q "id=\"sw-name\"[^>]*>spin" html.dom &&
 	! grep -qi "<img" html.dom &&
 	! grep -q "<script>alert" html.dom

@@ -629,9 +629,9 @@ function update() {
 	measure();
 	aggregate();
 	MARK.aggregate = performance.now() - t;
-	// the canvases first, while style and layout are clean: a canvas font
-	// needs its element's style, which after the DOM panels below would
-	// cost a style pass over thousands of new flame graph boxes
+	// the canvases first (tracks, stack chart, flame graph), while style
+	// and layout are clean: a canvas font needs its element's style, which
+	// after the DOM panels below (table, call tree) would cost a style pass
 	drawTracks();
 	MARK.tracks = performance.now() - t;
 	stackChart();

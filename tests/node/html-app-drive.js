@@ -32,12 +32,11 @@ async function open(browser, url, errors) {
 // What the panels show now.
 function panels(page) {
 	return page.evaluate(() => {
-		const uniq = (a) => Array.from(new Set(a));
 		return {
 			hash: location.hash,
 			selinfo: document.getElementById('selinfo').textContent,
 			fns: Array.from(document.querySelectorAll('#fns tbody tr')).map((r) => r.cells[0].textContent),
-			flame: uniq(Array.from(document.querySelectorAll('#flame div')).map((d) => d.getAttribute('data-n'))),
+			flame: JSON.parse(document.getElementById('flame').getAttribute('data-names') || '[]'),
 			total: +document.getElementById('flame').getAttribute('data-total'),
 			calltree: Array.from(document.querySelectorAll('#calltree .ct')).map((d) => d.getAttribute('data-n')),
 			hits: Array.from(document.querySelectorAll('#calltree .ct.hit')).map((d) => d.getAttribute('data-n')),
@@ -161,10 +160,11 @@ async function diff(browser, url, out, errors) {
 	const page = await browser.newPage();
 	page.on('pageerror', (e) => errors.push(String(e)));
 	await page.goto(url);
-	await page.waitForSelector('#flame div');
+	await page.waitForSelector('#flame canvas');
 	Object.assign(out, await page.evaluate(() => {
-		const cols = Array.from(document.querySelectorAll('#flame div')).map((d) => d.style.background);
-		const m = /rgb\((\d+), (\d+), (\d+)\)/;
+		// the fill of every box drawn (FB: the flame graph script's list)
+		const cols = FB.map((b) => b[4]);
+		const m = /rgb\((\d+), ?(\d+), ?(\d+)\)/;
 		const kind = (c) => { const x = m.exec(c); if (!x) return 'other';
 			return +x[1] > +x[3] + 20 ? 'red' : +x[3] > +x[1] + 20 ? 'blue' : 'grey'; };
 		const k = cols.map(kind);
