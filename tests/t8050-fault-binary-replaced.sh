@@ -46,9 +46,15 @@ test_expect_success 'its samples are symbolized from the original, also after de
 	rm -f bin/libx.so bin/app &&
 	"$PROF" report -i r.data --format=json -o r2.json && cmp r.json r2.json
 '
-if command -v perf >/dev/null 2>&1; then
+mkdir -p home
+if ! command -v perf >/dev/null 2>&1; then
+	test_skip "rebuilt after perf record" "perf is not installed"
+elif ! HOME="$TRASH/home" perf record -q -o probe.perf -- true >/dev/null 2>&1; then
+	# perf 6.1 can abort at its end (a build-id assertion) every time on
+	# some machines; test-lib's perf() has retried it three times
+	test_skip "rebuilt after perf record" "perf record fails here"
+else
 	sed "s/spin_/renamed_/g" "$TOP/tests/workloads/split.c" >renamed.c && cp "$TOP/tests/workloads/wl.h" .
-	mkdir -p home
 	test_expect_success 'rebuilt after perf record: the build-id cache copy names the samples' '
 		cc -O2 -g -o up "$TOP/tests/workloads/split.c" &&
 		HOME="$TRASH/home" perf record -q -g -o up.perf ./up 1 >/dev/null 2>&1 &&
@@ -65,7 +71,5 @@ if command -v perf >/dev/null 2>&1; then
 		check_contains up2.err "no file has that build-id" &&
 		check_not_contains up2.txt "renamed_" && check_not_contains up2.txt "spin_a"
 	'
-else
-	test_skip "rebuilt after perf record" "perf is not installed"
 fi
 test_done

@@ -32,6 +32,7 @@ for dir in "$TOP"/tests/fuzz/regress/*/; do
 		"
 	fi
 	case $name in profdata|perfdata)
+		ran_any=1	# needs only prof: runs without the fuzz targets too
 		test_expect_success "prof report survives tests/fuzz/regress/$name" "
 			for f in '$dir'*; do
 				'$PROF' report -i \"\$f\" >/dev/null 2>&1; st=\$?
@@ -40,5 +41,8 @@ for dir in "$TOP"/tests/fuzz/regress/*/; do
 		"
 	esac
 done
-[ $found = 1 ] || skip_all "no fuzz targets built (make fuzz needs clang)"
+if [ $found = 0 ]; then
+	[ -n "${ran_any:-}" ] || skip_all "no fuzz targets built (make fuzz needs clang)"
+	test_skip "fuzz targets" "none built in $TOP/build/fuzz (make fuzz needs clang)"
+fi
 test_done
