@@ -60,6 +60,7 @@ struct ff_state {
 	VEC(uint32_t) libs;		/* lib index -> module id */
 	uint64_t t0;			/* time 0 of every thread, ns */
 	struct u64map pid_start;	/* pid -> its first sample's time, ns */
+	struct proc_table procs;	/* process names */
 	bool time_metric;		/* weights are ns ("tracing-ms") */
 	bool cpu_delta;			/* threadCPUDelta is written */
 	bool cpu_ns;			/* timed_has_cpu_ns() */
@@ -426,7 +427,7 @@ static bool emit_thread(struct ff_state *s, struct strbuf *sb, uint32_t thread,
 	sb_adds(sb, ",\n\"name\":");
 	json_str(sb, prof_str(s->p, th->comm));
 	sb_adds(sb, ",\"processName\":");
-	json_str(sb, process_comm(s->p, th->pid));
+	json_str(sb, proc_table_get(&s->procs, th->pid)->comm);
 	/* An exec gives a task a second entry; the viewer wants distinct tids. */
 	bool created;
 	uint64_t *n = u64map_slot(seen_tids, (uint64_t)th->pid << 32 | th->tid, &created);
@@ -547,6 +548,7 @@ int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	bool first = true;
 
 	s.time_metric = v->metric != PROF_VIEW_CPU;
+	proc_table_build(&s.procs, p);
 	s.cpu_ns = timed_has_cpu_ns(p);
 	s.cpu_delta = !s.time_metric && p->timed.n && (s.cpu_ns || p->period_ns);
 	s.t0 = p->timed.n ? p->timed.v[0].t_ns : 0;
@@ -583,6 +585,7 @@ int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	u64map_free(&seen_tids);
 	u64map_free(&s.module_lib);
 	u64map_free(&s.pid_start);
+	proc_table_free(&s.procs);
 	VEC_FREE(&s.libs);
 	strtab_free(&s.strs);
 	fn_index_free(&s.fns);

@@ -270,54 +270,47 @@ static void meta_row(struct strbuf *sb, const struct prof_profile *p, const char
 		row(sb, label, v);
 }
 
-struct proc_sum { uint32_t pid, comm; size_t threads; uint64_t weight; bool named; };
-
 /* The rows: report_process_pids() in order, named by their main thread. */
 static void per_process(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
 {
-	VEC(struct proc_sum) procs = { 0 };
 	struct strbuf w = STRBUF_INIT;
+	struct proc_table pt;
 	size_t np;
 	uint32_t *pids = report_process_pids(p, v, &np);
+	uint64_t *weight = xcalloc(np + 1, sizeof(*weight));
+	struct u64map row = { 0 };	/* pid -> its row */
 
+	proc_table_build(&pt, p);
 	for (size_t k = 0; k < np; k++)
-		VEC_PUSH(&procs, ((struct proc_sum){ .pid = pids[k], .threads = prof_task_count(p, pids[k]) }));
-	for (uint32_t t = 0; t < p->threads.n; t++) {
-		const struct prof_thread *th = &p->threads.v[t];
-		for (size_t k = 0; k < procs.n; k++)
-			if (procs.v[k].pid == th->pid && (th->pid == th->tid || !procs.v[k].named)) {
-				procs.v[k].comm = th->comm;	/* the main thread names the process */
-				procs.v[k].named = true;
-			}
-	}
+		u64map_put(&row, pids[k], k);
 	for (size_t i = 0; i < p->aggs.n; i++) {
 		const struct prof_agg *a = &p->aggs.v[i];
-		if (a->thread >= p->threads.n)
-			continue;
-		for (size_t k = 0; k < procs.n; k++)
-			if (procs.v[k].pid == p->threads.v[a->thread].pid)
-				procs.v[k].weight += prof_view_weight(p, v, a);
+		uint64_t k;
+		if (a->thread < p->threads.n && u64map_get(&row, p->threads.v[a->thread].pid, &k))
+			weight[k] += prof_view_weight(p, v, a);
 	}
-	free(pids);
 	sb_adds(sb, "<table id=\"procs\"><thead><tr><th class=\"n\">PID</th><th>Command</th>"
 		"<th class=\"n\">Threads</th><th class=\"n\">Weight</th>");
 	if (p->resources.n)
 		html_resource_heads(sb);
 	sb_adds(sb, "</tr></thead><tbody>\n");
-	for (size_t k = 0; k < procs.n; k++) {
+	for (size_t k = 0; k < np; k++) {
+		const struct proc_info *pi = proc_table_get(&pt, pids[k]);
 		sb_reset(&w);
-		render_weight(&w, v, procs.v[k].weight);
-		sb_addf(sb, "<tr><td class=\"n\">%u</td><td>", procs.v[k].pid);
-		xml_escape(sb, prof_str(p, procs.v[k].comm));
-		sb_addf(sb, "</td><td class=\"n\">%zu</td><td class=\"n\">%s</td>",
-			procs.v[k].threads, sb_str(&w));
+		render_weight(&w, v, weight[k]);
+		sb_addf(sb, "<tr><td class=\"n\">%u</td><td>", pids[k]);
+		xml_escape(sb, pi->comm);
+		sb_addf(sb, "</td><td class=\"n\">%zu</td><td class=\"n\">%s</td>", pi->tasks, sb_str(&w));
 		if (p->resources.n)
-			html_resource_cells(sb, p, procs.v[k].pid);
+			html_resource_cells(sb, p, pi);
 		sb_adds(sb, "</tr>\n");
 	}
 	sb_adds(sb, "</tbody></table>\n");
 	sb_release(&w);
-	VEC_FREE(&procs);
+	u64map_free(&row);
+	proc_table_free(&pt);
+	free(weight);
+	free(pids);
 }
 
 static void summary(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)

@@ -42,22 +42,6 @@ static void add_str_field(struct strbuf *sb, const char *key, const char *val)
 	json_escape(sb, val ? val : "");
 }
 
-const char *process_comm(const struct prof_profile *p, uint32_t pid)
-{
-	const char *comm = "";
-	bool main_seen = false;
-
-	for (uint32_t t = 0; t < p->threads.n; t++) {
-		const struct prof_thread *th = &p->threads.v[t];
-		if (th->pid != pid || (main_seen && th->tid != pid))
-			continue;
-		if (th->tid == pid || !*comm)
-			comm = prof_str(p, th->comm);
-		main_seen |= th->tid == pid;
-	}
-	return comm;
-}
-
 /* processes[] (report_process_pids), each with its threads that weigh
  * something under the view, heaviest first. */
 static void add_processes(struct strbuf *sb, const struct prof_profile *p,
@@ -65,9 +49,11 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 {
 	uint64_t *tw = xcalloc(p->threads.n + 1, sizeof(*tw));
 	VEC(struct thread_w) ts = { 0 };
+	struct proc_table pt;
 	size_t np, j = 0;
 	uint32_t *pids = report_process_pids(p, v, &np);
 
+	proc_table_build(&pt, p);
 	for (size_t i = 0; i < p->aggs.n; i++)
 		tw[p->aggs.v[i].thread] += prof_view_weight(p, v, &p->aggs.v[i]);
 	for (uint32_t i = 0; i < p->threads.n; i++)
@@ -86,22 +72,23 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 		for (k0 = j; j < ts.n && p->threads.v[ts.v[j].thread].pid == pid; j++)
 			sum += ts.v[j].w;
 		sb_addf(sb, "%s\n    {\"pid\": %u, ", i ? "," : "", pid);
-		add_str_field(sb, "comm", process_comm(p, pid));
+		add_str_field(sb, "comm", proc_table_get(&pt, pid)->comm);
 		sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, sum));
-		json_process_resources(sb, p, pid);
+		json_process_resources(sb, p, &pt, pid);
 		sb_adds(sb, ",\n     \"threads\": [");
 		for (size_t k = k0; k < j; k++) {
 			const struct prof_thread *t = &p->threads.v[ts.v[k].thread];
 			sb_addf(sb, "%s{\"tid\": %u, ", k > k0 ? ", " : "", t->tid);
 			add_str_field(sb, "comm", prof_str(p, t->comm));
 			sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, ts.v[k].w));
-			json_thread_resources(sb, p, ts.v[k].thread);
+			json_thread_resources(sb, p, &pt, ts.v[k].thread);
 			sb_adds(sb, "}");
 		}
 		sb_adds(sb, "]}");
 	}
 	sb_adds(sb, np ? "\n  ],\n" : "],\n");
 	VEC_FREE(&ts);
+	proc_table_free(&pt);
 	free(tw);
 	free(pids);
 }

@@ -57,10 +57,39 @@ static inline const char *color_percent(const struct prof_view *v, double pct)
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total);
 
+/* Off-CPU sums of a thread or a process, over every stack whatever the
+ * view's filters. */
+struct res_sums {
+	uint64_t off_cpu_ns, io_wait_ns, sleep_ns, cpu_ns;
+};
+
+/* What the formats say per process (src/output/procs.c), from one pass
+ * over the profile instead of one per process. */
+struct proc_info {
+	uint32_t pid;
+	const char *comm;	/* the main thread's latest name, else the first thread's */
+	bool main_seen;
+	size_t tasks;		/* distinct tids */
+	struct res_sums sums;
+	VEC(uint32_t) points;	/* its timeline samples, in order */
+	uint64_t t_first, t_last;	/* first and last timeline point, ns */
+};
+struct proc_table {
+	struct u64map index;	/* pid -> procs index */
+	VEC(struct proc_info) procs;
+	struct res_sums *thread_sums;	/* by thread index */
+};
+void proc_table_build(struct proc_table *t, const struct prof_profile *p);
+/* An empty entry (no name, no tasks) for a pid the profile never saw. */
+const struct proc_info *proc_table_get(const struct proc_table *t, uint32_t pid);
+void proc_table_free(struct proc_table *t);
+
 /* Resource data (src/output/resources.c): JSON fields appended inside a
  * process / thread object, and the text header lines. */
-void json_process_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t pid);
-void json_thread_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t thread_idx);
+void json_process_resources(struct strbuf *sb, const struct prof_profile *p,
+			    const struct proc_table *t, uint32_t pid);
+void json_thread_resources(struct strbuf *sb, const struct prof_profile *p,
+			   const struct proc_table *t, uint32_t thread_idx);
 /*
  * The processes every format lists, sorted by pid (malloc'ed, *n of them):
  * each with weight under the view, and, unless --tid, --comm or --dso
@@ -74,7 +103,8 @@ void text_resources_header(FILE *f, const struct prof_profile *p, const struct p
 /* HTML process table: extra <th> / <td> cells (CPU user/sys, peak RSS,
  * I/O wait, off-CPU), for profiles that have resource data. */
 void html_resource_heads(struct strbuf *sb);
-void html_resource_cells(struct strbuf *sb, const struct prof_profile *p, uint32_t pid);
+void html_resource_cells(struct strbuf *sb, const struct prof_profile *p,
+			 const struct proc_info *pi);
 
 /* The HTML application's data object (src/output/htmlapp.c). */
 void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v);
@@ -115,9 +145,6 @@ bool timed_has_cpu_ns(const struct prof_profile *p);
  */
 uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
 		      const struct prof_timed_sample *e, bool cpu_ns);
-/* The name of pid: its newest main-thread entry (an exec makes a new
- * identity), else its first thread's. */
-const char *process_comm(const struct prof_profile *p, uint32_t pid);
 
 /* HTML-in-<script> safe JSON: replace '<', '>' and '&' by \u003c \u003e \u0026. */
 void json_script_safe(struct strbuf *sb, const char *json);

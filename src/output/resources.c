@@ -11,29 +11,6 @@
 #include "prof/render.h"
 #include <string.h>
 
-struct res_sums {
-	uint64_t off_cpu_ns, io_wait_ns, sleep_ns, cpu_ns;
-};
-
-/* Off-CPU sums of one thread (thread_idx) or of a whole pid (thread_idx
- * PROF_NONE), over every stack, whatever the view's filters. */
-static struct res_sums sums_of(const struct prof_profile *p, uint32_t pid, uint32_t thread_idx)
-{
-	struct res_sums s = { 0 };
-
-	for (size_t i = 0; i < p->aggs.n; i++) {
-		const struct prof_agg *a = &p->aggs.v[i];
-		if (thread_idx != PROF_NONE ? a->thread != thread_idx
-					    : p->threads.v[a->thread].pid != pid)
-			continue;
-		s.off_cpu_ns += a->value[PROF_M_OFFCPU_NS];
-		s.io_wait_ns += a->value[PROF_M_IOWAIT_NS];
-		s.sleep_ns += a->value[PROF_M_SLEEP_NS];
-		s.cpu_ns += a->value[PROF_M_CPU_NS];
-	}
-	return s;
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -90,36 +67,34 @@ static void add_times(struct strbuf *sb, const struct prof_resources *r, const s
 		(unsigned long long)r->minflt, (unsigned long long)r->majflt);
 }
 
-void json_process_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t pid)
+void json_process_resources(struct strbuf *sb, const struct prof_profile *p,
+			    const struct proc_table *t, uint32_t pid)
 {
 	const struct prof_resources *r = prof_resources_get(p, pid, 0);
-	struct res_sums s = sums_of(p, pid, PROF_NONE);
-	size_t shown = 0;
+	const struct proc_info *pi = proc_table_get(t, pid);
 
-	add_times(sb, r, &s);
+	add_times(sb, r, &pi->sums);
 	sb_addf(sb, ", \"rss_peak_bytes\": %llu, \"io_read_bytes\": %llu, \"io_write_bytes\": %llu",
 		(unsigned long long)(r ? r->rss_peak_bytes : 0),
 		(unsigned long long)(r ? r->io_read_bytes : 0),
 		(unsigned long long)(r ? r->io_write_bytes : 0));
 	sb_adds(sb, ",\n     \"timeline\": [");
-	for (size_t i = 0; i < p->timeline.n; i++) {
-		const struct prof_timeline_sample *t = &p->timeline.v[i];
-		if (t->pid != pid)
-			continue;
-		double rel = t->t_ns > p->start_ns && p->start_ns ? (double)(t->t_ns - p->start_ns) / 1e9 : 0;
+	for (size_t i = 0; i < pi->points.n; i++) {
+		const struct prof_timeline_sample *e = &p->timeline.v[pi->points.v[i]];
+		double rel = e->t_ns > p->start_ns && p->start_ns ? (double)(e->t_ns - p->start_ns) / 1e9 : 0;
 		sb_addf(sb, "%s{\"t\": %.3f, \"rss_bytes\": %llu, \"cpu_pct\": %.2f, \"io_wait_pct\": %.2f}",
-			shown++ ? ", " : "", rel, (unsigned long long)t->rss_bytes,
-			t->cpu_pct_x100 / 100.0, t->io_wait_pct_x100 / 100.0);
+			i ? ", " : "", rel, (unsigned long long)e->rss_bytes,
+			e->cpu_pct_x100 / 100.0, e->io_wait_pct_x100 / 100.0);
 	}
 	sb_adds(sb, "]");
 }
 
-void json_thread_resources(struct strbuf *sb, const struct prof_profile *p, uint32_t thread_idx)
+void json_thread_resources(struct strbuf *sb, const struct prof_profile *p,
+			   const struct proc_table *t, uint32_t thread_idx)
 {
-	const struct prof_thread *t = &p->threads.v[thread_idx];
-	struct res_sums s = sums_of(p, t->pid, thread_idx);
+	const struct prof_thread *th = &p->threads.v[thread_idx];
 
-	add_times(sb, prof_resources_get(p, t->pid, t->tid), &s);
+	add_times(sb, prof_resources_get(p, th->pid, th->tid), &t->thread_sums[thread_idx]);
 }
 
 static void add_bytes(struct strbuf *sb, uint64_t b)
@@ -140,31 +115,19 @@ static int by_cpu_desc(const void *pa, const void *pb)
 	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-/* Wall time of a process: its timeline's first to last point, 0 if < 2. */
-static double process_wall_s(const struct prof_profile *p, uint32_t pid)
-{
-	uint64_t t0 = 0, t1 = 0;
-
-	for (size_t k = 0; k < p->timeline.n; k++)
-		if (p->timeline.v[k].pid == pid) {
-			if (!t0)
-				t0 = p->timeline.v[k].t_ns;
-			t1 = p->timeline.v[k].t_ns;
-		}
-	return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
-}
-
-static void text_process_line(FILE *f, const struct prof_profile *p, const struct prof_resources *r)
+static void text_process_line(FILE *f, const struct prof_resources *r, const struct proc_info *pi)
 {
 	struct strbuf sb = STRBUF_INIT;
-	struct res_sums s = sums_of(p, r->pid, PROF_NONE);
-	double cpu = (double)(r->user_ns + r->sys_ns) / 1e9, wall = process_wall_s(p, r->pid);
+	const struct res_sums *s = &pi->sums;
+	double cpu = (double)(r->user_ns + r->sys_ns) / 1e9;
+	/* the time it existed: its timeline's first to last point */
+	double wall = pi->t_last > pi->t_first ? (double)(pi->t_last - pi->t_first) / 1e9 : 0;
 
 	sb_addf(&sb, "# pid %u: cpu %.2f s user, %.2f s sys; peak rss ", r->pid,
 		(double)r->user_ns / 1e9, (double)r->sys_ns / 1e9);
 	add_bytes(&sb, r->rss_peak_bytes);
-	sb_addf(&sb, "; io wait %.3f s, off-cpu %.3f s (sleep %.3f s)", (double)s.io_wait_ns / 1e9,
-		(double)s.off_cpu_ns / 1e9, (double)s.sleep_ns / 1e9);
+	sb_addf(&sb, "; io wait %.3f s, off-cpu %.3f s (sleep %.3f s)", (double)s->io_wait_ns / 1e9,
+		(double)s->off_cpu_ns / 1e9, (double)s->sleep_ns / 1e9);
 	if (wall > 0)	/* time it existed but was not on a CPU (lower bound with threads) */
 		sb_addf(&sb, "; wall - cpu = %.2f s", wall - cpu);
 	sb_addf(&sb, "; read %llu B, written %llu B\n", (unsigned long long)r->io_read_bytes,
@@ -181,6 +144,7 @@ static void text_process_line(FILE *f, const struct prof_profile *p, const struc
 void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	VEC(struct prof_resources) procs = { 0 };
+	struct proc_table pt;
 	uint32_t *pids, first = PROF_NONE;
 	size_t n, sorted_from = 0;
 
@@ -202,8 +166,10 @@ void text_resources_header(FILE *f, const struct prof_profile *p, const struct p
 	}
 	if (procs.n > sorted_from + 1)
 		qsort(procs.v + sorted_from, procs.n - sorted_from, sizeof(*procs.v), by_cpu_desc);
+	proc_table_build(&pt, p);
 	for (size_t i = 0; i < procs.n && i < TEXT_MAX_PROCESSES; i++)
-		text_process_line(f, p, &procs.v[i]);
+		text_process_line(f, &procs.v[i], proc_table_get(&pt, procs.v[i].pid));
+	proc_table_free(&pt);
 	if (procs.n > TEXT_MAX_PROCESSES)
 		fprintf(f, "# ... and %zu more processes (see --format=json)\n",
 			procs.n - TEXT_MAX_PROCESSES);
@@ -218,10 +184,11 @@ void html_resource_heads(struct strbuf *sb)
 		"<th class=\"n\">Off-CPU</th>");
 }
 
-void html_resource_cells(struct strbuf *sb, const struct prof_profile *p, uint32_t pid)
+void html_resource_cells(struct strbuf *sb, const struct prof_profile *p,
+			 const struct proc_info *pi)
 {
-	const struct prof_resources *r = prof_resources_get(p, pid, 0);
-	struct res_sums s = sums_of(p, pid, PROF_NONE);
+	const struct prof_resources *r = prof_resources_get(p, pi->pid, 0);
+	const struct res_sums s = pi->sums;
 
 	sb_addf(sb, "<td class=\"n\">%.2f s</td><td class=\"n\">%.2f s</td><td class=\"n\">",
 		r ? (double)r->user_ns / 1e9 : 0.0, r ? (double)r->sys_ns / 1e9 : 0.0);
@@ -236,29 +203,20 @@ void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeli
 {
 	static const char *const names[] = { "CPU", "RSS", "I/O wait" };
 	static const char *const units[] = { "%", "MiB", "%" };
-	uint32_t pid = 0;
-	size_t best = 0;
+	const struct proc_info *best = NULL;
+	struct proc_table pt;
 
 	memset(tl, 0, sizeof(*tl));
+	proc_table_build(&pt, p);
 	for (size_t i = 0; i < p->resources.n; i++) {
-		size_t n = 0;
-		if (p->resources.v[i].tid)
-			continue;
-		for (size_t k = 0; k < p->timeline.n; k++)
-			n += p->timeline.v[k].pid == p->resources.v[i].pid;
-		if (n > best) {
-			best = n;
-			pid = p->resources.v[i].pid;
-		}
+		const struct proc_info *pi = proc_table_get(&pt, p->resources.v[i].pid);
+		if (!p->resources.v[i].tid && pi->points.n > (best ? best->points.n : 0))
+			best = pi;
 	}
-	if (!best)
-		return;
-	for (int s = 0; s < 3; s++) {
+	for (int s = 0; best && s < 3; s++) {
 		struct prof_timeline_series ser = { .name = names[s], .unit = units[s] };
-		for (size_t k = 0; k < p->timeline.n; k++) {
-			const struct prof_timeline_sample *t = &p->timeline.v[k];
-			if (t->pid != pid)
-				continue;
+		for (size_t k = 0; k < best->points.n; k++) {
+			const struct prof_timeline_sample *t = &p->timeline.v[best->points.v[k]];
 			double v = s == 0 ? t->cpu_pct_x100 / 100.0
 				 : s == 1 ? (double)t->rss_bytes / (double)(1 << 20)
 					  : t->io_wait_pct_x100 / 100.0;
@@ -266,6 +224,7 @@ void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeli
 		}
 		VEC_PUSH(&tl->series, ser);
 	}
+	proc_table_free(&pt);
 }
 
 void prof_timeline_free(struct prof_timeline *tl)
