@@ -213,10 +213,10 @@ void an_join_free(struct an_join *j);
  * moves their costs to one id.  Call once every input is loaded; cg may be NULL. */
 void an_join_clones(struct an_fnset *fs, struct an_side *base, struct an_side *head,
 		    struct an_cg_side *cg);
-/* base<->head: functions with >= AN_JOIN_SHARE of one side's time that the
- * other side has. */
+/* base<->head: functions with >= AN_JOIN_SHARE of one side's time and
+ * min_samples a run (the ones a comparison tests) that the other side has. */
 void an_join_sides(const struct an_fnset *fs, const struct an_side *base,
-		   const struct an_side *head, struct an_join *out);
+		   const struct an_side *head, double min_samples, struct an_join *out);
 /* Callgrind functions with >= AN_JOIN_SHARE of Ir (base or head) found in
  * any recording. */
 void an_join_callgrind(const struct an_fnset *fs, const struct an_cg_side *cg,
@@ -226,10 +226,10 @@ double an_join_rate(const struct an_join *j);	/* matched / total, 1 when empty *
 /* What `prof diff` does once both sides are loaded: joins clones, counts
  * base<->head into out and checks it (an_join_check's result). */
 int an_join_diff(struct an_fnset *fs, struct an_side *base, struct an_side *head,
-		 struct an_join *out);
+		 double min_samples, struct an_join *out);
 /* The same for `prof crosscheck`: out[0] callgrind->recordings, out[1] base<->head. */
 int an_join_crosscheck(struct an_fnset *fs, struct an_cg_side *cg, struct an_side *base,
-		       struct an_side *head, struct an_join out[2]);
+		       struct an_side *head, double min_samples, struct an_join out[2]);
 /* Under AN_JOIN_WARN: a warning naming the unmatched functions; nothing
  * matched at all: an error line and -ENOENT (the commands exit 2). */
 int an_join_check(const struct an_fnset *fs, const struct an_join *j);

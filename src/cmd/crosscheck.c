@@ -64,7 +64,7 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 	if (!ret)
 		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
 	if (!ret)
-		ret = an_join_crosscheck(&fs, &cg, &base, &head, join);
+		ret = an_join_crosscheck(&fs, &cg, &base, &head, c->o.min_samples, join);
 	if (!ret)
 		ret = an_crosscheck(&fs, &cg, &base, &head, &c->o, c->ir_threshold, &rows);
 	if (!ret && c->json && !c->benchmark)

@@ -64,7 +64,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 	if (!ret)
 		ret = an_load_side(&fs, &head, c->head.v, c->head.n, &lo);
 	if (!ret)
-		ret = an_join_diff(&fs, &base, &head, &join);
+		ret = an_join_diff(&fs, &base, &head, c->o.min_samples, &join);
 	if (!ret)
 		ret = resolve_normalize(c, &fs);
 	if (!ret && (ret = an_compare_sides(&fs, &base, &head, &c->o, &res)))
