@@ -71,7 +71,10 @@ test_expect_success 'self samples per function equal the text report' '
 	    print(fn, "text", n, "firefox", self.get(fn))
 	    assert self.get(fn) == n, fn
 	    checked += 1
-	assert checked >= 2 and rows[0][3] == "work_function"
+	# the two CPU loops lead; which one first depends on the load of the
+	# machine (main thread compute_phase 324, worker work_function 312
+	# beside two CPU burners and another test)
+	assert checked >= 2 and {rows[0][3], rows[1][3]} == {"work_function", "compute_phase"}
 	PY
 '
 

@@ -76,6 +76,17 @@ function countColour(page, lane, x0, x1, rgb) {
 	}, [lane, x0, x1, rgb]);
 }
 
+// Clicks a track's label.  The canvas is scrolled into view and measured
+// again first: filling the search boxes or clicking a table row scrolls the
+// page, and a click at a position measured before that lands elsewhere
+// (with a loaded machine's longer tables it missed the worker's track).
+async function clickTrack(page, lane) {
+	const trk = await page.$('#trk');
+	await trk.scrollIntoViewIfNeeded();
+	const b = await trk.boundingBox();
+	await page.mouse.click(b.x + 60, b.y + lane.y + lane.h / 2);
+}
+
 async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	const page = await open(browser, url, errors);
 	const box = await (await page.$('#trk')).boundingBox();
@@ -117,9 +128,9 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	// 4. click the worker's track (its label)
 	await page.click('#clearsel');
 	const worker = L.find((l) => !l.proc && /wl-worker/.test(l.label));
-	await page.mouse.click(box.x + 60, box.y + worker.y + worker.h / 2);
+	await clickTrack(page, worker);
 	out.track = await panels(page);
-	await page.mouse.click(box.x + 60, box.y + worker.y + worker.h / 2);	// again: unselect
+	await clickTrack(page, worker);	// again: unselect
 	out.untrack = await panels(page);
 
 	// 5. metric switch
@@ -142,7 +153,7 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	// 7. source view of the hottest function of the worker's track (the
 	// worker runs only work_function; over both threads compute_phase can
 	// outrank it when a loaded machine starves the worker): click its row
-	await page.mouse.click(box.x + 60, box.y + worker.y + worker.h / 2);
+	await clickTrack(page, worker);
 	const first = await page.$('#fns tbody tr');
 	await first.click();
 	out.source = await panels(page);
