@@ -29,6 +29,9 @@
 #include <string.h>
 
 #define HTML_MAX_FN_ROWS 500
+/* Process table rows: the busiest, then one line for the rest (an hour of
+ * `record -a` has 32,000 processes: 3.1 MB of table, 6 s to parse). */
+#define HTML_MAX_PROC_ROWS 100
 
 static const char html_style[] =
 	"body{font-family:system-ui,Verdana,sans-serif;margin:16px;color:#222;background:#fafafa}\n"
@@ -69,7 +72,8 @@ static const char html_app_panels_top[] =
 	"<span style=\"background:#2a7de1\"></span>on CPU<span style=\"background:#e0452b\"></span>I/O wait"
 	"<span style=\"background:#a05ac8\"></span>preempted / other<span style=\"background:#c8d2dc\"></span>sleep"
 	"<span style=\"background:#2d8a4e\"></span>RSS</span>"
-	"<div class=\"muted\">Drag to select a time range, click a track to select a thread or process.</div></div>\n"
+	"<div class=\"muted\">Drag to select a time range, click a track to select a thread or process.</div>"
+	"<div id=\"appnote\" class=\"muted\"></div></div>\n"
 	"<div id=\"tracks\"><canvas id=\"trk\"></canvas><div id=\"selbox\"></div></div>\n";
 static const char html_app_panels_bottom[] =
 	"<h2>Stack chart</h2>\n<div id=\"scwrap\"><canvas id=\"stackchart\"></canvas></div>\n"
@@ -271,6 +275,30 @@ static void meta_row(struct strbuf *sb, const struct prof_profile *p, const char
 }
 
 /* The rows: report_process_pids() in order, named by their main thread. */
+static const uint64_t *busiest_weights;
+
+static int busier(const void *x, const void *y)
+{
+	uint64_t a = busiest_weights[*(const size_t *)x], b = busiest_weights[*(const size_t *)y];
+
+	if (a != b)
+		return a > b ? -1 : 1;
+	return (*(const size_t *)x > *(const size_t *)y) - (*(const size_t *)x < *(const size_t *)y);
+}
+
+/* Indexes 0..n-1, heaviest weight first (ties: in index order). */
+static size_t *busiest_first(const uint64_t *weight, size_t n)
+{
+	size_t *order = xcalloc(n + 1, sizeof(*order));
+
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	busiest_weights = weight;
+	if (n)
+		qsort(order, n, sizeof(*order), busier);
+	return order;
+}
+
 static void per_process(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct strbuf w = STRBUF_INIT;
@@ -294,7 +322,14 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 	if (p->resources.n)
 		html_resource_heads(sb);
 	sb_adds(sb, "</tr></thead><tbody>\n");
-	for (size_t k = 0; k < np; k++) {
+	size_t *order = busiest_first(weight, np), shown = np < HTML_MAX_PROC_ROWS ? np : HTML_MAX_PROC_ROWS;
+	uint64_t rest = 0;
+	for (size_t i = 0; i < np; i++) {
+		size_t k = np > HTML_MAX_PROC_ROWS ? order[i] : i;	/* few: in pid order */
+		if (i >= shown) {
+			rest += weight[k];
+			continue;
+		}
 		const struct proc_info *pi = proc_table_get(&pt, pids[k]);
 		sb_reset(&w);
 		render_weight(&w, v, weight[k]);
@@ -305,6 +340,13 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 			html_resource_cells(sb, p, pi);
 		sb_adds(sb, "</tr>\n");
 	}
+	if (np > shown) {
+		sb_reset(&w);
+		render_weight(&w, v, rest);
+		sb_addf(sb, "<tr><td></td><td>%zu more processes (all of them: prof report "
+			"--format=json)</td><td></td><td class=\"n\">%s</td></tr>\n", np - shown, sb_str(&w));
+	}
+	free(order);
 	sb_adds(sb, "</tbody></table>\n");
 	sb_release(&w);
 	u64map_free(&row);

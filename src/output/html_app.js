@@ -12,13 +12,24 @@
 var MARK = { start: performance.now() };
 var A = JSON.parse(document.getElementById('prof-app').textContent);
 MARK.parsed = performance.now();
-var AS = A.strings, FR = A.frames, ST = A.stacks, TH = A.threads, R = unpackRows(A.rows);
+var AS = A.strings, FR = A.frames, ST = unpackStacks(A.stacks), TH = A.threads, R = unpackRows(A.rows);
 var NST = ST.length / 2, NR = R.b.length, NB = A.nbuckets;
 var st = { r0: 0, r1: NB, th: null, pid: null, m: A.metric, fn: null, focus: null, rec: false,
 	   inv: false, ct: '' };
 var $ = function (id) { return document.getElementById(id); };
 var sw = new Float64Array(NST);	// weight per stack in the selection
 var total = 0;
+
+// htmlapp.c's stacks: per stack its distance to its parent and its frame
+// + 1 (VLQ), into [parent, frame + 1] pairs.
+function unpackStacks(txt) {
+	var v = vlq(txt), out = new Int32Array(v.length);
+	for (var i = 0; i + 1 < v.length; i += 2) {
+		out[i] = i / 2 - v[i];
+		out[i + 1] = v[i + 1];
+	}
+	return out;
+}
 
 // htmlapp.c's base64 VLQ numbers (sb_add_vlq(): 5 bits a digit, lowest
 // first, 32 added while more follow) into an array.  (A function, not a
@@ -435,6 +446,10 @@ function buildLanes() {
 	});
 	lanes = [];
 	procs.forEach(function (ths, pid) {
+		if (pid < 0) {	// htmlapp.c's "N other threads": one track, no process
+			ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: AS[TH[i][2]] }); });
+			return;
+		}
 		var main = ths.filter(function (i) { return TH[i][1] == pid; })[0];
 		lanes.push({ pid: pid, proc: true, label: 'pid ' + pid + ' ' + AS[TH[main !== undefined ? main : ths[0]][2]] });
 		ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: AS[TH[i][2]] + ' (tid ' + TH[i][1] + ')' }); });
@@ -481,7 +496,7 @@ function drawTracks() {
 	});
 	cv.setAttribute('data-lanes', JSON.stringify(lanes.map(function (l) {
 		return { label: l.label, y: l.y, h: l.h, proc: !!l.proc, th: l.th,
-			 main: !l.proc && TH[l.th][1] == TH[l.th][0] };
+			 main: !l.proc && TH[l.th][0] >= 0 && TH[l.th][1] == TH[l.th][0] };
 	})));
 	g.fillStyle = '#555';	// time axis
 	for (var k = 0; k <= 10; k++) {
@@ -672,6 +687,11 @@ function init() {
 	MARK.lanes = performance.now();
 	trackEvents();
 	$('metric').onchange = function () { st.m = this.value; update(); };
+	if (A.trim_samples > 0 && $('appnote'))	// htmlapp.c's trim_stacks(): too many stacks to keep each
+		$('appnote').textContent = 'Stacks under ' + 100 * A.trim_share + '% of the CPU and of the ' +
+			'off-CPU time are drawn as (trimmed) under their nearest kept caller: ' +
+			(100 * A.trim_samples).toFixed(1) + '% of the samples. prof report --format=folded ' +
+			'keeps every stack.';
 	$('clearsel').onclick = function () { st.r0 = 0; st.r1 = NB; st.th = null; st.pid = null; update(); };
 	$('rec').onchange = function () { st.rec = this.checked; update(); };
 	$('focusbtn').onclick = function () { st.focus = st.fn ? st.fn.split('\t')[0] : null; update(); };

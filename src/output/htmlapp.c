@@ -25,6 +25,17 @@
  *    frames: [parent, frame], parent < id.
  *  - Each row: CPU samples, CPU ns, off-CPU ns, of which I/O wait and
  *    sleep; emit_rows() says how they are packed.
+ *  - Tracks are capped at HTML_TRACK_THREADS threads, the busiest; the
+ *    others are folded into one "other threads" entry (fold_threads()).
+ *    An hour of `record -a` under churn has 180,000 threads: a track each
+ *    made a canvas past the browser's size limit, rows the bucket merging
+ *    could not bring under the budget, and a 38 MB page that did not load.
+ *  - When even one time bucket would hold too many rows (more distinct
+ *    (thread, stack) pairs than HTML_ROW_BUDGET / 4), stacks under
+ *    HTML_TRIM_SHARE of the CPU and of the off-CPU time are folded into a
+ *    "(trimmed)" frame under their nearest kept ancestor (trim_stacks()), as
+ *    pprof drops small nodes: totals stay exact, and the time axis keeps
+ *    its buckets instead of collapsing into one.
  *  - Without sample times (callgrind input, or a profile loaded without
  *    keep_timed) every aggregate becomes one row in bucket 0.
  *  - Source text is embedded only as include/prof/annotate.h's policy
@@ -39,6 +50,9 @@
 #define HTML_BUCKETS 1000
 #define HTML_ROW_BUDGET 150000
 #define HTML_SOURCE_FUNCTIONS 12
+#define HTML_TRACK_THREADS 200
+#define HTML_TRIM_SHARE 1e-4
+#define TRIMMED_FRAME UINT32_MAX	/* in app.frames: the "(trimmed)" frame */
 
 enum { C_N, C_CPU, C_OFF, C_IO, C_SL, C_COLS };
 
@@ -57,6 +71,9 @@ struct app {
 	uint32_t *node_stack;		/* profile node -> merged stack */
 	VEC(struct app_row) rows;
 	VEC(struct app_row) lanes;	/* per (thread, fine bucket): see build_lanes() */
+	VEC(uint32_t) shown;		/* emitted thread -> profile thread (when folded) */
+	size_t folded, folded_pids;	/* threads in "other threads", their processes */
+	double trimmed;			/* share of the samples in "(trimmed)" */
 	uint64_t t0, bucket_ns;		/* fine buckets */
 	uint32_t nbuckets, per;		/* fine buckets; fine buckets per row bucket */
 	bool cpu_ns_seen;
@@ -211,6 +228,73 @@ static void build_rows(struct app *a)
 	}
 }
 
+struct thread_weight { uint64_t ns; uint32_t thread; };
+
+static int heavier_first(const void *x, const void *y)
+{
+	const struct thread_weight *a = x, *b = y;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return (a->thread > b->thread) - (a->thread < b->thread);
+}
+
+/* Processes among the threads that fold into "other threads". */
+static size_t count_pids(const struct app *a, const struct thread_weight *w, size_t from, size_t n)
+{
+	struct u64map pids = { 0 };
+	size_t count = 0;
+
+	for (size_t i = from; i < n; i++) {
+		bool created;
+		u64map_slot(&pids, a->p->threads.v[w[i].thread].pid, &created);
+		count += created;
+	}
+	u64map_free(&pids);
+	return count;
+}
+
+/*
+ * Over HTML_TRACK_THREADS threads with samples: the busiest (CPU plus
+ * off-CPU time) keep a track and are renumbered 0..N-1 in profile order,
+ * every other thread's rows move to thread N, "other threads".  Rows of
+ * one key are merged later (coarsen_rows()).
+ */
+static void fold_threads(struct app *a)
+{
+	size_t nt = a->p->threads.n, active = 0;
+	struct thread_weight *w = xcalloc(nt + 1, sizeof(*w));
+	uint32_t *map;
+
+	for (size_t t = 0; t < nt; t++)
+		w[t].thread = (uint32_t)t;
+	for (size_t i = 0; i < a->rows.n; i++)
+		w[a->rows.v[i].thread].ns += a->rows.v[i].v[C_CPU] + a->rows.v[i].v[C_OFF] + 1;
+	for (size_t t = 0; t < nt; t++)
+		active += w[t].ns > 0;
+	if (active <= HTML_TRACK_THREADS) {
+		free(w);
+		return;
+	}
+	qsort(w, nt, sizeof(*w), heavier_first);
+	a->folded = active - HTML_TRACK_THREADS;
+	a->folded_pids = count_pids(a, w, HTML_TRACK_THREADS, active);
+	map = xcalloc(nt + 1, sizeof(*map));
+	for (size_t i = 0; i < nt; i++)
+		map[w[i].thread] = i < HTML_TRACK_THREADS ? 1 : 0;
+	for (size_t t = 0; t < nt; t++)
+		if (map[t]) {
+			map[t] = (uint32_t)a->shown.n;
+			VEC_PUSH(&a->shown, (uint32_t)t);
+		} else {
+			map[t] = HTML_TRACK_THREADS;
+		}
+	for (size_t i = 0; i < a->rows.n; i++)
+		a->rows.v[i].thread = map[a->rows.v[i].thread];
+	free(map);
+	free(w);
+}
+
 static int row_cmp(const void *x, const void *y)
 {
 	const struct app_row *r = x, *q = y;
@@ -268,6 +352,80 @@ static void build_lanes(struct app *a)
 		qsort(a->lanes.v, a->lanes.n, sizeof(*a->lanes.v), row_cmp);
 }
 
+/* Distinct (thread, stack) pairs: the rows a single time bucket would hold. */
+static size_t thread_stack_pairs(const struct app *a)
+{
+	struct u64map pairs = { 0 };
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->rows.n; i++) {
+		bool created;
+		u64map_slot(&pairs, (uint64_t)a->rows.v[i].thread << 32 | a->rows.v[i].stack, &created);
+		n += created;
+	}
+	u64map_free(&pairs);
+	return n;
+}
+
+/* The stack for "(trimmed)" under stack `under`, made on first use. */
+static uint32_t trimmed_stack(struct app *a, struct u64map *made, uint32_t under)
+{
+	bool created;
+	uint64_t *slot = u64map_slot(made, under, &created);
+
+	if (created) {
+		if (!a->frames.n || a->frames.v[a->frames.n - 1] != TRIMMED_FRAME)
+			VEC_PUSH(&a->frames, TRIMMED_FRAME);
+		*slot = a->stack_parent.n;
+		VEC_PUSH(&a->stack_parent, under);
+		VEC_PUSH(&a->stack_frame, (uint32_t)a->frames.n);	/* frame + 1 */
+	}
+	return (uint32_t)*slot;
+}
+
+/* At least HTML_TRIM_SHARE of a total that is not 0. */
+static bool big_enough(uint64_t part, uint64_t total)
+{
+	return total && (double)part >= HTML_TRIM_SHARE * (double)total;
+}
+
+/* See the design notes: rare stacks into "(trimmed)" when the rows cannot fit. */
+static void trim_stacks(struct app *a)
+{
+	size_t ns = a->stack_parent.n;
+	uint64_t *cpu, *off, tot_cpu = 0, tot_off = 0;
+	struct u64map made = { 0 };
+
+	if (thread_stack_pairs(a) <= HTML_ROW_BUDGET / 4)
+		return;
+	cpu = xcalloc(ns + 1, sizeof(*cpu));
+	off = xcalloc(ns + 1, sizeof(*off));
+	for (size_t i = 0; i < a->rows.n; i++) {
+		cpu[a->rows.v[i].stack] += a->rows.v[i].v[C_CPU];
+		off[a->rows.v[i].stack] += a->rows.v[i].v[C_OFF];
+	}
+	for (size_t s = ns; s-- > 1;) {		/* children after parents: inclusive sums */
+		cpu[a->stack_parent.v[s]] += cpu[s];
+		off[a->stack_parent.v[s]] += off[s];
+	}
+	tot_cpu = cpu[0], tot_off = off[0];
+	uint64_t samples = 0, trimmed = 0;
+	for (size_t i = 0; i < a->rows.n; i++) {
+		uint32_t s = a->rows.v[i].stack, k = s;
+		while (k && !big_enough(cpu[k], tot_cpu) && !big_enough(off[k], tot_off))
+			k = a->stack_parent.v[k];
+		samples += a->rows.v[i].v[C_N];
+		if (k == s)
+			continue;
+		a->rows.v[i].stack = trimmed_stack(a, &made, k);
+		trimmed += a->rows.v[i].v[C_N];
+	}
+	a->trimmed = samples ? (double)trimmed / (double)samples : 0;
+	u64map_free(&made);
+	free(cpu);
+	free(off);
+}
+
 /* Merges adjacent buckets in pairs until the rows fit HTML_ROW_BUDGET. */
 static void coarsen_rows(struct app *a)
 {
@@ -279,6 +437,50 @@ static void coarsen_rows(struct app *a)
 			a->rows.v[i].bucket >>= 1;
 		sort_and_merge_rows(a);
 	}
+}
+
+/*
+ * Keeps only the stacks the rows name, their ancestors, and the frames
+ * those stacks use, renumbered in their old order: a parent still comes
+ * before its children and the rows' order by stack is unchanged.  The
+ * profile's trie holds every stack of every thread, and a view's filters
+ * leave fewer: an hour of `record -a` wrote 38.7 MB of stacks without it.
+ */
+static void prune_stacks(struct app *a)
+{
+	size_t ns = a->stack_parent.n, nf = a->frames.n, ks = 0, kf = 0;
+	uint32_t *snew = xcalloc(ns + 1, sizeof(*snew)), *fnew = xcalloc(nf + 1, sizeof(*fnew));
+
+	/* mark: 1 + the new id, 0 for "not kept" */
+	snew[0] = 1;
+	for (size_t i = 0; i < a->rows.n; i++)
+		for (uint32_t s = a->rows.v[i].stack; s && !snew[s]; s = a->stack_parent.v[s])
+			snew[s] = 1;
+	for (size_t s = 0; s < ns; s++) {
+		if (!snew[s])
+			continue;
+		snew[s] = (uint32_t)++ks;
+		if (a->stack_frame.v[s])
+			fnew[a->stack_frame.v[s] - 1] = 1;
+	}
+	for (size_t f = 0; f < nf; f++)
+		if (fnew[f]) {
+			fnew[f] = (uint32_t)++kf;
+			a->frames.v[kf - 1] = a->frames.v[f];
+		}
+	for (size_t s = 0; s < ns; s++) {
+		if (!snew[s])
+			continue;
+		uint32_t to = snew[s] - 1, fr = a->stack_frame.v[s];
+		a->stack_parent.v[to] = snew[a->stack_parent.v[s]] - 1;
+		a->stack_frame.v[to] = fr ? fnew[fr - 1] : 0;
+	}
+	for (size_t i = 0; i < a->rows.n; i++)
+		a->rows.v[i].stack = snew[a->rows.v[i].stack] - 1;
+	a->stack_parent.n = a->stack_frame.n = ks;
+	a->frames.n = kf;
+	free(snew);
+	free(fnew);
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -342,19 +544,36 @@ static void emit_strings_of_frames(struct app *a, struct strbuf *sb)
 
 	sb_adds(sb, ",\n\"frames\":[");
 	for (size_t i = 0; i < a->frames.n; i++) {
+		if (a->frames.v[i] == TRIMMED_FRAME) {
+			sb_addf(sb, "%s[%u,0,0,0,0,0]", i ? "," : "", strtab_intern(&a->strs, "(trimmed)"));
+			continue;
+		}
 		const struct prof_frame *f = &p->frames.v[a->frames.v[i]];
 		const char *mod = f->module < p->modules.n ? prof_str(p, p->modules.v[f->module].path) : "";
 		sb_addf(sb, "%s[%u,%u,%u,%u,%u,%u]", i ? "," : "",
 			strtab_intern(&a->strs, prof_str(p, f->func)), strtab_intern(&a->strs, mod),
 			strtab_intern(&a->strs, prof_str(p, f->file)), f->line, f->kind, f->inlined);
 	}
-	sb_adds(sb, "],\n\"stacks\":[");
-	for (size_t i = 0; i < a->stack_parent.n; i++)
-		sb_addf(sb, "%s%u,%u", i ? "," : "", a->stack_parent.v[i], a->stack_frame.v[i]);
-	sb_adds(sb, "],\n\"threads\":[");
-	for (size_t i = 0; i < p->threads.n; i++)
-		sb_addf(sb, "%s[%u,%u,%u]", i ? "," : "", p->threads.v[i].pid, p->threads.v[i].tid,
-			strtab_intern(&a->strs, prof_str(p, p->threads.v[i].comm)));
+	/* per stack: its distance to its parent (small: a child follows its
+	 * parent closely) and its frame + 1, as base64 VLQ numbers */
+	sb_adds(sb, "],\n\"stacks\":\"");
+	for (size_t i = 0; i < a->stack_parent.n; i++) {
+		sb_add_vlq(sb, i - a->stack_parent.v[i]);
+		sb_add_vlq(sb, a->stack_frame.v[i]);
+	}
+	sb_adds(sb, "\",\n\"threads\":[");
+	size_t n = a->folded ? a->shown.n : p->threads.n;
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_thread *t = &p->threads.v[a->folded ? a->shown.v[i] : i];
+		sb_addf(sb, "%s[%u,%u,%u]", i ? "," : "", t->pid, t->tid,
+			strtab_intern(&a->strs, prof_str(p, t->comm)));
+	}
+	if (a->folded) {	/* pid and tid -1: no process of its own */
+		char label[96];
+		snprintf(label, sizeof(label), "%zu other threads (%zu processes)", a->folded,
+			 a->folded_pids);
+		sb_addf(sb, ",[-1,-1,%u]", strtab_intern(&a->strs, label));
+	}
 	sb_adds(sb, "]");
 }
 
@@ -443,18 +662,28 @@ static void emit_rows(struct app *a, struct strbuf *sb)
 	sb_addch(sb, '}');
 }
 
+/* RSS, CPU and I/O wait points of the processes that have a track. */
 static void emit_timeline(struct app *a, struct strbuf *sb)
 {
 	const struct prof_profile *p = a->p;
+	struct u64map shown_pids = { 0 };
+	bool first = true;
 
+	for (size_t i = 0; i < a->shown.n; i++)
+		u64map_put(&shown_pids, p->threads.v[a->shown.v[i]].pid, 1);
 	sb_adds(sb, ",\n\"timeline\":[");
 	for (size_t i = 0; i < p->timeline.n; i++) {
 		const struct prof_timeline_sample *s = &p->timeline.v[i];
+		uint64_t unused;
+		if (a->folded && !u64map_get(&shown_pids, s->pid, &unused))
+			continue;
 		double b = s->t_ns > a->t0 ? (double)(s->t_ns - a->t0) / (double)(a->bucket_ns * a->per) : 0;
-		sb_addf(sb, "%s[%u,%.2f,%llu,%u,%u]", i ? "," : "", s->pid, b,
+		sb_addf(sb, "%s[%u,%.2f,%llu,%u,%u]", first ? "" : ",", s->pid, b,
 			(unsigned long long)s->rss_bytes, s->cpu_pct_x100, s->io_wait_pct_x100);
+		first = false;
 	}
 	sb_adds(sb, "]");
+	u64map_free(&shown_pids);
 }
 
 /* Source files of the hottest functions, as far as the policy allows. */
@@ -506,8 +735,11 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	strtab_init(&a.strs);
 	build_stacks(&a);
 	build_rows(&a);
+	fold_threads(&a);
 	build_lanes(&a);
+	trim_stacks(&a);
 	coarsen_rows(&a);
+	prune_stacks(&a);
 	emit_strings_of_frames(&a, &body);
 	emit_lanes(&a, &body);
 	emit_rows(&a, &body);
@@ -515,10 +747,12 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	emit_sources(&a, &body);
 	/* bucket_ns, nbuckets: the rows' (selection) buckets; lane_*: the tracks' */
 	sb_addf(sb, "{\"metric\":\"%s\",\"t0\":%llu,\"bucket_ns\":%llu,\"nbuckets\":%u,"
-		"\"lane_ns\":%llu,\"nlanes\":%u,\"lane_per\":%u,\"timed\":%s,\"strings\":",
+		"\"lane_ns\":%llu,\"nlanes\":%u,\"lane_per\":%u,\"timed\":%s,\"trim_share\":%g,"
+		"\"trim_samples\":%.4f,\"strings\":",
 		prof_view_metric_name(v->metric), (unsigned long long)a.t0,
 		(unsigned long long)(a.bucket_ns * a.per), (a.nbuckets + a.per - 1) / a.per,
-		(unsigned long long)a.bucket_ns, a.nbuckets, a.per, p->timed.n ? "true" : "false");
+		(unsigned long long)a.bucket_ns, a.nbuckets, a.per, p->timed.n ? "true" : "false",
+		HTML_TRIM_SHARE, a.trimmed);
 	json_strtab(sb, &a.strs);
 	sb_add(sb, body.buf ? body.buf : "", body.len);
 	sb_adds(sb, "}");
@@ -532,5 +766,6 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	VEC_FREE(&a.stack_frame);
 	VEC_FREE(&a.rows);
 	VEC_FREE(&a.lanes);
+	VEC_FREE(&a.shown);
 	free(a.node_stack);
 }

@@ -5,7 +5,9 @@ page's own script, and prints a summary as JSON for the tests:
   rows, nbuckets, nlanes, lane_per   the selection grid and the tracks'
   samples                            sample counts summed over every row
   lane_threads                       threads that have a track
-  bad                                rows out of order or out of the grid
+  stacks, frames                     entries of the stack and frame tables
+  bad                                rows out of order or out of the grid,
+                                     stacks or frames that point nowhere
 """
 import json
 import sys
@@ -68,10 +70,17 @@ def main():
     counts = column(p["n"], n, 1)
     bad = sum(1 for i, k in enumerate(keys)
               if k[0] >= a["nbuckets"] or (i and keys[i - 1] >= k))
+    # stacks: (distance to the parent, frame + 1) pairs, parents first
+    st = vlq(a["stacks"])
+    nst, nfr = len(st) // 2, len(a["frames"])
+    bad += sum(1 for k in keys if k[2] >= nst)
+    bad += sum(1 for s in range(1, nst)
+               if not 1 <= st[2 * s] <= s or not 1 <= st[2 * s + 1] <= nfr)
     print(json.dumps({
         "rows": n, "decoded": len(keys), "nbuckets": a["nbuckets"],
         "nlanes": a.get("nlanes", a["nbuckets"]), "lane_per": a.get("lane_per", 1),
         "samples": sum(counts), "lane_threads": len(a.get("lanes", [])),
+        "stacks": nst, "frames": nfr,
         "bad": bad + abs(n - len(keys)),
     }))
 

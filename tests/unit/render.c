@@ -227,6 +227,93 @@ static void test_html(const struct prof_profile *p)
 	VEC_FREE(&tl.series);
 }
 
+/* Sum of one emit_column() of htmlapp.c over `rows` rows whose default is 1:
+ * base64 VLQ, either (row delta, value) pairs or {"dense": every value}. */
+static uint64_t vlq_column_sum(const char *col, size_t rows)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	bool dense = !strncmp(col, "{\"dense\":\"", 10);
+	const char *c = col + (dense ? 10 : 1);
+	uint64_t sum = dense ? 0 : rows, v = 0, mul = 1, k = 0;
+
+	for (; *c && *c != '"'; c++) {
+		uint64_t d = (uint64_t)(strchr(b64, *c) - b64);
+		if (d >= 32) {
+			v += (d - 32) * mul;
+			mul *= 32;
+			continue;
+		}
+		v += d * mul;
+		if (dense)
+			sum += v;
+		else if (k++ % 2)	/* a value: replaces the row's default 1 */
+			sum += v - 1;
+		v = 0;
+		mul = 1;
+	}
+	return sum;
+}
+
+/*
+ * A machine-wide recording in miniature: 300 threads in 150 processes and
+ * 60,000 samples each on a stack of its own, beside 1,000 on one hot stack.
+ * The HTML application keeps 200 tracks and one "other threads", folds the
+ * rare stacks into "(trimmed)" under their kept callers, lists 100
+ * processes and one line for the rest, and keeps every sample.
+ */
+static void test_html_caps(void)
+{
+	struct prof_profile p;
+	struct prof_view v;
+	uint32_t fa[250], fb[250], mod, main_f, hot;
+	char name[32];
+
+	prof_profile_init(&p);
+	p.keep_timed = true;
+	p.period_ns = 1000000;
+	mod = prof_module_intern(&p, "/usr/bin/churn", "", 0);
+	main_f = frame(&p, "main", "", 0, mod, 0x100, PROF_FRAME_USER, 0);
+	hot = frame(&p, "hot", "", 0, mod, 0x200, PROF_FRAME_USER, 0);
+	for (int i = 0; i < 250; i++) {
+		snprintf(name, sizeof(name), "a%d", i);
+		fa[i] = frame(&p, name, "", 0, mod, 0x1000 + (uint64_t)i, PROF_FRAME_USER, 0);
+		snprintf(name, sizeof(name), "b%d", i);
+		fb[i] = frame(&p, name, "", 0, mod, 0x2000 + (uint64_t)i, PROF_FRAME_USER, 0);
+	}
+	for (uint32_t t = 0; t < 300; t++) {
+		uint32_t th = prof_thread_intern(&p, 1000 + t / 2, 1000 + t, "churn");
+		for (uint32_t k = 0; k < 200; k++) {
+			uint32_t i = t * 200 + k, st[3] = { fb[i % 250], fa[i / 250], main_f };
+			uint32_t node = prof_node_from_stack(&p, st, 3);
+			prof_add_timed(&p, (uint64_t)k * 10000000 + t, th, node, PROF_M_SAMPLES, 1);
+		}
+		if (t < 10) {
+			uint32_t st[2] = { hot, main_f }, node = prof_node_from_stack(&p, st, 2);
+			for (uint32_t k = 0; k < 100; k++)
+				prof_add_timed(&p, (uint64_t)k * 20000000 + t, th, node, PROF_M_SAMPLES, 1);
+		}
+	}
+	p.samples = 61000;
+	prof_timed_sort(&p);
+	prof_view_init(&v);
+	char *html = render(prof_render_html, &p, &v, NULL);
+	const char *trim = strstr(html, "\"trim_samples\":"), *rows = strstr(html, "\"rows\":{\"count\":");
+	const char *col = strstr(html, ",\"n\":"), *stacks = strstr(html, "\"stacks\":\"");
+	size_t nrows = rows ? strtoul(rows + strlen("\"rows\":{\"count\":"), NULL, 10) : 0;
+	ok(strstr(html, "100 other threads (50 processes)") != NULL, "threads past 200 fold into one");
+	ok(strstr(html, "\"(trimmed)\"") != NULL, "rare stacks fold into (trimmed)");
+	trim = trim ? trim + strlen("\"trim_samples\":") : "0";
+	ok(atof(trim) > 0.9 && atof(trim) < 1, "the trimmed share is stated: %.4f", atof(trim));
+	ok(nrows > 0 && nrows <= 150000, "rows within the budget (%zu)", nrows);
+	ok(stacks && strchr(stacks + 10, '"') - stacks < 4000,
+	   "stacks: 60,010 become the kept ones and one (trimmed) under each a<N>");
+	ok(col && vlq_column_sum(col + strlen(",\"n\":"), nrows) == 61000, "every sample is in the rows");
+	ok(strstr(html, "50 more processes") != NULL, "process table: 100 rows and the rest");
+	ok(strstr(html, "\"hot\"") != NULL && strstr(html, "\"a7\"") != NULL, "kept frames named");
+	free(html);
+	prof_profile_free(&p);
+}
+
 static void test_speedscope(const struct prof_profile *p)
 {
 	struct prof_view v;
@@ -460,6 +547,7 @@ int main(void)
 	test_flamegraph(&head);
 	test_diff(&base, &head);
 	test_html(&head);
+	test_html_caps();
 	test_speedscope(&head);
 	test_pb();
 	test_pprof(&head);
