@@ -274,31 +274,8 @@ static void meta_row(struct strbuf *sb, const struct prof_profile *p, const char
 		row(sb, label, v);
 }
 
-/* The rows: report_process_pids() in order, named by their main thread. */
-static const uint64_t *busiest_weights;
-
-static int busier(const void *x, const void *y)
-{
-	uint64_t a = busiest_weights[*(const size_t *)x], b = busiest_weights[*(const size_t *)y];
-
-	if (a != b)
-		return a > b ? -1 : 1;
-	return (*(const size_t *)x > *(const size_t *)y) - (*(const size_t *)x < *(const size_t *)y);
-}
-
-/* Indexes 0..n-1, heaviest weight first (ties: in index order). */
-static size_t *busiest_first(const uint64_t *weight, size_t n)
-{
-	size_t *order = xcalloc(n + 1, sizeof(*order));
-
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	busiest_weights = weight;
-	if (n)
-		qsort(order, n, sizeof(*order), busier);
-	return order;
-}
-
+/* The rows: report_process_pids() in order, named by their main thread;
+ * over HTML_MAX_PROC_ROWS processes the busiest, then one line for the rest. */
 static void per_process(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct strbuf w = STRBUF_INIT;
@@ -322,7 +299,7 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 	if (p->resources.n)
 		html_resource_heads(sb);
 	sb_adds(sb, "</tr></thead><tbody>\n");
-	size_t *order = busiest_first(weight, np), shown = np < HTML_MAX_PROC_ROWS ? np : HTML_MAX_PROC_ROWS;
+	size_t *order = order_heaviest_first(weight, np), shown = np < HTML_MAX_PROC_ROWS ? np : HTML_MAX_PROC_ROWS;
 	uint64_t rest = 0;
 	for (size_t i = 0; i < np; i++) {
 		size_t k = np > HTML_MAX_PROC_ROWS ? order[i] : i;	/* few: in pid order */

@@ -22,7 +22,8 @@
  *  - Frames are merged by (name, module, file, line, kind, inlined): the
  *    pc that prof.data keeps per leaf instruction is for `prof annotate`
  *    and would only multiply rows here.  Stacks are a trie over the merged
- *    frames: [parent, frame], parent < id.
+ *    frames, parent < id; only those the rows name are written
+ *    (prune_stacks()), as (id - parent, frame + 1) VLQ pairs.
  *  - Each row: CPU samples, CPU ns, off-CPU ns, of which I/O wait and
  *    sleep; emit_rows() says how they are packed.
  *  - Tracks are capped at HTML_TRACK_THREADS threads, the busiest; the
@@ -228,26 +229,15 @@ static void build_rows(struct app *a)
 	}
 }
 
-struct thread_weight { uint64_t ns; uint32_t thread; };
-
-static int heavier_first(const void *x, const void *y)
-{
-	const struct thread_weight *a = x, *b = y;
-
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	return (a->thread > b->thread) - (a->thread < b->thread);
-}
-
-/* Processes among the threads that fold into "other threads". */
-static size_t count_pids(const struct app *a, const struct thread_weight *w, size_t from, size_t n)
+/* Processes among the threads order[from..n) (the ones "other threads" holds). */
+static size_t count_pids(const struct app *a, const size_t *order, size_t from, size_t n)
 {
 	struct u64map pids = { 0 };
 	size_t count = 0;
 
 	for (size_t i = from; i < n; i++) {
 		bool created;
-		u64map_slot(&pids, a->p->threads.v[w[i].thread].pid, &created);
+		u64map_slot(&pids, a->p->threads.v[order[i]].pid, &created);
 		count += created;
 	}
 	u64map_free(&pids);
@@ -262,26 +252,24 @@ static size_t count_pids(const struct app *a, const struct thread_weight *w, siz
  */
 static void fold_threads(struct app *a)
 {
-	size_t nt = a->p->threads.n, active = 0;
-	struct thread_weight *w = xcalloc(nt + 1, sizeof(*w));
+	size_t nt = a->p->threads.n, active = 0, *order;
+	uint64_t *ns = xcalloc(nt + 1, sizeof(*ns));
 	uint32_t *map;
 
+	for (size_t i = 0; i < a->rows.n; i++)	/* + 1: a row with no time still counts */
+		ns[a->rows.v[i].thread] += a->rows.v[i].v[C_CPU] + a->rows.v[i].v[C_OFF] + 1;
 	for (size_t t = 0; t < nt; t++)
-		w[t].thread = (uint32_t)t;
-	for (size_t i = 0; i < a->rows.n; i++)
-		w[a->rows.v[i].thread].ns += a->rows.v[i].v[C_CPU] + a->rows.v[i].v[C_OFF] + 1;
-	for (size_t t = 0; t < nt; t++)
-		active += w[t].ns > 0;
+		active += ns[t] > 0;
 	if (active <= HTML_TRACK_THREADS) {
-		free(w);
+		free(ns);
 		return;
 	}
-	qsort(w, nt, sizeof(*w), heavier_first);
+	order = order_heaviest_first(ns, nt);
 	a->folded = active - HTML_TRACK_THREADS;
-	a->folded_pids = count_pids(a, w, HTML_TRACK_THREADS, active);
+	a->folded_pids = count_pids(a, order, HTML_TRACK_THREADS, active);
 	map = xcalloc(nt + 1, sizeof(*map));
-	for (size_t i = 0; i < nt; i++)
-		map[w[i].thread] = i < HTML_TRACK_THREADS ? 1 : 0;
+	for (size_t i = 0; i < HTML_TRACK_THREADS; i++)
+		map[order[i]] = 1;
 	for (size_t t = 0; t < nt; t++)
 		if (map[t]) {
 			map[t] = (uint32_t)a->shown.n;
@@ -292,7 +280,8 @@ static void fold_threads(struct app *a)
 	for (size_t i = 0; i < a->rows.n; i++)
 		a->rows.v[i].thread = map[a->rows.v[i].thread];
 	free(map);
-	free(w);
+	free(order);
+	free(ns);
 }
 
 static int row_cmp(const void *x, const void *y)

@@ -126,6 +126,9 @@ void json_strtab(struct strbuf *sb, const struct strtab *t);
 void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);
 /* Writes the whole buffer to f: 0 or -EIO. */
 int render_flush(FILE *f, const struct strbuf *sb);
+/* Indexes 0..n-1 of weight[], heaviest first, ties in index order (the
+ * busiest processes, threads: what a capped list keeps).  Malloc'ed. */
+size_t *order_heaviest_first(const uint64_t *weight, size_t n);
 
 /* --- timed samples (src/output/render_util.c) ------------------------------
  * p->timed indexes grouped by thread, time order kept: thread t's samples

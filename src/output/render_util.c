@@ -4,7 +4,8 @@
  * <script> element, writing a finished buffer out, and the walk over the
  * timed samples that the time-ordered exports (speedscope, Firefox
  * Profiler) and the HTML application share: grouped by thread, filtered
- * and weighed under the view.
+ * and weighed under the view; and the order of a capped list, heaviest
+ * first.
  */
 #include "prof/render.h"
 #include "output-priv.h"
@@ -117,4 +118,25 @@ uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
 	}
 	a.value[metric] = value;
 	return prof_view_weight(p, v, &a);
+}
+
+static int heavier_first(const void *x, const void *y, void *weights)
+{
+	const uint64_t *w = weights;
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	if (w[a] != w[b])
+		return w[a] > w[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+size_t *order_heaviest_first(const uint64_t *weight, size_t n)
+{
+	size_t *order = xcalloc(n + 1, sizeof(*order));
+
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	if (n)		/* qsort(NULL, 0) is undefined */
+		qsort_r(order, n, sizeof(*order), heavier_first, (void *)weight);
+	return order;
 }
