@@ -208,7 +208,9 @@ static void collect_movers(const struct prof_profile *p, const struct prof_view 
 }
 
 /* Folds clones only one side has (base "walk.constprop.0", head "walk")
- * into one row, and drops the ids neither side had a row for. */
+ * into one row, and drops the ids neither side has self time for: a
+ * function only ever on the stack (main) is no mover, and printed as 0/0
+ * it would read as "(new)". */
 static void join_movers(const struct prof_idset *ids, mover_vec *movers)
 {
 	uint8_t *present = xcalloc(movers->n + 1, 1);
@@ -227,7 +229,7 @@ static void join_movers(const struct prof_idset *ids, mover_vec *movers)
 		memset(from, 0, sizeof(*from));
 	}
 	for (size_t i = 0; i < movers->n; i++)
-		if (movers->v[i].name)
+		if (movers->v[i].name && (movers->v[i].base || movers->v[i].head))
 			movers->v[kept++] = movers->v[i];
 	movers->n = kept;
 	free(present);
