@@ -22,11 +22,11 @@ cc -O1 -g -fno-omit-frame-pointer -o dbg dbg.c &&
 	objcopy --only-keep-debug --compress-debug-sections=zlib dbg dbg.debug &&
 	objcopy --strip-all --add-gnu-debuglink=dbg.debug dbg ||
 	skip_all "cannot build a program with a compressed debug file"
-readelf -SW dbg.debug | grep -q '^ *\[.*debug.* C ' || skip_all "objcopy did not compress"
+readelf -SW dbg.debug 2>/dev/null | grep -q '^ *\[.*debug.* C ' || skip_all "objcopy did not compress"
 perf record -q -e cpu-clock -F 999 -g -o d.data -- ./dbg >/dev/null 2>&1 ||
 	skip_all "perf record failed"
 # section lines (not the legend) with the C flag
-compressed() { readelf -SW "$1" | grep -q '^ *\[.*debug.* C '; }
+compressed() { readelf -SW "$1" 2>/dev/null | grep -q '^ *\[.*debug.* C '; }
 id=$(readelf -n dbg | awk '/Build ID/ { print $3 }')
 COPY=$PWD/cache/prof/debug/$id.debug
 
