@@ -32,15 +32,26 @@ test_expect_success 'the recordings are of the attached servers, under load' '
 	test $(grep -c "^load: 1500 requests" out/base.load.log) = 5 &&
 	grep -q "^load: [0-9]* requests" out/base.load.log
 '
+# render_reply has ~60 samples a run: a -17.6% move at p 0.047 (CI -29.6
+# to -3.5%) came in 1 of 6 runs here, a chance alarm at the default alpha
+# and 3% minimum effect.  "No alarm" is asked at --min-effect 25%, three
+# times that noise; lookup's planted +50% is confirmed either way.
 test_expect_success 'lookup is confirmed, render_reply no alarm, >= 90% joined' '
-	python3 - out/crosscheck.json <<-\EOF
+	"$PROF" crosscheck --format=json --min-effect 25% \
+		--callgrind-base out/base.callgrind --callgrind-head out/head.callgrind \
+		--base out/base.*.data --head out/head.*.data >e25.json; test $? = 1 &&
+	python3 - out/crosscheck.json e25.json <<-\EOF
 	import json, sys
 	d = json.load(open(sys.argv[1]))
-	rows = {r["function"].split(".")[0]: r for r in d["functions"]}	# gcc may add .constprop.0
+	def by_name(doc):	# gcc may add .constprop.0
+	    return {r["function"].split(".")[0]: r for r in doc["functions"]}
+	rows, rows25 = by_name(d), by_name(json.load(open(sys.argv[2])))
 	print(rows["lookup"])
-	assert rows["lookup"]["verdict"] == "confirmed", rows["lookup"]
+	for r in (rows, rows25):
+	    assert r["lookup"]["verdict"] == "confirmed", r["lookup"]
 	assert abs(rows["lookup"]["ir"]["change_pct"] - 50) < 2, rows["lookup"]
-	assert rows["render_reply"]["verdict"] in ("no-change", "inconclusive"), rows["render_reply"]
+	print(rows["render_reply"])
+	assert rows25["render_reply"]["verdict"] in ("no-change", "inconclusive"), rows25["render_reply"]
 	print(d["join"])
 	assert d["join"][0]["matched_pct"] >= 90, d["join"]
 	# grouped per benchmark: the one part of the harness

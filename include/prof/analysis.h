@@ -217,11 +217,11 @@ void an_join_clones(struct an_fnset *fs, struct an_side *base, struct an_side *h
  * min_samples a run (the ones a comparison tests) that the other side has. */
 void an_join_sides(const struct an_fnset *fs, const struct an_side *base,
 		   const struct an_side *head, double min_samples, struct an_join *out);
-/* Callgrind functions with >= AN_JOIN_SHARE of Ir (base or head) found in
- * any recording. */
+/* Callgrind functions with >= AN_JOIN_SHARE of Ir (base or head) whose Ir
+ * share would give min_samples a run, found in any recording. */
 void an_join_callgrind(const struct an_fnset *fs, const struct an_cg_side *cg,
 		       const struct an_side *base, const struct an_side *head,
-		       struct an_join *out);
+		       double min_samples, struct an_join *out);
 double an_join_rate(const struct an_join *j);	/* matched / total, 1 when empty */
 /* What `prof diff` does once both sides are loaded: joins clones, counts
  * base<->head into out and checks it (an_join_check's result). */
