@@ -333,6 +333,48 @@ static void test_time_only(void)
 	an_fnset_free(&fs);
 }
 
+/* The callgrind join counts what a comparison would test: "rare", 2% of
+ * the benchmark's Ir (~12 samples a run were production's mix the same) and
+ * in no recording, is left out at --min-samples 20 and counted under the
+ * 0.1% rule, which is also the fallback when no function is heavy enough. */
+static void test_join_callgrind(void)
+{
+	const char *t = "events: Ir\nob=/x/app\nfl=a.c\nfn=main\n1 10\ncfn=hot\ncalls=1 0\n1 1000\n"
+			"cfn=rare\ncalls=1 0\n1 20\nfn=hot\n1 1000\nfn=rare\n1 20\n";
+	struct an_fnset fs;
+	struct an_cg_side cg = { 0 };
+	struct cg_profile pb;
+	struct an_side base = { 0 }, head = { 0 };
+	struct an_load_opts lf = { PROF_VIEW_CPU, true };
+	struct an_join j;
+
+	an_fnset_init(&fs);
+	cg_profile_init(&pb, 0);
+	ok(cg_parse_buffer(&pb, t, strlen(t), "base") == 0 && an_cg_add(&fs, &cg, &pb, NULL, false) == 0 &&
+	   an_cg_add(&fs, &cg, &pb, NULL, true) == 0, "callgrind with a rare function loads");
+	for (int i = 0; i < 5; i++) {
+		add_run(&fs, &base, &lf, 400, 200);
+		add_run(&fs, &head, &lf, 400, 200);
+	}
+	an_join_callgrind(&fs, &cg, &base, &head, 20, &j);
+	ok(j.total == 2 && j.matched == 2 && strstr(j.what, "--min-samples"),
+	   "--min-samples 20: hot and main counted, rare not (%zu of %zu)", j.matched, j.total);
+	an_join_free(&j);
+	an_join_callgrind(&fs, &cg, &base, &head, 0, &j);
+	ok(j.total == 3 && j.matched == 2 && j.unmatched.n == 1 &&
+	   !strcmp(an_fn_name(&fs, j.unmatched.v[0]), "rare"), "0.1%% rule: rare unmatched");
+	an_join_free(&j);
+	an_join_callgrind(&fs, &cg, &base, &head, 1e9, &j);
+	ok(j.total == 3 && j.matched == 2 && strstr(j.what, "0.1% of Ir"),
+	   "none heavy enough: the 0.1%% rule decides");
+	an_join_free(&j);
+	an_side_free(&base);
+	an_side_free(&head);
+	an_cg_free(&cg);
+	cg_profile_free(&pb);
+	an_fnset_free(&fs);
+}
+
 /* A real valgrind-codspeed file: one part per benchmark. */
 static void test_codspeed_fixture(void)
 {
@@ -365,6 +407,7 @@ int main(void)
 	test_sides();
 	test_crosscheck();
 	test_time_only();
+	test_join_callgrind();
 	test_codspeed_fixture();
 	return done_testing();
 }
