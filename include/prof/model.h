@@ -103,7 +103,7 @@ struct prof_meta {		/* string key/value pairs, in insertion order */
 
 /*
  * Resource usage of one process (tid 0) or one thread, as read from /proc
- * by `prof record` (src/resource/timeline.c).  A later value for the same
+ * by `prof record` (src/record/timeline.c).  A later value for the same
  * (pid, tid) replaces the earlier one: these are running totals, and the
  * last reading wins.  Off-CPU / I/O-wait / sleep time is not stored here:
  * it is the sum of the PROF_M_*_NS metrics of the thread's aggs.

@@ -78,13 +78,4 @@ struct prof_stat_report {
 void prof_output_stat_text(struct strbuf *sb, const struct prof_stat_report *r);
 void prof_output_stat_json(struct strbuf *sb, const struct prof_stat_report *r);
 
-/* Escaping shared by every format (never emit a raw symbol name).
- * json_escape appends a complete "quoted" JSON string (<, >, & as \u00XX,
- * invalid UTF-8 as \ufffd); xml_escape appends text safe inside XML/HTML
- * elements and attribute values (no quotes added). */
-void json_escape(struct strbuf *sb, const char *s);
-/* A JSON number with 10 significant digits; null for inf and nan. */
-void json_number(struct strbuf *sb, double v);
-void xml_escape(struct strbuf *sb, const char *s);
-
 #endif

@@ -1,6 +1,6 @@
 /*
  * replay.h - the one replay engine of perf records (src/replay/replay.c),
- * perf's `struct tool` seam: live recording (src/replay/session.c drains
+ * perf's `struct tool` seam: live recording (src/record/session.c drains
  * the kernel rings) and perf.data import (src/perfdata/import.c hands out
  * the file's rounds) feed it the same records, and it alone gives them
  * their meaning: per-process address spaces (FORK copies, COMM-exec
@@ -11,7 +11,7 @@
  * What happens with a resolved sample, a LOST count or a context switch
  * is up to the consumers registered on the engine: the prof.data writer
  * (record), the profile's aggregates (perf.data import), off-CPU pairing
- * (src/perf/offcpu.c), resource tracking (src/resource/timeline.c).  Data
+ * (src/record/offcpu.c), resource tracking (src/record/timeline.c).  Data
  * flows one way: drivers -> engine -> consumers -> a sink; no consumer
  * calls back into a driver.
  */

@@ -22,7 +22,7 @@
  *    when
  *    /proc/sys/kernel/task_delayacct is 1; see kernel-notes/delayacct.md.
  *    Where it is 0, io_wait_s comes from sched:sched_switch samples as in
- *    `prof record` (src/resource/iowait.c; needs root or CAP_PERFMON): the
+ *    `prof record` (src/record/iowait.c; needs root or CAP_PERFMON): the
  *    time every thread of the command and of its descendants spent
  *    switched out in D state with an I/O wait function on the kernel
  *    stack.  io_wait_source says which one a run used.
@@ -90,7 +90,7 @@ int res_run(const struct res_run_opts *opts, struct res_usage *out);
 /* 1 on, 0 off, -errno when /proc/sys/kernel/task_delayacct is unreadable. */
 int res_delayacct_enabled(void);
 
-/* --- I/O wait from sched_switch (src/resource/iowait.c) -------------------------- */
+/* --- I/O wait from sched_switch (src/record/iowait.c) -------------------------- */
 struct res_iowait;
 #define RES_IOWAIT_SCHED_SWITCH "sched_switch (D state with an I/O wait function on the kernel stack)"
 /* Can sched:sched_switch be sampled here?  0, or -ENOTSUP with why filled. */
@@ -101,15 +101,6 @@ struct res_iowait *res_iowait_start(pid_t pid, char *why, size_t len);
 /* After pid exited (not yet reaped): I/O-wait ns of its threads and
  * descendants; *lost: switch samples the kernel dropped.  Frees iw. */
 uint64_t res_iowait_finish(struct res_iowait *iw, uint64_t *lost);
-
-/* Parsers for the zombie's /proc files (exposed for unit tests). */
-int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks);
-int res_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes);
-/* Field number `field` (1-based, as in proc(5): 14 = utime) of a
- * /proc/.../stat line; 0 or -EINVAL. */
-int res_parse_stat_field(const char *stat_text, int field, uint64_t *value);
-/* The number after key ("\nVmHWM:", "\nread_bytes:") in a /proc text; 0 / -EINVAL. */
-int res_parse_keyed(const char *text, const char *key, uint64_t *v);
 
 /*
  * From JSON written by `prof stat --format=json`, the per-run values of one

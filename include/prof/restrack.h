@@ -1,10 +1,10 @@
 /*
  * restrack.h - resource tracking during `prof record`
- * (src/resource/timeline.c): per-process and per-thread CPU user/sys time,
+ * (src/record/timeline.c): per-process and per-thread CPU user/sys time,
  * context switches, page faults, peak RSS and /proc/PID/io bytes, stored
  * in the profile as struct prof_resources, and a per-process timeline
  * (RSS, CPU%, I/O-wait%) sampled at least every 100 ms.  The I/O-wait%
- * comes from the intervals the off-CPU consumer (src/perf/offcpu.c)
+ * comes from the intervals the off-CPU consumer (src/record/offcpu.c)
  * charged; both are consumers of the replay engine (prof/replay.h).
  *
  * Limits (also in the report's README): /proc values have clock-tick

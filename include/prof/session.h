@@ -1,5 +1,5 @@
 /*
- * session.h - one live recording (src/replay/session.c), the library side
+ * session.h - one live recording (src/record/session.c), the library side
  * of `prof record`: opens the perf events for a launched command or for
  * running processes, the prof.data writer, the replay engine and its
  * consumers (the writer sink, off-CPU, resource tracking); then drains the

@@ -1,10 +1,10 @@
 /*
- * target.h - what a live recording samples (src/perf/target.c): running
+ * target.h - what a live recording samples (src/record/target.c): running
  * processes (-p: every thread, their maps and names from /proc before the
  * events are enabled) or the whole machine (-a, -C: one event per CPU for
  * every task, and every running process synthesized from /proc as perf
  * does, so samples of processes that started before prof resolve too).
- * Shared by the recording session (src/replay/session.c) and `prof top`.
+ * Shared by the recording session (src/record/session.c) and `prof top`.
  */
 #ifndef PROF_TARGET_H
 #define PROF_TARGET_H

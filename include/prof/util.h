@@ -180,4 +180,16 @@ void spawn_abort(struct spawn *s);
 /* A wait status as a shell exit status: the code, or 128 + signal. */
 int spawn_exit_status(int wait_status);
 
+/* Escaping of untrusted names for every output format (src/util/escape.c;
+ * never emit a raw symbol name).
+ * json_escape appends a complete "quoted" JSON string (<, >, & as \u00XX,
+ * invalid UTF-8 as \ufffd); xml_escape appends text safe inside XML/HTML
+ * elements and attribute values (no quotes added). */
+void json_escape(struct strbuf *sb, const char *s);
+/* A JSON number with 10 significant digits; null for inf and nan. */
+void json_number(struct strbuf *sb, double v);
+void xml_escape(struct strbuf *sb, const char *s);
+/* Appends s with bytes that would break a line-based format replaced. */
+void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char repl);
+
 #endif

@@ -1,7 +1,7 @@
 /*
  * record.c - `prof record`: sample a command (launch) or running processes
  * (attach, -p/-t) with perf events and write prof.data.  This file hands
- * the options (record-options.c) to a recording session (src/replay/session.c: the
+ * the options (record-options.c) to a recording session (src/record/session.c: the
  * targets, the loop, the flushes) and prints the summary.  prof exits with
  * the command's status (128+signal when killed).
  */

@@ -21,7 +21,7 @@ static void show_progress(void *arg, uint64_t done, uint64_t total)
 	progress_update(arg, done, total);
 }
 
-/* prof.data or perf.data (data/load.c), with the loading progress line. */
+/* prof.data or perf.data (perfdata/load.c), with the loading progress line. */
 static int load(const char *input, struct prof_profile *p)
 {
 	struct progress pr;

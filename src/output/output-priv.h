@@ -33,8 +33,6 @@ static inline double percent(uint64_t part, uint64_t whole)
 }
 /* "name" of a function id, "[unknown]" if empty. */
 const char *fn_name(const struct prof_profile *p, uint32_t func);
-/* Appends s with bytes that would break a line-based format replaced. */
-void add_printable(struct strbuf *sb, const char *s, const char *also_bad, char repl);
 
 /* ANSI colours of the text reports, "" when the view has none: headers
  * bold, percentages red from 5% and green from 0.5% (perf's thresholds),

@@ -11,6 +11,7 @@
  * reaped before returning.
  */
 #include "prof/resource.h"
+#include "prof/proc.h"
 #include "prof/util.h"
 #include "resource-priv.h"
 #include <errno.h>
@@ -32,55 +33,6 @@ int res_delayacct_enabled(void)
 	on = atoi(s) != 0;
 	free(s);
 	return on;
-}
-
-/* Fields after the ")" of comm (which may contain spaces and parens). */
-int res_parse_stat_field(const char *stat_text, int want, uint64_t *value)
-{
-	const char *p = strrchr(stat_text, ')');	/* comm may hold spaces and ')' */
-	int field = 2;
-
-	if (!p)
-		return -EINVAL;
-	p++;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		if (++field == want) {
-			char *end;
-
-			*value = strtoull(p, &end, 10);
-			return end == p ? -EINVAL : 0;
-		}
-		while (*p && *p != ' ')
-			p++;
-	}
-	return -EINVAL;
-}
-
-int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks)
-{
-	return res_parse_stat_field(stat_text, 42, ticks);
-}
-
-int res_parse_keyed(const char *text, const char *key, uint64_t *v)
-{
-	const char *p = strstr(text, key);
-
-	if (!p)
-		return -EINVAL;
-	*v = strtoull(p + strlen(key), NULL, 10);
-	return 0;
-}
-
-int res_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes)
-{
-	if (res_parse_keyed(io_text, "\nread_bytes:", read_bytes) < 0 ||
-	    res_parse_keyed(io_text, "\nwrite_bytes:", write_bytes) < 0)
-		return -EINVAL;
-	return 0;
 }
 
 const char *res_status_str(int st, char *buf, size_t len)

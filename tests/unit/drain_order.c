@@ -92,7 +92,7 @@ static int init_events(struct run *r)
 	cfg.period = 1;
 	if (prof_perf_init(&r->sw, &cfg) < 0)
 		return -1;
-	/* the CPU event has them (src/perf/offcpu.c does the same) */
+	/* the CPU event has them (src/record/offcpu.c does the same) */
 	r->sw.attr.mmap = r->sw.attr.mmap2 = r->sw.attr.comm = r->sw.attr.comm_exec = 0;
 	r->sw.attr.task = r->sw.attr.build_id = 0;
 	return 0;

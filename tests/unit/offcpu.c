@@ -9,6 +9,7 @@
 #include "prof/data.h"
 #include "prof/offcpu.h"
 #include "prof/resource.h"
+#include "prof/proc.h"
 #include <stdlib.h>
 #include <unistd.h>
 

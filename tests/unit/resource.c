@@ -6,6 +6,7 @@
  */
 #include "tap.h"
 #include "prof/resource.h"
+#include "prof/proc.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/wait.h>

@@ -3,7 +3,7 @@
  * the profiled program) for JSON and XML/SVG/HTML output.  Invalid UTF-8
  * becomes U+FFFD so the output always parses; nothing is ever emitted raw.
  */
-#include "output-priv.h"
+#include "prof/util.h"
 #include <math.h>
 #include <string.h>
 

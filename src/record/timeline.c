@@ -2,7 +2,7 @@
  * timeline.c - the /proc sampler of `prof record` (see
  * include/prof/restrack.h): resource totals per process and thread, and
  * the per-process timeline of RSS, CPU% and I/O-wait%.  Parsing reuses
- * res_parse_stat_field / res_parse_keyed / res_parse_io (src/resource/run.c).
+ * res_parse_stat_field / res_parse_keyed / res_parse_io (src/proc/parse.c).
  *
  * Design notes / invariants:
  *  - A sampler thread reads /proc every 100 ms, whatever the main loop is

@@ -3,8 +3,8 @@
  * driver of the replay engine.  It opens the events, launches or finds
  * the targets, and drains the kernel rings into the engine, whose
  * consumers write the prof.data file (the writer sink below), pair
- * off-CPU switches (src/perf/offcpu.c) and track resources
- * (src/resource/timeline.c).
+ * off-CPU switches (src/record/offcpu.c) and track resources
+ * (src/record/timeline.c).
  *
  * Design notes:
  *  - Launch: the child blocks on a pipe until every per-CPU event exists
