@@ -119,4 +119,26 @@ size_t prof_replay_processes(const struct prof_replay *rp);
 /* p->samples, samples_truncated, start_ns and end_ns for one sample. */
 void prof_replay_count_sample(struct prof_profile *p, uint64_t time, bool complete);
 
+/*
+ * The symbolizer (src/replay/symbolize.c) interns frames into the profile
+ * it was created for and caches by (elf, address), so each unique address
+ * is resolved once no matter how many samples hit it.
+ */
+struct prof_symbolizer;
+struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);
+void prof_symbolizer_free(struct prof_symbolizer *s);
+/*
+ * Resolves a user address into frames, innermost first: inlined callees
+ * come before the function they were inlined into.  is_return_addr: pc is a
+ * return address (every frame but the leaf), so pc-1 is looked up.
+ * Returns the number of frame ids written to out (>= 1 when max >= 1):
+ * unresolvable addresses become "[unknown]"/"[anon]"/"module+0xoff" frames.
+ */
+size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
+			   uint64_t pc, bool is_return_addr, uint32_t *out, size_t max);
+/* prof_symbols_prewarm (prof/symbol.h), before sampling starts. */
+void prof_symbolizer_prewarm(struct prof_symbolizer *s);
+/* Kernel address via /proc/kallsyms (loaded once); 1 frame. */
+size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max);
+
 #endif

@@ -6,9 +6,9 @@
  *
  * Ownership: a prof_elf is cached process-wide and shared by every address
  * space that maps it (libc is opened once, not once per process).  A
- * prof_addrspace belongs to the recorder; a prof_symbolizer interns frames
- * into the profile it was created for and caches by (elf, address), so each
- * unique address is resolved once no matter how many samples hit it.
+ * prof_addrspace belongs to the recorder.  Nothing here knows the profile:
+ * the symbolizer that interns frames into one is the replay engine's
+ * (include/prof/replay.h).
  */
 #ifndef PROF_SYMBOL_H
 #define PROF_SYMBOL_H
@@ -160,26 +160,45 @@ bool prof_addrspace_go_frame_size(const struct prof_addrspace *as, uint64_t pc, 
  * -ldflags=-w): unwinders then walk it with the frame sizes above. */
 bool prof_addrspace_go_without_cfi(const struct prof_addrspace *as, uint64_t pc);
 
-struct prof_symbolizer;
-struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p);
-void prof_symbolizer_free(struct prof_symbolizer *s);
-/*
- * Resolves a user address into frames, innermost first: inlined callees
- * come before the function they were inlined into.  is_return_addr: pc is a
- * return address (every frame but the leaf), so pc-1 is looked up.
- * Returns the number of frame ids written to out (>= 1 when max >= 1):
- * unresolvable addresses become "[unknown]"/"[anon]"/"module+0xoff" frames.
- */
-size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
-			   uint64_t pc, bool is_return_addr, uint32_t *out, size_t max);
+/* What is at a file vaddr of a binary, for the symbolizer (one entry of
+ * an inline chain each). */
+struct elf_frame {		/* one entry of an inline chain */
+	const char *func;	/* NULL if unknown */
+	char *func_owned;	/* set when func was rewritten; caller frees */
+	char *file;		/* absolute source path, malloc'd; NULL if unknown */
+	uint32_t line;
+	uint64_t entry;		/* file vaddr of the containing function, 0 if unknown */
+	bool inlined;
+};
+
+/* Inline chain for file vaddr, innermost first; returns entries written
+ * (0: nothing known).  The caller frees each entry's file. */
+size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
+bool prof_elf_has_symbols(struct prof_elf *e);
+/* Start (file vaddr) of the function around vaddr from .eh_frame_hdr, for
+ * code without symbols; false when the binary has no usable table. */
+bool prof_elf_function_start(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
+
+/* A process's JIT map (/tmp/perf-PID.map, path malloc'd and taken): read
+ * at open (a missing file is an empty map) and read again when a lookup
+ * misses and the file has grown, since JITs append as they compile.  find
+ * returns the name of the symbol around addr (its start in *start), NULL
+ * if none. */
+struct prof_jitmap;
+struct prof_jitmap *prof_jitmap_open(char *path);
+const char *prof_jitmap_find(struct prof_jitmap *j, uint64_t addr, uint64_t *start);
+void prof_jitmap_free(struct prof_jitmap *j);
+
+/* The kernel function around pc from /proc/kallsyms (loaded once, for the
+ * whole process; a problem is warned about once, here), its start in
+ * *start; NULL when unknown or kallsyms is unusable. */
+const char *prof_kallsyms_find(uint64_t pc, uint64_t *start);
 /*
  * Loads /proc/kallsyms now (quietly; problems are reported at the first
  * kernel address) and libc's debug info and symbol index.  A recorder
  * calls it before sampling starts: each takes tens of ms, long enough to
  * overflow the ring buffers if it happens at the first sample.
  */
-void prof_symbolizer_prewarm(struct prof_symbolizer *s);
-/* Kernel address via /proc/kallsyms (loaded once); 1 frame. */
-size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max);
+void prof_symbols_prewarm(void);
 
 #endif

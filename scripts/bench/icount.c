@@ -16,6 +16,7 @@
 #include "capture.h"
 #include "prof/callgrind.h"
 #include "prof/data.h"
+#include "prof/replay.h"
 #include "prof/symbol.h"
 #include <dlfcn.h>
 #include <stdlib.h>

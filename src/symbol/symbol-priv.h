@@ -67,15 +67,6 @@ struct prof_elf {
 	bool go_cfi_checked, go_has_cfi;	/* .debug_frame or .eh_frame beside them */
 };
 
-struct elf_frame {		/* one entry of an inline chain */
-	const char *func;	/* NULL if unknown */
-	char *func_owned;	/* set when func was rewritten; caller frees */
-	char *file;		/* absolute source path, malloc'd; NULL if unknown */
-	uint32_t line;
-	uint64_t entry;		/* file vaddr of the containing function, 0 if unknown */
-	bool inlined;
-};
-
 /* Sorted symbol index (symidx.c): the function containing a Dwfl address,
  * NULL if none; *start receives its address. */
 struct elf_symidx;
@@ -92,16 +83,9 @@ void elf_scopes_free(struct elf_scopes *s);
  * without .debug_aranges (clang, Go); *bias is its Dwfl bias.  NULL if none. */
 Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_Die *mem);
 
-/* Inline chain for file vaddr, innermost first; returns entries written
- * (0: nothing known).  The caller frees each entry's file. */
-size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
-bool prof_elf_has_symbols(struct prof_elf *e);
 /* The symbol (or synthetic name) of the function around vaddr, without
  * DWARF: "@VERSION" may follow, C++/Rust names stay mangled.  NULL if none. */
 const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr);
-/* Start (file vaddr) of the function around vaddr from .eh_frame_hdr, for
- * code without symbols; false when the binary has no usable table. */
-bool prof_elf_function_start(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
 
 /* The file with build-id hex for a mapping [start, end) of pid whose file
  * on disk has another build-id (buildid.c): map_files, perf's build-id

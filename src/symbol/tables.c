@@ -8,6 +8,7 @@
  * searches.  An entry without a size covers up to the next one.
  */
 #include "tables-priv.h"
+#include "prof/symbol.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -111,4 +112,52 @@ int sym_table_load_perf_map(struct sym_table *t, const char *path)
 	sym_table_parse_perf_map(t, text, len);
 	free(text);
 	return 0;
+}
+
+/* A JIT's map as the process wrote it: the path is fixed at the first
+ * lookup (a container's map is reached through /proc/PID/root). */
+struct prof_jitmap {
+	struct sym_table table;
+	char *path;
+};
+
+struct prof_jitmap *prof_jitmap_open(char *path)
+{
+	struct prof_jitmap *j = xcalloc(1, sizeof(*j));
+
+	j->path = path;
+	sym_table_load_perf_map(&j->table, j->path);	/* missing file: empty table */
+	return j;
+}
+
+/* JITs append to their map as they compile: reload when it has grown. */
+static bool jit_reload_if_grown(struct prof_jitmap *j)
+{
+	struct stat st;
+
+	if (stat(j->path, &st) < 0 || st.st_size == j->table.file_size)
+		return false;
+	sym_table_load_perf_map(&j->table, j->path);
+	return true;
+}
+
+const char *prof_jitmap_find(struct prof_jitmap *j, uint64_t addr, uint64_t *start)
+{
+	const struct sym_entry *e = sym_table_find(&j->table, addr);
+
+	if (!e && jit_reload_if_grown(j))
+		e = sym_table_find(&j->table, addr);
+	if (!e)
+		return NULL;
+	*start = e->start;
+	return e->name;
+}
+
+void prof_jitmap_free(struct prof_jitmap *j)
+{
+	if (!j)
+		return;
+	sym_table_free(&j->table);
+	free(j->path);
+	free(j);
 }

@@ -14,6 +14,7 @@
  * file is unlinked and the cache freed after every input; otherwise a
  * rewritten file with an unchanged mtime would hit the stale cache entry.
  */
+#include "prof/replay.h"
 #include "prof/symbol.h"
 #include "prof/unwind.h"
 #include <elf.h>

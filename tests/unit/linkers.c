@@ -17,6 +17,7 @@
  * A linker that is not installed is a SKIP with its name.
  */
 #include "tap.h"
+#include "prof/replay.h"
 #include "prof/symbol.h"
 #include <inttypes.h>
 #include <signal.h>

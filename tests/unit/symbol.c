@@ -10,6 +10,7 @@
  */
 #include "tap.h"
 #include "capture.h"
+#include "prof/replay.h"
 #include "prof/symbol.h"
 #include "../../src/symbol/nspath-priv.h"
 #include <dlfcn.h>

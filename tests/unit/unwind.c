@@ -11,6 +11,7 @@
  */
 #include "tap.h"
 #include "capture.h"
+#include "prof/replay.h"
 #include "prof/unwind.h"
 #include <dirent.h>
 #include <dlfcn.h>

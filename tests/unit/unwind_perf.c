@@ -9,6 +9,7 @@
  * in a loop) must unwind through the vdso's CFI as well.  Skips when the kernel refuses the event.
  */
 #include "tap.h"
+#include "prof/replay.h"
 #include "prof/unwind.h"
 #include <errno.h>
 #include <linux/perf_event.h>

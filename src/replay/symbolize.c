@@ -13,17 +13,13 @@
  *    apart.  Only the innermost frame of a sample's leaf also keeps its
  *    pc (per-instruction costs for `prof annotate`); the cache keys on
  *    leaf-ness too, so callers' frames stay shared.
- *  - JIT maps are loaded the first time an anonymous address of that pid
- *    is seen, and reloaded when a lookup misses and the file has grown
- *    (JITs append as they compile).
- *  - kallsyms is process-wide and loaded once, at the first kernel address
- *    (or the recorder's prewarm): from the cache file of this boot when it
- *    is valid, else from /proc/kallsyms, which then refreshes the cache
- *    (ksyms.c); the cache is an optimization and never an error.
+ *  - A pid's JIT map is opened the first time an anonymous address of
+ *    that pid is seen (src/symbol/tables.c reloads it when it grows).
+ *  - kallsyms is process-wide and loaded once (src/symbol/kallsyms.c).
+ *  - The lookups are src/symbol's; this file owns only what ties them to
+ *    a profile: interning and the per-address cache.
  */
-#include "symbol-priv.h"
-#include "ksyms-priv.h"
-#include "tables-priv.h"
+#include "prof/replay.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -45,19 +41,9 @@ struct prof_symbolizer {
 	VEC(struct cache_entry) entries;
 	VEC(uint32_t) ids;
 	struct u64map modules;		/* prof_elf pointer -> module id */
-	struct u64map jit;		/* pid -> struct jit_map * */
+	struct u64map jit;		/* pid -> struct prof_jitmap * */
 	uint32_t kernel_module;
 };
-
-/* A JIT's map as the process wrote it: the path is fixed at the first
- * lookup (a container's map is reached through /proc/PID/root). */
-struct jit_map {
-	struct sym_table table;
-	char *path;
-};
-
-static struct ksym_table kallsyms;
-static int kallsyms_state;		/* 0 unloaded, 1 ok, -1 unusable */
 
 struct prof_symbolizer *prof_symbolizer_new(struct prof_profile *p)
 {
@@ -74,12 +60,8 @@ void prof_symbolizer_free(struct prof_symbolizer *s)
 		return;
 	size_t it = 0;
 	uint64_t pid, ptr;
-	while (u64map_next(&s->jit, &it, &pid, &ptr)) {
-		struct jit_map *j = (struct jit_map *)(uintptr_t)ptr;
-		sym_table_free(&j->table);
-		free(j->path);
-		free(j);
-	}
+	while (u64map_next(&s->jit, &it, &pid, &ptr))
+		prof_jitmap_free((struct prof_jitmap *)(uintptr_t)ptr);
 	u64map_free(&s->jit);
 	u64map_free(&s->index);
 	u64map_free(&s->modules);
@@ -113,8 +95,8 @@ static uint32_t elf_module(struct prof_symbolizer *s, const struct prof_mapping 
 	if (created) {
 		if (!prof_elf_has_symbols(e))
 			flags |= PROF_MOD_NO_SYMBOLS;
-		const char *path = (map_flags & PROF_MAP_VDSO) || !*m->path ? e->path : m->path;
-		*slot = prof_module_intern(s->p, path, e->build_id, flags);
+		const char *path = (map_flags & PROF_MAP_VDSO) || !*m->path ? prof_elf_path(e) : m->path;
+		*slot = prof_module_intern(s->p, path, prof_elf_build_id(e), flags);
 	}
 	return (uint32_t)*slot;
 }
@@ -135,7 +117,7 @@ static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t 
 	if (n == 0) {	/* no symbol: named after its function's start if known */
 		uint64_t start = vaddr;
 		prof_elf_function_start(e, vaddr, &start);
-		char *name = xasprintf("%s+0x%" PRIx64, base_name(e->path), start);
+		char *name = xasprintf("%s+0x%" PRIx64, base_name(prof_elf_path(e)), start);
 		VEC_PUSH(&s->ids, simple_frame(s, name, module, start, PROF_FRAME_USER));
 		free(name);
 		return;
@@ -145,7 +127,7 @@ static void resolve_elf(struct prof_symbolizer *s, struct prof_elf *e, uint32_t 
 		char *fallback = NULL;
 		const char *func = chain[i].func;
 		if (!func)
-			func = fallback = xasprintf("%s+0x%" PRIx64, base_name(e->path), vaddr);
+			func = fallback = xasprintf("%s+0x%" PRIx64, base_name(prof_elf_path(e)), vaddr);
 		struct prof_frame f = {
 			.func = prof_intern(s->p, func),
 			.file = prof_intern(s->p, chain[i].file ? chain[i].file : ""),
@@ -190,29 +172,14 @@ static size_t symbolize_elf(struct prof_symbolizer *s, const struct prof_mapping
 	return copy_ids(s, &c, out, max);
 }
 
-static struct jit_map *jit_map(struct prof_symbolizer *s, struct prof_addrspace *as)
+static struct prof_jitmap *jit_map(struct prof_symbolizer *s, struct prof_addrspace *as)
 {
 	bool created;
 	uint64_t *slot = u64map_slot(&s->jit, (uint64_t)(as ? as->pid : 0), &created);
 
-	if (created) {
-		struct jit_map *j = xcalloc(1, sizeof(*j));
-		j->path = prof_addrspace_perf_map_path(as);
-		sym_table_load_perf_map(&j->table, j->path);	/* missing file: empty table */
-		*slot = (uintptr_t)j;
-	}
-	return (struct jit_map *)(uintptr_t)*slot;
-}
-
-/* JITs append to their map as they compile: reload when it has grown. */
-static bool jit_reload_if_grown(struct jit_map *j)
-{
-	struct stat st;
-
-	if (stat(j->path, &st) < 0 || st.st_size == j->table.file_size)
-		return false;
-	sym_table_load_perf_map(&j->table, j->path);
-	return true;
+	if (created)
+		*slot = (uintptr_t)prof_jitmap_open(prof_addrspace_perf_map_path(as));
+	return (struct prof_jitmap *)(uintptr_t)*slot;
 }
 
 /* The JIT map's name for the module: /tmp/perf-PID.map as perf shows it. */
@@ -228,16 +195,13 @@ static uint32_t jit_module(struct prof_symbolizer *s, pid_t pid)
 static uint32_t jit_or_anon_frame(struct prof_symbolizer *s, struct prof_addrspace *as, uint64_t addr,
 				  bool mapped)
 {
-	struct jit_map *j = jit_map(s, as);
-	const struct sym_entry *e = sym_table_find(&j->table, addr);
+	uint64_t start = 0;
+	const char *name = prof_jitmap_find(jit_map(s, as), addr, &start);
 
-	if (!e && jit_reload_if_grown(j))
-		e = sym_table_find(&j->table, addr);
-
-	if (!e)
+	if (!name)
 		return mapped ? simple_frame(s, "[anon]", PROF_NONE, 0, PROF_FRAME_ANON)
 			      : simple_frame(s, "[unknown]", PROF_NONE, 0, PROF_FRAME_UNKNOWN);
-	return simple_frame(s, e->name, jit_module(s, as ? as->pid : 0), e->start, PROF_FRAME_JIT);
+	return simple_frame(s, name, jit_module(s, as ? as->pid : 0), start, PROF_FRAME_JIT);
 }
 
 size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
@@ -268,102 +232,19 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 	return 1;
 }
 
-static const char *kallsyms_problem;	/* why kallsyms_state is -1 */
-
-/* /proc/kallsyms, and the cache refreshed when the system did not change
- * while it was read (a module loaded meanwhile would key a stale table). */
-static int kallsyms_load_text(const char *cache, const struct ksym_key *key, bool *all_zero)
-{
-	struct ksym_key after;
-	int ret = ksym_load_text(&kallsyms, "/proc/kallsyms", all_zero);
-
-	if (ret < 0 || *all_zero || !kallsyms.n || !cache)
-		return ret;
-	if (ksym_key_current(&after) == 0 && !memcmp(&after, key, sizeof(after)))
-		ksym_cache_store(&kallsyms, cache, key);	/* unwritable: no cache */
-	return 0;
-}
-
-static void kallsyms_load(void)
-{
-	bool all_zero = false;
-	struct ksym_key key;
-
-	if (kallsyms_state)
-		return;
-	kallsyms_state = -1;
-	char *cache = ksym_cache_path();
-	if (cache && ksym_key_current(&key) < 0) {
-		free(cache);
-		cache = NULL;
-	}
-	int ret = cache ? ksym_cache_load(&kallsyms, cache, &key) : -ENOENT;
-	if (ret == 0) {
-		kallsyms_state = 1;
-	} else if ((ret = kallsyms_load_text(cache, &key, &all_zero)) < 0) {
-		kallsyms_problem = strerror(-ret);
-	} else if (all_zero || !kallsyms.n) {
-		kallsyms_problem = "hidden";
-		ksym_free(&kallsyms);
-	} else {
-		kallsyms_state = 1;
-	}
-	free(cache);
-}
-
-/* Said once, at the first kernel address that needed kallsyms. */
-static void kallsyms_warn(void)
-{
-	static bool warned;
-
-	if (warned || kallsyms_state > 0)
-		return;
-	warned = true;
-	if (!strcmp(kallsyms_problem, "hidden"))
-		warning("/proc/kallsyms addresses are hidden (kernel.kptr_restrict); kernel frames show as [kernel]");
-	else
-		warning("cannot read /proc/kallsyms: %s; kernel frames show as [kernel]", kallsyms_problem);
-}
-
-/* libc and the dynamic loader are in nearly every target, and prof_elf is
- * shared by file: opening our own copies (debug info, symbol index) now
- * spares the recorder that stall at the target's first libc sample. */
-static void prewarm_own_libc(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[4096];
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char *path = strchr(line, '/');
-		char *perms = strchr(line, ' ');
-		if (!path || !perms || perms[3] != 'x' ||
-		    (!strstr(path, "/libc.so") && !strstr(path, "/ld-linux")))
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		struct prof_elf *e = prof_elf_get(path);
-		if (e && prof_elf_has_symbols(e) && e->mod && !e->symidx)
-			e->symidx = elf_symidx_build(e->mod);
-	}
-	if (f)
-		fclose(f);
-}
-
 void prof_symbolizer_prewarm(struct prof_symbolizer *s)
 {
-	kallsyms_load();
-	prewarm_own_libc();
+	prof_symbols_prewarm();
 }
 
 size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max)
 {
 	if (max == 0)
 		return 0;
-	kallsyms_load();
-	kallsyms_warn();
 	if (s->kernel_module == PROF_NONE)
 		s->kernel_module = prof_module_intern(s->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
 	uint64_t start = 0;
-	const char *name = kallsyms_state > 0 ? ksym_find(&kallsyms, pc, &start) : NULL;
+	const char *name = prof_kallsyms_find(pc, &start);
 	out[0] = simple_frame(s, name ? name : "[kernel]", s->kernel_module, start,
 			      PROF_FRAME_KERNEL);
 	return 1;
