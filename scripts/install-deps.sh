@@ -11,11 +11,13 @@ BUILD_PKGS="gcc make pkg-config libdw-dev libelf-dev libunwind-dev zlib1g-dev li
 libiberty-dev libc6-dbg binutils procps libcapstone-dev"
 # valgrind: callgrind tests; linux-perf: side-by-side tests and benchmarks;
 # clang + libclang-rt: libFuzzer targets; protobuf-compiler: pprof decoding;
-# chromium: the SVG/HTML reports are loaded in a real browser; time: /usr/bin/time.
+# chromium: the SVG/HTML reports are loaded in a real browser; time: /usr/bin/time;
+# libfuse3-dev fuse3 e2fsprogs: the I/O-wait tests' disk with a set latency
+# (tests/resources/slowdisk.c).
 # g++ lld mold golang-go rustc nodejs: the kinds of binaries of the
 # compatibility matrix (tests/t1200, scripts/compat.sh); gold is in binutils.
 TEST_PKGS="valgrind linux-perf clang libclang-rt-14-dev protobuf-compiler chromium time
-util-linux python3 g++ lld mold golang-go"
+util-linux python3 g++ lld mold golang-go libfuse3-dev fuse3 e2fsprogs"
 # A rustc (rustup) or node installed some other way is used as it is: the
 # Debian package would shadow or conflict with it.
 command -v rustc >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/rustc" ] || TEST_PKGS="$TEST_PKGS rustc"

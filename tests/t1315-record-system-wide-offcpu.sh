@@ -9,10 +9,14 @@
 # threads exist (the events are on by then): no guess at how long setup
 # takes on a loaded machine.
 . "$(dirname "$0")/lib/test-lib.sh"
+. "$TOP/tests/lib/slowdisk.sh"
 require_perf_events
 [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] ||
 	skip_all "system-wide recording needs root or perf_event_paranoid <= 0"
 RB="$BUILD_DIR/tests/resources"
+# The fdatasyncs go to a disk with a set latency (tests/lib/slowdisk.sh),
+# so there is I/O wait to measure whatever the host's disk is.
+slow_disk_setup 500 5000 || skip_all "$SLOW_DISK_WHY"
 
 "$PROF" record -o probe.data -- true 2>probe.err
 grep -q "no off-CPU stacks" probe.err &&
@@ -32,11 +36,10 @@ test_expect_success 'prof record -a while a sleeper and an fdatasync loop run' '
 	"$PROF" record -a -o sw.data 2>record.err & PROFPID=$!
 	echo $PROFPID >prof.pid
 	wait_recording $PROFPID || kill -9 $PROFPID
-	rm -f sync.bin
 	"$RB/sleeper" 1500 >sleep.out & SL=$!
-	"$RB/fsync_wait" ./sync.bin 8 60 >io.out & IO=$!
+	"$RB/fsync_wait" "$SLOW_DIR/sync.bin" 1 60 >io.out & IO=$!
 	wait $SL; wait $IO; echo $SL >sleeper.pid; echo $IO >io.pid
-	rm -f sync.bin
+	rm -f "$SLOW_DIR/sync.bin"
 	kill -INT $PROFPID; wait $PROFPID; st=$?
 	cat record.err sleep.out io.out; test $st = 0
 '
@@ -57,6 +60,7 @@ test_expect_success 'the fdatasync loop: I/O wait within 25% of its own clock, a
 	"$PROF" report -i sw.data --pid $(cat io.pid) --format=json --metric=io-wait >io.json &&
 	got=$(json_get io.json "p[\"io_wait_s\"]") &&
 	say "fsync_wait: $truth ns blocked by its clock; prof io_wait_s $got" &&
+	slow_disk_check_truth "$truth" 60 &&
 	within_25 $(python3 -c "print($truth/1e9)") $got &&
 	"$PROF" report -i sw.data --pid $(cat io.pid) --format=folded --metric=io-wait >io.folded &&
 	total=$(awk "{s+=\$NF} END {print s}" io.folded) &&

@@ -9,6 +9,12 @@
 #                    samples; otherwise prof must say io_wait_s is
 #                    unavailable (never a silent 0)
 . "$(dirname "$0")/lib/test-lib.sh"
+. "$TOP/tests/lib/slowdisk.sh"
+# fsync_io writes to a disk with a set latency when one can be built
+# (tests/lib/slowdisk.sh): the trash may be on tmpfs, where nothing
+# reaches /proc/PID/io's write_bytes and nothing waits.
+IODIR=$TRASH
+slow_disk_setup 500 5000 && IODIR=$SLOW_DIR
 SB="$TOP/tests/stat/bin"
 [ -x "$SB/sleeper" ] || skip_all "tests/stat/bin not built (run make check)"
 
@@ -40,7 +46,7 @@ test_expect_success 'burn sys: time is system CPU' '
 	jsonq k.json "m[\"cpu_sys_s\"][\"min\"] >= 0.15 and m[\"cpu_sys_s\"][\"min\"] > m[\"cpu_user_s\"][\"max\"]"
 '
 test_expect_success 'fsync_io: writes reach /proc/PID/io' '
-	"$PROF" stat -r 2 --format=json -o f.json -- "$SB/fsync_io" "$TRASH/fsync.tmp" 100 2>err &&
+	"$PROF" stat -r 2 --format=json -o f.json -- "$SB/fsync_io" "$IODIR/fsync.tmp" 100 2>err &&
 	jsonq f.json "m[\"write_bytes\"][\"min\"] >= 100 << 20"
 '
 if [ "$delayacct" = 1 ]; then

@@ -5,7 +5,16 @@
 # against the program's own clock around fdatasync (tests/resources/
 # fsync_wait prints blocked_ns) and against `prof record`, with tracefs
 # mounted and unmounted, and the output names the source.
+#
+# The fdatasyncs go to a disk with a set latency (tests/lib/slowdisk.sh:
+# write requests 0.5 ms, flushes 5 ms), so 60 of them block for at least
+# 0.3 s on any machine, and the program's clock is held to that floor:
+# the test neither fails on a fast disk nor passes on tmpfs by measuring
+# nothing.  No sampling is judged: every switch-out and switch-in is
+# counted, so the margins below bound the method, not luck (false-failure
+# chance: none from sampling).
 . "$(dirname "$0")/lib/test-lib.sh"
+. "$TOP/tests/lib/slowdisk.sh"
 
 RB="$BUILD_DIR/tests/resources"
 require_perf_events
@@ -14,9 +23,12 @@ test "$(cat /proc/sys/kernel/task_delayacct 2>/dev/null || echo 0)" = 0 ||
 # Raw tracepoint data needs root or CAP_PERFMON (see t4100 for the
 # unprivileged case, where prof says why).
 test "$(id -u)" = 0 || skip_all "sampling sched_switch needs root here"
+slow_disk_setup 500 5000 || skip_all "$SLOW_DISK_WHY"
+SYNC="$SLOW_DIR/sync.bin"
 
 # 1 MiB per fdatasync: the writes themselves never wait on dirty-page
 # throttling, so the program's clock around fdatasync is all the I/O wait.
+# Its median over runs is held to the disk's floor (slow_disk_check_truth).
 ROUNDS=60
 median() {	# of the numbers on stdin
 	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -29,14 +41,14 @@ within() {	# got truth fraction
 }
 
 test_expect_success 'prof stat -r 5: the io_wait_s median is within 25% of the program'"'"'s own' '
-	rm -f sync.bin &&
-	"$PROF" stat -r 5 --format=json -o s.json -- "$RB/fsync_wait" ./sync.bin 1 $ROUNDS >s.out 2>s.err &&
-	rm -f sync.bin && cat s.err &&
+	rm -f "$SYNC" &&
+	"$PROF" stat -r 5 --format=json -o s.json -- "$RB/fsync_wait" "$SYNC" 1 $ROUNDS >s.out 2>s.err &&
+	rm -f "$SYNC" && cat s.err &&
 	truth=$(sed -n "s/^blocked_ns //p" s.out | median) &&
 	got=$(jsonq s.json "int(d[\"metrics\"][\"io_wait_s\"][\"median\"] * 1e9)") &&
 	src=$(jsonq s.json "d[\"metrics\"][\"io_wait_s\"][\"source\"]") &&
 	say "5 runs: fdatasync blocked median $truth ns; prof stat io_wait_s median $got ns ($src)" &&
-	test "$truth" -gt 50000000 &&
+	slow_disk_check_truth "$truth" $ROUNDS &&
 	within "$got" "$truth" 0.25 &&
 	case "$src" in sched_switch*) ;; *) false;; esac
 '
@@ -48,11 +60,11 @@ test_expect_success 'prof stat -r 5: the io_wait_s median is within 25% of the p
 # copy, and on a loaded machine its off-CPU ring can fill before the
 # recorder drains it (it says so; the comparison would then be void).
 test_expect_success 'prof stat and prof record agree on I/O wait within 10%' '
-	rm -f sync.bin &&
-	"$PROF" record --call-graph none -o r.data -- "$RB/fsync_wait" ./sync.bin 1 $ROUNDS >r.out 2>r.err &&
-	rm -f sync.bin &&
-	"$PROF" stat --format=json -o r1.json -- "$RB/fsync_wait" ./sync.bin 1 $ROUNDS >r1.out 2>r1.err &&
-	rm -f sync.bin &&
+	rm -f "$SYNC" &&
+	"$PROF" record --call-graph none -o r.data -- "$RB/fsync_wait" "$SYNC" 1 $ROUNDS >r.out 2>r.err &&
+	rm -f "$SYNC" &&
+	"$PROF" stat --format=json -o r1.json -- "$RB/fsync_wait" "$SYNC" 1 $ROUNDS >r1.out 2>r1.err &&
+	rm -f "$SYNC" &&
 	cat r.err && check_not_contains r.err "lost (ring full)" &&
 	"$PROF" report -i r.data --format=json --metric=io-wait >r.json &&
 	rec=$(jsonq r.json "d[\"processes\"][0][\"io_wait_s\"] / ($(sed -n "s/^blocked_ns //p" r.out) / 1e9)") &&
@@ -69,11 +81,11 @@ test_expect_success 'the text report says where io_wait_s came from' '
 
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
 	test_expect_success 'tracefs unmounted: prof stat still measures I/O wait' '
-		rm -f sync.bin &&
+		rm -f "$SYNC" &&
 		unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null;
 			! test -d /sys/kernel/tracing/events || exit 3
-			\"\$1\" stat --format=json -o u.json -- \"\$2\" ./sync.bin 1 $ROUNDS >u.out 2>u.err" sh "$PROF" "$RB/fsync_wait" &&
-		rm -f sync.bin && cat u.err &&
+			\"\$1\" stat --format=json -o u.json -- \"\$2\" \"\$3\" 1 $ROUNDS >u.out 2>u.err" sh "$PROF" "$RB/fsync_wait" "$SYNC" &&
+		rm -f "$SYNC" && cat u.err &&
 		truth=$(sed -n "s/^blocked_ns //p" u.out) &&
 		got=$(jsonq u.json "int(d[\"metrics\"][\"io_wait_s\"][\"median\"] * 1e9)") &&
 		say "tracefs unmounted at the start: blocked $truth ns, io_wait_s $got ns" &&

@@ -15,11 +15,17 @@
 # against its callgrind export; a fork+exec recording gets one thread per
 # (task, image) as the text report's comm,pid,tid rows.
 . "$(dirname "$0")/lib/test-lib.sh"
+. "$TOP/tests/lib/slowdisk.sh"
+# The I/O phase's fdatasyncs go to a disk with a set latency when one can
+# be built (tests/lib/slowdisk.sh), so there is I/O wait to see on any
+# host disk; otherwise to the trash's own disk.
+IODIR=$TRASH
+slow_disk_setup 500 5000 && IODIR=$SLOW_DIR
 require_perf_events
 CHECK="python3 $TOP/tests/lib/firefox-check.py"
 
 test_expect_success 'record the phases workload, export it' '
-	"$PROF" record -o ph.data -- "$WL/phases" "$TRASH" 1.5 >run.out 2>run.err &&
+	"$PROF" record -o ph.data -- "$WL/phases" "$IODIR" 1.5 >run.out 2>run.err &&
 	cat run.out run.err &&
 	"$PROF" report -i ph.data --format=firefox -o ff.json &&
 	$CHECK ff.json >ff.sum

@@ -267,11 +267,6 @@ struct an_cli {
  * -EINVAL after an error line. */
 int an_cli_parse(struct an_cli *c, int argc, char **argv, bool crosscheck);
 void an_cli_free(struct an_cli *c);
-/* -o FILE (opened with fopen_output: never through a symlink) or stdout;
- * NULL after an error line. */
-FILE *an_cli_open_output(const struct an_cli *c);
-/* Closes what an_cli_open_output returned: 0, or -EIO after an error line. */
-int an_cli_close_output(const struct an_cli *c, FILE *f);
 /* The report header both commands print. */
 struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an_side *base,
 					 const struct an_side *head);

@@ -24,12 +24,19 @@ enum prof_sample_flags {
 struct prof_writer;
 
 /*
- * Creates path for writing.  An existing regular file is renamed to
- * "<path>.old" first (as perf does); a symlink is never followed.
- * Returns 0 or a negative errno (error() already printed).
+ * Starts a recording for path, under a temporary name beside it; path
+ * "-" writes to (a dup of) stdout, a device or FIFO in place.  Returns 0
+ * or a negative errno (error() already printed).
  */
-/* path "-" writes to (a dup of) stdout. */
 int prof_writer_open(struct prof_writer **out, const char *path);
+/*
+ * The recording has started: an existing file at path is renamed to
+ * "<path>.old" (as perf does; a symlink is moved, never followed) and the
+ * new file takes its name.  Until then prof_writer_abort() leaves path
+ * as it was.  0 or -errno (error() printed).  prof_writer_close() commits
+ * if this was not called.
+ */
+int prof_writer_commit(struct prof_writer *w);
 /* Buffers one sample; p must stay the profile that owns thread and node. */
 int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,
 		       uint32_t node, enum prof_metric metric, uint64_t value,
@@ -40,7 +47,8 @@ int prof_writer_lost(struct prof_writer *w, uint64_t time_ns, uint64_t n);
 int prof_writer_flush(struct prof_writer *w, const struct prof_profile *p);
 /* Final flush, end-of-recording summary record, fsync, close, free.  0 or -errno. */
 int prof_writer_close(struct prof_writer *w, const struct prof_profile *p);
-/* Frees without writing anything more (after a write error). */
+/* Frees without writing anything more (after a write error, or a start
+ * that failed: an uncommitted file is removed). */
 void prof_writer_abort(struct prof_writer *w);
 /* Bytes written so far (for progress and benchmarks). */
 uint64_t prof_writer_bytes(const struct prof_writer *w);
@@ -82,5 +90,12 @@ int prof_data_read_progress(const char *path, struct prof_profile *p,
  */
 int prof_load_any(const char *input, struct prof_profile *p,
 		  prof_data_progress_fn *progress, void *arg);
+/*
+ * -EEXIST after an error line when out_path holds a recording (prof.data
+ * or perf.data): a command's report must never replace one.  0 otherwise.
+ */
+int prof_refuse_over_recording(const char *out_path);
+/* True when buf starts with prof.data's magic. */
+bool prof_data_has_magic(const void *buf, size_t len);
 
 #endif

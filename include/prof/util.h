@@ -134,16 +134,32 @@ bool stderr_is_tty(void);
 int write_all(int fd, const void *buf, size_t len);
 /* Read a whole file (small /proc files, sources): NUL-terminated, NULL+errno on failure. */
 char *read_file(const char *path, size_t *len);
-/* fopen(path, "w") for output files (report -o, stat -o, annotations) that
- * never writes through a symlink planted at path: O_NOFOLLOW makes that
- * fail with ELOOP.  Paths under /dev/ (/dev/stdout, /dev/null) are opened
- * as given.  NULL with errno set. */
-FILE *fopen_output(const char *path);
-/* A report's destination: path through fopen_output, or stdout when path
- * is NULL or "-".  NULL after an error line.  output_close flushes (and
- * closes a file): 0, or -EIO after an error line naming path. */
-FILE *output_open(const char *path);
-int output_close(FILE *f, const char *path);
+/*
+ * Files written for the user (src/util/outfile.c): under a temporary name
+ * beside the path, renamed over it only once complete, so a failed or
+ * interrupted write leaves the old file whole.  A symlink at the path is
+ * refused (ELOOP); /dev/ paths and existing non-regular files are
+ * written in place.
+ *
+ * out_open: path NULL or "-" is stdout.  0, or -errno after an error
+ * line.  out_commit closes (flushes stdout) and renames into place: 0, or
+ * -EIO after an error line naming the path.  out_discard drops what was
+ * written and leaves the path as it was.
+ */
+struct out_file {
+	FILE *f;
+	char *path, *tmp;	/* tmp: NULL when written in place */
+};
+int out_open(struct out_file *o, const char *path);
+int out_commit(struct out_file *o);
+void out_discard(struct out_file *o);
+/* Where a new file at path goes: OUT_BESIDE (a temporary file renamed
+ * over it), OUT_IN_PLACE (a device or FIFO), or -ELOOP/-EISDIR/-errno. */
+enum { OUT_BESIDE = 1, OUT_IN_PLACE = 2 };
+int out_place(const char *path);
+/* Creates "DIR/.NAME.XXXXXX" for path "DIR/NAME" (O_EXCL, mode 0666 less
+ * the umask): its fd with *tmp set (free it), or -errno. */
+int temp_beside(const char *path, char **tmp);
 /* Ends a file written through fd to tmp (a mkstemp name next to path):
  * closes fd, then renames tmp over path if ret is 0 so that readers never
  * see half a file, else removes tmp.  Returns ret or the first -errno. */

@@ -149,16 +149,6 @@ int an_load_side(struct an_fnset *fs, struct an_side *side, char **paths, size_t
 	return 0;
 }
 
-FILE *an_cli_open_output(const struct an_cli *c)
-{
-	return output_open(c->output);
-}
-
-int an_cli_close_output(const struct an_cli *c, FILE *f)
-{
-	return output_close(f, c->output);
-}
-
 struct an_report_info an_cli_report_info(const struct an_cli *c, const struct an_side *base,
 					 const struct an_side *head)
 {

@@ -166,6 +166,7 @@ static int write_annotation(const char *profile, const char *path, unsigned tree
 {
 	struct cg_profile p;
 	struct cg_annotate_opts o = { .threshold = 99, .tree = tree };
+	struct out_file out;
 	FILE *f;
 	int rc = 0;
 
@@ -174,11 +175,11 @@ static int write_annotation(const char *profile, const char *path, unsigned tree
 		cg_profile_free(&p);
 		return -EINVAL;
 	}
-	if (!(f = fopen_output(path))) {
-		int e = errno;
+	if (out_open(&out, path) < 0) {
 		cg_profile_free(&p);
-		return error("cannot create '%s': %s", path, strerror(e));
+		return -EIO;
 	}
+	f = out.f;
 	for (size_t i = 0; i < p.parts.n; i++) {
 		if (cg_part_empty(p.parts.v[i])) {
 			fprintf(f, "Part %u - %s: empty (no costs)\n\n", p.parts.v[i]->number,
@@ -187,8 +188,7 @@ static int write_annotation(const char *profile, const char *path, unsigned tree
 		}
 		cg_annotate_text(f, &p, p.parts.v[i], &o);
 	}
-	if (fclose(f) != 0)
-		rc = error("cannot write '%s': %s", path, strerror(errno));
+	rc = out_commit(&out);
 	cg_profile_free(&p);
 	return rc;
 }
@@ -225,7 +225,8 @@ int cg_run(const struct cg_run_opts *o)
 	 * profiled command's is the one of the process we started. */
 	char *pattern = xasprintf("%s.%%p", out);
 	pid_t child = 0;
-	unlink(out);
+	/* valgrind writes beside out: an old profile is replaced only by a
+	 * new one (the rename below), never lost to a command that failed. */
 	int status = run_valgrind(flags, n, pattern, o->codspeed, o->argv, &child);
 	char *mine = xasprintf("%s.%d", out, (int)child);
 	if (status >= 0 && rename(mine, out) != 0) {

@@ -8,6 +8,7 @@
 #include "prof/analysis.h"
 #include "prof/callgrind.h"
 #include "prof/cmd.h"
+#include "prof/data.h"
 #include "help-prof-crosscheck.h"
 #include <errno.h>
 #include <stdio.h>
@@ -50,7 +51,7 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 	an_parts parts = { 0 };
 	struct cg_profile cb, ch;
 	struct an_join join[2] = { 0 };
-	FILE *out = stdout;
+	struct out_file out = { 0 };
 	int ret;
 
 	an_cli_fnset_init(c, &fs);
@@ -69,20 +70,21 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 		ret = an_crosscheck(&fs, &cg, &base, &head, &c->o, c->ir_threshold, &rows);
 	if (!ret && c->json && !c->benchmark)
 		ret = an_crosscheck_parts(&fs, &cb, &ch, &base, &head, &c->o, c->ir_threshold, &parts);
-	if (!ret && !(out = an_cli_open_output(c)))
-		ret = -EIO;
+	if (!ret && !(ret = prof_refuse_over_recording(c->output)))
+		ret = out_open(&out, c->output);
 	if (!ret) {
 		struct an_report_info info = an_cli_report_info(c, &base, &head);
 		info.joins[0] = &join[0];
 		info.joins[1] = &join[1];
 		info.parts = c->benchmark ? NULL : &parts;
-		ret = c->json ? an_crosscheck_json(out, &fs, &rows, &c->o, &info)
-			      : an_crosscheck_text(out, &fs, &rows, &c->o, &info);
+		ret = c->json ? an_crosscheck_json(out.f, &fs, &rows, &c->o, &info)
+			      : an_crosscheck_text(out.f, &fs, &rows, &c->o, &info);
 		for (size_t i = 0; i < rows.n; i++)
 			*regression |= is_slowdown(&rows.v[i]);
-		int cret = an_cli_close_output(c, out);
-		if (!ret)
-			ret = cret;
+		if (ret)
+			out_discard(&out);	/* the file at -o stays as it was */
+		else
+			ret = out_commit(&out);
 	}
 	VEC_FREE(&rows);
 	an_parts_free(&parts);

@@ -7,6 +7,7 @@
  */
 #include "prof/analysis.h"
 #include "prof/cmd.h"
+#include "prof/data.h"
 #include "help-prof-diff.h"
 #include "prof/options.h"
 #include <errno.h>
@@ -56,7 +57,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 	struct an_side base = { 0 }, head = { 0 };
 	an_results res = { 0 };
 	struct an_join join = { 0 };
-	FILE *out = stdout;
+	struct out_file out = { 0 };
 	int ret;
 
 	an_cli_fnset_init(c, &fs);
@@ -69,18 +70,19 @@ static int run_diff(struct an_cli *c, bool *regression)
 		ret = resolve_normalize(c, &fs);
 	if (!ret && (ret = an_compare_sides(&fs, &base, &head, &c->o, &res)))
 		error("--normalize: '%s' has no time in some run", c->normalize ? c->normalize : "");
-	if (!ret && !(out = an_cli_open_output(c)))
-		ret = -EIO;
+	if (!ret && !(ret = prof_refuse_over_recording(c->output)))
+		ret = out_open(&out, c->output);
 	if (!ret) {
 		struct an_report_info info = an_cli_report_info(c, &base, &head);
 		info.joins[0] = &join;
-		ret = c->json ? an_diff_json(out, &fs, &res, &c->o, &info)
-			      : an_diff_text(out, &fs, &res, &c->o, &info);
+		ret = c->json ? an_diff_json(out.f, &fs, &res, &c->o, &info)
+			      : an_diff_text(out.f, &fs, &res, &c->o, &info);
 		for (size_t i = 0; i < res.n; i++)
 			*regression |= res.v[i].verdict == AN_REGRESSION;
-		int cret = an_cli_close_output(c, out);
-		if (!ret)
-			ret = cret;
+		if (ret)
+			out_discard(&out);	/* the file at -o stays as it was */
+		else
+			ret = out_commit(&out);
 	}
 	VEC_FREE(&res);
 	an_join_free(&join);

@@ -97,14 +97,16 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o;
 	int status = record_parse_options(&o, argc, argv);
 
-	if (status == OPT_HELP)
+	if (status == OPT_HELP) {	/* help records nothing and touches no file */
 		record_usage(stdout);
-	if (status)
-		status = status == OPT_HELP ? 0 : EXIT_USAGE;
-	else if (o.verbose)
-		record_say_config(&o);
-	if (!status)
+		status = 0;
+	} else if (status) {
+		status = EXIT_USAGE;
+	} else {
+		if (o.verbose)
+			record_say_config(&o);
 		status = record(&o);
+	}
 	VEC_FREE(&o.pids);
 	free(o.cpus);
 	VEC_FREE(&o.tids);

@@ -47,17 +47,19 @@ static int write_report(const struct report_opts *o, const struct prof_profile *
 			const struct prof_profile *head)
 {
 	const char *path = output_path(o);
-	FILE *f = output_open(path);
+	struct out_file out;
 	int ret;
 
-	if (!f)
-		return -EIO;
-	ret = head ? prof_format_render_diff(f, o->format, p, head, &o->view)
-		   : prof_format_render(f, o->format, o->tree, p, &o->view);
-	if (output_close(f, path) < 0)
-		return -EIO;
-	if (ret < 0)
+	if ((ret = prof_refuse_over_recording(path)) < 0 || (ret = out_open(&out, path)) < 0)
+		return ret;
+	ret = head ? prof_format_render_diff(out.f, o->format, p, head, &o->view)
+		   : prof_format_render(out.f, o->format, o->tree, p, &o->view);
+	if (ret < 0) {
+		out_discard(&out);	/* the file at -o stays as it was */
 		return error("cannot write '%s': %s", path ? path : "stdout", strerror(-ret));
+	}
+	if (out_commit(&out) < 0)
+		return -EIO;
 	if (path && !o->output)
 		info("wrote %s", path);
 	return 0;

@@ -8,6 +8,7 @@
  */
 #include "prof/analysis.h"
 #include "prof/cmd.h"
+#include "prof/data.h"
 #include "help-prof-stat.h"
 #include "prof/options.h"
 #include "prof/output.h"
@@ -156,12 +157,13 @@ static int run_all(const struct stat_opts *o, struct an_stat *st, uint64_t *fail
 
 static int write_text_file(const char *path, const struct strbuf *sb)
 {
-	FILE *f = output_open(path);
+	struct out_file out;
+	int ret = prof_refuse_over_recording(path);
 
-	if (!f)
-		return -EIO;
-	fwrite(sb->buf, 1, sb->len, f);
-	return output_close(f, path);
+	if (ret < 0 || (ret = out_open(&out, path)) < 0)
+		return ret;
+	fwrite(sb->buf, 1, sb->len, out.f);
+	return out_commit(&out);
 }
 
 static int emit(const struct stat_opts *o, struct prof_stat_report *r)

@@ -86,6 +86,7 @@
  * The reader marks such a file truncated; without an END it is incomplete.
  */
 #include "format-priv.h"
+#include <string.h>
 
 void pd_put_record(struct strbuf *out, unsigned type, const void *payload, size_t len)
 {
@@ -105,4 +106,9 @@ size_t pd_header_size(void)
 	uint8_t tmp[10];
 
 	return PD_MAGIC_LEN + varint_put(tmp, PD_VERSION);
+}
+
+bool prof_data_has_magic(const void *buf, size_t len)
+{
+	return len >= PD_MAGIC_LEN && !memcmp(buf, PD_MAGIC, PD_MAGIC_LEN);
 }

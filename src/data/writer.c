@@ -19,9 +19,17 @@
  *  - Samples accumulate in `chunk` (the payload of the open SAMPLES
  *    record, with its own delta state) and closed records in `pending`;
  *    they reach the file only after the definitions they reference.
- *  - The file lives at its final path from the start (no temp file), so a
- *    SIGKILLed recording leaves a readable prof.data.  Once a write fails
- *    the error is sticky: every later call returns it and writes nothing.
+ *  - The file is written under a temporary name beside its path
+ *    (".prof.data.XXXXXX") until prof_writer_commit(), called once the
+ *    recording has really started (the command runs, the events are on):
+ *    only then does an existing file move to "<path>.old" and the new one
+ *    take its name.  Help, a usage error, a bad pid or a command that
+ *    cannot start leave both as they were.  From the commit on the file
+ *    lives at its final path, so a SIGKILLed recording leaves a readable
+ *    prof.data.  Once a write fails the error is sticky: every later call
+ *    returns it and writes nothing.
+ *  - stdout ("-"), devices and FIFOs (-o /dev/null) are written in place
+ *    from the start: there is nothing to keep.
  */
 #include "format-priv.h"
 #include <errno.h>
@@ -33,6 +41,7 @@
 
 struct prof_writer {
 	int fd;
+	char *path, *tmp;		/* tmp: the temporary name until the commit, else NULL */
 	int err;			/* sticky negative errno */
 	uint64_t bytes;
 	size_t strings_done, modules_done, frames_done, nodes_done, threads_done;
@@ -48,47 +57,42 @@ struct prof_writer {
 	uint64_t last_value[PROF_METRIC_COUNT];
 };
 
-/* Moves an existing file (or symlink: rename never follows it) aside.
- * 1: path is a device or FIFO (-o /dev/null), to be written in place:
- * renaming /dev/null away as root would break the whole system. */
-static int keep_old(const char *path)
+/* The descriptor a new recording is written to: a dup of stdout, the
+ * device or FIFO itself, or a temporary file beside path (*tmp set). */
+static int open_target(const char *path, char **tmp)
 {
-	struct stat st;
+	int place;
 
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
-		return 1;
-	char *old = xasprintf("%s.old", path);
-	int ret = rename(path, old) < 0 ? -errno : 0;
-	free(old);
-	return ret;
+	*tmp = NULL;
+	if (!strcmp(path, "-")) {
+		int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	/* A symlink at path is moved aside with the old file, never followed. */
+	place = out_place(path);
+	if (place == -ELOOP)
+		place = OUT_BESIDE;
+	if (place == OUT_IN_PLACE) {
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	return place < 0 ? place : temp_beside(path, tmp);
 }
 
 int prof_writer_open(struct prof_writer **out, const char *path)
 {
-	bool to_stdout = !strcmp(path, "-");
-	int ret = to_stdout ? 1 : keep_old(path);
+	char *tmp;
+	int fd = open_target(path, &tmp), ret;
 
 	*out = NULL;
-	if (ret < 0) {
-		error("cannot move the existing '%s' aside to '%s.old': %s", path, path,
-		      strerror(-ret));
-		return ret;
-	}
-	/* O_EXCL|O_NOFOLLOW: if someone raced a file or symlink into place
-	 * after the rename, fail instead of writing through it. */
-	int fd = to_stdout ? fcntl(1, F_DUPFD_CLOEXEC, 3) :
-		 open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (ret == 1 ? 0 : O_CREAT | O_EXCL), 0644);
 	if (fd < 0) {
-		ret = -errno;
-		error("cannot create '%s': %s", path, strerror(errno));
-		return ret;
+		error("cannot create '%s': %s", path, strerror(-fd));
+		return fd;
 	}
 	struct prof_writer *w = xcalloc(1, sizeof(*w));
 	w->fd = fd;
+	w->path = xstrdup(path);
+	w->tmp = tmp;
 	w->strings_done = 1;
 	w->nodes_done = 1;
 	pd_put_header(&w->out);
@@ -102,6 +106,29 @@ int prof_writer_open(struct prof_writer **out, const char *path)
 	sb_reset(&w->out);
 	*out = w;
 	return 0;
+}
+
+int prof_writer_commit(struct prof_writer *w)
+{
+	char *old;
+	int ret = 0;
+
+	if (!w->tmp)
+		return 0;
+	old = xasprintf("%s.old", w->path);
+	/* rename never follows a symlink at either name. */
+	if (rename(w->path, old) < 0 && errno != ENOENT) {
+		ret = -errno;
+		error("cannot move the existing '%s' aside to '%s': %s", w->path, old, strerror(errno));
+	} else if (rename(w->tmp, w->path) < 0) {
+		ret = -errno;
+		error("cannot create '%s': %s", w->path, strerror(errno));
+	} else {
+		free(w->tmp);
+		w->tmp = NULL;
+	}
+	free(old);
+	return ret;
 }
 
 static void close_chunk(struct prof_writer *w)
@@ -299,7 +326,10 @@ int prof_writer_flush(struct prof_writer *w, const struct prof_profile *p)
 
 int prof_writer_close(struct prof_writer *w, const struct prof_profile *p)
 {
-	int ret = prof_writer_flush(w, p);
+	int ret = prof_writer_commit(w);
+
+	if (!ret)
+		ret = prof_writer_flush(w, p);
 
 	if (!ret) {
 		put_summary(&w->out, PD_REC_END, p);
@@ -320,6 +350,10 @@ void prof_writer_abort(struct prof_writer *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
+	if (w->tmp)	/* never started: the file at path stays as it was */
+		unlink(w->tmp);
+	free(w->tmp);
+	free(w->path);
 	VEC_FREE(&w->thread_comm);
 	VEC_FREE(&w->meta_written);
 	VEC_FREE(&w->resources_written);

@@ -80,3 +80,24 @@ int prof_load_any(const char *input, struct prof_profile *p,
 			(unsigned long long)info.dropped, input);
 	return 0;
 }
+
+/* A report written over a recording (`prof report -o prof.data`, perf's
+ * -i typed as -o) would destroy it: refused, whatever the format. */
+int prof_refuse_over_recording(const char *out_path)
+{
+	char magic[8];
+	ssize_t n;
+	int fd;
+
+	if (!out_path || !strcmp(out_path, "-") || !strncmp(out_path, "/dev/", 5))
+		return 0;
+	if ((fd = open(out_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return 0;	/* absent, or out_open will say why */
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	if (n == (ssize_t)sizeof(magic) &&
+	    (prof_data_has_magic(magic, sizeof(magic)) || perfdata_is_perf_data(magic, sizeof(magic))))
+		return error("'%s' is a recording: refusing to overwrite it with a report (choose another -o)",
+			     out_path), -EEXIST;
+	return 0;
+}

@@ -335,15 +335,6 @@ static void start_pump(struct prof_perf *pf)
 			strerror(-ret));
 }
 
-/* Removes a prof.data we created, never a device such as -o /dev/null. */
-static void unlink_if_regular(const char *path)
-{
-	struct stat st;
-
-	if (strcmp(path, "-") && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-		unlink(path);
-}
-
 /* --- setup and teardown -------------------------------------------------------------- */
 
 /* Off-CPU events and the /proc sampler (not with -a: it follows listed
@@ -428,10 +419,7 @@ int prof_session_open(struct prof_session **out, const struct prof_session_opts 
 	if (!o->argv)	/* attach: a Ctrl-C during setup must not be lost */
 		install_signals(s);
 	if ((ret = setup(s)) < 0) {
-		bool created = s->w != NULL;
-		prof_session_free(s);
-		if (created)	/* nothing was recorded: leave no empty file */
-			unlink_if_regular(o->output);
+		prof_session_free(s);	/* the writer's uncommitted file goes with it */
 		return ret;
 	}
 	s->info.ring_shrunk = s->pf.ring_shrunk;
@@ -449,13 +437,20 @@ int prof_session_start(struct prof_session *s)
 		if ((ret = spawn_release(&s->l)) < 0) {
 			error("cannot run '%s': %s", s->o->argv[0], strerror(-ret));
 			waitpid(s->l.pid, NULL, 0);
-			unlink_if_regular(s->o->output);	/* nothing ran: no misleading empty profile */
-			return ret;
+			return ret;	/* nothing ran: prof.data stays as it was */
 		}
 	} else {
 		prof_perf_enable(&s->pf);
 		if (s->oc)
 			prof_offcpu_enable(s->oc);
+	}
+	/* The recording has started: now, and not before, it replaces the
+	 * file at -o (which becomes .old).  A failure here is a write
+	 * failure like any other: the recording goes on, the summary says. */
+	if (prof_writer_commit(s->w) < 0) {
+		s->info.write_failed = true;
+		prof_writer_abort(s->w);
+		s->w = NULL;
 	}
 	if (s->rt)
 		prof_restrack_start(s->rt);

@@ -198,49 +198,6 @@ char *read_file(const char *path, size_t *lenp)
 	return sb.buf ? sb.buf : xstrdup("");
 }
 
-FILE *fopen_output(const char *path)
-{
-	int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
-	FILE *f;
-	int fd;
-
-	/* Device nodes are root's: following /dev/stdout -> /proc/self/fd/1
-	 * is what the user asked for, not an attack. */
-	if (strncmp(path, "/dev/", 5))
-		flags |= O_NOFOLLOW;
-	fd = open(path, flags, 0644);
-	if (fd < 0)
-		return NULL;
-	if (!(f = fdopen(fd, "w"))) {
-		int e = errno;
-		close(fd);
-		errno = e;
-	}
-	return f;
-}
-
-FILE *output_open(const char *path)
-{
-	FILE *f;
-
-	if (!path || !strcmp(path, "-"))
-		return stdout;
-	if (!(f = fopen_output(path)))
-		error("cannot create '%s': %s", path, strerror(errno));
-	return f;
-}
-
-int output_close(FILE *f, const char *path)
-{
-	bool is_stdout = f == stdout;
-	int bad = is_stdout ? fflush(f) : fclose(f);
-
-	if (bad)
-		return error("cannot write '%s': %s", is_stdout ? "stdout" : path, strerror(errno)),
-		       -EIO;
-	return 0;
-}
-
 int thread_start_nosignals(pthread_t *t, void *(*fn)(void *), void *arg)
 {
 	sigset_t all, old;

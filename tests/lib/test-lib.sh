@@ -21,6 +21,14 @@ if [ "${PROF_BUILD:-build}" = build ]; then PROF="$TOP/prof"; else PROF="$BUILD_
 WL="$TOP/tests/workloads/bin"
 TEST_NAME=$(basename "$0" .sh)
 TRASH="$TOP/tests/trash/$TEST_NAME"
+# A killed run may have left its disk with a set latency mounted in the
+# trash (tests/lib/slowdisk.sh): take it down before removing the trash.
+if [ -d "$TRASH/.slowdisk" ]; then
+	for _l in $(losetup -n -O NAME -j "$TRASH/.slowdisk/fuse/disk" 2>/dev/null); do
+		umount -l "$TRASH/.slowdisk/mnt" 2>/dev/null; losetup -d "$_l" 2>/dev/null
+	done
+	umount -l "$TRASH/.slowdisk/mnt" 2>/dev/null; umount -l "$TRASH/.slowdisk/fuse" 2>/dev/null
+fi
 rm -rf "$TRASH"
 mkdir -p "$TRASH"
 cd "$TRASH" || exit 1
@@ -84,6 +92,7 @@ nobody_dir() {
 
 test_done() {
 	rm -rf "$NOBODY_DIR"
+	if type slow_disk_teardown >/dev/null 2>&1; then slow_disk_teardown; fi
 	echo "1..$test_count"
 	if [ "$test_failed" = 0 ]; then
 		cd "$TOP" && rm -rf "$TRASH"

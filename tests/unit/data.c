@@ -15,7 +15,9 @@
 #include "tap.h"
 #include "profgen.h"
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -259,6 +261,7 @@ static void test_empty_files(void)
 	prof_profile_init(&p);
 	prof_meta_set(&p, "event", "cpu-clock");
 	is_u64(prof_writer_open(&w, path), 0, "open");
+	is_u64(prof_writer_commit(w), 0, "commit: the recording started");
 	is_u64(prof_writer_flush(w, &p), 0, "flush definitions, no sample");
 	prof_writer_abort(w);		/* as if the recorder were killed */
 	prof_profile_init(&q);
@@ -306,6 +309,25 @@ static void test_writer_files(void)
 	free(t);
 	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "output is a regular file");
 	ok(lstat(old, &st) == 0 && S_ISLNK(st.st_mode), "the symlink itself moved to .old");
+
+	/* A recording that never started leaves the files as they were. */
+	unlink(old);
+	is_u64(prof_writer_open(&w, path), 0, "open over a recording");
+	is_u64(prof_writer_flush(w, &p), 0, "write before the start");
+	ok(lstat(old, &st) < 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode),
+	   "before the commit: no .old, the old file in place");
+	prof_writer_abort(w);
+	ok(lstat(old, &st) < 0 && lstat(path, &st) == 0, "aborted before the start: nothing moved");
+	char *dirbuf = xstrdup(path);
+	DIR *dir = opendir(dirname(dirbuf));
+	struct dirent *de;
+	int temps = 0;
+	while (dir && (de = readdir(dir)))
+		temps += !strncmp(de->d_name, ".w.data.", 8);
+	if (dir)
+		closedir(dir);
+	free(dirbuf);
+	is_u64((uint64_t)temps, 0, "no temporary file left behind");
 
 	/* A write error (here EFBIG from RLIMIT_FSIZE, like ENOSPC) is returned. */
 	struct rlimit rl, small = { 16384, 0 };

@@ -59,6 +59,10 @@ static inline int gen_recording(const char *path, struct prof_profile *p, size_t
 
 	if (ret)
 		return ret;
+	if ((ret = prof_writer_commit(w)) < 0) {	/* as the recorder does once started */
+		prof_writer_abort(w);
+		return ret;
+	}
 	mods[0] = prof_module_intern(p, "/usr/bin/app", "0123abcd", 0);
 	mods[1] = prof_module_intern(p, "/lib/x86_64-linux-gnu/libc.so.6", "", 0);
 	mods[2] = prof_module_intern(p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
