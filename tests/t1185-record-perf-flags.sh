@@ -1,8 +1,9 @@
 #!/bin/bash
 # t1185-record-perf-flags: perf record's flags mean in prof what they mean
 # in perf: -g with no argument, --call-graph MODE[,SIZE], -c PERIOD,
-# -F max, -t TID, --no-inherit, -o - (read back with report -i -), -v;
-# -a/-C errors and perf flags prof lacks are refused naming the flag.
+# -F max, -t TID, --no-inherit, -o - (read back with report -i -), -v,
+# a command after -p/-t bounding the recording; -a/-C errors and perf
+# flags prof lacks are refused naming the flag.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 WL="$TOP/tests/workloads/bin"
@@ -79,9 +80,24 @@ test_expect_success '-v says the sampling configuration' '
 	check_contains err "event cpu-clock, 999 Hz, call graph dwarf"
 '
 
-test_expect_failure_exit '-a with a command is refused (one target kind)' 2 '"$PROF" record -a -- true'
+# perf's habit: a command after -p/-t bounds the recording of the
+# targets; the command itself is not recorded, its status is prof's.
+test_expect_success '-p PID -- CMD: records PID until CMD ends, not CMD; CMD.s status' '
+	"$WL/split" 60 >/dev/null 2>&1 & pid=$! &&
+	{ "$PROF" record -q -p $pid -o pb.data -- sh -c "\"$WL/split\" 1 >/dev/null; exit 3"; st=$?; } &&
+	kill $pid; wait $pid
+	test $st = 3 && "$PROF" report -i pb.data --sort pid -q >pids &&
+	test "$(awk "{print \$3}" pids)" = $pid &&
+	"$PROF" report -i pb.data >out && check_contains out "^# command: -p $pid -- sh -c "
+'
+test_expect_success '-t TID -- CMD: the thread until CMD ends' '
+	"$WL/split" 60 >/dev/null 2>&1 & pid=$! &&
+	"$PROF" record -q -t $pid -o tb.data -- true; st=$?; kill $pid; wait $pid
+	test $st = 0 && "$PROF" report -i tb.data >out && check_contains out "^# command: -p $pid -- true"
+'
 test_expect_success '-a/-C: a target conflict or a bad CPU list is a usage error naming it' '
-	{ "$PROF" record -a -p 1 -d 1 2>err; test $? = 2; } && check_contains err "give one of a command" &&
+	{ "$PROF" record -a -p 1 -d 1 2>err; test $? = 2; } &&
+	check_contains err "give either -p PID / -t TID or -a/-C, not both (-d SECONDS or a command" &&
 	{ "$PROF" record -C x -d 1 2>err; test $? = 2; } && check_contains err "bad CPU list .x. for -C"
 '
 test_expect_success 'perf flags prof lacks: "perf.s X is not supported by prof", naming X' '

@@ -5,7 +5,8 @@
 # process's samples reach _start.  The report lists the busy processes by
 # samples, with complete stacks (spin_a under main), --comm and --pid
 # select them, prof's own samples are left out, -C selects CPUs, and an
-# unprivileged user gets one line saying what system-wide recording takes.
+# unprivileged user gets one line saying what system-wide recording takes;
+# a command after -a bounds the recording, as in perf.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 CHECK="python3 $TOP/tests/workloads/wlcheck.py"
@@ -76,8 +77,26 @@ test_expect_failure_exit 'a CPU that does not exist: exit 2, one line' 2 '
 	test $(wc -l <bad.err) = 1 && exit $st
 '
 
-test_expect_failure_exit '-a with a command: exit 2' 2 '
-	"$PROF" record -a -o bad.data -- true
+# perf's habit: a command after -a bounds the recording; -a covers the
+# command too, so its samples are in it beside the other processes'.
+test_expect_success '-a -- CMD records the machine until CMD ends, CMD included' '
+	"$PROF" record -a -o bound.data -- sh -c "echo \$\$ >cmd.pid; exec \"$WL/split\" 1" \
+		>/dev/null 2>bound.err; st=$?; cat bound.err; test $st = 0 &&
+	"$PROF" report -i bound.data >bound.txt &&
+	check_contains bound.txt "^# command: -a -- sh -c " &&
+	"$PROF" report -i bound.data --pid $(cat cmd.pid) --format=json >cmd.json &&
+	$CHECK min-self cmd.json "^spin_a\$" 20 &&
+	"$PROF" report -i bound.data --pid $SPLIT --format=json >other.json &&
+	$CHECK min-self other.json "^spin_a\$" 20
+'
+
+test_expect_failure_exit '-a -- CMD exits with the command'"'"'s status' 3 '
+	"$PROF" record -a -q -o st.data -- sh -c "exit 3"
+'
+
+test_expect_success '-a with -p: exit 2, the error suggests -d or a command' '
+	{ "$PROF" record -a -p $SPLIT -o bad.data 2>bad.err; test $? = 2; } &&
+	one_error bad.err "not both (-d SECONDS or a command after .--. bounds the recording)"
 '
 
 # An unprivileged user, when the paranoid level forbids it (and nobody can

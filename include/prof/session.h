@@ -30,7 +30,9 @@ struct prof_session_opts {
 	size_t ncpus;
 	const pid_t *tids;		/* -t: only these threads of the pids (ntids) */
 	size_t ntids;
-	char **argv;			/* the command to launch (NULL when attaching) */
+	char **argv;			/* the command to launch (NULL when attaching); with
+					 * pids or system_wide it only bounds the recording,
+					 * as perf's does: recorded only when -a covers it */
 	bool no_resources;		/* no off-CPU events, no /proc sampling */
 	bool children;			/* attach: also the descendants running now */
 	const char *version;		/* prof's, for the file's meta data */

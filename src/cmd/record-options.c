@@ -213,13 +213,14 @@ int record_parse_options(struct record_opts *o, int argc, char **argv)
 		o->argv = argv + rest;
 	if (!o->argv && !o->pids.n && !o->tids.n && !o->system_wide)
 		return usage_error("nothing to record: give a command after '--', -p PID, -t TID or -a");
-	if ((o->argv != NULL) + (o->pids.n || o->tids.n) + o->system_wide > 1)
-		return usage_error("give one of a command, -p PID / -t TID or -a/-C");
+	/* as in perf, a command after -a, -p or -t bounds the recording */
+	if ((o->pids.n || o->tids.n) && o->system_wide)
+		return usage_error("give either -p PID / -t TID or -a/-C, not both (-d SECONDS or a command after '--' bounds the recording)");
 	if (o->pids.n && o->tids.n)
 		return usage_error("give either -p PID or -t TID, not both");
 	if (o->children && !o->pids.n)
 		return usage_error("--children goes with -p PID (a launched command's children are always followed)");
-	o->perf.enable_on_exec = o->argv != NULL;
+	o->perf.enable_on_exec = o->argv && !o->pids.n && !o->tids.n && !o->system_wide;
 	return add_thread_processes(o);
 }
 

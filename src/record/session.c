@@ -60,6 +60,7 @@ struct prof_session {
 	char offcpu_why[512];		/* why oc is NULL */
 	struct prof_restrack *rt;	/* NULL with no_resources */
 	struct spawn l;		/* the launched command (util/spawn.c) */
+	bool bounds_only;	/* -a/-p with a command: it bounds the recording */
 	bool child_done;
 	int child_status;
 	struct prof_session_info info;
@@ -93,7 +94,7 @@ static void set_meta(struct prof_profile *p, const struct prof_session_opts *o)
 	sb_addf(&sb, "%llu", (unsigned long long)p->period_ns);
 	prof_meta_set(p, "period_ns", sb_str(&sb));
 	sb_reset(&sb);
-	if (o->argv) {
+	if (o->argv && !o->system_wide && !o->npids) {
 		for (char **a = o->argv; *a; a++)
 			sb_addf(&sb, "%s%s", a == o->argv ? "" : " ", *a);
 	} else if (o->system_wide) {
@@ -107,6 +108,9 @@ static void set_meta(struct prof_profile *p, const struct prof_session_opts *o)
 		if (o->children)
 			sb_adds(&sb, " --children");
 	}
+	if (o->argv && (o->system_wide || o->npids))	/* the command that bounded it */
+		for (char **a = o->argv; *a; a++)
+			sb_addf(&sb, "%s%s", a == o->argv ? " -- " : " ", *a);
 	prof_meta_set(p, "command", sb_str(&sb));
 	gethostname(host, sizeof(host) - 1);
 	prof_meta_set(p, "hostname", host);
@@ -226,6 +230,23 @@ static int launch_child(struct prof_session *s)
 	return 0;
 }
 
+/*
+ * -a or -p with a command, as in perf: the command only bounds the
+ * recording of the targets (it is sampled when -a covers it, never
+ * attached to on its own).  Held until the targets' events are enabled.
+ */
+static int spawn_bounding(struct prof_session *s)
+{
+	char **argv = s->o->argv;
+	int ret;
+
+	if ((ret = spawn_held(&s->l, argv, strcmp(s->o->output, "-") ? -1 : 2, -1)) < 0)
+		return error("cannot start '%s': %s", argv[0], strerror(-ret)), ret;
+	s->info.launched = true;
+	s->bounds_only = true;
+	return 0;
+}
+
 /* --- the loop ----------------------------------------------------------------------- */
 
 static void stop_recording(struct prof_session *s)
@@ -248,12 +269,12 @@ static bool reap_child(struct prof_session *s, int *st)
 	siginfo_t si = { 0 };
 	struct rusage ru;
 
-	if (s->rt && waitid(P_PID, (id_t)s->l.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	if (s->rt && !s->bounds_only && waitid(P_PID, (id_t)s->l.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
 	    si.si_pid == s->l.pid)
 		prof_restrack_final(s->rt, (uint32_t)s->l.pid);
 	if (wait4(s->l.pid, st, WNOHANG, &ru) != s->l.pid)
 		return false;
-	if (s->rt)
+	if (s->rt && !s->bounds_only)
 		prof_restrack_rusage(s->rt, (uint32_t)s->l.pid, &ru);
 	return true;
 }
@@ -374,10 +395,13 @@ static int setup(struct prof_session *s)
 	if (!o->no_resources)
 		setup_resources(s);
 	if (o->system_wide)
-		return prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus, s->oc);
-	return o->argv ? launch_child(s)
-		       : prof_target_attach(&s->pf, s->rp, o->pids, o->npids, o->tids, o->ntids,
-						 o->children, s->oc, s->rt);
+		ret = prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus, s->oc);
+	else if (o->npids)
+		ret = prof_target_attach(&s->pf, s->rp, o->pids, o->npids, o->tids, o->ntids,
+					 o->children, s->oc, s->rt);
+	else
+		return launch_child(s);
+	return ret < 0 || !o->argv ? ret : spawn_bounding(s);
 }
 
 static void finish_file(struct prof_session *s)
@@ -416,7 +440,7 @@ int prof_session_open(struct prof_session **out, const struct prof_session_opts 
 
 	s->o = o;
 	prof_profile_init(&s->p);
-	if (!o->argv)	/* attach: a Ctrl-C during setup must not be lost */
+	if (!o->argv || o->system_wide || o->npids)	/* a Ctrl-C during setup must not be lost */
 		install_signals(s);
 	if ((ret = setup(s)) < 0) {
 		prof_session_free(s);	/* the writer's uncommitted file goes with it */
@@ -432,6 +456,11 @@ int prof_session_start(struct prof_session *s)
 {
 	int ret;
 
+	if (s->bounds_only || !s->info.launched) {
+		prof_perf_enable(&s->pf);
+		if (s->oc)
+			prof_offcpu_enable(s->oc);
+	}
 	if (s->info.launched) {
 		install_signals(s);
 		if ((ret = spawn_release(&s->l)) < 0) {
@@ -439,10 +468,6 @@ int prof_session_start(struct prof_session *s)
 			waitpid(s->l.pid, NULL, 0);
 			return ret;	/* nothing ran: prof.data stays as it was */
 		}
-	} else {
-		prof_perf_enable(&s->pf);
-		if (s->oc)
-			prof_offcpu_enable(s->oc);
 	}
 	/* The recording has started: now, and not before, it replaces the
 	 * file at -o (which becomes .old).  A failure here is a write
