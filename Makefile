@@ -88,6 +88,17 @@ $(BUILD)/%.o: %.c
 # html.c embeds the report's script with .incbin
 $(BUILD)/src/output/html.o: src/output/html_app.js
 
+# The heap sampler that `prof record --heap` preloads: built alone (no
+# sanitizer: it runs inside the profiled program) and embedded in
+# record/heap.o with .incbin.
+HEAP_SO := $(BUILD)/gen/libprofheap.so
+$(HEAP_SO): src/record/preload/libprofheap.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -fPIC -shared -Wall -Wextra $(if $(DEVELOPER),-Werror) \
+		-o $@ $< -ldl -lm
+$(BUILD)/src/record/heap.o: $(HEAP_SO)
+$(BUILD)/src/record/heap.o: ALL_CFLAGS += -DPROF_HEAP_SO='"$(HEAP_SO)"'
+
 $(BUILD)/libprof.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^

@@ -42,8 +42,18 @@ enum prof_metric {
 	PROF_M_UNINT_NS,	/* other uninterruptible waits */
 	PROF_M_SLEEP_NS,	/* S state: sleep, futex, poll... */
 	PROF_M_PREEMPT_NS,	/* runnable but descheduled */
+	/* Heap (prof record --heap): estimates, each sampled allocation
+	 * weighted by its inverse sampling probability.  A free is charged to
+	 * the stack that allocated the block, so alloc minus free is what
+	 * is still live (src/model/heap.c). */
+	PROF_M_ALLOCS,		/* allocations (count) */
+	PROF_M_ALLOC_BYTES,	/* bytes allocated */
+	PROF_M_FREES,		/* of those, freed (count) */
+	PROF_M_FREE_BYTES,	/* of those, bytes freed */
+	PROF_M_PEAK_BYTES,	/* live when the heap was largest: derived on load, never stored */
 	PROF_METRIC_COUNT
 };
+#define PROF_M_HEAP_FIRST PROF_M_ALLOCS	/* heap metrics: PROF_M_HEAP_FIRST .. PEAK_BYTES */
 const char *prof_metric_name(enum prof_metric m);	/* "samples", "cpu_ns"... */
 int prof_metric_parse(const char *name, enum prof_metric *m);	/* 0 / -EINVAL */
 
@@ -138,6 +148,16 @@ struct prof_timed_sample {
 	uint32_t metric;		/* enum prof_metric */
 };
 
+/* The heap figures of a profile (prof_heap_derive). */
+struct prof_heap_summary {
+	bool present;			/* the profile has heap samples */
+	uint64_t rate;			/* mean bytes between samples (1: every allocation) */
+	uint64_t samples, frees;	/* sampled allocations, and their frees seen */
+	double allocs, alloc_bytes, live_bytes, peak_bytes;	/* estimates */
+	double allocs_err, alloc_bytes_err, live_bytes_err, peak_bytes_err;	/* their standard errors */
+	uint64_t peak_ns;		/* when the estimated heap was largest */
+};
+
 struct prof_profile {
 	struct strtab strings;
 	VEC(struct prof_module) modules;
@@ -157,6 +177,11 @@ struct prof_profile {
 	uint64_t lost;			/* samples the kernel dropped */
 	uint64_t period_ns;		/* nominal ns per sample, 0 if not a clock */
 	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC of first/last record */
+
+	/* heap samples in load order (time, thread, node, metric, value): the
+	 * peak needs them in time order; few (one per sampled allocation) */
+	VEC(struct prof_timed_sample) heap_log;
+	struct prof_heap_summary heap;
 
 	/* private indexes */
 	struct u64map module_index, frame_index, node_index, thread_index, agg_index;
@@ -216,6 +241,17 @@ size_t prof_task_count(const struct prof_profile *p, uint32_t pid);
 /* Sum of one metric over all aggs. */
 uint64_t prof_total(const struct prof_profile *p, enum prof_metric m);
 
+/* --- heap metrics (src/model/heap.c) ------------------------------------------
+ * Called by whoever filled a profile with heap samples (the prof.data
+ * reader at the end of a load): derives PROF_M_PEAK_BYTES from the heap
+ * samples in time order and the header figures.  Cheap: it walks only the
+ * heap samples kept in p->heap_log. */
+void prof_heap_derive(struct prof_profile *p);
+const struct prof_heap_summary *prof_heap_summary(const struct prof_profile *p);
+/* Standard error of one sampled weight w (bytes or count) whose count weight
+ * (1/probability) is c: sqrt(w^2 (1 - 1/c)), the Horvitz-Thompson variance term. */
+double prof_heap_var_term(double w, double c);
+
 /* --- the view: what a report looks at (src/model/view.c) -----------------
  * Which metric weighs each (thread, stack) aggregate, and which aggregates
  * pass the --pid/--tid/--comm/--dso filters.  Every renderer and `prof
@@ -228,10 +264,19 @@ enum prof_view_metric {	/* what --metric selects */
 	PROF_VIEW_IOWAIT,	/* I/O wait ns */
 	PROF_VIEW_SLEEP,	/* sleep ns */
 	PROF_VIEW_WALL,		/* on-CPU ns + off-CPU ns */
+	PROF_VIEW_ALLOCS,	/* heap: allocations (count) */
+	PROF_VIEW_ALLOC_BYTES,	/* heap: bytes allocated */
+	PROF_VIEW_LIVE_BYTES,	/* heap: allocated, not freed at the end */
+	PROF_VIEW_PEAK_BYTES,	/* heap: live at the largest estimated heap */
 };
+/* The heap metrics weigh in bytes or allocations, not samples or ns. */
+static inline bool prof_view_metric_is_heap(enum prof_view_metric m)
+{
+	return m >= PROF_VIEW_ALLOCS;
+}
 int prof_view_metric_parse(const char *s, enum prof_view_metric *m);
 const char *prof_view_metric_name(enum prof_view_metric m);
-const char *prof_view_metric_unit(enum prof_view_metric m);	/* "samples" / "us" */
+const char *prof_view_metric_unit(enum prof_view_metric m);	/* "samples", "us", "bytes", "allocations" */
 
 enum prof_sort { PROF_SORT_SELF, PROF_SORT_TOTAL };
 

@@ -35,12 +35,19 @@ struct prof_session_opts {
 					 * as perf's does: recorded only when -a covers it */
 	bool no_resources;		/* no off-CPU events, no /proc sampling */
 	bool children;			/* attach: also the descendants running now */
+	bool heap;			/* --heap: sampled allocations (heap.h) */
+	uint64_t heap_rate;		/* mean bytes between heap samples, 1: all */
+	uint64_t heap_seed;		/* PROF_HEAP_SEED (tests), 0: random */
 	const char *version;		/* prof's, for the file's meta data */
 };
 
 /* What the command prints about a recording. */
 struct prof_session_info {
 	const char *offcpu_why;		/* why there are no off-CPU stacks, or NULL */
+	const char *heap_why;		/* --heap: why there is no heap profile, or NULL */
+	bool heap;			/* heap samples are recorded */
+	bool heap_attached;		/* by uprobes on the allocator (exact, every call) */
+	uint64_t heap_rate, heap_allocs, heap_frees, heap_lost;
 	bool ring_shrunk;		/* rings cut to ring_kib by the mlock limit */
 	uint32_t ring_kib;
 	/* after prof_session_run */

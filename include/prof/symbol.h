@@ -30,6 +30,12 @@ const char *prof_elf_build_id(const struct prof_elf *e);	/* hex or "" */
  * executables mapped twice (V8) each get their own right bias. */
 uint64_t prof_elf_bias(const struct prof_elf *e, uint64_t start, uint64_t pgoff, uint32_t prot);
 void prof_elf_cache_free(void);	/* at exit; for leak-checked runs */
+/* The file offset where function name (.dynsym, then .symtab) starts in
+ * path: what a uprobe takes.  0, -ENOENT (no such function) or -errno. */
+int prof_elf_symbol_offset(const char *path, const char *name, uint64_t *offset);
+/* 1 when path is dynamically linked (PT_INTERP: LD_PRELOAD applies), 0 if
+ * static, -errno when it cannot be read as ELF. */
+int prof_elf_is_dynamic(const char *path);
 /* For unwinders: the file name libdw should open ("/proc/self/fd/N" for the
  * vdso), the libelf handle, and file contents read by file vaddr. */
 const char *prof_elf_open_path(const struct prof_elf *e);

@@ -89,7 +89,7 @@ static int parse_freq(struct record_opts *o, const char *flag, const char *arg)
 
 enum { O_OUTPUT = 1, O_FREQ, O_COUNT, O_EVENT, O_G, O_CALLGRAPH, O_STACK, O_UNWINDER, O_PAGES,
        O_PID, O_TID, O_NO_INHERIT, O_DURATION, O_QUIET, O_VERBOSE, O_NO_RESOURCES, O_ALL_CPUS,
-       O_CPU, O_CHILDREN, O_NOOP, O_PERF_ONLY };
+       O_CPU, O_CHILDREN, O_HEAP, O_HEAP_RATE, O_NOOP, O_PERF_ONLY };
 
 static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_OUTPUT, 'o', "output", OPT_VALUE }, { O_FREQ, 'F', "freq", OPT_VALUE },
@@ -102,6 +102,7 @@ static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_VERBOSE, 'v', "verbose", OPT_FLAG }, { O_NO_RESOURCES, 0, "no-resources", OPT_FLAG },
 	{ O_ALL_CPUS, 'a', "all-cpus", OPT_FLAG }, { O_CPU, 'C', "cpu", OPT_VALUE },
 	{ O_CHILDREN, 0, "children", OPT_FLAG },
+	{ O_HEAP, 0, "heap", OPT_FLAG }, { O_HEAP_RATE, 0, "heap-rate", OPT_VALUE },
 	/* perf's no-ops here: timestamps, CPU ids and build-ids are always recorded */
 	{ O_NOOP, 'T', "timestamp", OPT_FLAG }, { O_NOOP, 0, "sample-cpu", OPT_FLAG },
 	{ O_NOOP, 'N', "no-buildid-cache", OPT_FLAG },
@@ -166,6 +167,10 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 			return usage_error("bad CPU list '%s' for %s", arg, flag);
 		return 0;
 	case O_CHILDREN: o->children = true; return 0;
+	case O_HEAP: o->heap = true; return 0;
+	case O_HEAP_RATE:
+		o->heap = true;
+		return opt_u64(flag, arg, 1, 1ULL << 40, &o->heap_rate);
 	}
 	if (id >= O_PERF_ONLY && record_perf_only_why(id - O_PERF_ONLY))
 		return usage_error("perf's %s is not supported by prof: %s", flag,
@@ -182,6 +187,9 @@ static void set_defaults(struct record_opts *o)
 	o->perf = (struct prof_perf_config){ .event = prof_perf_event_find("cpu-clock"), .freq = 999,
 		.callgraph = PROF_CG_DWARF, .stack_size = PROF_STACK_SIZE_DEFAULT,
 		.ring_pages = prof_perf_default_ring_pages(), .ring_shrink_ok = true };
+	o->heap_rate = 512 * 1024;
+	const char *seed = getenv("PROF_HEAP_SEED");
+	o->heap_seed = seed ? strtoull(seed, NULL, 10) : 0;
 }
 
 /* -t: the process of each thread joins the targets, once. */

@@ -28,6 +28,9 @@ struct record_opts {
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
 	bool verbose;		/* -v: say the sampling configuration */
+	bool heap;		/* --heap: sampled allocations too */
+	uint64_t heap_rate;	/* --heap-rate BYTES (default 512 KiB) */
+	uint64_t heap_seed;	/* PROF_HEAP_SEED: fixed sampling (tests) */
 };
 
 /* Defaults, then argv.  0, OPT_HELP or -EINVAL after one error line. */

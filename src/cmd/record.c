@@ -26,6 +26,11 @@ static void print_summary(const struct prof_session_info *in, const char *output
 	info("%llu samples (%llu lost, %.1f%% fully unwound), %zu processes, %zu threads, %llu KiB written to %s",
 	     (unsigned long long)in->samples, (unsigned long long)in->lost, full, in->processes,
 	     in->threads, (unsigned long long)((in->bytes_written + 1023) / 1024), output);
+	if (in->heap)
+		info("heap: %llu allocations sampled (%s), %llu of them freed, %llu samples lost",
+		     (unsigned long long)in->heap_allocs,
+		     in->heap_attached ? "every call, by uprobes on the allocator" : "about one per rate bytes",
+		     (unsigned long long)in->heap_frees, (unsigned long long)in->heap_lost);
 }
 
 static void print_self_cost(const struct prof_session_info *in)
@@ -45,6 +50,8 @@ static void warn_setup(const struct prof_session_info *in)
 {
 	if (in->offcpu_why)
 		warning("no off-CPU stacks in this recording: %s", in->offcpu_why);
+	if (in->heap_why)
+		warning("no heap profile in this recording: %s; recording CPU samples", in->heap_why);
 	if (in->ring_shrunk)
 		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
 			in->ring_kib);
@@ -60,6 +67,7 @@ static int record(const struct record_opts *o)
 		.npids = o->pids.n, .tids = o->tids.v, .ntids = o->tids.n,
 		.system_wide = o->system_wide, .cpus = o->cpus, .ncpus = o->ncpus,
 		.argv = o->argv, .no_resources = o->no_resources, .children = o->children,
+		.heap = o->heap, .heap_rate = o->heap_rate, .heap_seed = o->heap_seed,
 		.version = PROF_VERSION,
 	};
 	struct prof_session *s;

@@ -27,6 +27,7 @@ enum pd_record {
 	/* 11: reserved (EDGE, no longer written) */
 	PD_REC_RESOURCES = 12,
 	PD_REC_TIMELINE = 13,
+	PD_REC_HEAP_SAMPLES = 14,
 };
 
 /* Sample head varint bits (see format.c). */

@@ -67,6 +67,14 @@
  *              timeline (struct prof_timeline_sample); points of one pid
  *              appear in time order
  *              Readers older than these two skip them (unknown types).
+ *  14 HEAP_SAMPLES  the SAMPLES encoding (own delta state) for the heap
+ *              metrics of `prof record --heap`: the head's metric bits m
+ *              mean enum prof_metric PROF_M_HEAP_FIRST + m (allocs,
+ *              alloc_bytes, frees, free_bytes).  An allocation is its
+ *              allocs sample then its alloc_bytes sample (same time,
+ *              thread, node); a free repeats its allocation's weights and
+ *              stack as frees, free_bytes.  A reader older than it skips
+ *              it and shows the CPU profile alone.
  *
  * WRITING ORDER.  Each flush appends the definitions added since the last
  * flush (strings, modules, frames, nodes, threads, then changed threads,

@@ -223,7 +223,8 @@ struct sample {
  * bytes end inside it or are malformed; the state is then left untouched,
  * so a cut record's samples stop cleanly at the last whole one.
  */
-static bool decode_sample(struct cursor *c, struct sample_state *st, struct sample *s)
+static bool decode_sample(struct cursor *c, struct sample_state *st, struct sample *s,
+			  unsigned metric_base)
 {
 	uint64_t delta;
 
@@ -236,7 +237,9 @@ static bool decode_sample(struct cursor *c, struct sample_state *st, struct samp
 		return false;
 	if (!(s->head & PD_S_SAME_NODE) && !get(c, &s->node))
 		return false;
-	s->metric = s->head & PD_S_METRIC_MASK;
+	s->metric = (s->head & PD_S_METRIC_MASK) + metric_base;
+	if (metric_base && s->metric >= PROF_M_PEAK_BYTES)	/* not a stored metric */
+		s->metric = PROF_METRIC_COUNT;
 	s->value = s->metric < PROF_METRIC_COUNT ? st->last_value[s->metric] : 1;
 	if (!(s->head & PD_S_SAME_VALUE) && !get(c, &s->value))
 		return false;
@@ -264,6 +267,10 @@ static void add_sample(struct reader *r, const struct sample *s)
 		r->saw_cpu_ns = true;
 	}
 	uint32_t thread = r->thread.v[s->thread], node = r->node.v[s->node];
+	if (s->metric >= PROF_M_HEAP_FIRST)	/* few: the peak needs them in order */
+		VEC_PUSH(&r->p->heap_log, ((struct prof_timed_sample){
+			.t_ns = s->time, .value = s->value, .thread = thread, .node = node,
+			.metric = s->metric }));
 	if (r->p->keep_timed)
 		prof_add_timed(r->p, s->time, thread, node, (enum prof_metric)s->metric, s->value);
 	else	/* the per-sample path of every report: no call through the wrapper */
@@ -276,7 +283,7 @@ static void add_sample(struct reader *r, const struct sample *s)
  * failure within PD_SAMPLE_MAX_BYTES of the end is the cut, not
  * corruption.  c->p is left after the last sample used.
  */
-static int read_samples(struct reader *r, struct cursor *c, bool cut)
+static int read_samples(struct reader *r, struct cursor *c, bool cut, unsigned metric_base)
 {
 	struct sample_state st = { .thread = UINT64_MAX, .node = UINT64_MAX };
 	struct sample s;
@@ -287,7 +294,7 @@ static int read_samples(struct reader *r, struct cursor *c, bool cut)
 		st.last_value[m] = 1;
 	while (c->p < c->end) {
 		const uint8_t *start = c->p;
-		if (!decode_sample(c, &st, &s)) {
+		if (!decode_sample(c, &st, &s, metric_base)) {
 			c->p = start;
 			if (cut && c->end - start < PD_SAMPLE_MAX_BYTES)
 				return 0;
@@ -328,7 +335,8 @@ static int read_record(struct reader *r, unsigned type, struct cursor *c)
 	case PD_REC_NODE: return read_node(r, c);
 	case PD_REC_THREAD: return read_thread(r, c);
 	case PD_REC_META: return read_meta(r, c);
-	case PD_REC_SAMPLES: return read_samples(r, c, false);
+	case PD_REC_SAMPLES: return read_samples(r, c, false, 0);
+	case PD_REC_HEAP_SAMPLES: return read_samples(r, c, false, PROF_M_HEAP_FIRST);
 	case PD_REC_LOST: return read_lost(r, c);
 	case PD_REC_SUMMARY: return read_summary(r, c, false);
 	case PD_REC_END: return read_summary(r, c, true);
@@ -375,10 +383,10 @@ static void report_progress(struct reader *r, size_t *next)
 
 /* The whole samples of the SAMPLES record the file ends inside, whose
  * payload starts at byte start; r->pos moves past the last one. */
-static int read_cut_samples(struct reader *r, size_t start)
+static int read_cut_samples(struct reader *r, size_t start, unsigned metric_base)
 {
 	struct cursor c = { r->buf + start, r->buf + r->len };
-	int ret = read_samples(r, &c, true);
+	int ret = read_samples(r, &c, true, metric_base);
 
 	if (!ret)
 		r->pos = (size_t)(c.p - r->buf);
@@ -400,7 +408,9 @@ static int read_records(struct reader *r)
 		if (!n || len > avail - n) {
 			r->info->truncated = true;
 			if (n && type == PD_REC_SAMPLES)
-				return read_cut_samples(r, r->pos + 1 + n);
+				return read_cut_samples(r, r->pos + 1 + n, 0);
+			if (n && type == PD_REC_HEAP_SAMPLES)
+				return read_cut_samples(r, r->pos + 1 + n, PROF_M_HEAP_FIRST);
 			break;
 		}
 		struct cursor c = { r->buf + r->pos + 1 + n, r->buf + r->pos + 1 + n + len };
@@ -439,6 +449,7 @@ static void finish(struct reader *r)
 			p->aggs.v[i].value[PROF_M_CPU_NS] =
 				p->aggs.v[i].value[PROF_M_SAMPLES] * p->period_ns;
 	prof_timed_sort(p);
+	prof_heap_derive(p);
 }
 
 /*

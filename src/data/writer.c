@@ -50,11 +50,16 @@ struct prof_writer {
 	VEC(struct prof_resources) resources_written;	/* index-aligned with p->resources */
 	size_t timeline_done;
 
-	struct strbuf chunk, pending, out;
-	bool chunk_open;
-	uint64_t prev_time;
-	uint32_t prev_thread, prev_node;
-	uint64_t last_value[PROF_METRIC_COUNT];
+	struct strbuf pending, out;
+	/* [0]: SAMPLES (CPU and off-CPU), [1]: HEAP_SAMPLES, each with its
+	 * own delta state */
+	struct chunk {
+		struct strbuf buf;
+		bool open;
+		uint64_t prev_time;
+		uint32_t prev_thread, prev_node;
+		uint64_t last_value[PROF_METRIC_COUNT];
+	} ck[2];
 };
 
 /* The descriptor a new recording is written to: a dup of stdout, the
@@ -131,23 +136,31 @@ int prof_writer_commit(struct prof_writer *w)
 	return ret;
 }
 
-static void close_chunk(struct prof_writer *w)
+static void close_one(struct prof_writer *w, int i)
 {
-	if (!w->chunk_open)
+	struct chunk *c = &w->ck[i];
+
+	if (!c->open)
 		return;
-	pd_put_record(&w->pending, PD_REC_SAMPLES, w->chunk.buf, w->chunk.len);
-	sb_reset(&w->chunk);
-	w->chunk_open = false;
+	pd_put_record(&w->pending, i ? PD_REC_HEAP_SAMPLES : PD_REC_SAMPLES, c->buf.buf, c->buf.len);
+	sb_reset(&c->buf);
+	c->open = false;
 }
 
-static void open_chunk(struct prof_writer *w, uint64_t time_ns)
+static void close_chunk(struct prof_writer *w)
 {
-	w->chunk_open = true;
-	pd_put(&w->chunk, time_ns);
-	w->prev_time = time_ns;
-	w->prev_thread = w->prev_node = PROF_NONE;
+	close_one(w, 0);
+	close_one(w, 1);
+}
+
+static void open_chunk(struct chunk *c, uint64_t time_ns)
+{
+	c->open = true;
+	pd_put(&c->buf, time_ns);
+	c->prev_time = time_ns;
+	c->prev_thread = c->prev_node = PROF_NONE;
 	for (int m = 0; m < PROF_METRIC_COUNT; m++)
-		w->last_value[m] = 1;
+		c->last_value[m] = 1;
 }
 
 int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,
@@ -156,32 +169,35 @@ int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,
 {
 	if (w->err)
 		return w->err;
-	if ((unsigned)metric >= PROF_METRIC_COUNT)
+	if ((unsigned)metric >= PROF_M_PEAK_BYTES)	/* derived on load, never stored */
 		return -EINVAL;
-	if (!w->chunk_open)
-		open_chunk(w, time_ns);
+	bool heap = metric >= PROF_M_HEAP_FIRST;
+	struct chunk *c = &w->ck[heap];
+	if (!c->open)
+		open_chunk(c, time_ns);
 
-	uint64_t head = (uint64_t)metric | ((uint64_t)flags << PD_S_FLAGS_SHIFT);
-	if (thread == w->prev_thread)
+	uint64_t head = (uint64_t)(heap ? metric - PROF_M_HEAP_FIRST : metric) |
+			((uint64_t)flags << PD_S_FLAGS_SHIFT);
+	if (thread == c->prev_thread)
 		head |= PD_S_SAME_THREAD;
-	if (node == w->prev_node)
+	if (node == c->prev_node)
 		head |= PD_S_SAME_NODE;
-	if (value == w->last_value[metric])
+	if (value == c->last_value[metric])
 		head |= PD_S_SAME_VALUE;
-	pd_put(&w->chunk, head);
-	pd_put(&w->chunk, zigzag((int64_t)(time_ns - w->prev_time)));
+	pd_put(&c->buf, head);
+	pd_put(&c->buf, zigzag((int64_t)(time_ns - c->prev_time)));
 	if (!(head & PD_S_SAME_THREAD))
-		pd_put(&w->chunk, thread);
+		pd_put(&c->buf, thread);
 	if (!(head & PD_S_SAME_NODE))
-		pd_put(&w->chunk, node);
+		pd_put(&c->buf, node);
 	if (!(head & PD_S_SAME_VALUE))
-		pd_put(&w->chunk, value);
-	w->prev_time = time_ns;
-	w->prev_thread = thread;
-	w->prev_node = node;
-	w->last_value[metric] = value;
-	if (w->chunk.len >= PD_SAMPLES_CHUNK)
-		close_chunk(w);
+		pd_put(&c->buf, value);
+	c->prev_time = time_ns;
+	c->prev_thread = thread;
+	c->prev_node = node;
+	c->last_value[metric] = value;
+	if (c->buf.len >= PD_SAMPLES_CHUNK)
+		close_one(w, heap);
 	return 0;
 }
 
@@ -357,7 +373,8 @@ void prof_writer_abort(struct prof_writer *w)
 	VEC_FREE(&w->thread_comm);
 	VEC_FREE(&w->meta_written);
 	VEC_FREE(&w->resources_written);
-	sb_release(&w->chunk);
+	sb_release(&w->ck[0].buf);
+	sb_release(&w->ck[1].buf);
 	sb_release(&w->pending);
 	sb_release(&w->out);
 	free(w);

@@ -15,6 +15,11 @@ static const char *const metric_names[PROF_METRIC_COUNT] = {
 	[PROF_M_UNINT_NS] = "unint_ns",
 	[PROF_M_SLEEP_NS] = "sleep_ns",
 	[PROF_M_PREEMPT_NS] = "preempt_ns",
+	[PROF_M_ALLOCS] = "allocs",
+	[PROF_M_ALLOC_BYTES] = "alloc_bytes",
+	[PROF_M_FREES] = "frees",
+	[PROF_M_FREE_BYTES] = "free_bytes",
+	[PROF_M_PEAK_BYTES] = "peak_bytes",
 };
 
 const char *prof_metric_name(enum prof_metric m)
@@ -51,6 +56,7 @@ void prof_profile_free(struct prof_profile *p)
 	VEC_FREE(&p->resources);
 	VEC_FREE(&p->timeline);
 	VEC_FREE(&p->timed);
+	VEC_FREE(&p->heap_log);
 	u64map_free(&p->module_index);
 	u64map_free(&p->frame_index);
 	u64map_free(&p->node_index);

@@ -14,6 +14,10 @@ static const char *const metric_names[] = {
 	[PROF_VIEW_IOWAIT] = "io-wait",
 	[PROF_VIEW_SLEEP] = "sleep",
 	[PROF_VIEW_WALL] = "wall",
+	[PROF_VIEW_ALLOCS] = "allocs",
+	[PROF_VIEW_ALLOC_BYTES] = "alloc-bytes",
+	[PROF_VIEW_LIVE_BYTES] = "live-bytes",
+	[PROF_VIEW_PEAK_BYTES] = "peak-bytes",
 };
 
 int prof_view_metric_parse(const char *s, enum prof_view_metric *m)
@@ -33,6 +37,10 @@ const char *prof_view_metric_name(enum prof_view_metric m)
 
 const char *prof_view_metric_unit(enum prof_view_metric m)
 {
+	if (m == PROF_VIEW_ALLOCS)
+		return "allocations";
+	if (prof_view_metric_is_heap(m))
+		return "bytes";
 	return m == PROF_VIEW_CPU ? "samples" : "us";
 }
 
@@ -92,6 +100,13 @@ uint64_t prof_view_weight(const struct prof_profile *p, const struct prof_view *
 	case PROF_VIEW_IOWAIT: w = a->value[PROF_M_IOWAIT_NS]; break;
 	case PROF_VIEW_SLEEP: w = a->value[PROF_M_SLEEP_NS]; break;
 	case PROF_VIEW_WALL: w = a->value[PROF_M_CPU_NS] + a->value[PROF_M_OFFCPU_NS]; break;
+	case PROF_VIEW_ALLOCS: w = a->value[PROF_M_ALLOCS]; break;
+	case PROF_VIEW_ALLOC_BYTES: w = a->value[PROF_M_ALLOC_BYTES]; break;
+	case PROF_VIEW_LIVE_BYTES:	/* a free is charged to its allocation's stack */
+		w = a->value[PROF_M_ALLOC_BYTES] > a->value[PROF_M_FREE_BYTES]
+			    ? a->value[PROF_M_ALLOC_BYTES] - a->value[PROF_M_FREE_BYTES] : 0;
+		break;
+	case PROF_VIEW_PEAK_BYTES: w = a->value[PROF_M_PEAK_BYTES]; break;
 	default: return 0;
 	}
 	if (!w || !passes_filters(p, v, a))

@@ -92,7 +92,7 @@ static void print_rows(FILE *f, const struct prof_view *v, const int *keys, size
 {
 	if (!v->quiet) {
 		fprintf(f, "%s  Overhead  %8s", color(v, COLOR_HEADER),
-			view_is_time(v) ? "Time(ms)" : "Samples");
+			view_column(v));
 		for (size_t k = 0; k < nk; k++)
 			fprintf(f, "  %s", key_titles[keys[k]]);
 		fprintf(f, "%s\n", color(v, COLOR_RESET));

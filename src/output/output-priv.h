@@ -20,7 +20,16 @@ void fn_index_free(struct fn_index *ix);
 
 static inline bool view_is_time(const struct prof_view *v)
 {
-	return v->metric != PROF_VIEW_CPU;
+	return v->metric != PROF_VIEW_CPU && !prof_view_metric_is_heap(v->metric);
+}
+/* The text column of a weight: "Time(ms)", "Samples", "Bytes", "Allocs". */
+static inline const char *view_column(const struct prof_view *v)
+{
+	if (view_is_time(v))
+		return "Time(ms)";
+	if (v->metric == PROF_VIEW_ALLOCS)
+		return "Allocs";
+	return prof_view_metric_is_heap(v->metric) ? "Bytes" : "Samples";
 }
 /* A weight in the view's display unit: samples, or ns -> us (rounded). */
 static inline uint64_t view_units(const struct prof_view *v, uint64_t w)

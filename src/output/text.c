@@ -6,6 +6,7 @@
  */
 #include "output-priv.h"
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 static void header_event_line(FILE *f, const struct prof_profile *p)
@@ -108,6 +109,55 @@ static void text_meta_header(FILE *f, const struct prof_profile *p)
 	sb_release(&sb);
 }
 
+/* A byte figure in the header: "4.00 MiB". */
+static void add_bytes(struct strbuf *sb, double b)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	while (fabs(b) >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		b /= 1024;
+		u++;
+	}
+	sb_addf(sb, u ? "%.2f %s" : "%.0f %s", b, units[u]);
+}
+
+/* The heap estimates with their standard errors (src/model/heap.c). */
+static void text_heap_header(FILE *f, const struct prof_profile *p)
+{
+	const struct prof_heap_summary *h = prof_heap_summary(p);
+	struct strbuf sb = STRBUF_INIT;
+	const char *mode = prof_meta_get(p, "heap_mode");
+
+	if (h->rate <= 1)
+		sb_adds(&sb, "every allocation");
+	else {
+		sb_adds(&sb, "one sample per ");
+		add_bytes(&sb, (double)h->rate);
+		sb_adds(&sb, " allocated on average");
+	}
+	fprintf(f, "# heap: %s (%s), %llu allocations sampled, %llu of them freed; estimates +- one standard error\n",
+		sb_str(&sb), mode ? mode : "?", (unsigned long long)h->samples,
+		(unsigned long long)h->frees);
+	sb_reset(&sb);
+	sb_addf(&sb, "allocs %.0f +- %.0f, alloc-bytes ", h->allocs, h->allocs_err);
+	add_bytes(&sb, h->alloc_bytes);
+	sb_adds(&sb, " +- ");
+	add_bytes(&sb, h->alloc_bytes_err);
+	sb_adds(&sb, ", live-bytes at the end ");
+	add_bytes(&sb, h->live_bytes);
+	sb_adds(&sb, " +- ");
+	add_bytes(&sb, h->live_bytes_err);
+	sb_adds(&sb, ", peak-bytes ");
+	add_bytes(&sb, h->peak_bytes);
+	sb_adds(&sb, " +- ");
+	add_bytes(&sb, h->peak_bytes_err);
+	if (h->peak_ns > p->start_ns && p->start_ns)
+		sb_addf(&sb, " at %.3f s", (double)(h->peak_ns - p->start_ns) / 1e9);
+	fprintf(f, "# heap: %s\n", sb_str(&sb));
+	sb_release(&sb);
+}
+
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total)
 {
@@ -139,6 +189,11 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
 	if (view_is_time(v))
 		fprintf(f, "# metric: %s, total %.2f ms\n", prof_view_metric_name(v->metric),
 			(double)grand_total / 1e6);
+	else if (prof_view_metric_is_heap(v->metric))
+		fprintf(f, "# metric: %s, total %llu %s\n", prof_view_metric_name(v->metric),
+			(unsigned long long)grand_total, prof_view_metric_unit(v->metric));
+	if (p->heap.present)
+		text_heap_header(f, p);
 	sb_reset(&sb);
 	if (v->pid >= 0)
 		sb_addf(&sb, " pid %lld", (long long)v->pid);
@@ -167,7 +222,7 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 	text_header(f, p, v, t.grand_total);
 	if (!v->quiet)
 		fprintf(f, "%s  Self%%   Total%%  %8s  %-32s %s%s\n", color(v, COLOR_HEADER),
-			view_is_time(v) ? "Time(ms)" : "Samples", "Function", "Module",
+			view_column(v), "Function", "Module",
 			color(v, COLOR_RESET));
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];

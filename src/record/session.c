@@ -28,6 +28,7 @@
  */
 #include "prof/session.h"
 #include "prof/data.h"
+#include "prof/heap.h"
 #include "prof/offcpu.h"
 #include "prof/proc.h"
 #include "prof/replay.h"
@@ -59,6 +60,8 @@ struct prof_session {
 	struct prof_offcpu *oc;		/* NULL: no tracepoint or no_resources */
 	char offcpu_why[512];		/* why oc is NULL */
 	struct prof_restrack *rt;	/* NULL with no_resources */
+	struct prof_heap *heap;		/* NULL without --heap or when it cannot be */
+	char heap_why[512];		/* why heap is NULL */
 	struct spawn l;		/* the launched command (util/spawn.c) */
 	bool bounds_only;	/* -a/-p with a command: it bounds the recording */
 	bool child_done;
@@ -190,7 +193,7 @@ static int feed(void *ctx, const struct perf_event_header *h)
 static bool drain(struct prof_session *s)
 {
 	struct source ctx[3] = { { s->rp, &s->pf } };
-	struct prof_perf_source srcs[3] = { { &s->pf, feed, &ctx[0] } };
+	struct prof_perf_source srcs[3 + PROF_HEAP_SOURCES] = { { &s->pf, feed, &ctx[0] } };
 	size_t n = 1;
 
 	if (s->oc) {
@@ -201,6 +204,8 @@ static bool drain(struct prof_session *s)
 		srcs[n] = (struct prof_perf_source){ ctx[n].pf, feed, &ctx[n] };
 		n++;
 	}
+	if (s->heap)
+		n += prof_heap_sources(s->heap, srcs + n);
 	bool more = prof_perf_drain_merged(srcs, n, DRAIN_PASS_NS) != 0;
 	prof_replay_batch_end(s->rp);
 	return more;
@@ -214,7 +219,12 @@ static int launch_child(struct prof_session *s)
 	int ret;
 
 	/* -o -: the recording owns stdout, the command's output goes to stderr */
-	if ((ret = spawn_held(&s->l, argv, strcmp(s->o->output, "-") ? -1 : 2, -1)) < 0)
+	if (s->heap)
+		prof_heap_env_apply(s->heap);
+	ret = spawn_held(&s->l, argv, strcmp(s->o->output, "-") ? -1 : 2, -1);
+	if (s->heap)
+		prof_heap_env_restore(s->heap);
+	if (ret < 0)
 		return error("cannot start '%s': %s", argv[0], strerror(-ret)), ret;
 	s->info.launched = true;
 	if ((ret = prof_perf_open_task(&s->pf, s->l.pid)) < 0) {
@@ -223,6 +233,11 @@ static int launch_child(struct prof_session *s)
 		return ret;
 	}
 	prof_replay_add_child(s->rp, s->l.pid, argv[0]);
+	if (s->heap && (ret = prof_heap_open_task(s->heap, s->l.pid)) < 0) {
+		spawn_abort(&s->l);
+		s->info.launched = false;
+		return ret;
+	}
 	if (s->oc)
 		prof_offcpu_open_task(s->oc, s->l.pid);
 	if (s->rt)
@@ -254,6 +269,8 @@ static void stop_recording(struct prof_session *s)
 	prof_perf_disable(&s->pf);
 	if (s->oc)
 		prof_offcpu_disable(s->oc);
+	if (s->heap)
+		prof_heap_disable(s->heap);
 	while (drain(s))	/* the rest, in passes */
 		;
 	if (s->oc)
@@ -377,6 +394,56 @@ static void setup_resources(struct prof_session *s)
 	prof_restrack_attach(s->rt, s->rp);
 }
 
+/*
+ * --heap: the sampler (launch) or the allocator's probes (attach).  What
+ * cannot be hooked (a static binary, no malloc to probe) is only noted
+ * (info.heap_why): the CPU recording goes on.
+ */
+static void setup_heap(struct prof_session *s)
+{
+	const struct prof_session_opts *o = s->o;
+	struct prof_replay_sink sink = { sink_add, s->w };
+	int ret = -EINVAL;
+
+	if (o->system_wide) {
+		snprintf(s->heap_why, sizeof(s->heap_why), "--heap follows a launched command or -p processes, not -a");
+		s->info.heap_why = s->heap_why;
+		return;
+	}
+	s->heap = prof_heap_new(&s->pf, o->heap_rate, o->heap_seed);
+	if (!s->heap)
+		snprintf(s->heap_why, sizeof(s->heap_why), "this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
+	else if (!o->npids)
+		ret = prof_heap_prepare_launch(s->heap, o->argv[0], s->heap_why, sizeof(s->heap_why));
+	else if (o->npids > 1)
+		snprintf(s->heap_why, sizeof(s->heap_why), "--heap attaches to one process at a time");
+	else
+		ret = prof_heap_prepare_attach(s->heap, o->pids[0], s->heap_why, sizeof(s->heap_why));
+	if (ret < 0) {
+		prof_heap_free(s->heap);
+		s->heap = NULL;
+		s->info.heap_why = s->heap_why;
+		return;
+	}
+	prof_heap_attach(s->heap, s->rp, &s->p, &sink);
+}
+
+/* Attach: the heap probes on every thread of the process. */
+static int open_heap_attached(struct prof_session *s)
+{
+	pid_t *tids;
+	size_t n;
+	int ret;
+
+	if ((ret = prof_proc_tids(s->o->pids[0], &tids, &n)) < 0)
+		return error("cannot list the threads of %d: %s", (int)s->o->pids[0], strerror(-ret)), ret;
+	for (size_t i = 0; i < n && ret >= 0; i++)
+		if ((ret = prof_heap_open_task(s->heap, tids[i])) == -ESRCH)
+			ret = 0;
+	free(tids);
+	return ret;
+}
+
 static int setup(struct prof_session *s)
 {
 	const struct prof_session_opts *o = s->o;
@@ -394,12 +461,16 @@ static int setup(struct prof_session *s)
 	prof_replay_add_consumer(s->rp, &writer_ops, s);
 	if (!o->no_resources)
 		setup_resources(s);
+	if (o->heap)
+		setup_heap(s);
 	if (o->system_wide)
 		ret = prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus, s->oc);
-	else if (o->npids)
+	else if (o->npids) {
 		ret = prof_target_attach(&s->pf, s->rp, o->pids, o->npids, o->tids, o->ntids,
 					 o->children, s->oc, s->rt);
-	else
+		if (ret >= 0 && s->heap)
+			ret = open_heap_attached(s);
+	} else
 		return launch_child(s);
 	return ret < 0 || !o->argv ? ret : spawn_bounding(s);
 }
@@ -424,6 +495,7 @@ void prof_session_free(struct prof_session *s)
 	if (s->w)
 		prof_writer_abort(s->w);
 	prof_replay_free(s->rp);
+	prof_heap_free(s->heap);
 	prof_restrack_free(s->rt);
 	prof_offcpu_free(s->oc);
 	if (s->pf.rings)
@@ -460,6 +532,8 @@ int prof_session_start(struct prof_session *s)
 		prof_perf_enable(&s->pf);
 		if (s->oc)
 			prof_offcpu_enable(s->oc);
+		if (s->heap)
+			prof_heap_enable(s->heap);
 	}
 	if (s->info.launched) {
 		install_signals(s);
@@ -480,6 +554,10 @@ int prof_session_start(struct prof_session *s)
 	if (s->rt)
 		prof_restrack_start(s->rt);
 	start_pump(&s->pf);
+	if (s->heap) {
+		start_pump(prof_heap_perf(s->heap, 0));
+		start_pump(prof_heap_perf(s->heap, 1));
+	}
 	if (s->oc) {
 		start_pump(prof_offcpu_switch_perf(s->oc));
 		start_pump(prof_offcpu_perf(s->oc));
@@ -511,6 +589,16 @@ void prof_session_run(struct prof_session *s)
 	in->offcpu_stacks_lost = prof_offcpu_stacks_lost(s->oc);
 	in->offcpu_switches_lost = prof_offcpu_switches_lost(s->oc);
 	prof_replay_space_stats(s->rp, &in->spaces_peak, &in->spaces_freed);
+	if (s->heap) {
+		struct prof_heap_stats hs;
+		prof_heap_stats(s->heap, &hs);
+		in->heap = true;
+		in->heap_attached = hs.attached;
+		in->heap_rate = hs.rate;
+		in->heap_allocs = hs.allocs;
+		in->heap_frees = hs.frees;
+		in->heap_lost = hs.lost;
+	}
 }
 
 const struct prof_session_info *prof_session_info(const struct prof_session *s)

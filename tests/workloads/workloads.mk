@@ -10,12 +10,12 @@ WL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -fomit-frame-pointer -Wall -Wextra 
 	$(if $(DEVELOPER),-Werror)
 WL_DEPS := $(WL_DIR)/wl.h $(WL_DIR)/workloads.mk
 
-WL_SIMPLE := split recursion inline forkexec stripped-debug
+WL_SIMPLE := split recursion inline forkexec heap stripped-debug
 WL_THREADED := threads service phases
 WORKLOADS := $(addprefix $(WL_BIN)/,$(WL_SIMPLE) $(WL_THREADED) stripped \
 	libwl.so libwl_dl.so shlib demo)
 
-$(WL_BIN)/split $(WL_BIN)/recursion $(WL_BIN)/inline $(WL_BIN)/forkexec: $(WL_BIN)/%: $(WL_DIR)/%.c $(WL_DEPS)
+$(WL_BIN)/split $(WL_BIN)/recursion $(WL_BIN)/inline $(WL_BIN)/forkexec $(WL_BIN)/heap: $(WL_BIN)/%: $(WL_DIR)/%.c $(WL_DEPS)
 	@mkdir -p $(WL_BIN)
 	$(CC) $(WL_CFLAGS) -o $@ $<
 

@@ -1,0 +1,681 @@
+/*
+ * heap.c - heap profiling during `prof record --heap` (see
+ * include/prof/heap.h): the uprobe perf events, the launch-mode sampler
+ * library, and the consumer that turns probe samples into heap samples.
+ *
+ * The events use the uprobe PMU (/sys/bus/event_source/devices/uprobe):
+ * attr.config1 is the file's path, config2 the function's file offset,
+ * config bit 0 a return probe; no tracefs is involved.  Two sets of
+ * events, each with its own rings:
+ *  - stk: probes whose stack is wanted (a sampled allocation; attach: the
+ *    entry of malloc, calloc, realloc, aligned_alloc, memalign, valloc),
+ *    with the user regs and stack copy of the CPU event, fed to the replay
+ *    engine, which unwinds and names them like CPU samples;
+ *  - reg: probes that only need a register (a free's pointer; attach: the
+ *    return value of an allocation), small records read here directly.
+ * Every event's sample id (the parent's for inherited events) says which
+ * probe fired.  The merged drain hands both out in time order, so a free
+ * comes after the allocation it frees.
+ *
+ * Design notes / invariants:
+ *  - Weights: an allocation of s bytes sampled with probability p (launch:
+ *    1 - exp(-s/rate); attach: 1) counts 1/p allocations and s/p bytes,
+ *    rounded stochastically (unbiased; it adds at most 1/4 to a variance
+ *    of (1-p)/p^2).  Its free repeats the same two weights on the same
+ *    stack, so allocated minus freed is the live estimate.
+ *  - blocks maps (pid, pointer) to the sampled block until its free; what
+ *    is left at the end is live (for a program that exited: leaked).
+ *  - The sampler's own frames (the interposed malloc and the probe) are
+ *    cut off the stack: an allocation is charged to the code that called
+ *    the allocator.  In attach mode the probed entry point is the leaf and
+ *    is cut the same way.
+ */
+#include "prof/heap.h"
+#include "prof/proc.h"
+#include "prof/symbol.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef PROF_HEAP_SO
+#define PROF_HEAP_SO "build/gen/libprofheap.so"
+#endif
+
+/* The sampler library, built by the Makefile and embedded whole. */
+__asm__(".section .rodata\n"
+	".global prof_heap_lib\n"
+	"prof_heap_lib:\n"
+	".incbin \"" PROF_HEAP_SO "\"\n"
+	".global prof_heap_lib_end\n"
+	"prof_heap_lib_end:\n"
+	".previous\n");
+extern const char prof_heap_lib[], prof_heap_lib_end[];
+
+/* The user stack copied per attach-mode entry sample: every malloc call
+ * pays for it, and allocation sites are rarely deep. */
+#define ATTACH_STACK_SIZE 16384
+
+enum role {
+	R_SAMPLED,		/* launch: prof_heap_alloc(ptr, size, kind) */
+	R_SAMPLED_FREE,		/* launch: prof_heap_free(ptr) */
+	R_ENTRY_SIZE_DI,	/* attach: malloc, valloc (size in rdi) */
+	R_ENTRY_CALLOC,		/* attach: calloc (rdi * rsi) */
+	R_ENTRY_SIZE_SI,	/* attach: aligned_alloc, memalign (size in rsi) */
+	R_ENTRY_REALLOC,	/* attach: realloc (frees rdi, size in rsi) */
+	R_RETURN,		/* attach: an allocation's return (rax) */
+	R_FREE,			/* attach: free (rdi) */
+};
+
+struct probe {
+	const char *func;
+	enum role role;
+	bool ret;		/* a return probe */
+	bool stack;		/* in stk (else reg) */
+	bool optional;		/* not every allocator has it */
+};
+
+static const struct probe launch_probes[] = {
+	{ "prof_heap_alloc", R_SAMPLED, false, true, false },
+	{ "prof_heap_free", R_SAMPLED_FREE, false, false, false },
+};
+
+static const struct probe attach_probes[] = {
+	{ "malloc", R_ENTRY_SIZE_DI, false, true, false },
+	{ "malloc", R_RETURN, true, false, false },
+	{ "free", R_FREE, false, false, false },
+	{ "calloc", R_ENTRY_CALLOC, false, true, true },
+	{ "calloc", R_RETURN, true, false, true },
+	{ "realloc", R_ENTRY_REALLOC, false, true, true },
+	{ "realloc", R_RETURN, true, false, true },
+	{ "aligned_alloc", R_ENTRY_SIZE_SI, false, true, true },
+	{ "aligned_alloc", R_RETURN, true, false, true },
+	{ "memalign", R_ENTRY_SIZE_SI, false, true, true },
+	{ "memalign", R_RETURN, true, false, true },
+	{ "valloc", R_ENTRY_SIZE_DI, false, true, true },
+	{ "valloc", R_RETURN, true, false, true },
+};
+
+struct point {			/* one probe placed in a file */
+	enum role role;
+	bool ret, stack;
+	uint64_t offset;
+};
+
+struct block {			/* a sampled allocation not yet freed */
+	uint32_t thread, node;
+	uint64_t count_w, bytes_w;
+};
+
+struct pending {		/* attach: an entry waiting for its return */
+	uint64_t time, size;
+	uint32_t thread, node;
+	bool valid;
+};
+
+struct prof_heap {
+	struct prof_perf stk, reg;
+	struct prof_perf_event_desc desc;
+	uint64_t rate, seed, rng;
+	bool attached;
+	char dir[64];			/* launch: the private directory ("" if none) */
+	char path[4096];		/* the probed file */
+	VEC(struct point) points;
+	struct u64map roles;		/* sample id -> role + 1 */
+	char *old_preload, *old_rate;	/* launch: env before prof_heap_env_apply */
+	bool had_preload, had_rate;
+
+	struct prof_replay *rp;
+	struct prof_profile *p;
+	struct prof_replay_sink sink;
+	uint32_t cut_module_path;	/* string id of the path whose frames are cut */
+	VEC(struct block) blk;
+	VEC(uint32_t) free_blk;		/* reusable blk slots */
+	struct u64map blocks;		/* (pid, ptr) key -> blk index */
+	struct u64map pending;		/* tid -> struct pending index + 1 */
+	VEC(struct pending) pend;
+	uint64_t allocs, frees, lost, unmatched;
+};
+
+static uint32_t uprobe_type(void)
+{
+	char *s = read_file("/sys/bus/event_source/devices/uprobe/type", NULL);
+	uint32_t t = s ? (uint32_t)strtoul(s, NULL, 10) : 0;
+
+	free(s);
+	return t;
+}
+
+static int setup_perf(struct prof_heap *h, struct prof_perf *pf, const struct prof_perf_config *main,
+		      bool stack)
+{
+	struct prof_perf_config cfg = *main;
+	struct perf_event_attr *a;
+
+	cfg.event = &h->desc;
+	cfg.freq = 1;
+	if (!stack) {
+		cfg.callgraph = PROF_CG_NONE;
+		cfg.ring_pages = MAX(64u, main->ring_pages / 8);
+	}
+	if (prof_perf_init(pf, &cfg) < 0)
+		return -EINVAL;
+	a = &pf->attr;
+	a->freq = 0;
+	a->sample_period = 1;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = 0;	/* the CPU event has them */
+	a->sample_type |= PERF_SAMPLE_ID | PERF_SAMPLE_REGS_USER;
+	a->sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;	/* a uprobe fires in user mode */
+	a->sample_regs_user = PROF_UNWIND_REGS_MASK;
+	pf->nr_regs = (uint64_t)__builtin_popcountll(a->sample_regs_user);
+	a->wakeup_watermark = MIN(a->wakeup_watermark, 64u * 1024);
+	return 0;
+}
+
+struct prof_heap *prof_heap_new(const struct prof_perf *main, uint64_t rate, uint64_t seed)
+{
+	struct prof_heap *h = xcalloc(1, sizeof(*h));
+
+	h->desc = (struct prof_perf_event_desc){ "uprobe", uprobe_type(), 0, false };
+	h->rate = rate ? rate : 1;
+	h->seed = seed;
+	h->rng = seed ? seed : (uint64_t)now_ns() ^ (uint64_t)getpid() << 32;
+	h->rng |= 1;
+	if (!h->desc.type || setup_perf(h, &h->stk, &main->cfg, true) < 0 ||
+	    setup_perf(h, &h->reg, &main->cfg, false) < 0) {
+		prof_heap_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* Places the probes of table in file; optional ones may be missing. */
+static int place(struct prof_heap *h, const char *file, const struct probe *table, size_t n,
+		 char *why, size_t len)
+{
+	snprintf(h->path, sizeof(h->path), "%s", file);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off;
+		int ret = prof_elf_symbol_offset(file, table[i].func, &off);
+		if (ret < 0 && table[i].optional)
+			continue;
+		if (ret < 0) {
+			snprintf(why, len, "no function %s in %s (%s)", table[i].func, file, strerror(-ret));
+			return ret;
+		}
+		VEC_PUSH(&h->points, ((struct point){ table[i].role, table[i].ret, table[i].stack, off }));
+	}
+	return 0;
+}
+
+/* --- launch ----------------------------------------------------------------------- */
+
+/* The file execvp would run for argv0, or NULL. */
+static char *find_command(const char *argv0)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(argv0, '/'))
+		return access(argv0, X_OK) == 0 ? xstrdup(argv0) : NULL;
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		const char *end = strchrnul(p, ':');
+		char *cand = xasprintf("%.*s/%s", (int)(end - p), p, argv0);
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+/* A #! script runs its interpreter, which is what LD_PRELOAD reaches. */
+static bool is_script(const char *file)
+{
+	char m[2] = "";
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	bool yes = read(fd, m, 2) == 2 && m[0] == '#' && m[1] == '!';
+	close(fd);
+	return yes;
+}
+
+static int write_library(struct prof_heap *h, char *why, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *lib;
+	int fd, ret = 0;
+
+	snprintf(h->dir, sizeof(h->dir), "%s/prof-heap.XXXXXX",
+		 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+	if (!mkdtemp(h->dir)) {
+		ret = -errno;
+		snprintf(why, len, "cannot create a directory for the sampler library (%s): %s", h->dir,
+			 strerror(errno));
+		h->dir[0] = '\0';
+		return ret;
+	}
+	chmod(h->dir, 0755);	/* a command that changes user can still map it */
+	lib = xasprintf("%s/libprofheap.so", h->dir);
+	fd = open(lib, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || write_all(fd, prof_heap_lib, (size_t)(prof_heap_lib_end - prof_heap_lib)) < 0)
+		ret = -(errno ? errno : EIO);
+	if (fd >= 0 && close(fd) < 0 && !ret)
+		ret = -errno;
+	if (ret < 0)
+		snprintf(why, len, "cannot write the sampler library %s: %s", lib, strerror(-ret));
+	else
+		ret = place(h, lib, launch_probes, ARRAY_SIZE(launch_probes), why, len);
+	free(lib);
+	return ret;
+}
+
+int prof_heap_prepare_launch(struct prof_heap *h, const char *argv0, char *why, size_t len)
+{
+	char *file = find_command(argv0);
+	int dyn;
+
+	if (file && !is_script(file) && (dyn = prof_elf_is_dynamic(file)) == 0) {
+		snprintf(why, len, "'%s' is statically linked: its malloc cannot be interposed (LD_PRELOAD) and it has no shared allocator to probe",
+			 argv0);
+		free(file);
+		return -ENOEXEC;
+	}
+	free(file);	/* not found: the exec error comes later, as without --heap */
+	return write_library(h, why, len);
+}
+
+void prof_heap_env_apply(struct prof_heap *h)
+{
+	const char *pre = getenv("LD_PRELOAD"), *rate = getenv("PROF_HEAP_RATE");
+	char buf[32];
+
+	h->had_preload = pre != NULL;
+	h->old_preload = pre ? xstrdup(pre) : NULL;
+	h->had_rate = rate != NULL;
+	h->old_rate = rate ? xstrdup(rate) : NULL;
+	/* first, so that its malloc is the one the program calls and the
+	 * program's own preloaded allocator (jemalloc...) is the next one */
+	char *v = pre && *pre ? xasprintf("%s:%s", h->path, pre) : xstrdup(h->path);
+	setenv("LD_PRELOAD", v, 1);
+	free(v);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->rate);
+	setenv("PROF_HEAP_RATE", buf, 1);
+	if (h->seed) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->seed);
+		setenv("PROF_HEAP_SEED", buf, 1);
+	}
+}
+
+void prof_heap_env_restore(struct prof_heap *h)
+{
+	if (h->had_preload)
+		setenv("LD_PRELOAD", h->old_preload, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	if (h->had_rate)
+		setenv("PROF_HEAP_RATE", h->old_rate, 1);
+	else
+		unsetenv("PROF_HEAP_RATE");
+	unsetenv("PROF_HEAP_SEED");
+	free(h->old_preload);
+	free(h->old_rate);
+	h->old_preload = h->old_rate = NULL;
+}
+
+/* --- attach ------------------------------------------------------------------------ */
+
+/* The mapped file of pid that defines malloc: a preloaded or linked
+ * allocator (jemalloc, tcmalloc) before libc, libc last. */
+static char *find_allocator(pid_t pid)
+{
+	char maps[64], line[4352], *best = NULL;
+	FILE *f;
+	int best_rank = 0;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(maps, "re")))
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/');
+		uint64_t off;
+		if (!file || (!strstr(line, " r-xp ") && !strstr(line, " r-xs ")))
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		if (best && !strcmp(best, file))
+			continue;
+		if (prof_elf_symbol_offset(file, "malloc", &off) < 0 ||
+		    prof_elf_symbol_offset(file, "free", &off) < 0)
+			continue;
+		int rank = strstr(file, "/libc.so") || strstr(file, "/libc-") ? 1 : 2;
+		if (rank > best_rank) {
+			free(best);
+			best = xstrdup(file);
+			best_rank = rank;
+		}
+	}
+	fclose(f);
+	return best;
+}
+
+int prof_heap_prepare_attach(struct prof_heap *h, pid_t pid, char *why, size_t len)
+{
+	char *file = find_allocator(pid);
+	int ret;
+
+	if (!file) {
+		snprintf(why, len, "process %d maps no file that defines malloc and free (statically linked, or an allocator without symbols): nothing to probe",
+			 (int)pid);
+		return -ENOENT;
+	}
+	h->attached = true;
+	h->rate = 1;	/* every call traps anyway: take them all, exactly */
+	ret = place(h, file, attach_probes, ARRAY_SIZE(attach_probes), why, len);
+	free(file);
+	if (!ret) {	/* a smaller stack copy: every malloc pays for it */
+		h->stk.attr.sample_stack_user = MIN(h->stk.attr.sample_stack_user, ATTACH_STACK_SIZE);
+		h->stk.cfg.stack_size = (uint32_t)h->stk.attr.sample_stack_user;
+	}
+	return ret;
+}
+
+/* --- events -------------------------------------------------------------------------- */
+
+static int open_point(struct prof_heap *h, const struct point *pt, pid_t tid)
+{
+	struct prof_perf *pf = pt->stack ? &h->stk : &h->reg;
+	size_t before = pf->fds.n;
+	int ret;
+
+	pf->attr.config = pt->ret ? 1 : 0;
+	pf->attr.config1 = (uint64_t)(uintptr_t)h->path;
+	pf->attr.config2 = pt->offset;
+	if ((ret = prof_perf_open_task(pf, tid)) < 0)
+		return ret;
+	for (size_t i = before; i < pf->fds.n; i++) {
+		uint64_t id;
+		if (ioctl(pf->fds.v[i], PERF_EVENT_IOC_ID, &id) == 0)
+			u64map_put(&h->roles, id, (uint64_t)pt->role + 1);
+	}
+	return 0;
+}
+
+int prof_heap_open_task(struct prof_heap *h, pid_t tid)
+{
+	for (size_t i = 0; i < h->points.n; i++) {
+		int ret = open_point(h, &h->points.v[i], tid);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+void prof_heap_enable(struct prof_heap *h)
+{
+	prof_perf_enable(&h->stk);
+	prof_perf_enable(&h->reg);
+}
+
+void prof_heap_disable(struct prof_heap *h)
+{
+	prof_perf_disable(&h->stk);
+	prof_perf_disable(&h->reg);
+}
+
+struct prof_perf *prof_heap_perf(struct prof_heap *h, int i)
+{
+	return i ? &h->reg : &h->stk;
+}
+
+/* --- the consumer ---------------------------------------------------------------------- */
+
+static uint64_t rng_next(struct prof_heap *h)
+{
+	h->rng ^= h->rng >> 12;
+	h->rng ^= h->rng << 25;
+	h->rng ^= h->rng >> 27;
+	return h->rng * 0x2545f4914f6cdd1dULL;
+}
+
+/* x rounded up or down at random, unbiased. */
+static uint64_t round_random(struct prof_heap *h, double x)
+{
+	double f = floor(x);
+	double u = (double)(rng_next(h) >> 11) / 9007199254740992.0;
+
+	return (uint64_t)f + (u < x - f);
+}
+
+static uint64_t block_key(uint32_t pid, uint64_t ptr)
+{
+	return (ptr & 0xffffffffffffULL) | (uint64_t)(pid & 0xffff) << 48;
+}
+
+/* The caller of the allocator: up past the sampler's (or the probed
+ * allocator's leaf) frames. */
+static uint32_t cut_node(const struct prof_heap *h, uint32_t node)
+{
+	const struct prof_profile *p = h->p;
+	bool first = true;
+
+	while (node && node < p->nodes.n) {
+		uint32_t f = p->nodes.v[node].frame, m = f < p->frames.n ? p->frames.v[f].module : PROF_NONE;
+		if (m >= p->modules.n || p->modules.v[m].path != h->cut_module_path)
+			break;
+		if (h->attached && !first && !p->frames.v[f].inlined)
+			break;	/* attach: only the probed entry point itself */
+		node = p->nodes.v[node].parent;
+		first = false;
+	}
+	return node;
+}
+
+static void add_block(struct prof_heap *h, uint64_t time, uint32_t pid, uint64_t ptr, uint64_t size,
+		      uint32_t thread, uint32_t node)
+{
+	double prob = h->rate <= 1 ? 1.0 : -expm1(-(double)size / (double)h->rate);
+	struct block b = { thread, node, 1, size };
+	uint64_t key = block_key(pid, ptr), old;
+
+	if (!ptr || prob <= 0)
+		return;
+	if (prob < 1) {
+		b.count_w = round_random(h, 1 / prob);
+		b.bytes_w = round_random(h, (double)size / prob);
+	}
+	if (u64map_get(&h->blocks, key, &old))	/* its free was lost: forget it */
+		VEC_PUSH(&h->free_blk, (uint32_t)old);
+	uint32_t slot;
+	if (h->free_blk.n)
+		slot = h->free_blk.v[--h->free_blk.n];
+	else {
+		slot = (uint32_t)h->blk.n;
+		VEC_PUSH(&h->blk, b);
+	}
+	h->blk.v[slot] = b;
+	u64map_put(&h->blocks, key, slot);
+	h->sink.add(h->sink.arg, time, thread, node, PROF_M_ALLOCS, b.count_w, 0);
+	h->sink.add(h->sink.arg, time, thread, node, PROF_M_ALLOC_BYTES, b.bytes_w, 0);
+	h->allocs++;
+}
+
+static void free_block(struct prof_heap *h, uint64_t time, uint32_t pid, uint64_t ptr)
+{
+	uint64_t key = block_key(pid, ptr), slot;
+
+	if (!ptr || !u64map_get(&h->blocks, key, &slot))
+		return;
+	const struct block *b = &h->blk.v[slot];
+	h->sink.add(h->sink.arg, time, b->thread, b->node, PROF_M_FREES, b->count_w, 0);
+	h->sink.add(h->sink.arg, time, b->thread, b->node, PROF_M_FREE_BYTES, b->bytes_w, 0);
+	u64map_del(&h->blocks, key);
+	VEC_PUSH(&h->free_blk, (uint32_t)slot);
+	h->frees++;
+}
+
+static enum role role_of(const struct prof_heap *h, const struct prof_perf_sample *s)
+{
+	uint64_t r;
+
+	return u64map_get(&h->roles, s->id, &r) ? (enum role)(r - 1) : (enum role)-1;
+}
+
+static struct pending *pending_of(struct prof_heap *h, uint32_t tid)
+{
+	uint64_t i;
+
+	if (!u64map_get(&h->pending, tid, &i)) {
+		VEC_PUSH(&h->pend, ((struct pending){ 0 }));
+		i = h->pend.n;
+		u64map_put(&h->pending, tid, i);
+	}
+	return &h->pend.v[i - 1];
+}
+
+/* A stack sample, resolved by the engine. */
+static void on_sample(void *arg, const struct prof_replay_sample *rs)
+{
+	struct prof_heap *h = arg;
+	const struct prof_perf_sample *s = rs->s;
+	uint64_t r[PERF_REG_X86_64_MAX] = { 0 };
+	uint32_t node;
+
+	if (rs->event != &h->stk)
+		return;
+	prof_perf_sample_regs(s, r, PERF_REG_X86_64_MAX);
+	node = cut_node(h, rs->node);
+	switch (role_of(h, s)) {
+	case R_SAMPLED:
+		add_block(h, s->time, s->pid, r[PERF_REG_X86_DI], r[PERF_REG_X86_SI], rs->thread, node);
+		return;
+	case R_ENTRY_REALLOC:
+		free_block(h, s->time, s->pid, r[PERF_REG_X86_DI]);
+		*pending_of(h, s->tid) = (struct pending){ s->time, r[PERF_REG_X86_SI], rs->thread, node, true };
+		return;
+	case R_ENTRY_SIZE_DI:
+	case R_ENTRY_CALLOC:
+	case R_ENTRY_SIZE_SI: {
+		uint64_t size = role_of(h, s) == R_ENTRY_SIZE_SI ? r[PERF_REG_X86_SI] : r[PERF_REG_X86_DI];
+		if (role_of(h, s) == R_ENTRY_CALLOC)
+			size *= r[PERF_REG_X86_SI];
+		*pending_of(h, s->tid) = (struct pending){ s->time, size, rs->thread, node, true };
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+/* A register-only sample (frees, returns), straight from the ring. */
+static int on_reg_record(void *ctx, const struct perf_event_header *hdr)
+{
+	struct prof_heap *h = ctx;
+	struct prof_perf_sample s;
+	uint64_t r[PERF_REG_X86_64_MAX] = { 0 };
+
+	if (hdr->type == PERF_RECORD_LOST || hdr->type == PERF_RECORD_LOST_SAMPLES) {
+		h->lost += prof_perf_lost_count(hdr);
+		return 0;
+	}
+	if (hdr->type != PERF_RECORD_SAMPLE || prof_perf_parse_sample(&h->reg.attr, hdr, &s) < 0 ||
+	    (pid_t)s.pid == getpid())
+		return 0;
+	prof_perf_sample_regs(&s, r, PERF_REG_X86_64_MAX);
+	switch (role_of(h, &s)) {
+	case R_SAMPLED_FREE:
+	case R_FREE:
+		free_block(h, s.time, s.pid, r[PERF_REG_X86_DI]);
+		return 0;
+	case R_RETURN: {
+		struct pending *pe = pending_of(h, s.tid);
+		if (!pe->valid) {
+			h->unmatched++;
+			return 0;
+		}
+		pe->valid = false;
+		add_block(h, s.time, s.pid, r[PERF_REG_X86_AX], pe->size, pe->thread, pe->node);
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
+{
+	struct prof_heap *h = arg;
+
+	if (event == &h->stk)
+		h->lost += n;
+}
+
+static const struct prof_replay_ops heap_ops = {
+	.sample = on_sample,
+	.lost = on_lost,
+};
+
+static int feed_stk(void *ctx, const struct perf_event_header *hdr)
+{
+	struct prof_heap *h = ctx;
+
+	prof_replay_record(h->rp, &h->stk.attr, &h->stk, hdr);
+	return 0;
+}
+
+size_t prof_heap_sources(struct prof_heap *h, struct prof_perf_source *out)
+{
+	out[0] = (struct prof_perf_source){ &h->stk, feed_stk, h };
+	out[1] = (struct prof_perf_source){ &h->reg, on_reg_record, h };
+	return 2;
+}
+
+void prof_heap_attach(struct prof_heap *h, struct prof_replay *rp, struct prof_profile *p,
+		      const struct prof_replay_sink *sink)
+{
+	char buf[32];
+
+	h->rp = rp;
+	h->p = p;
+	h->sink = *sink;
+	h->cut_module_path = prof_intern(p, h->path);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->rate);
+	prof_meta_set(p, "heap_rate", buf);
+	prof_meta_set(p, "heap_mode", h->attached ? "uprobes on the allocator" : "preloaded sampler");
+	prof_meta_set(p, "heap_allocator", h->path);
+	prof_replay_add_consumer(rp, &heap_ops, h);
+}
+
+void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st)
+{
+	*st = (struct prof_heap_stats){ h->allocs, h->frees, h->lost, h->unmatched, h->rate,
+					 h->attached };
+}
+
+void prof_heap_free(struct prof_heap *h)
+{
+	if (!h)
+		return;
+	if (h->stk.rings)
+		prof_perf_close(&h->stk);
+	if (h->reg.rings)
+		prof_perf_close(&h->reg);
+	if (h->dir[0]) {	/* mapped copies stay valid: the file is only unlinked */
+		unlink(h->path);
+		rmdir(h->dir);
+	}
+	VEC_FREE(&h->points);
+	VEC_FREE(&h->blk);
+	VEC_FREE(&h->free_blk);
+	VEC_FREE(&h->pend);
+	u64map_free(&h->roles);
+	u64map_free(&h->blocks);
+	u64map_free(&h->pending);
+	free(h->old_preload);
+	free(h->old_rate);
+	free(h);
+}
