@@ -54,6 +54,15 @@ static void agg_weight(const struct prof_profile *p, const struct prof_view *v,
 {
 	uint64_t w = prof_view_weight(p, v, a);
 
+	if (prof_view_metric_is_heap(v->metric)) {
+		/* bytes or allocations; the samples behind them: about one per
+		 * rate bytes allocated (every allocation at rate 1) */
+		uint64_t rate = p->heap.rate;
+		*cost = (double)w;
+		*count = !w ? 0 : rate > 1 ? (double)a->value[PROF_M_ALLOC_BYTES] / (double)rate
+					  : (double)a->value[PROF_M_ALLOCS];
+		return;
+	}
 	if (v->metric != PROF_VIEW_CPU) {	/* already ns; not sample counts */
 		*cost = (double)w / 1e9;
 		*count = 0;
@@ -128,6 +137,8 @@ int an_side_add_profile(struct an_fnset *fs, struct an_side *side,
 	free(frame_fn);
 	if (!timed)
 		run.unit = "samples";
+	if (prof_view_metric_is_heap(o->metric))
+		run.unit = prof_view_metric_unit(o->metric);	/* "bytes", "allocations" */
 	if (run.total <= 0) {
 		VEC_FREE(&run.fn);
 		return -EINVAL;

@@ -45,7 +45,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case O_NO_ASM: o->no_asm = true; return 0;
 	case O_METRIC:
 		if (prof_view_metric_parse(arg, &o->view.metric) < 0)
-			return usage_error("unknown %s '%s' (want cpu, off-cpu, io-wait, sleep or wall)",
+			return usage_error("unknown %s '%s' (want cpu, off-cpu, io-wait, sleep, wall, allocs, alloc-bytes, live-bytes or peak-bytes)",
 					   flag, arg);
 		return 0;
 	}

@@ -123,7 +123,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case O_COLOR: return opt_color(flag, arg, &o->color);
 	case O_METRIC:
 		if (prof_view_metric_parse(arg, &o->view.metric) < 0)
-			return usage_error("unknown --metric '%s' (want cpu, off-cpu, io-wait, sleep or wall)",
+			return usage_error("unknown --metric '%s' (want cpu, off-cpu, io-wait, sleep, wall, allocs, alloc-bytes, live-bytes or peak-bytes)",
 					   arg);
 		return 0;
 	}

@@ -12,7 +12,7 @@ WL_DEPS := $(WL_DIR)/wl.h $(WL_DIR)/workloads.mk
 
 WL_SIMPLE := split recursion inline forkexec heap stripped-debug
 WL_THREADED := threads service phases
-WORKLOADS := $(addprefix $(WL_BIN)/,$(WL_SIMPLE) $(WL_THREADED) stripped \
+WORKLOADS := $(addprefix $(WL_BIN)/,$(WL_SIMPLE) $(WL_THREADED) stripped heap-static \
 	libwl.so libwl_dl.so shlib demo)
 
 $(WL_BIN)/split $(WL_BIN)/recursion $(WL_BIN)/inline $(WL_BIN)/forkexec $(WL_BIN)/heap: $(WL_BIN)/%: $(WL_DIR)/%.c $(WL_DEPS)
@@ -27,6 +27,11 @@ $(addprefix $(WL_BIN)/,$(WL_THREADED)): $(WL_BIN)/%: $(WL_DIR)/%.c $(WL_DEPS)
 $(WL_BIN)/stripped-debug: $(WL_DIR)/stripped.c $(WL_DEPS)
 	@mkdir -p $(WL_BIN)
 	$(CC) $(WL_CFLAGS) -Wl,--export-dynamic-symbol=stripped_exported_spin -o $@ $<
+
+# a static binary: nothing to preload into, no shared allocator to probe
+$(WL_BIN)/heap-static: $(WL_DIR)/heap.c $(WL_DEPS)
+	@mkdir -p $(WL_BIN)
+	$(CC) $(WL_CFLAGS) -static -o $@ $<
 
 $(WL_BIN)/stripped: $(WL_BIN)/stripped-debug
 	strip --strip-all -o $@ $<

@@ -1,0 +1,83 @@
+#!/bin/bash
+# t1400-record-heap: `prof record --heap` on the planted heap workload
+# (tests/workloads/heap.c: a 4 MiB leak in leak_planted, 20000 temporary
+# 64-byte blocks in temp_planted, a 64 MiB peak in peak_planted), which
+# prints its own truth.  Per function, prof's allocation count, live bytes
+# at the end (the leak) and bytes live at the peak must be within 10% of
+# it: launched with glibc malloc, jemalloc and tcmalloc (preloaded by the
+# user), and attached (-p) to a running process.  A static binary gets one
+# warning and a CPU profile.
+#
+# False-failure chance: launched, at --heap-rate 128 a 64-byte block is
+# sampled with p = 1 - exp(-64/128) = 0.393, so temp_planted's estimated
+# count (and bytes) has a relative standard error of
+# sqrt((1-p) / (p^2 * 20000)) = 1.4%: 10% is 7.1 standard errors, a
+# chance under 1e-11 per figure.  A 1 KiB block is sampled with
+# p = 1 - exp(-8) = 0.9997 (error 0.03%), a 1 MiB one with certainty.
+# Attached, every call is recorded: the figures are exact.
+. "$(dirname "$0")/lib/test-lib.sh"
+require_perf_events
+[ -r /sys/bus/event_source/devices/uprobe/type ] || skip_all "no uprobe PMU in this kernel"
+CHECK="python3 $TOP/tests/workloads/heapcheck.py"
+
+reports() {	# DATA PREFIX
+	for m in allocs alloc-bytes live-bytes peak-bytes; do
+		"$PROF" report -i "$1" --metric=$m --format=json >"$2.$m.json" || return 1
+	done
+}
+
+test_expect_success 'launched, glibc malloc: count, leak and peak per function within 10%' '
+	"$PROF" record --heap-rate 128 -o glibc.data -- "$WL/heap" 20000 >glibc.truth 2>glibc.err &&
+	cat glibc.err && check_contains glibc.err "heap: .* 0 samples lost" &&
+	reports glibc.data glibc && $CHECK glibc.truth glibc 0.10 allocs live peak
+'
+
+test_expect_success 'the text report says the rate and the standard errors' '
+	"$PROF" report -i glibc.data --metric=peak-bytes --stdio >glibc.txt &&
+	check_contains glibc.txt "^# heap: one sample per 128 B allocated on average (preloaded sampler)" &&
+	check_contains glibc.txt "^# heap: allocs [0-9]* +- [0-9]*, alloc-bytes .* peak-bytes .* +- " &&
+	check_contains glibc.txt "Bytes  Function"
+'
+
+for lib in libjemalloc.so.2 libtcmalloc_minimal.so.4; do
+	if ! ldconfig -p | grep -q "$lib"; then
+		test_skip "launched with $lib" "$lib is not installed"
+		continue
+	fi
+	test_expect_success "launched with LD_PRELOAD=$lib: within 10%" '
+		LD_PRELOAD=$lib "$PROF" record --heap-rate 128 -o pre.data -- "$WL/heap" 20000 \
+			>pre.truth 2>pre.err &&
+		cat pre.err && check_contains pre.err "heap: .* 0 samples lost" &&
+		reports pre.data pre && $CHECK pre.truth pre 0.10 allocs live peak
+	'
+done
+
+for lib in "" libjemalloc.so.2; do
+	if [ -n "$lib" ] && ! ldconfig -p | grep -q "$lib"; then
+		test_skip "attached to a process using $lib" "$lib is not installed"
+		continue
+	fi
+	test_expect_success "attached (-p) to a running process${lib:+ using $lib}: exact" '
+		rm -f go && { LD_PRELOAD=$lib "$WL/heap" 20000 go >att.truth & } && T=$! &&
+		for _ in $(seq 100); do grep -q "^heap: ready" att.truth && break; sleep 0.1; done &&
+		{ "$PROF" record --heap -o att.data -p $T 2>att.err & } && P=$! &&
+		wait_recording $P && touch go && wait $T && wait $P &&
+		cat att.err && check_contains att.err "every call, by uprobes on the allocator" &&
+		"$PROF" report -i att.data --stdio --header >att.txt &&
+		check_contains att.txt "heap_allocator: .*${lib:-libc.so}" &&
+		reports att.data att && $CHECK att.truth att 0.001 allocs live peak
+	'
+done
+
+test_expect_success 'a static binary: one warning, the CPU profile goes on' '
+	"$PROF" record --heap -o static.data -- "$WL/heap-static" 20000 >static.truth 2>static.err &&
+	cat static.err &&
+	test "$(grep -c "warning: no heap profile in this recording: .*statically linked" static.err)" = 1 &&
+	"$PROF" report -i static.data --stdio >static.txt && check_contains static.txt "Samples  Function"
+'
+
+test_expect_success 'a run without --heap has no heap header' '
+	check_not_contains static.txt "^# heap:"
+'
+
+test_done
