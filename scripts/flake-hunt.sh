@@ -41,17 +41,6 @@ echo "flake-hunt: $runs runs of $(git -C "$clone" log --oneline -1) in $clone"
 make -C "$clone" deps-test >/dev/null && make -C "$clone" -j"$(nproc)" check-build >"$logs/build.log" 2>&1 ||
 	{ echo "flake-hunt: build failed, see $logs/build.log" >&2; exit 1; }
 
-burners=()
-start_burners() { for _ in 1 2; do ( while :; do :; done ) & burners+=($!); done; }
-stop_burners() {
-	[ ${#burners[@]} -gt 0 ] || return 0
-	kill "${burners[@]}" 2>/dev/null
-	wait "${burners[@]}" 2>/dev/null
-	burners=()
-}
-trap stop_burners EXIT
-trap 'stop_burners; exit 130' INT TERM
-
 # In a private mount namespace: unmount tracefs and/or put TMPDIR on a
 # fresh tmpfs, then run the suite there.  $1: "notracefs", "tmpfs" or both.
 in_namespace() {
@@ -70,14 +59,15 @@ in_namespace() {
 		shift; exec "$@"' sh "$what" "$@"
 }
 
-run_suite() {	# state logfile
+run_suite() {	# state
 	local cmd=(make -C "$clone" check-run PROVE_FLAGS=--timer)
+	local loaded=(env CHECK_TARGET=check-run "$clone/scripts/check-under-load.sh" PROVE_FLAGS=--timer)
 	case $1 in
 	idle) "${cmd[@]}" ;;
-	load) start_burners; "${cmd[@]}"; local st=$?; stop_burners; return $st ;;
+	load) "${loaded[@]}" ;;
 	notracefs) in_namespace notracefs "${cmd[@]}" ;;
 	tmpfs) in_namespace tmpfs "${cmd[@]}" ;;
-	mixed) start_burners; in_namespace "notracefs tmpfs" "${cmd[@]}"; local st=$?; stop_burners; return $st ;;
+	mixed) in_namespace "notracefs tmpfs" "${loaded[@]}" ;;
 	esac
 }
 
