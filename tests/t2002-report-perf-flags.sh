@@ -1,9 +1,11 @@
 #!/bin/bash
 # t2002-report-perf-flags: perf report's flags with perf's meaning, checked
 # against perf report itself on the same perf.data where perf can say:
-# --stdio, --children/--no-children, --sort comm,pid,tid,dso,sym,srcline,
-# -n, -g caller|callee, --max-stack, -q, --header; a bad flag in a bundle
-# is named (-nz: '-z', never 'report').
+# --stdio, --children/--no-children, -s/--sort comm,pid,tid,dso,sym,srcline,
+# -n, -g caller|callee, --max-stack, -q, --header, comma lists for
+# --comm/--pid/--dsos, --percentage; perf flags prof lacks are refused with
+# perf's meaning and the reason; a bad flag in a bundle is named (-nz:
+# '-z', never 'report').
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 WL="$TOP/tests/workloads/bin"
@@ -45,6 +47,54 @@ test_expect_success '--sort srcline: file:line of the sampled instruction' '
 	"$PROF" report -i prof.data --sort sym,srcline -q >rows &&
 	check_contains rows "spin_a  .*split.c:[0-9]"
 '
+
+test_expect_success '-s dso,sym is --sort dso,sym' '
+	"$PROF" report -i perf.data --sort dso,sym -q >long &&
+	"$PROF" report -i perf.data -s dso,sym -q >short && cmp long short
+'
+
+# Two commands in one perf.data: perf's --comms list and --percentage,
+# read by perf report and prof report from the same file.
+perf record -q -e cpu-clock -F 999 -g -o two.data -- sh -c \
+	"\"$WL/split\" 1 >/dev/null & \"$WL/recursion\" 1 >/dev/null; wait" >/dev/null 2>&1
+perf_pct() { perf report -i two.data --stdio -q -g none --sort comm "$@" 2>/dev/null |
+	awk "NF && \$1 != \"#\" {sub(/%/, \"\", \$1); print \$1, \$NF}"; }
+
+test_expect_success '--comm split,recursion: a comma list, as perf'"'"'s --comms' '
+	perf_pct --comms split,recursion | sort >want &&
+	"$PROF" report -i two.data --comm split,recursion -s comm -q |
+		awk "{sub(/%/, \"\", \$1); print \$1, \$NF}" | sort >got &&
+	test $(wc -l <got) = 2 && diff want got
+'
+
+test_expect_success '--percentage absolute (the default) and relative: perf'"'"'s numbers' '
+	perf_pct --comms split >want.abs && perf_pct --comms split --percentage relative >want.rel &&
+	"$PROF" report -i two.data -c split -s comm -q | awk "{sub(/%/, \"\", \$1); print \$1, \$NF}" >got.abs &&
+	"$PROF" report -i two.data -c split -s comm -q --percentage relative |
+		awk "{sub(/%/, \"\", \$1); print \$1, \$NF}" >got.rel &&
+	diff want.abs got.abs && diff want.rel got.rel && test "$(cat got.rel)" = "100.00 split" &&
+	"$PROF" report -i two.data -c split >hdr &&
+	check_contains hdr "^# filter: comm split; percentages absolute: of the whole recording" &&
+	"$PROF" report -i two.data -c split --percentage relative >hdr &&
+	check_contains hdr "^# filter: comm split; percentages relative"
+'
+
+test_expect_success '--pid A,B and -d/--dsos lists' '
+	"$PROF" report -i two.data -s pid,comm -q >pids && test $(wc -l <pids) -ge 2 &&
+	a=$(awk "\$NF == \"split\" {print \$3}" pids) && b=$(awk "\$NF == \"recursion\" {print \$3}" pids) &&
+	"$PROF" report -i two.data --pid $a,$b -s comm -q >both && test $(wc -l <both) = 2 &&
+	"$PROF" report -i two.data --pid $a -s comm -q >one && test $(wc -l <one) = 1 &&
+	"$PROF" report -i two.data -d split,recursion -s dso -q >dsos &&
+	test "$(awk "{print \$NF}" dsos | sort | tr "\n" " ")" = "recursion split "
+'
+
+# perf report's flags prof lacks: perf's meaning and prof's reason, one line.
+for f in "-C 0" "--time 1,2" "-F overhead,sym" "-S main" "-v" "--tui" "-T"; do
+	test_expect_success "perf's $f is refused with its meaning and the reason" '
+		{ "$PROF" report -i prof.data '"$f"' >out 2>err; test $? = 2; } &&
+		one_error err "perf.s '"${f%% *}"' (.*) is not supported by prof: ..*" && test ! -s out
+	'
+done
 
 test_expect_failure_exit '--sort with an unknown key exits 2' 2 '"$PROF" report -i prof.data --sort sym,colour'
 

@@ -279,14 +279,18 @@ const char *prof_view_metric_name(enum prof_view_metric m);
 const char *prof_view_metric_unit(enum prof_view_metric m);	/* "samples", "us", "bytes", "allocations" */
 
 enum prof_sort { PROF_SORT_SELF, PROF_SORT_TOTAL };
+#define PROF_VIEW_IDS_MAX 64
 
 struct prof_view {
 	enum prof_view_metric metric;
 	enum prof_sort sort;
 	double percent_limit;		/* hide rows under this % (0: show all) */
-	int64_t pid, tid;		/* -1: any */
-	const char *comm;		/* NULL: any */
-	const char *dso;		/* NULL: any; matches module basename or path of the leaf frame */
+	uint32_t pids[PROF_VIEW_IDS_MAX], tids[PROF_VIEW_IDS_MAX];	/* --pid, --tid lists */
+	size_t npids, ntids;		/* 0: any */
+	const char *comm;		/* NULL: any; a comma list of names, as perf's --comms */
+	const char *dso;		/* NULL: any; a comma list of module basenames or paths
+					 * of the leaf frame, as perf's --dsos */
+	bool percent_relative;		/* --percentage relative: of the filtered total */
 	bool inverted;			/* flame graph: icicle; text tree: callee first */
 	const char *title;
 	uint32_t max_stack;		/* count only the innermost N frames (0: all) */
@@ -302,6 +306,20 @@ void prof_view_init(struct prof_view *v);	/* defaults: cpu, self, all */
 /* Weight of one aggregate under the view; 0 if filtered out. */
 uint64_t prof_view_weight(const struct prof_profile *p, const struct prof_view *v,
 			  const struct prof_agg *a);
+
+/* True when pid (tid) passes --pid (--tid), comm passes --comm. */
+bool prof_view_pid_selected(const struct prof_view *v, uint32_t pid);
+bool prof_view_tid_selected(const struct prof_view *v, uint32_t tid);
+bool prof_view_comm_selected(const struct prof_view *v, const char *comm);
+/* True when a --pid/--tid/--comm/--dso filter is set. */
+bool prof_view_filtered(const struct prof_view *v);
+/*
+ * What a report's percentages divide by, as perf's --percentage: absolute
+ * (the default) is the metric's total over the whole recording, relative
+ * is filtered_total (the weight that passed the filters).
+ */
+uint64_t prof_view_percent_base(const struct prof_profile *p, const struct prof_view *v,
+				uint64_t filtered_total);
 
 /* Basename of a module's path, "" for PROF_NONE. */
 const char *prof_module_basename(const struct prof_profile *p, uint32_t module);

@@ -10,6 +10,7 @@
 #include "prof/options.h"
 #include "prof/proc.h"
 #include "prof/util.h"
+#include "perf-only-priv.h"
 #include "record-priv.h"
 #include "help-prof-record.h"
 #include <errno.h>
@@ -115,7 +116,7 @@ static const struct opt *option_table(void)
 
 	while (options[n].id)
 		n++;
-	record_perf_only_append(options, n, ARRAY_SIZE(options) - 1, O_PERF_ONLY);
+	perf_only_append(&record_perf_only, options, n, ARRAY_SIZE(options) - 1, O_PERF_ONLY);
 	return options;
 }
 
@@ -172,10 +173,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 		o->heap = true;
 		return opt_u64(flag, arg, 1, 1ULL << 40, &o->heap_rate);
 	}
-	if (id >= O_PERF_ONLY && record_perf_only_why(id - O_PERF_ONLY))
-		return usage_error("perf's %s is not supported by prof: %s", flag,
-				   record_perf_only_why(id - O_PERF_ONLY));
-	return -EINVAL;
+	return perf_only_refuse(&record_perf_only, id - O_PERF_ONLY, flag);
 }
 
 static void set_defaults(struct record_opts *o)

@@ -46,10 +46,5 @@ static inline bool record_to_stdout(const struct record_opts *o)
 
 /* Room kept in the option table for the perf-only flags. */
 #define RECORD_PERF_ONLY_MAX 40
-/* Appends the perf-only flags to table from row n (ids first_id + i),
- * never past row cap; returns the new row count. */
-size_t record_perf_only_append(struct opt *table, size_t n, size_t cap, int first_id);
-/* Why perf-only flag i is refused; NULL if there is no flag i. */
-const char *record_perf_only_why(int i);
 
 #endif

@@ -1,26 +1,34 @@
 /*
  * report-options.c - `prof report`'s command line: prof's own flags
  * (--format, --metric, --diff, --open, filters) and perf report's, with
- * perf's meaning (--stdio, --children/--no-children, --sort KEYS, -n,
- * -g caller|callee, --max-stack, -q, --header, --color).
+ * perf's meaning (--stdio, --children/--no-children, -s/--sort KEYS, -n,
+ * -g caller|callee, --max-stack, -q, --header, --color, --percentage,
+ * comma lists for --pid/--tid/-c/--comms/-d/--dsos).  perf flags prof
+ * does not implement are refused with the reason (report-perf-only.c).
  */
 #include "prof/data.h"
 #include "prof/options.h"
+#include "perf-only-priv.h"
 #include "report-priv.h"
 #include <errno.h>
 #include <string.h>
 
 enum { O_INPUT = 1, O_OUTPUT, O_FORMAT, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT,
        O_SORT, O_METRIC, O_DIFF, O_OPEN, O_INVERTED, O_STDIO, O_CHILDREN, O_NO_CHILDREN,
-       O_NR_SAMPLES, O_GRAPH, O_MAX_STACK, O_QUIET, O_HEADER, O_COLOR, O_SOURCE_ROOT };
+       O_NR_SAMPLES, O_GRAPH, O_MAX_STACK, O_QUIET, O_HEADER, O_COLOR, O_SOURCE_ROOT,
+       O_PERCENTAGE, O_PERF_ONLY };
 
-static const struct opt options[] = {
+#define PERF_ONLY_MAX 40
+
+static struct opt options[O_PERF_ONLY + PERF_ONLY_MAX + 1] = {
 	{ O_INPUT, 'i', "input", OPT_VALUE }, { O_OUTPUT, 'o', "output", OPT_VALUE },
 	{ O_FORMAT, 0, "format", OPT_VALUE }, { O_FLAT, 0, "flat", OPT_FLAG },
 	{ O_TREE, 0, "tree", OPT_FLAG }, { O_PID, 0, "pid", OPT_VALUE },
 	{ O_TID, 0, "tid", OPT_VALUE }, { O_COMM, 0, "comm", OPT_VALUE },
-	{ O_DSO, 0, "dso", OPT_VALUE }, { O_LIMIT, 0, "percent-limit", OPT_VALUE },
-	{ O_SORT, 0, "sort", OPT_VALUE }, { O_METRIC, 0, "metric", OPT_VALUE },
+	{ O_COMM, 'c', "comms", OPT_VALUE }, { O_DSO, 0, "dso", OPT_VALUE },
+	{ O_DSO, 'd', "dsos", OPT_VALUE }, { O_LIMIT, 0, "percent-limit", OPT_VALUE },
+	{ O_SORT, 's', "sort", OPT_VALUE }, { O_METRIC, 0, "metric", OPT_VALUE },
+	{ O_PERCENTAGE, 0, "percentage", OPT_VALUE }, { O_HEADER, 'I', "show-info", OPT_FLAG },
 	{ O_DIFF, 0, "diff", OPT_VALUE }, { O_OPEN, 0, "open", OPT_FLAG },
 	{ O_INVERTED, 0, "inverted", OPT_FLAG }, { O_SOURCE_ROOT, 0, "source-root", OPT_VALUE },
 	/* perf report's flags, with perf's meaning */
@@ -29,17 +37,37 @@ static const struct opt options[] = {
 	{ O_GRAPH, 'g', "call-graph", OPT_VALUE }, { O_MAX_STACK, 0, "max-stack", OPT_VALUE },
 	{ O_QUIET, 'q', "quiet", OPT_FLAG }, { O_HEADER, 0, "header", OPT_FLAG },
 	{ O_COLOR, 0, "color", OPT_OPTIONAL },
-	{ 0 },
 };
 
-static int parse_id(const char *flag, const char *arg, int64_t *out)
+/* The real rows, then the perf-only ones behind them, once. */
+static const struct opt *option_table(void)
 {
-	uint64_t v;
+	size_t n = 0;
 
-	if (opt_u64(flag, arg, 0, UINT32_MAX, &v) < 0)
-		return -EINVAL;
-	*out = (int64_t)v;
-	return 0;
+	while (options[n].id)
+		n++;
+	perf_only_append(&report_perf_only, options, n, ARRAY_SIZE(options) - 1, O_PERF_ONLY);
+	return options;
+}
+
+/* perf's comma lists: --pid 1,2 --tid 3 (repeated flags add to the list). */
+static int parse_ids(const char *flag, const char *arg, uint32_t *ids, size_t *n)
+{
+	char *copy = xstrdup(arg), *save = NULL;
+	size_t before = *n;
+	int ret = 0;
+
+	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (*n == PROF_VIEW_IDS_MAX)
+			ret = usage_error("too many ids for %s (at most %d)", flag, PROF_VIEW_IDS_MAX);
+		else if (!(ret = opt_u64(flag, t, 0, UINT32_MAX, &v)))
+			ids[(*n)++] = (uint32_t)v;
+	}
+	if (*n == before && !ret)
+		ret = usage_error("no id in '%s' for %s", arg, flag);
+	free(copy);
+	return ret;
 }
 
 /* A plain argument: HEAD after --diff BASE, else the input file. */
@@ -99,8 +127,16 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 		return 0;
 	case O_FLAT: o->tree = false; return 0;
 	case O_TREE: o->tree = true; return 0;
-	case O_PID: return parse_id(flag, arg, &o->view.pid);
-	case O_TID: return parse_id(flag, arg, &o->view.tid);
+	case O_PID: return parse_ids(flag, arg, o->view.pids, &o->view.npids);
+	case O_TID: return parse_ids(flag, arg, o->view.tids, &o->view.ntids);
+	case O_PERCENTAGE: {
+		static const char *const kinds[] = { "absolute", "relative", NULL };
+		int k = opt_choice(flag, arg, kinds);
+		if (k < 0)
+			return k;
+		o->view.percent_relative = k == 1;
+		return 0;
+	}
 	case O_COMM: o->view.comm = arg; return 0;
 	case O_DSO: o->view.dso = arg; return 0;
 	case O_LIMIT:
@@ -127,13 +163,13 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 					   arg);
 		return 0;
 	}
-	return -EINVAL;
+	return perf_only_refuse(&report_perf_only, id - O_PERF_ONLY, flag);
 }
 
 /* Returns 0, OPT_HELP or -EINVAL. */
 int report_parse_args(int argc, char **argv, struct report_opts *o)
 {
-	int ret = opt_parse(options, argc, argv, 0, apply_option, o, NULL);
+	int ret = opt_parse(option_table(), argc, argv, 0, apply_option, o, NULL);
 
 	if (ret)
 		return ret;

@@ -1,6 +1,7 @@
 /*
  * view.c - what a report looks at: the --metric that weighs each
- * (thread, stack) aggregate and the --pid/--tid/--comm/--dso filters.
+ * (thread, stack) aggregate, the --pid/--tid/--comm/--dso filters (comma
+ * lists, as perf's) and what percentages divide by (--percentage).
  * Every renderer asks prof_view_weight() and nothing else, so all formats
  * agree on what is counted.
  */
@@ -49,7 +50,6 @@ void prof_view_init(struct prof_view *v)
 	memset(v, 0, sizeof(*v));
 	v->metric = PROF_VIEW_CPU;
 	v->sort = PROF_SORT_SELF;
-	v->pid = v->tid = -1;
 }
 
 const char *prof_module_basename(const struct prof_profile *p, uint32_t module)
@@ -61,6 +61,49 @@ const char *prof_module_basename(const struct prof_profile *p, uint32_t module)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* name is one of the comma list's items. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list;; p++) {
+		size_t n = strcspn(p, ",");
+		if (n == len && !strncmp(p, name, len))
+			return true;
+		p += n;
+		if (!*p)
+			return false;
+	}
+}
+
+static bool id_in(const uint32_t *ids, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+bool prof_view_pid_selected(const struct prof_view *v, uint32_t pid)
+{
+	return !v->npids || id_in(v->pids, v->npids, pid);
+}
+
+bool prof_view_tid_selected(const struct prof_view *v, uint32_t tid)
+{
+	return !v->ntids || id_in(v->tids, v->ntids, tid);
+}
+
+bool prof_view_comm_selected(const struct prof_view *v, const char *comm)
+{
+	return !v->comm || in_list(v->comm, comm);
+}
+
+bool prof_view_filtered(const struct prof_view *v)
+{
+	return v->npids || v->ntids || v->comm || v->dso;
+}
+
 static bool dso_matches(const struct prof_profile *p, const struct prof_view *v, uint32_t node)
 {
 	if (node == 0 || node >= p->nodes.n)
@@ -69,8 +112,8 @@ static bool dso_matches(const struct prof_profile *p, const struct prof_view *v,
 	uint32_t module = frame < p->frames.n ? p->frames.v[frame].module : PROF_NONE;
 	if (module >= p->modules.n)
 		return false;
-	return !strcmp(v->dso, prof_module_basename(p, module)) ||
-	       !strcmp(v->dso, prof_str(p, p->modules.v[module].path));
+	return in_list(v->dso, prof_module_basename(p, module)) ||
+	       in_list(v->dso, prof_str(p, p->modules.v[module].path));
 }
 
 static bool passes_filters(const struct prof_profile *p, const struct prof_view *v,
@@ -78,38 +121,45 @@ static bool passes_filters(const struct prof_profile *p, const struct prof_view 
 {
 	const struct prof_thread *t = &p->threads.v[a->thread];
 
-	if (v->pid >= 0 && t->pid != (uint64_t)v->pid)
-		return false;
-	if (v->tid >= 0 && t->tid != (uint64_t)v->tid)
-		return false;
-	if (v->comm && strcmp(v->comm, prof_str(p, t->comm)))
-		return false;
-	if (v->dso && !dso_matches(p, v, a->node))
-		return false;
-	return true;
+	return prof_view_pid_selected(v, t->pid) && prof_view_tid_selected(v, t->tid) &&
+	       prof_view_comm_selected(v, prof_str(p, t->comm)) &&
+	       (!v->dso || dso_matches(p, v, a->node));
+}
+
+static uint64_t metric_weight(enum prof_view_metric m, const struct prof_agg *a)
+{
+	switch (m) {
+	case PROF_VIEW_CPU: return a->value[PROF_M_SAMPLES];
+	case PROF_VIEW_OFFCPU: return a->value[PROF_M_OFFCPU_NS];
+	case PROF_VIEW_IOWAIT: return a->value[PROF_M_IOWAIT_NS];
+	case PROF_VIEW_SLEEP: return a->value[PROF_M_SLEEP_NS];
+	case PROF_VIEW_WALL: return a->value[PROF_M_CPU_NS] + a->value[PROF_M_OFFCPU_NS];
+	case PROF_VIEW_ALLOCS: return a->value[PROF_M_ALLOCS];
+	case PROF_VIEW_ALLOC_BYTES: return a->value[PROF_M_ALLOC_BYTES];
+	case PROF_VIEW_LIVE_BYTES:	/* a free is charged to its allocation's stack */
+		return a->value[PROF_M_ALLOC_BYTES] > a->value[PROF_M_FREE_BYTES]
+			       ? a->value[PROF_M_ALLOC_BYTES] - a->value[PROF_M_FREE_BYTES] : 0;
+	case PROF_VIEW_PEAK_BYTES: return a->value[PROF_M_PEAK_BYTES];
+	}
+	return 0;
+}
+
+uint64_t prof_view_percent_base(const struct prof_profile *p, const struct prof_view *v,
+				uint64_t filtered_total)
+{
+	uint64_t all = 0;
+
+	if (v->percent_relative || !prof_view_filtered(v))
+		return filtered_total;
+	for (size_t i = 0; i < p->aggs.n; i++)
+		all += metric_weight(v->metric, &p->aggs.v[i]);
+	return all;
 }
 
 uint64_t prof_view_weight(const struct prof_profile *p, const struct prof_view *v,
 			  const struct prof_agg *a)
 {
-	uint64_t w;
+	uint64_t w = metric_weight(v->metric, a);
 
-	switch (v->metric) {
-	case PROF_VIEW_CPU: w = a->value[PROF_M_SAMPLES]; break;
-	case PROF_VIEW_OFFCPU: w = a->value[PROF_M_OFFCPU_NS]; break;
-	case PROF_VIEW_IOWAIT: w = a->value[PROF_M_IOWAIT_NS]; break;
-	case PROF_VIEW_SLEEP: w = a->value[PROF_M_SLEEP_NS]; break;
-	case PROF_VIEW_WALL: w = a->value[PROF_M_CPU_NS] + a->value[PROF_M_OFFCPU_NS]; break;
-	case PROF_VIEW_ALLOCS: w = a->value[PROF_M_ALLOCS]; break;
-	case PROF_VIEW_ALLOC_BYTES: w = a->value[PROF_M_ALLOC_BYTES]; break;
-	case PROF_VIEW_LIVE_BYTES:	/* a free is charged to its allocation's stack */
-		w = a->value[PROF_M_ALLOC_BYTES] > a->value[PROF_M_FREE_BYTES]
-			    ? a->value[PROF_M_ALLOC_BYTES] - a->value[PROF_M_FREE_BYTES] : 0;
-		break;
-	case PROF_VIEW_PEAK_BYTES: w = a->value[PROF_M_PEAK_BYTES]; break;
-	default: return 0;
-	}
-	if (!w || !passes_filters(p, v, a))
-		return 0;
-	return w;
+	return w && passes_filters(p, v, a) ? w : 0;
 }

@@ -154,7 +154,7 @@ int prof_output_text_keys(FILE *f, const struct prof_profile *p, const struct pr
 	if (nrows)
 		qsort(rows.v, nrows, sizeof(*rows.v), by_weight);
 	text_header(f, p, v, grand);
-	print_rows(f, v, keys, nk, rows.v, nrows, grand);
+	print_rows(f, v, keys, nk, rows.v, nrows, prof_view_percent_base(p, v, grand));
 	if (!grand)
 		fprintf(f, "# no samples match (metric %s)\n", prof_view_metric_name(v->metric));
 	for (size_t i = 0; i < nrows; i++)

@@ -20,14 +20,14 @@ static int cmp_u32(const void *a, const void *b)
 struct pid_set {
 	struct u64map seen;
 	VEC(uint32_t) pids;
-	int64_t only;			/* the view's --pid, -1: any */
+	const struct prof_view *v;	/* its --pid */
 };
 
 static void pid_set_add(struct pid_set *s, uint32_t pid)
 {
 	bool created;
 
-	if (s->only >= 0 && (uint64_t)s->only != pid)
+	if (!prof_view_pid_selected(s->v, pid))
 		return;
 	u64map_slot(&s->seen, pid, &created);
 	if (created)
@@ -36,8 +36,8 @@ static void pid_set_add(struct pid_set *s, uint32_t pid)
 
 uint32_t *report_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n)
 {
-	bool unweighted_too = v->tid < 0 && !v->comm && !v->dso;
-	struct pid_set s = { .only = v->pid };
+	bool unweighted_too = !v->ntids && !v->comm && !v->dso;
+	struct pid_set s = { .v = v };
 
 	for (size_t i = 0; i < p->aggs.n; i++)
 		if (p->aggs.v[i].thread < p->threads.n && prof_view_weight(p, v, &p->aggs.v[i]))

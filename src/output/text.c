@@ -51,17 +51,19 @@ static void text_process_samples(FILE *f, const struct prof_profile *p, const st
 	VEC(uint64_t) per_thread = { 0 };
 	VEC(struct proc_samples) procs = { 0 };
 	struct u64map index = { 0 };
-	uint64_t total = 0, at;
+	uint64_t total = 0, all = 0, at;
 
 	for (size_t i = 0; i < p->threads.n; i++)
 		VEC_PUSH(&per_thread, 0);
-	for (size_t i = 0; i < p->aggs.n; i++)
+	for (size_t i = 0; i < p->aggs.n; i++) {
 		per_thread.v[p->aggs.v[i].thread] += p->aggs.v[i].value[PROF_M_SAMPLES];
+		all += p->aggs.v[i].value[PROF_M_SAMPLES];
+	}
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct prof_thread *t = &p->threads.v[i];
 		bool created;
-		if (!per_thread.v[i] || (v->pid >= 0 && t->pid != (uint64_t)v->pid) ||
-		    (v->comm && strcmp(prof_str(p, t->comm), v->comm)))
+		if (!per_thread.v[i] || !prof_view_pid_selected(v, t->pid) ||
+		    !prof_view_comm_selected(v, prof_str(p, t->comm)))
 			continue;
 		at = *u64map_slot(&index, t->pid, &created);
 		if (created) {
@@ -78,6 +80,8 @@ static void text_process_samples(FILE *f, const struct prof_profile *p, const st
 	if (procs.n > 1) {
 		struct strbuf sb = STRBUF_INIT;
 		qsort(procs.v, procs.n, sizeof(*procs.v), by_samples_desc);
+		if (!v->percent_relative && prof_view_filtered(v))
+			total = all;	/* perf's --percentage absolute */
 		fprintf(f, "# processes: %zu with samples; the busiest:\n", procs.n);
 		for (size_t i = 0; i < procs.n && i < 10; i++) {
 			sb_reset(&sb);
@@ -158,6 +162,35 @@ static void text_heap_header(FILE *f, const struct prof_profile *p)
 	sb_release(&sb);
 }
 
+static void add_ids(struct strbuf *sb, const char *what, const uint32_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sb_addf(sb, "%s%u", i ? "," : what, ids[i]);
+}
+
+/* The filters, and what the percentages divide by (perf's --percentage). */
+static void text_filter_line(FILE *f, const struct prof_view *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!prof_view_filtered(v))
+		return;
+	add_ids(&sb, " pid ", v->pids, v->npids);
+	add_ids(&sb, " tid ", v->tids, v->ntids);
+	if (v->comm) {
+		sb_adds(&sb, " comm ");
+		add_printable(&sb, v->comm, "", '?');
+	}
+	if (v->dso) {
+		sb_adds(&sb, " dso ");
+		add_printable(&sb, v->dso, "", '?');
+	}
+	fprintf(f, "# filter:%s; percentages %s\n", sb.buf,
+		v->percent_relative ? "relative: of what the filter keeps"
+				    : "absolute: of the whole recording (--percentage relative: of what the filter keeps)");
+	sb_release(&sb);
+}
+
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total)
 {
@@ -194,21 +227,7 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
 			(unsigned long long)grand_total, prof_view_metric_unit(v->metric));
 	if (p->heap.present)
 		text_heap_header(f, p);
-	sb_reset(&sb);
-	if (v->pid >= 0)
-		sb_addf(&sb, " pid %lld", (long long)v->pid);
-	if (v->tid >= 0)
-		sb_addf(&sb, " tid %lld", (long long)v->tid);
-	if (v->comm) {
-		sb_adds(&sb, " comm ");
-		add_printable(&sb, v->comm, "", '?');
-	}
-	if (v->dso) {
-		sb_adds(&sb, " dso ");
-		add_printable(&sb, v->dso, "", '?');
-	}
-	if (sb.len)
-		fprintf(f, "# filter:%s\n", sb.buf);
+	text_filter_line(f, v);
 	fprintf(f, "#\n");
 	sb_release(&sb);
 }
@@ -217,8 +236,10 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 {
 	struct prof_fn_table t;
 	struct strbuf name = STRBUF_INIT;
+	uint64_t base;
 
 	prof_fn_table_build(p, v, &t);
+	base = prof_view_percent_base(p, v, t.grand_total);
 	text_header(f, p, v, t.grand_total);
 	if (!v->quiet)
 		fprintf(f, "%s  Self%%   Total%%  %8s  %-32s %s%s\n", color(v, COLOR_HEADER),
@@ -226,7 +247,7 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 			color(v, COLOR_RESET));
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
-		double self = percent(r->self, t.grand_total), total = percent(r->total, t.grand_total);
+		double self = percent(r->self, base), total = percent(r->total, base);
 		if ((v->sort == PROF_SORT_SELF ? self : total) < v->percent_limit)
 			continue;
 		sb_reset(&name);

@@ -171,9 +171,9 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 	VEC(uint32_t) stack = { 0 }, depth = { 0 };
 
 	memset(&t, 0, sizeof(t));
-	uint64_t grand = build(&t, p, v);
+	uint64_t filtered = build(&t, p, v), grand = prof_view_percent_base(p, v, filtered);
 	link_children(&t);
-	text_header(f, p, v, grand);
+	text_header(f, p, v, filtered);
 	if (!v->quiet)
 		fprintf(f, "%s Total%%    Self%%  %*s  Call tree (%s first)%s\n",
 			color(v, COLOR_HEADER), view_is_time(v) ? 10 : 8,
@@ -203,7 +203,7 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 			stack.v[j - 1] = tmp;
 		}
 	}
-	if (!grand)
+	if (!filtered)
 		fprintf(f, "# no samples match (metric %s)\n", prof_view_metric_name(v->metric));
 	VEC_FREE(&stack);
 	VEC_FREE(&depth);

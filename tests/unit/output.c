@@ -144,25 +144,39 @@ static void test_fn_table(const struct prof_profile *p)
 	is_str(prof_str(p, t.rows.v[0].func), "main", "--sort total puts main first");
 	prof_fn_table_free(&t);
 
-	struct { int64_t pid, tid; const char *comm, *dso; uint64_t want; const char *what; } f[] = {
-		{ 2, -1, NULL, NULL, 10, "--pid 2" },
-		{ -1, 2, NULL, NULL, 20, "--tid 2 (two processes)" },
-		{ -1, -1, "worker", NULL, 10, "--comm worker" },
-		{ -1, -1, NULL, "[kernel.kallsyms]", 10, "--dso kernel" },
-		{ -1, -1, NULL, "app", 90, "--dso app (basename)" },
-		{ -1, -1, NULL, "/opt/bin/app", 90, "--dso /opt/bin/app (path)" },
-		{ 1, 1, "app", "app", 80, "combined filters" },
+	/* ids: up to two per list, 0 ends it (no fixture thread has id 0) */
+	struct { uint32_t pid[2], tid[2]; const char *comm, *dso; uint64_t want; const char *what; } f[] = {
+		{ { 2 }, { 0 }, NULL, NULL, 10, "--pid 2" },
+		{ { 0 }, { 2 }, NULL, NULL, 20, "--tid 2 (two processes)" },
+		{ { 0 }, { 0 }, "worker", NULL, 10, "--comm worker" },
+		{ { 0 }, { 0 }, NULL, "[kernel.kallsyms]", 10, "--dso kernel" },
+		{ { 0 }, { 0 }, NULL, "app", 90, "--dso app (basename)" },
+		{ { 0 }, { 0 }, NULL, "/opt/bin/app", 90, "--dso /opt/bin/app (path)" },
+		{ { 1 }, { 1 }, "app", "app", 80, "combined filters" },
+		{ { 1, 2 }, { 0 }, NULL, NULL, 100, "--pid 1,2 (a list)" },
+		{ { 0 }, { 0 }, "worker,app", NULL, 90, "--comm worker,app (a list)" },
+		{ { 0 }, { 0 }, "work", NULL, 0, "--comm work: a list item is a whole name" },
+		{ { 0 }, { 0 }, NULL, "app,[kernel.kallsyms]", 100, "--dso app,[kernel.kallsyms]" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
 		prof_view_init(&v);
-		v.pid = f[i].pid;
-		v.tid = f[i].tid;
+		for (size_t k = 0; k < 2 && f[i].pid[k]; k++)
+			v.pids[v.npids++] = f[i].pid[k];
+		for (size_t k = 0; k < 2 && f[i].tid[k]; k++)
+			v.tids[v.ntids++] = f[i].tid[k];
 		v.comm = f[i].comm;
 		v.dso = f[i].dso;
 		prof_fn_table_build(p, &v, &t);
 		is_u64(t.grand_total, f[i].want, "filter %s", f[i].what);
 		prof_fn_table_free(&t);
 	}
+
+	/* perf's --percentage: absolute divides by the whole recording */
+	prof_view_init(&v);
+	v.comm = "worker";
+	is_u64(prof_view_percent_base(p, &v, 10), 100, "--percentage absolute: of all 100 samples");
+	v.percent_relative = true;
+	is_u64(prof_view_percent_base(p, &v, 10), 10, "--percentage relative: of the 10 kept");
 
 	prof_view_init(&v);
 	v.metric = PROF_VIEW_OFFCPU;

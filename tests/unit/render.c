@@ -164,7 +164,7 @@ static void test_flamegraph(const struct prof_profile *p)
 	ok(strstr(svg, "y=\"64.0\" width=\"1180.00\"") != NULL, "inverted: root at the top");
 	free(svg);
 	v.inverted = false;
-	v.tid = 101;
+	v.tids[v.ntids++] = 101;
 	svg = render(prof_render_flamegraph, p, &v, NULL);
 	ok(strstr(svg, ">spin<") == NULL && strstr(svg, "5 samples (100.00%)"), "view filter applies (tid 101)");
 	free(svg);
