@@ -38,7 +38,18 @@ test_expect_success 'failure is reported with the status' '
 '
 test_expect_success '--ignore-failure measures failing runs' '
 	"$PROF" stat -r 3 --ignore-failure --format=json -o s.json -- false &&
-	jsonq s.json "d[\"failed_runs\"] == 3 and len(d[\"metrics\"][\"wall_s\"][\"runs\"]) == 3"
+	jsonq s.json "d[\"failed_runs\"] == 3 and len(d[\"metrics\"][\"wall_s\"][\"runs\"]) == 3" &&
+	jsonq s.json "d[\"last_failure\"] == \"exit 1\""
+'
+test_expect_success '--ignore-failure: the title says how the runs failed (exit status or signal)' '
+	"$PROF" stat -r 2 --ignore-failure -- sh -c "exit 3" 2>err &&
+	check_contains err "prof stat: 2 runs of .*, 2 failed (the last: exit 3)$" &&
+	"$PROF" stat --ignore-failure -- sh -c "kill -SEGV \$\$" 2>err &&
+	check_contains err "prof stat: 1 run of .*, 1 failed (killed by SIGSEGV)$"
+'
+test_expect_success 'a run killed by a signal: one error line naming the signal' '
+	{ "$PROF" stat -- sh -c "kill -SEGV \$\$" 2>err; test $? = 3; } &&
+	one_error err "run 1: .sh. failed (killed by SIGSEGV); use --ignore-failure"
 '
 test_expect_success 'stdout and stderr of the command pass through, once per run' '
 	"$PROF" stat -r 3 -- sh -c "echo out; echo err >&2" >out 2>err &&

@@ -70,6 +70,7 @@ struct an_stat;
 struct prof_stat_report {
 	char **argv;			/* the measured command */
 	uint64_t runs, warmup, failed;
+	char failed_how[64];		/* the last failed run's "exit 3" / "killed by SIGSEGV" */
 	bool delayacct;
 	const struct an_stat *st;
 	const char *baseline;		/* NULL: no comparison */

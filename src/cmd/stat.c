@@ -115,8 +115,9 @@ static int parse_options(int argc, char **argv, struct stat_opts *o)
 
 /* --- running ----------------------------------------------------------------------- */
 
-/* Returns 0, EXIT_CMD_FAILED or -errno (could not run at all). */
-static int run_all(const struct stat_opts *o, struct an_stat *st, uint64_t *failed)
+/* Returns 0, EXIT_CMD_FAILED or -errno (could not run at all); rep gets the
+ * failed runs' count and how the last one failed (rep). */
+static int run_all(const struct stat_opts *o, struct an_stat *st, struct prof_stat_report *rep)
 {
 	struct res_run_opts ro = {
 		.argv = o->argv, .counters = o->counters, .n_counters = o->n_counters,
@@ -124,9 +125,8 @@ static int run_all(const struct stat_opts *o, struct an_stat *st, uint64_t *fail
 	};
 	uint64_t n = o->warmup + o->runs;
 	struct progress pr;
-	char buf[64];
 
-	*failed = 0;
+	rep->failed = 0;
 	progress_start(&pr, "run", true);
 	for (uint64_t i = 0; i < n; i++) {
 		struct res_usage u;
@@ -140,10 +140,11 @@ static int run_all(const struct stat_opts *o, struct an_stat *st, uint64_t *fail
 		if (r < 0)
 			return error("cannot run '%s': %s", o->argv[0], strerror(-r)), r;
 		if (!WIFEXITED(u.wait_status) || WEXITSTATUS(u.wait_status)) {
-			(*failed)++;
+			rep->failed++;
+			res_status_str(u.wait_status, rep->failed_how, sizeof(rep->failed_how));
 			if (!o->ignore_failure) {
 				error("run %" PRIu64 ": '%s' failed (%s); use --ignore-failure to measure anyway",
-				      i + 1, o->argv[0], res_status_str(u.wait_status, buf, sizeof(buf)));
+				      i + 1, o->argv[0], rep->failed_how);
 				return EXIT_CMD_FAILED;
 			}
 		}
@@ -209,7 +210,7 @@ static int measure(const struct stat_opts *o, struct an_stat *st, char *baseline
 		info("io_wait_s unavailable: kernel.task_delayacct is 0 (sysctl -w kernel.task_delayacct=1 enables it), and %s",
 		     why);
 	an_stat_init(st, o->counters, o->n_counters, r.delayacct, r.delayacct || switches);
-	ret = run_all(o, st, &r.failed);
+	ret = run_all(o, st, &r);
 	if (ret < 0)
 		return EXIT_USAGE;
 	if (ret == 0 && baseline) {

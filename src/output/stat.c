@@ -91,9 +91,13 @@ void prof_output_stat_json(struct strbuf *sb, const struct prof_stat_report *r)
 			sb_adds(sb, ", ");
 		json_escape(sb, *a);
 	}
-	sb_addf(sb, "],\n  \"runs\": %" PRIu64 ", \"warmup\": %" PRIu64 ", \"failed_runs\": %" PRIu64
-		", \"delayacct\": %s,\n  \"metrics\": {",
-		r->runs, r->warmup, r->failed, r->delayacct ? "true" : "false");
+	sb_addf(sb, "],\n  \"runs\": %" PRIu64 ", \"warmup\": %" PRIu64 ", \"failed_runs\": %" PRIu64,
+		r->runs, r->warmup, r->failed);
+	if (r->failed) {
+		sb_adds(sb, ", \"last_failure\": ");
+		json_escape(sb, r->failed_how);
+	}
+	sb_addf(sb, ", \"delayacct\": %s,\n  \"metrics\": {", r->delayacct ? "true" : "false");
 	for (size_t i = 0; i < r->st->nm; i++) {
 		sb_adds(sb, i ? ",\n    " : "\n    ");
 		json_metric(sb, &r->st->m[i]);
@@ -185,7 +189,8 @@ void prof_output_stat_text(struct strbuf *sb, const struct prof_stat_report *r)
 	if (r->warmup)
 		sb_addf(sb, " after %" PRIu64 " warm-up run%s", r->warmup, r->warmup == 1 ? "" : "s");
 	if (r->failed)
-		sb_addf(sb, ", %" PRIu64 " failed", r->failed);
+		sb_addf(sb, ", %" PRIu64 " failed (%s%s)", r->failed, r->failed > 1 ? "the last: " : "",
+			r->failed_how);
 	sb_addf(sb, "\n\n%-26s %11s %11s %11s %11s %11s %11s %11s %7s\n", "metric", "min", "median",
 		"mean", "p95", "p99", "max", "stddev", "cv");
 	for (size_t i = 0; i < r->st->nm; i++)
