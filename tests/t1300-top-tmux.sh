@@ -5,7 +5,8 @@
 # (callers) change the view; a 20x5 terminal gets 5 lines of at most 20
 # columns; the target exiting mid-view is shown, not fatal; q and Ctrl-C
 # restore the terminal (the shell after prof sees icanon and echo again);
-# and --stdio into a pipe closed early ends quietly with status 0.
+# --stdio into a pipe closed early ends quietly with status 0; perf top's
+# --comm, -s/--sort and -g work.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 command -v tmux >/dev/null || skip_all "tmux is not installed"
@@ -125,6 +126,25 @@ test_expect_success '--stdio into a pipe closed early: status 0, no error' '
 test_expect_success 'stdout closed: status 0, no error' '
 	timeout 60 "$PROF" top -p $SPLIT2 -d 3 >&- 2>closed.err; st=$?; cat closed.err; test $st = 0 &&
 	test ! -s closed.err
+'
+
+# perf top's habits: --comm (a comma list), -s/--sort, -g.  Each table
+# covers about a second of two busy processes (~1000 samples of each at
+# 999 Hz, fewer under load): hot_leaf missing from every table of 3 s
+# would take recursion never running for 3 s.
+test_expect_success '--comm recursion: only that command'"'"'s functions; -s total -g: sorted by total' '
+	"$WL/recursion" 600 >/dev/null 2>&1 & rec=$! &&
+	timeout 60 "$PROF" top -p $SPLIT2,$rec --stdio -d 3 --comm recursion >comm.out 2>comm.err
+	st=$?; timeout 60 "$PROF" top -p $SPLIT2,$rec --stdio -d 2 -s total -g >total.out 2>>comm.err
+	st2=$?; kill $rec; cat comm.err; test $st = 0 && test $st2 = 0 &&
+	check_contains comm.out "^prof top: pid .*, comm recursion .* sort self" &&
+	check_contains comm.out " hot_leaf " && check_not_contains comm.out " spin_[abc] " &&
+	check_contains total.out "sort total$"
+'
+
+test_expect_success '-s with a perf key prof top has no column for: the reason, one line' '
+	{ "$PROF" top -p $SPLIT2 -s comm,dso 2>err; test $? = 2; } &&
+	one_error err "prof top.s rows are functions (perf.s sym)"
 '
 
 test_expect_failure_exit 'a pid that cannot exist: exit 2 with one line' 2 '

@@ -175,6 +175,8 @@ struct prof_top_opts {
 	double delay;			/* --delay: seconds between refreshes */
 	bool stdio;			/* one table per interval on stdout */
 	size_t max_rows;		/* --stdio rows per table */
+	enum prof_top_sort sort;	/* --sort: the first order (s/t change it) */
+	const char *comm;		/* --comm: a comma list of thread names, NULL: all */
 };
 /* Runs the live view until q, Ctrl-C, -d or the targets' end.  0, or
  * -errno after printing one line. */

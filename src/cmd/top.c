@@ -18,13 +18,16 @@ static void usage(FILE *f)
 	fputs(help_prof_top, f);
 }
 
-enum { T_PID = 1, T_ALL_CPUS, T_CPU, T_FREQ, T_DURATION, T_DELAY, T_STDIO, T_ROWS };
+enum { T_PID = 1, T_ALL_CPUS, T_CPU, T_FREQ, T_DURATION, T_DELAY, T_STDIO, T_ROWS, T_SORT,
+       T_COMM, T_G };
 
 static const struct opt options[] = {
 	{ T_PID, 'p', "pid", OPT_VALUE }, { T_ALL_CPUS, 'a', "all-cpus", OPT_FLAG },
 	{ T_CPU, 'C', "cpu", OPT_VALUE }, { T_FREQ, 'F', "freq", OPT_VALUE },
 	{ T_DURATION, 'd', "duration", OPT_VALUE }, { T_DELAY, 0, "delay", OPT_VALUE },
 	{ T_STDIO, 0, "stdio", OPT_FLAG }, { T_ROWS, 'n', "rows", OPT_VALUE },
+	{ T_SORT, 's', "sort", OPT_VALUE }, { T_COMM, 0, "comm", OPT_VALUE },
+	{ T_COMM, 0, "comms", OPT_VALUE }, { T_G, 'g', NULL, OPT_FLAG },
 	{ 0 },
 };
 
@@ -32,6 +35,22 @@ struct top_parse {
 	struct prof_top_opts *o;
 	struct prof_perf_config *pc;
 };
+
+/* self, total, or perf top's sym (its default: one row per function, by self). */
+static int parse_sort(struct prof_top_opts *o, const char *flag, const char *arg)
+{
+	if (!strcmp(arg, "self") || !strcmp(arg, "sym") || !strcmp(arg, "overhead"))
+		o->sort = PROF_TOP_BY_SELF;
+	else if (!strcmp(arg, "total") || !strcmp(arg, "children"))
+		o->sort = PROF_TOP_BY_TOTAL;
+	else if (strchr(arg, ',') || !strcmp(arg, "comm") || !strcmp(arg, "pid") ||
+		 !strcmp(arg, "tid") || !strcmp(arg, "dso") || !strcmp(arg, "srcline"))
+		return usage_error("%s %s: prof top's rows are functions (perf's sym), by self or total; pick commands with --comm, or record and use 'prof report --sort %s'",
+				   flag, arg, arg);
+	else
+		return usage_error("unknown %s '%s' (want self, total or sym)", flag, arg);
+	return 0;
+}
 
 static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 {
@@ -64,6 +83,9 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case T_DURATION: return opt_double(flag, arg, 1e-3, 86400, &o->duration);
 	case T_DELAY: return opt_double(flag, arg, 1e-3, 86400, &o->delay);
 	case T_STDIO: o->stdio = true; return 0;
+	case T_SORT: return parse_sort(o, flag, arg);
+	case T_COMM: o->comm = arg; return 0;
+	case T_G: return 0;	/* perf's -g: the stacks are always recorded (the total column) */
 	case T_ROWS:
 		if (opt_u64(flag, arg, 1, 100000, &v) < 0)
 			return -EINVAL;

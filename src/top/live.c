@@ -49,11 +49,22 @@ static volatile sig_atomic_t stdio_stop;
 
 static void on_stop(int sig) { stdio_stop = 1; }
 
+/* --comm, as the reports' filter: a comma list of whole thread names. */
+static bool comm_selected(const struct live *l, uint32_t thread)
+{
+	struct prof_view f = { .comm = l->o->comm };
+
+	return thread < l->p.threads.n &&
+	       prof_view_comm_selected(&f, prof_str(&l->p, l->p.threads.v[thread].comm));
+}
+
 static void on_sample(void *arg, const struct prof_replay_sample *rs)
 {
 	struct live *l = arg;
 
 	prof_replay_count_sample(&l->p, rs->s->time, rs->complete);
+	if (l->o->comm && !comm_selected(l, rs->thread))
+		return;
 	if (!l->ui.paused)
 		prof_top_feed(l->v, rs->s->time, rs->thread, rs->node, 1);
 }
@@ -116,6 +127,10 @@ static void describe_target(struct live *l)
 	else
 		snprintf(l->target, sizeof(l->target), "pid %d%s%s", (int)o->pids[0], o->npids > 1 ? ",..." : "",
 			 l->exited ? " (exited)" : "");
+	if (o->comm) {
+		size_t n = strlen(l->target);
+		snprintf(l->target + n, sizeof(l->target) - n, ", comm %s", o->comm);
+	}
 }
 
 static int setup(struct live *l)
@@ -137,6 +152,7 @@ static int setup(struct live *l)
 	l->v = prof_top_view_new(&l->p, (uint64_t)(MAX(5.0, o->delay) * 1e9));
 	l->st.period_ns = o->perf->event->is_clock ? 1000000000ULL / o->perf->freq : 0;
 	prof_top_ui_init(&l->ui);
+	l->ui.sort = o->sort;
 	return 0;
 }
 
