@@ -125,6 +125,23 @@ test_expect_success 'report --diff --format=html: red/blue flame graph and the m
 	q diff.json "dict(d[\"movers\"]).get(\"hot_leaf\", 0) < -10 and dict(d[\"movers\"]).get(\"work_function\", 0) > 2"
 '
 
+# A page of many processes (split and nine sleepers): the busiest processes
+# and the flame graph on the first screen (1000 px), the table busiest
+# first, one track per process, only the busiest one's threads shown.
+test_expect_success 'many processes: flame graph and busiest processes first, tracks per process' '
+	"$PROF" record -q -o many.data -- sh -c "for i in 1 2 3 4 5 6 7 8 9; do sleep 0.3 & done; \"$WL/split\" 1 >/dev/null; wait" &&
+	"$PROF" report -i many.data --format=html -o many.html &&
+	$DRIVE machine many.html >machine.json &&
+	q machine.json "d[\"errors\"] == [] and d[\"flameTop\"] < 1000 and d[\"procsTop\"] < d[\"flameTop\"] < d[\"tracksTop\"]" &&
+	q machine.json "d[\"procs\"][0][\"comm\"] == \"split\" and [p[\"weight\"] for p in d[\"procs\"]] == sorted((p[\"weight\"] for p in d[\"procs\"]), reverse=True)" &&
+	q machine.json "len(d[\"procs\"]) > 10 and all(p[\"visible\"] for p in d[\"procs\"][:10]) and not any(p[\"visible\"] for p in d[\"procs\"][10:])" &&
+	q machine.json "d[\"title\"].startswith(\"Processes: %d, %d threads\" % (len(d[\"procs\"]), sum(p[\"threads\"] for p in d[\"procs\"])))" &&
+	q machine.json "[l[\"pid\"] for l in d[\"lanes\"] if l[\"proc\"]][0] == d[\"procs\"][0][\"pid\"]" &&
+	q machine.json "[l[\"open\"] for l in d[\"lanes\"] if l[\"proc\"]] == [True] + [False] * (len([l for l in d[\"lanes\"] if l[\"proc\"]]) - 1)" &&
+	q machine.json "len([l for l in d[\"lanes\"] if not l[\"proc\"]]) == 1" &&
+	q machine.json "[l[\"open\"] for l in d[\"expanded\"] if l[\"proc\"]][:2] == [True, True] and len([l for l in d[\"expanded\"] if not l[\"proc\"]]) == 2"
+'
+
 GEN="$BUILD_DIR/tests/unit/data.t"
 if [ -x "$GEN" ]; then
 	# (the generator draws each sample's stack from a pool of 2,000: at

@@ -32,6 +32,11 @@
 /* Process table rows: the busiest, then one line for the rest (an hour of
  * `record -a` has 32,000 processes: 3.1 MB of table, 6 s to parse). */
 #define HTML_MAX_PROC_ROWS 100
+/* Rows shown before the "more" button: the first screen holds the busiest
+ * processes and the flame graph. */
+#define HTML_PROC_ROWS_SHOWN 10
+/* More processes than this: the machine-wide page (the flame graph first). */
+#define HTML_MANY_PROCS 8
 
 static const char html_style[] =
 	"body{font-family:system-ui,Verdana,sans-serif;margin:16px;color:#222;background:#fafafa}\n"
@@ -274,57 +279,79 @@ static void meta_row(struct strbuf *sb, const struct prof_profile *p, const char
 		row(sb, label, v);
 }
 
-/* The rows: report_process_pids() in order, named by their main thread;
- * over HTML_MAX_PROC_ROWS processes the busiest, then one line for the rest. */
+/* One row of the process table. */
+static void process_row(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v,
+			const struct proc_info *pi, uint64_t weight)
+{
+	struct strbuf w = STRBUF_INIT;
+
+	render_weight(&w, v, weight);
+	sb_addf(sb, "<tr><td class=\"n\">%u</td><td>", pi->pid);
+	xml_escape(sb, pi->comm);
+	sb_addf(sb, "</td><td class=\"n\">%zu</td><td class=\"n\">%s</td>", pi->tasks, sb_str(&w));
+	if (p->resources.n)
+		html_resource_cells(sb, p, pi);
+	sb_adds(sb, "</tr>\n");
+	sb_release(&w);
+}
+
+/*
+ * The processes of report_process_pids(), busiest first, named by their
+ * main thread: the first HTML_PROC_ROWS_SHOWN rows, the others behind a
+ * button, and over HTML_MAX_PROC_ROWS one line for the rest.  The heading
+ * counts the same processes and threads the rows do.
+ */
 static void per_process(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct strbuf w = STRBUF_INIT;
 	struct proc_table pt;
-	size_t np;
+	size_t np, tasks = 0;
 	uint32_t *pids = report_process_pids(p, v, &np);
 	uint64_t *weight = xcalloc(np + 1, sizeof(*weight));
 	struct u64map row = { 0 };	/* pid -> its row */
 
 	proc_table_build(&pt, p);
-	for (size_t k = 0; k < np; k++)
+	for (size_t k = 0; k < np; k++) {
 		u64map_put(&row, pids[k], k);
+		tasks += proc_table_get(&pt, pids[k])->tasks;
+	}
 	for (size_t i = 0; i < p->aggs.n; i++) {
 		const struct prof_agg *a = &p->aggs.v[i];
 		uint64_t k;
 		if (a->thread < p->threads.n && u64map_get(&row, p->threads.v[a->thread].pid, &k))
 			weight[k] += prof_view_weight(p, v, a);
 	}
+	sb_addf(sb, "<h2 id=\"procs-title\">Processes: %zu, %zu thread%s, busiest first</h2>\n", np, tasks,
+		tasks == 1 ? "" : "s");
 	sb_adds(sb, "<table id=\"procs\"><thead><tr><th class=\"n\">PID</th><th>Command</th>"
 		"<th class=\"n\">Threads</th><th class=\"n\">Weight</th>");
 	if (p->resources.n)
 		html_resource_heads(sb);
 	sb_adds(sb, "</tr></thead><tbody>\n");
-	size_t *order = order_heaviest_first(weight, np), shown = np < HTML_MAX_PROC_ROWS ? np : HTML_MAX_PROC_ROWS;
+	size_t *order = order_heaviest_first(weight, np), shown = MIN(np, HTML_MAX_PROC_ROWS);
 	uint64_t rest = 0;
 	for (size_t i = 0; i < np; i++) {
-		size_t k = np > HTML_MAX_PROC_ROWS ? order[i] : i;	/* few: in pid order */
 		if (i >= shown) {
-			rest += weight[k];
+			rest += weight[order[i]];
 			continue;
 		}
-		const struct proc_info *pi = proc_table_get(&pt, pids[k]);
-		sb_reset(&w);
-		render_weight(&w, v, weight[k]);
-		sb_addf(sb, "<tr><td class=\"n\">%u</td><td>", pids[k]);
-		xml_escape(sb, pi->comm);
-		sb_addf(sb, "</td><td class=\"n\">%zu</td><td class=\"n\">%s</td>", pi->tasks, sb_str(&w));
-		if (p->resources.n)
-			html_resource_cells(sb, p, pi);
-		sb_adds(sb, "</tr>\n");
+		if (i == HTML_PROC_ROWS_SHOWN)
+			sb_adds(sb, "</tbody><tbody id=\"procs-more\" hidden>\n");
+		process_row(sb, p, v, proc_table_get(&pt, pids[order[i]]), weight[order[i]]);
 	}
 	if (np > shown) {
-		sb_reset(&w);
 		render_weight(&w, v, rest);
 		sb_addf(sb, "<tr><td></td><td>%zu more processes (all of them: prof report "
 			"--format=json)</td><td></td><td class=\"n\">%s</td></tr>\n", np - shown, sb_str(&w));
 	}
+	sb_adds(sb, "</tbody>");
+	if (shown > HTML_PROC_ROWS_SHOWN)
+		sb_addf(sb, "<tbody><tr><td></td><td colspan=\"3\"><button id=\"procs-toggle\" "
+			"onclick=\"var m=document.getElementById('procs-more');m.hidden=!m.hidden;"
+			"this.textContent=m.hidden?'%zu more':'fewer'\">%zu more</button></td></tr></tbody>",
+			shown - HTML_PROC_ROWS_SHOWN, shown - HTML_PROC_ROWS_SHOWN);
+	sb_adds(sb, "</table>\n");
 	free(order);
-	sb_adds(sb, "</tbody></table>\n");
 	sb_release(&w);
 	u64map_free(&row);
 	proc_table_free(&pt);
@@ -336,7 +363,7 @@ static void summary(struct strbuf *sb, const struct prof_profile *p, const struc
 {
 	struct strbuf val = STRBUF_INIT;
 
-	sb_adds(sb, "<h2>Summary</h2>\n<table id=\"summary\">\n");
+	sb_adds(sb, "<table id=\"summary\">\n");
 	meta_row(sb, p, "Command", "command");
 	meta_row(sb, p, "Event", "event");
 	meta_row(sb, p, "Frequency (Hz)", "frequency");
@@ -366,8 +393,7 @@ static void summary(struct strbuf *sb, const struct prof_profile *p, const struc
 	sb_reset(&val);
 	sb_adds(&val, prof_view_metric_name(v->metric));
 	row(sb, "Metric", sb_str(&val));
-	sb_adds(sb, "</table>\n<h2>Processes</h2>\n");
-	per_process(sb, p, v);
+	sb_adds(sb, "</table>\n");
 	sb_release(&val);
 }
 
@@ -551,6 +577,44 @@ static void movers(struct strbuf *sb, const struct prof_profile *base, const str
 	u64map_free(&ix);
 }
 
+/* The flame graph, its controls and the callers/callees beside it. */
+static void flame_section(struct strbuf *sb)
+{
+	sb_adds(sb, "<h2>Flame graph</h2>\n<div class=\"ctl\">Search (regex): <input id=\"q\" "
+		"placeholder=\"e.g. ^spin|malloc\"> <button onclick=\"search(document.getElementById('q').value)\">"
+		"Search</button> <button onclick=\"search('')\">Clear</button> "
+		"<button onclick=\"zoomId=0;render()\">Reset zoom</button>"
+		"<span class=\"app\"> <button id=\"icicle\">Flame / icicle</button> "
+		"<label><input type=\"checkbox\" id=\"rec\"> collapse recursion</label> "
+		"<button id=\"focusbtn\">Focus on selected function</button> <button id=\"unfocus\">Unfocus</button> "
+		"<span id=\"focusinfo\" class=\"muted\"></span></span><span id=\"matched\"></span></div>\n"
+		"<div class=\"fg\"><div class=\"fgmain\"><div id=\"flamewrap\"><div id=\"flame\"></div></div>"
+		"<div id=\"details\"></div></div>\n");
+	sb_adds(sb, "<div class=\"fgside\"><h3>Callers / callees of <span id=\"sw-name\" class=\"muted\">"
+		"(click a function)</span></h3>"
+		"<b>Callers</b><table><tbody id=\"callers\"></tbody></table>"
+		"<b>Callees</b><table><tbody id=\"callees\"></tbody></table></div></div>\n");
+}
+
+/* A recording of the whole machine (-a, -C) or of many processes: its
+ * page opens with the busiest processes and the flame graph. */
+static bool machine_wide(const struct prof_profile *p)
+{
+	const char *cmd = prof_meta_get(p, "command");
+	size_t procs = 0;
+	struct u64map seen = { 0 };
+
+	if (cmd && !strncmp(cmd, "-a", 2))
+		return true;
+	for (size_t i = 0; i < p->threads.n && procs <= HTML_MANY_PROCS; i++) {
+		bool created;
+		u64map_slot(&seen, p->threads.v[i].pid, &created);
+		procs += created;
+	}
+	u64map_free(&seen);
+	return procs > HTML_MANY_PROCS;
+}
+
 /*
  * The page.  With a base profile it is the diff view: the flame graph of
  * head coloured by the change of each frame's share (red grew, blue
@@ -572,26 +636,24 @@ static int html_page(FILE *f, const struct prof_profile *p, const struct prof_vi
 	sb_adds(&sb, "</style></head><body>\n<h1>");
 	xml_escape(&sb, title);
 	sb_adds(&sb, "</h1>\n");
-	summary(&sb, p, v);
-	timeline(&sb, tl);
-	if (base)
-		movers(&sb, base, p, v);
-	else
+	if (machine_wide(p) && !base) {	/* the hottest work first */
+		per_process(&sb, p, v);
+		flame_section(&sb);
 		sb_adds(&sb, html_app_panels_top);
-	sb_adds(&sb, "<h2>Flame graph</h2>\n<div class=\"ctl\">Search (regex): <input id=\"q\" "
-		"placeholder=\"e.g. ^spin|malloc\"> <button onclick=\"search(document.getElementById('q').value)\">"
-		"Search</button> <button onclick=\"search('')\">Clear</button> "
-		"<button onclick=\"zoomId=0;render()\">Reset zoom</button>"
-		"<span class=\"app\"> <button id=\"icicle\">Flame / icicle</button> "
-		"<label><input type=\"checkbox\" id=\"rec\"> collapse recursion</label> "
-		"<button id=\"focusbtn\">Focus on selected function</button> <button id=\"unfocus\">Unfocus</button> "
-		"<span id=\"focusinfo\" class=\"muted\"></span></span><span id=\"matched\"></span></div>\n"
-		"<div class=\"fg\"><div class=\"fgmain\"><div id=\"flamewrap\"><div id=\"flame\"></div></div>"
-		"<div id=\"details\"></div></div>\n");
-	sb_adds(&sb, "<div class=\"fgside\"><h3>Callers / callees of <span id=\"sw-name\" class=\"muted\">"
-		"(click a function)</span></h3>"
-		"<b>Callers</b><table><tbody id=\"callers\"></tbody></table>"
-		"<b>Callees</b><table><tbody id=\"callees\"></tbody></table></div></div>\n");
+		sb_adds(&sb, "<h2>Summary</h2>\n");
+		summary(&sb, p, v);
+		timeline(&sb, tl);
+	} else {
+		sb_adds(&sb, "<h2>Summary</h2>\n");
+		summary(&sb, p, v);
+		per_process(&sb, p, v);
+		timeline(&sb, tl);
+		if (base)
+			movers(&sb, base, p, v);
+		else
+			sb_adds(&sb, html_app_panels_top);
+		flame_section(&sb);
+	}
 	if (!base)
 		sb_adds(&sb, html_app_panels_bottom);
 	fn_table(&sb, p, v, p->timed.n && !base);

@@ -437,22 +437,40 @@ function stackChart() {
 function hash(s) { var h = 0; for (var i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0; return h; }
 
 // --- tracks -------------------------------------------------------------------
-var LABEL = 190, TRACK_H = 26, PROC_H = 22, lanes = [];
+var LABEL = 190, TRACK_H = 26, PROC_H = 22, lanes = [], procOrder = null, expanded = new Set();
+// Processes busiest first (on-CPU, then off-CPU time in their tracks), each
+// a track of its threads' sum; a process's threads are shown when it is
+// expanded (its label's triangle, or selecting it); at first the busiest is.
 function buildLanes() {
 	var procs = new Map();
 	TH.forEach(function (t, i) {
 		if (!procs.has(t[0])) procs.set(t[0], []);
 		procs.get(t[0]).push(i);
 	});
+	if (!procOrder) {
+		var weight = function (ths, c) {
+			return ths.reduce(function (s, i) { return s + (LD[i].q ? LD[i].q.reduce(function (a, v, k) { return a + (k % 4 == c ? v : 0); }, 0) : 0); }, 0);
+		};
+		procOrder = Array.from(procs.keys()).map(function (pid) {
+			var ths = procs.get(pid);
+			return { pid: pid, cpu: weight(ths, 0), off: weight(ths, 1) + weight(ths, 2) + weight(ths, 3) };
+		}).sort(function (a, b) {
+			return (a.pid < 0) - (b.pid < 0) || b.cpu - a.cpu || b.off - a.off || a.pid - b.pid;
+		}).map(function (e) { return e.pid; });
+		if (procOrder.length && procOrder[0] >= 0) expanded.add(procOrder[0]);
+	}
 	lanes = [];
-	procs.forEach(function (ths, pid) {
+	procOrder.forEach(function (pid) {
+		var ths = procs.get(pid);
 		if (pid < 0) {	// htmlapp.c's "N other threads": one track, no process
 			ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: AS[TH[i][2]] }); });
 			return;
 		}
-		var main = ths.filter(function (i) { return TH[i][1] == pid; })[0];
-		lanes.push({ pid: pid, proc: true, label: 'pid ' + pid + ' ' + AS[TH[main !== undefined ? main : ths[0]][2]] });
-		ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: AS[TH[i][2]] + ' (tid ' + TH[i][1] + ')' }); });
+		var main = ths.filter(function (i) { return TH[i][1] == pid; }), open = expanded.has(pid);
+		var name = AS[TH[main.length ? main[main.length - 1] : ths[0]][2]];
+		lanes.push({ pid: pid, proc: true, ths: ths, open: open,
+			     label: (open ? '\u25be ' : '\u25b8 ') + name + ' (pid ' + pid + (ths.length > 1 ? ', ' + ths.length + ' threads' : '') + ')' });
+		if (open) ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: '  ' + AS[TH[i][2]] + ' (tid ' + TH[i][1] + ')' }); });
 	});
 }
 // The tracks' fine buckets (htmlapp.c's emit_lanes()): per thread, from its
@@ -487,15 +505,15 @@ function drawTracks() {
 		g.fillStyle = sel ? '#ffe9a8' : (l.proc ? '#e4e4ea' : '#fff');
 		g.fillRect(0, y, W, h);
 		g.fillStyle = '#222';
-		g.fillText(l.label.slice(0, 30), 4, y + h / 2);
-		if (l.proc) drawProcess(g, l, y, h, tw, xs);
+		g.fillText(l.label.slice(0, 34), 4, y + h / 2);
+		if (l.proc) { drawProcessSum(g, l, y, h, tw); drawProcess(g, l, y, h, tw, xs); }
 		else drawThread(g, LD[l.th], l, y, h, tw);
 		g.strokeStyle = '#ccc';
 		g.beginPath(); g.moveTo(0, y + h - 0.5); g.lineTo(W, y + h - 0.5); g.stroke();
 		y += h;
 	});
 	cv.setAttribute('data-lanes', JSON.stringify(lanes.map(function (l) {
-		return { label: l.label, y: l.y, h: l.h, proc: !!l.proc, th: l.th,
+		return { label: l.label, y: l.y, h: l.h, proc: !!l.proc, th: l.th, pid: l.pid, open: l.open,
 			 main: !l.proc && TH[l.th][0] >= 0 && TH[l.th][1] == TH[l.th][0] };
 	})));
 	g.fillStyle = '#555';	// time axis
@@ -523,14 +541,38 @@ function drawThread(g, d, l, y, h, tw) {
 		g.fillStyle = LANE_COLOURS[c];
 		g.fill();
 	}
-	var prev = TH.findIndex(function (t, i) { return i < l.th && t[1] == TH[l.th][1] && t[0] == TH[l.th][0]; });
-	if (d.first < NL && (prev >= 0 || d.first > 1)) marker(g, LABEL + d.first * xs, y, prev >= 0 ? 'exec' : 'start', '#1a8a1a');
-	if (d.last >= 0 && d.last < NL - 2) marker(g, LABEL + (d.last + 1) * xs, y, 'exit', '#b00');
+	(A.events || []).forEach(function (e) {	// fork, exec and exit records (htmlapp.c)
+		if (e[0] == l.th) marker(g, LABEL + e[1] * xs, y, EVENT_NAMES[e[2]] || '?', e[2] == 2 ? '#b00' : '#1a8a1a');
+	});
 }
+var EVENT_NAMES = ['start', 'exec', 'exit'];
 function marker(g, x, y, text, colour) {
 	g.fillStyle = colour;
 	g.fillRect(x - 1, y, 2, TRACK_H - 2);
 	g.fillText(text, x + 3, y + 7);
+}
+// A process's track: its threads' states summed per bucket, scaled to the
+// track's height where they add up past one thread's worth.
+function drawProcessSum(g, l, y, h, tw) {
+	var xs = tw / (NB * LPER), w = Math.max(1, xs), full = h - 4, sum = new Float64Array(4 * NL);
+	l.ths.forEach(function (i) {
+		var d = LD[i];
+		for (var k = 0; d.q && k < d.q.length; k++) sum[4 * d.first + k] += d.q[k];
+	});
+	var base = new Float64Array(NL).fill(y + h - 2);
+	for (var c = 0; c < 4; c++) {
+		g.beginPath();
+		for (var b = 0; b < NL; b++) {
+			var v = sum[4 * b + c];
+			if (!v) continue;
+			var all = sum[4 * b] + sum[4 * b + 1] + sum[4 * b + 2] + sum[4 * b + 3];
+			var hh = full * v / Math.max(63, all);
+			base[b] -= hh;
+			g.rect(LABEL + b * xs, base[b], w, hh);
+		}
+		g.fillStyle = LANE_COLOURS[c];
+		g.fill();
+	}
 }
 function drawProcess(g, l, y, h, tw, xs) {
 	var pts = A.timeline.filter(function (p) { return p[0] == l.pid; });
@@ -582,7 +624,17 @@ function trackEvents() {
 		if (click) {
 			var l = lanes.filter(function (l) { return ev.offsetY >= l.y && ev.offsetY < l.y + l.h; })[0];
 			if (!l) return;
-			if (l.proc) { var same = st.pid === l.pid && st.th === null; st.pid = same ? null : l.pid; st.th = null; }
+			if (l.proc && ev.offsetX < 16) {	// the triangle: show or hide its threads
+				if (expanded.has(l.pid)) expanded.delete(l.pid); else expanded.add(l.pid);
+				buildLanes();
+				drawTracks();
+				return;
+			}
+			if (l.proc) {
+				var same = st.pid === l.pid && st.th === null;
+				st.pid = same ? null : l.pid; st.th = null;
+				if (!same && !expanded.has(l.pid)) { expanded.add(l.pid); buildLanes(); }
+			}
 			else { st.th = st.th === l.th ? null : l.th; st.pid = null; }
 		}
 		update();
@@ -682,8 +734,8 @@ function update() {
 	saveHash();
 }
 function init() {
-	buildLanes();
 	LD = laneData();
+	buildLanes();
 	MARK.lanes = performance.now();
 	trackEvents();
 	$('metric').onchange = function () { st.m = this.value; update(); };
@@ -700,6 +752,9 @@ function init() {
 	$('ctinv').onchange = function () { st.inv = this.checked; ctOpen.clear(); renderCallTree(); saveHash(); };
 	$('ctq').onkeyup = function () { st.ct = this.value; renderCallTree(); saveHash(); };
 	var fromHash = loadHash();
+	if (st.th !== null && TH[st.th]) expanded.add(TH[st.th][0]);	// a link to a thread shows it
+	if (st.pid !== null) expanded.add(st.pid);
+	if (fromHash) buildLanes();
 	if (fromHash || A.timed) update();
 	else { measure(); drawTracks(); renderCallTree(); stackChart(); sourceView(); $('flame').setAttribute('data-total', N[0][7]); }
 	window.onresize = function () { measure(); drawTracks(); stackChart(); render(); };

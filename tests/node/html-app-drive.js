@@ -8,6 +8,9 @@
 //   load REPORT                           load time (ready, first paint) and
 //                                         Chromium's CPU time
 //   diff REPORT                           red/blue flame graph, movers table
+//   machine REPORT                        a many-process page: what the first
+//                                         screen shows, the process table and
+//                                         the process tracks, expanding one
 //   warm N REPORT...                      each report N times, interleaved, in
 //                                         one browser: per report the median
 //                                         of each of the page's marks
@@ -186,6 +189,31 @@ async function diff(browser, url, out, errors) {
 	}));
 }
 
+// A many-process page: the first screen (1400x1000) and the tracks.
+async function machine(browser, url, out, errors) {
+	const page = await open(browser, url, errors);
+	Object.assign(out, await page.evaluate(() => {
+		const top = (id) => document.getElementById(id).getBoundingClientRect().top + window.scrollY;
+		const rows = Array.from(document.querySelectorAll('#procs tbody tr')).filter((r) =>
+			r.cells.length > 3 && r.cells[0].textContent);
+		return { flameTop: top('flamewrap'), procsTop: top('procs'), tracksTop: top('tracks'),
+			 title: document.getElementById('procs-title').textContent,
+			 procs: rows.map((r) => ({ pid: +r.cells[0].textContent, comm: r.cells[1].textContent,
+				threads: +r.cells[2].textContent, weight: parseFloat(r.cells[3].textContent),
+				visible: r.offsetParent !== null })) };
+	}));
+	out.lanes = await lanes(page);
+	// open the second process by its triangle
+	const second = out.lanes.filter((l) => l.proc)[1];
+	if (second) {
+		const trk = await page.$('#trk');
+		await trk.scrollIntoViewIfNeeded();
+		const b = await trk.boundingBox();
+		await page.mouse.click(b.x + 6, b.y + second.y + second.h / 2);
+		out.expanded = await lanes(page);
+	}
+}
+
 async function load(browser, url, out, errors) {
 	const cpu = () => cpuOfTree(browserPid(browser.userDataDir));
 	const c0 = cpu(), t0 = Date.now();
@@ -271,6 +299,7 @@ function cpuOfTree(root) {
 		else if (mode === 'deep') await deep(browser, url, out, errors);
 		else if (mode === 'load') await load(browser, url, out, errors);
 		else if (mode === 'diff') await diff(browser, url, out, errors);
+		else if (mode === 'machine') await machine(browser, url, out, errors);
 		else if (mode === 'warm') await warm(browser, +report, rest, out, errors);
 		else throw new Error('unknown mode ' + mode);
 	} finally {
