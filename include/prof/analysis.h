@@ -209,14 +209,6 @@ struct an_join {
 	VEC(double) weight;		/* their share */
 };
 void an_join_free(struct an_join *j);
-/* Joins clones only one build has (base walk.constprop.0, head walk) and
- * moves their costs to one id.  Call once every input is loaded; cg may be NULL. */
-void an_join_clones(struct an_fnset *fs, struct an_side *base, struct an_side *head,
-		    struct an_cg_side *cg);
-/* base<->head: functions with >= AN_JOIN_SHARE of one side's time and
- * min_samples a run (the ones a comparison tests) that the other side has. */
-void an_join_sides(const struct an_fnset *fs, const struct an_side *base,
-		   const struct an_side *head, double min_samples, struct an_join *out);
 /* Callgrind functions with >= AN_JOIN_SHARE of Ir (base or head) whose Ir
  * share would give min_samples a run, found in any recording. */
 void an_join_callgrind(const struct an_fnset *fs, const struct an_cg_side *cg,
@@ -230,9 +222,6 @@ int an_join_diff(struct an_fnset *fs, struct an_side *base, struct an_side *head
 /* The same for `prof crosscheck`: out[0] callgrind->recordings, out[1] base<->head. */
 int an_join_crosscheck(struct an_fnset *fs, struct an_cg_side *cg, struct an_side *base,
 		       struct an_side *head, double min_samples, struct an_join out[2]);
-/* Under AN_JOIN_WARN: a warning naming the unmatched functions; nothing
- * matched at all: an error line and -ENOENT (the commands exit 2). */
-int an_join_check(const struct an_fnset *fs, const struct an_join *j);
 
 /* --- output (render.c) --------------------------------------------------------- */
 struct an_report_info {
@@ -311,8 +300,6 @@ void an_stat_init(struct an_stat *st, const struct prof_perf_event_desc *const *
 		  unsigned n_counters, bool delayacct, bool io_wait_on);
 void an_stat_add_run(struct an_stat *st, const struct res_usage *u);
 void an_stat_free(struct an_stat *st);
-/* The metric called name, else the first one. */
-const struct an_stat_metric *an_stat_find(const struct an_stat *st, const char *name);
 /* Modified z-score outliers (|z| > 3.5) that are also more than 1% from the
  * median (a near-constant metric's tiny MAD makes a 0.1% wobble look wild);
  * flags has m->runs.n entries.  Returns how many. */

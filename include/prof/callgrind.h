@@ -145,13 +145,6 @@ struct cg_annotate_opts {
 	uint64_t part;		/* --part N: only that part (0: every part) */
 	const char *benchmark;	/* --benchmark URI: only the part it triggered */
 };
-/* Rows of a part sorted as callgrind_annotate sorts them (by the shown
- * events in order, descending; then by name).  Returns the count; *rows is malloc'ed. */
-size_t cg_sorted_rows(const struct cg_profile *p, const struct cg_part *part,
-		      const int *ev, size_t nev, bool inclusive, uint32_t **rows);
-/* Parses --show for a part into event indexes; -EINVAL (with an error line) for unknown names. */
-int cg_show_events(const struct cg_profile *p, const struct cg_part *part,
-		   const char *show, int **ev, size_t *nev);
 int cg_annotate_text(FILE *f, const struct cg_profile *p, const struct cg_part *part,
 		     const struct cg_annotate_opts *o);
 /* Writes {"schema":"prof-callgrind/1","parts":[...]} for the given parts. */
@@ -185,8 +178,6 @@ struct cg_run_opts {
 int cg_run(const struct cg_run_opts *o);
 
 /* --- model (model.c) ------------------------------------------------------ */
-/* fib'2, fib'3: callgrind's rows for deeper recursion levels. */
-bool cg_is_recursion_row(const char *name);
 /*
  * The identity (include/prof/identity.h) of every row of a part, added to
  * s as one input: ids[i] for part->fns.v[i] (malloc'ed), PROF_NONE for
@@ -197,7 +188,6 @@ uint32_t *cg_part_identities(struct prof_idset *s, const struct cg_profile *p,
 			     const struct cg_part *part, bool skip_recursion);
 
 /* Shared helpers for the renderers. */
-void cg_commify(char *buf, size_t size, uint64_t v);
 void cg_json_string(FILE *f, const char *s);
 /* s with control characters (terminal escapes) shown as '?'. */
 void cg_put_printable(FILE *f, const char *s);

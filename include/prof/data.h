@@ -50,8 +50,6 @@ int prof_writer_close(struct prof_writer *w, const struct prof_profile *p);
 /* Frees without writing anything more (after a write error, or a start
  * that failed: an uncommitted file is removed). */
 void prof_writer_abort(struct prof_writer *w);
-/* Bytes written so far (for progress and benchmarks). */
-uint64_t prof_writer_bytes(const struct prof_writer *w);
 
 struct prof_read_info {
 	uint32_t version;

@@ -39,10 +39,6 @@
 #include "prof/util.h"
 
 /* --- names ---------------------------------------------------------------- */
-/* The demangled form of a mangled symbol (malloc'ed), or NULL when raw is
- * not mangled or cannot be demangled here.  Handles Rust legacy (_ZN..17h<hash>E);
- * C++ and Rust v0 names come demangled from the symbolizer. */
-char *prof_ident_demangle(const char *raw);
 /* Normalizes raw into name (no hash, no clone suffix) and clone (the
  * suffix, "" if none).  Both buffers are reset first. */
 void prof_ident_normalize(const char *raw, struct strbuf *name, struct strbuf *clone);

@@ -54,8 +54,6 @@ enum prof_metric {
 	PROF_METRIC_COUNT
 };
 #define PROF_M_HEAP_FIRST PROF_M_ALLOCS	/* heap metrics: PROF_M_HEAP_FIRST .. PEAK_BYTES */
-const char *prof_metric_name(enum prof_metric m);	/* "samples", "cpu_ns"... */
-int prof_metric_parse(const char *name, enum prof_metric *m);	/* 0 / -EINVAL */
 
 enum prof_frame_kind {
 	PROF_FRAME_USER,	/* native code in a file-backed mapping */

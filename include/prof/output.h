@@ -31,8 +31,6 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 /* --sort KEYS (perf report's comm,pid,tid,dso,sym,srcline): one row per
  * distinct tuple of the keys in view->sort_keys. */
 int prof_output_text_keys(FILE *f, const struct prof_profile *p, const struct prof_view *v);
-/* The keys of a --sort list into keys[] (at most max): 0 or -EINVAL. */
-int prof_sort_keys_parse(const char *list, int *keys, size_t max, size_t *n);
 /* --sort: self or total (the table's order), or perf report's keys (s is
  * kept as v->sort_keys).  0 or -EINVAL. */
 int prof_view_sort_parse(struct prof_view *v, const char *s);

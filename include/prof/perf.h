@@ -164,8 +164,6 @@ void prof_perf_pump_refill(struct prof_perf *pf);
 uint64_t prof_perf_pump_mark(const struct prof_perf *pf, int cpu);
 const struct perf_event_header *prof_perf_pump_peek(struct prof_perf *pf, int cpu);
 void prof_perf_pump_consume(struct prof_perf *pf, int cpu, size_t size);
-/* Shared by the direct reader and the pump. */
-uint64_t prof_perf_record_time(const struct perf_event_header *h);
 /* The record at tail (head: the published end), copied to scratch when it
  * wraps; NULL at the end or when the ring looks corrupt. */
 const struct perf_event_header *prof_perf_ring_peek(const struct prof_perf_ring *r, uint64_t tail,

@@ -43,13 +43,6 @@
 #define RES_MAX_COUNTERS 16
 /* Event names come from the one table in src/perf/event.c
  * (prof_perf_event_find / prof_perf_event_names). */
-/*
- * Can this event be counted on our own children here?  0 or -errno
- * (-ENOENT/-EOPNOTSUPP: no such PMU event on this machine, -EACCES: policy).
- * *user_only is set when only user-space counts are allowed
- * (perf_event_paranoid >= 2 without CAP_PERFMON): kernel time is then missing.
- */
-int res_counter_probe(const struct prof_perf_event_desc *spec, bool *user_only);
 /* Keeps in counters[0..*n) the events res_counter_probe accepts, warning
  * once for each dropped or user-only one.  0, or -EINVAL after an error
  * line when events were asked for and none is countable. */

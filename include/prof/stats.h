@@ -35,7 +35,6 @@ double stats_percentile(const double *v, size_t n, double p);	/* copies */
 double stats_median(const double *v, size_t n);
 double stats_mean(const double *v, size_t n);
 double stats_stddev(const double *v, size_t n);			/* sample */
-double stats_mad(const double *v, size_t n);
 int stats_summarize(const double *v, size_t n, struct stats_summary *out);
 
 /*
@@ -81,7 +80,6 @@ struct stats_rng { uint64_t s[4]; };
 void stats_rng_seed(struct stats_rng *r, uint64_t seed);
 uint64_t stats_rng_next(struct stats_rng *r);
 uint64_t stats_rng_below(struct stats_rng *r, uint64_t n);	/* uniform [0,n) */
-double stats_rng_uniform(struct stats_rng *r);			/* [0,1) */
 
 /* --- confidence intervals for the change from a to b ---------------------- */
 enum stats_estimator { STATS_MEDIAN, STATS_MEAN };

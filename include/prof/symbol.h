@@ -36,9 +36,8 @@ int prof_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
 /* 1 when path is dynamically linked (PT_INTERP: LD_PRELOAD applies), 0 if
  * static, -errno when it cannot be read as ELF. */
 int prof_elf_is_dynamic(const char *path);
-/* For unwinders: the file name libdw should open ("/proc/self/fd/N" for the
- * vdso), the libelf handle, and file contents read by file vaddr. */
-const char *prof_elf_open_path(const struct prof_elf *e);
+/* For unwinders: the open file (the vdso's is a copy, /proc/self/fd/N),
+ * the libelf handle, and file contents read by file vaddr. */
 int prof_elf_fd(const struct prof_elf *e);	/* kept open; dup() it to hand it over */
 struct Elf *prof_elf_elf(const struct prof_elf *e);
 int prof_elf_read_vaddr(const struct prof_elf *e, uint64_t vaddr, void *buf, size_t len);
@@ -124,10 +123,6 @@ bool prof_addrspace_refresh(struct prof_addrspace *as, uint64_t addr);
 /* Copy the maps of parent into a new space for child (fork). */
 struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child);
 const struct prof_mapping *prof_addrspace_find(const struct prof_addrspace *as, uint64_t addr);
-/* The path prof opens for a file the process names path (malloc'd): the
- * same path, or /proc/PID/root/path when the process lives in another
- * mount namespace (a container) and can still be reached. */
-char *prof_addrspace_file_path(struct prof_addrspace *as, const char *path);
 /* The process's JIT symbol map (malloc'd): /tmp/perf-PID.map, or
  * /proc/PID/root/tmp/perf-NSPID.map in another mount namespace, where
  * NSPID is its pid in its own pid namespace (NSpid in /proc/PID/status). */
@@ -142,11 +137,9 @@ char *prof_demangle(const char *name);
  * demangled is no such name or dwarf_name no "{closure#N}". */
 char *prof_rust_closure_name(const char *demangled, const char *dwarf_name);
 
-/* Whether func is where a thread starts (_start, clone3, start_thread,
- * ret_from_fork, runtime.goexit, ...: roots.c), and whether a stack given
- * innermost first ends in one: a stack is complete only then, whatever the
- * unwinder said. */
-bool prof_is_thread_root(const char *func);
+/* Whether a stack given innermost first ends where a thread starts
+ * (_start, clone3, start_thread, ret_from_fork, runtime.goexit, ...:
+ * roots.c): a stack is complete only then, whatever the unwinder said. */
 bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames_inner_first, size_t n);
 /* The same for file vaddr of binary e, by ELF symbol (or Go's tables,
  * below): for unwinders. */

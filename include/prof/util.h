@@ -36,7 +36,6 @@ extern const char *prof_cmd_name;	/* set by main(): "record", "report"... */
 int error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void warning(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void info(const char *fmt, ...) PRINTF_LIKE(1, 2);	/* plain "prof: ..." */
-_Noreturn void die(const char *fmt, ...) PRINTF_LIKE(1, 2); /* exit 128-ish */
 extern int prof_quiet;				/* suppress warning()/info() */
 
 /* --- allocation ---------------------------------------------------------- */

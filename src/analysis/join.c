@@ -60,7 +60,9 @@ static void move_ir(struct an_cg_side *cg, uint32_t from, uint32_t to)
 	memset(a, 0, sizeof(*a));
 }
 
-void an_join_clones(struct an_fnset *fs, struct an_side *base, struct an_side *head,
+/* Joins clones only one build has (base walk.constprop.0, head walk) and
+ * moves their costs to one id.  Call once every input is loaded; cg may be NULL. */
+static void an_join_clones(struct an_fnset *fs, struct an_side *base, struct an_side *head,
 		    struct an_cg_side *cg)
 {
 	size_t n = an_fn_count(fs);
@@ -179,7 +181,9 @@ static void join_sides_over(const struct an_fnset *fs, const struct an_side *bas
  * recordings), the Poisson floor alone decides, so a renamed build is still
  * caught.
  */
-void an_join_sides(const struct an_fnset *fs, const struct an_side *base,
+/* base<->head: functions with >= AN_JOIN_SHARE of one side's time and
+ * min_samples a run (the ones a comparison tests) that the other side has. */
+static void an_join_sides(const struct an_fnset *fs, const struct an_side *base,
 		   const struct an_side *head, double min_samples, struct an_join *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -260,7 +264,9 @@ double an_join_rate(const struct an_join *j)
 	return j->total ? (double)j->matched / (double)j->total : 1;
 }
 
-int an_join_check(const struct an_fnset *fs, const struct an_join *j)
+/* Under AN_JOIN_WARN: a warning naming the unmatched functions; nothing
+ * matched at all: an error line and -ENOENT (the commands exit 2). */
+static int an_join_check(const struct an_fnset *fs, const struct an_join *j)
 {
 	struct strbuf names = STRBUF_INIT;
 

@@ -106,14 +106,6 @@ void an_stat_add_run(struct an_stat *st, const struct res_usage *u)
 		VEC_PUSH(&m[i].runs, v[i]);
 }
 
-const struct an_stat_metric *an_stat_find(const struct an_stat *st, const char *name)
-{
-	for (size_t i = 0; i < st->nm; i++)
-		if (!strcmp(st->m[i].name, name))
-			return &st->m[i];
-	return &st->m[0];
-}
-
 size_t an_stat_outliers(const struct an_stat_metric *m, bool *flags)
 {
 	double med = stats_median(m->runs.v, m->runs.n);

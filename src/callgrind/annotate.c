@@ -13,7 +13,7 @@
 static const char fancy[] =
 	"--------------------------------------------------------------------------------\n";
 
-void cg_commify(char *buf, size_t size, uint64_t v)
+static void cg_commify(char *buf, size_t size, uint64_t v)
 {
 	char tmp[32];
 	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
@@ -45,7 +45,8 @@ void cg_json_string(FILE *f, const char *s)
 	sb_release(&sb);
 }
 
-int cg_show_events(const struct cg_profile *p, const struct cg_part *part,
+/* Parses --show for a part into event indexes; -EINVAL (with an error line) for unknown names. */
+static int cg_show_events(const struct cg_profile *p, const struct cg_part *part,
 		   const char *show, int **ev, size_t *nev)
 {
 	size_t n = 0, cap = cg_nev(part) + 1;
@@ -114,7 +115,9 @@ static int row_cmp(const void *a, const void *b, void *arg)
 	return strcmp(strtab_get(&c->p->strs, fa->name), strtab_get(&c->p->strs, fb->name));
 }
 
-size_t cg_sorted_rows(const struct cg_profile *p, const struct cg_part *part,
+/* Rows of a part sorted as callgrind_annotate sorts them (by the shown
+ * events in order, descending; then by name).  Returns the count; *rows is malloc'ed. */
+static size_t cg_sorted_rows(const struct cg_profile *p, const struct cg_part *part,
 		      const int *ev, size_t nev, bool inclusive, uint32_t **rows)
 {
 	struct sort_ctx c = { p, part, ev, nev, inclusive };

@@ -8,7 +8,8 @@
 #include <string.h>
 
 /* fib'2 and friends: callgrind's names for deeper recursion levels. */
-bool cg_is_recursion_row(const char *name)
+/* fib'2, fib'3: callgrind's rows for deeper recursion levels. */
+static bool cg_is_recursion_row(const char *name)
 {
 	const char *q = strrchr(name, '\'');
 	if (!q || !q[1])

@@ -58,6 +58,5 @@ void pd_put_record(struct strbuf *out, unsigned type, const void *payload, size_
 /* Appends the file header (magic, version). */
 void pd_put_header(struct strbuf *out);
 /* Bytes of the file header. */
-size_t pd_header_size(void);
 
 #endif

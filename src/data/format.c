@@ -109,13 +109,6 @@ void pd_put_header(struct strbuf *out)
 	pd_put(out, PD_VERSION);
 }
 
-size_t pd_header_size(void)
-{
-	uint8_t tmp[10];
-
-	return PD_MAGIC_LEN + varint_put(tmp, PD_VERSION);
-}
-
 bool prof_data_has_magic(const void *buf, size_t len)
 {
 	return len >= PD_MAGIC_LEN && !memcmp(buf, PD_MAGIC, PD_MAGIC_LEN);

@@ -380,7 +380,3 @@ void prof_writer_abort(struct prof_writer *w)
 	free(w);
 }
 
-uint64_t prof_writer_bytes(const struct prof_writer *w)
-{
-	return w->bytes;
-}

@@ -89,7 +89,10 @@ static void rust_unescape(struct strbuf *out, const char *s, size_t n)
 /* _ZN<len><ident>...17h<hash>E: the components joined by "::", no hash. */
 /* The one demangler (src/symbol/demangle.c, libiberty): C++, Rust legacy
  * and v0; normalize() then peels what is left of compiler noise. */
-char *prof_ident_demangle(const char *raw)
+/* The demangled form of a mangled symbol (malloc'ed), or NULL when raw is
+ * not mangled or cannot be demangled here.  Handles Rust legacy (_ZN..17h<hash>E);
+ * C++ and Rust v0 names come demangled from the symbolizer. */
+static char *prof_ident_demangle(const char *raw)
 {
 	char *d = prof_demangle(raw);
 	const char *dot = d ? NULL : strchr(raw, '.');

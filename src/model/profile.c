@@ -7,36 +7,6 @@
 #include <errno.h>
 #include <string.h>
 
-static const char *const metric_names[PROF_METRIC_COUNT] = {
-	[PROF_M_SAMPLES] = "samples",
-	[PROF_M_CPU_NS] = "cpu_ns",
-	[PROF_M_OFFCPU_NS] = "offcpu_ns",
-	[PROF_M_IOWAIT_NS] = "iowait_ns",
-	[PROF_M_UNINT_NS] = "unint_ns",
-	[PROF_M_SLEEP_NS] = "sleep_ns",
-	[PROF_M_PREEMPT_NS] = "preempt_ns",
-	[PROF_M_ALLOCS] = "allocs",
-	[PROF_M_ALLOC_BYTES] = "alloc_bytes",
-	[PROF_M_FREES] = "frees",
-	[PROF_M_FREE_BYTES] = "free_bytes",
-	[PROF_M_PEAK_BYTES] = "peak_bytes",
-};
-
-const char *prof_metric_name(enum prof_metric m)
-{
-	return (unsigned)m < PROF_METRIC_COUNT ? metric_names[m] : "?";
-}
-
-int prof_metric_parse(const char *name, enum prof_metric *m)
-{
-	for (int i = 0; i < PROF_METRIC_COUNT; i++)
-		if (!strcmp(name, metric_names[i])) {
-			*m = (enum prof_metric)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 void prof_profile_init(struct prof_profile *p)
 {
 	memset(p, 0, sizeof(*p));

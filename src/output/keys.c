@@ -16,7 +16,8 @@ static const char *const key_titles[K_COUNT] = {
 	"Command", "Pid", "Tid", "Shared Object", "Symbol", "Source:Line"
 };
 
-int prof_sort_keys_parse(const char *list, int *keys, size_t max, size_t *n)
+/* The keys of a --sort list into keys[] (at most max): 0 or -EINVAL. */
+static int prof_sort_keys_parse(const char *list, int *keys, size_t max, size_t *n)
 {
 	const char *p = list;
 

@@ -117,8 +117,6 @@ void html_resource_cells(struct strbuf *sb, const struct prof_profile *p,
 void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v);
 
 /* --- tiny protobuf encoder (src/output/protobuf.c) ------------------------- */
-void pb_varint(struct strbuf *sb, uint64_t v);
-void pb_tag(struct strbuf *sb, uint32_t field, uint32_t wire_type);
 void pb_uint(struct strbuf *sb, uint32_t field, uint64_t v);	/* wire type 0; skips 0 */
 void pb_bytes(struct strbuf *sb, uint32_t field, const void *data, size_t len); /* wire type 2 */
 void pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n);

@@ -14,14 +14,14 @@
 #include <string.h>
 #include <zlib.h>
 
-void pb_varint(struct strbuf *sb, uint64_t v)
+static void pb_varint(struct strbuf *sb, uint64_t v)
 {
 	uint8_t buf[10];
 
 	sb_add(sb, buf, varint_put(buf, v));
 }
 
-void pb_tag(struct strbuf *sb, uint32_t field, uint32_t wire_type)
+static void pb_tag(struct strbuf *sb, uint32_t field, uint32_t wire_type)
 {
 	pb_varint(sb, ((uint64_t)field << 3) | wire_type);
 }

@@ -50,7 +50,8 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms)
 	return 0;
 }
 
-uint64_t prof_perf_record_time(const struct perf_event_header *h)
+/* Shared by the direct reader and the pump. */
+static uint64_t prof_perf_record_time(const struct perf_event_header *h)
 {
 	uint64_t t = 0;
 

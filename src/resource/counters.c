@@ -55,7 +55,13 @@ int res_counter_open(const struct prof_perf_event_desc *spec, pid_t pid, bool on
 	return open_with_fallback(spec, pid, on_exec, &user_only);
 }
 
-int res_counter_probe(const struct prof_perf_event_desc *spec, bool *user_only)
+/*
+ * Can this event be counted on our own children here?  0 or -errno
+ * (-ENOENT/-EOPNOTSUPP: no such PMU event on this machine, -EACCES: policy).
+ * *user_only is set when only user-space counts are allowed
+ * (perf_event_paranoid >= 2 without CAP_PERFMON): kernel time is then missing.
+ */
+static int res_counter_probe(const struct prof_perf_event_desc *spec, bool *user_only)
 {
 	int fd = open_with_fallback(spec, 0, false, user_only);
 

@@ -83,7 +83,7 @@ double stats_stddev(const double *v, size_t n)
 	return sqrt(ss / (double)(n - 1));
 }
 
-double stats_mad(const double *v, size_t n)
+static double stats_mad(const double *v, size_t n)
 {
 	double med, *dev, r;
 

@@ -161,11 +161,6 @@ uint64_t stats_rng_below(struct stats_rng *r, uint64_t n)
 	return x % n;
 }
 
-double stats_rng_uniform(struct stats_rng *r)
-{
-	return (double)(stats_rng_next(r) >> 11) * 0x1.0p-53;
-}
-
 /* --- bootstrap and Hodges-Lehmann ----------------------------------------------- */
 
 static double estimate(const double *v, size_t n, enum stats_estimator est)

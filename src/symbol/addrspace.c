@@ -88,7 +88,10 @@ static bool in_other_mntns(struct prof_addrspace *as)
 	return as->mntns < 0;
 }
 
-char *prof_addrspace_file_path(struct prof_addrspace *as, const char *path)
+/* The path prof opens for a file the process names path (malloc'd): the
+ * same path, or /proc/PID/root/path when the process lives in another
+ * mount namespace (a container) and can still be reached. */
+static char *prof_addrspace_file_path(struct prof_addrspace *as, const char *path)
 {
 	char *root;
 

@@ -167,7 +167,6 @@ struct prof_elf *prof_elf_vdso(void)
 
 const char *prof_elf_path(const struct prof_elf *e) { return e->path; }
 const char *prof_elf_build_id(const struct prof_elf *e) { return e->build_id; }
-const char *prof_elf_open_path(const struct prof_elf *e) { return e->open_path; }
 struct Elf *prof_elf_elf(const struct prof_elf *e) { return e->elf; }
 int prof_elf_fd(const struct prof_elf *e) { return e->fd; }
 

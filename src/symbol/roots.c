@@ -41,7 +41,7 @@ static const char *const go_roots[] = {	/* prefixes: ".abi0" may follow */
 	"_rt0_amd64",
 };
 
-bool prof_is_thread_root(const char *func)
+static bool prof_is_thread_root(const char *func)
 {
 	char plain[64];
 

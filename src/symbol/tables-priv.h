@@ -17,13 +17,11 @@ struct sym_table {
 	int64_t file_size;		/* size when loaded, -1 if missing */
 };
 
-void sym_table_sort(struct sym_table *t);
 const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr);
 void sym_table_free(struct sym_table *t);
 /* Adds the "START SIZE name" lines (hex) of a perf map's text (len bytes,
  * no NUL needed) to t and sorts it; other lines are skipped. */
 void sym_table_parse_perf_map(struct sym_table *t, const char *text, size_t len);
 /* t becomes the perf map at path (the file's size noted): 0 / -errno. */
-int sym_table_load_perf_map(struct sym_table *t, const char *path);
 
 #endif

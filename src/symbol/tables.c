@@ -29,7 +29,7 @@ static bool sym_table_sorted(const struct sym_table *t)
 	return true;
 }
 
-void sym_table_sort(struct sym_table *t)
+static void sym_table_sort(struct sym_table *t)
 {
 	if (!sym_table_sorted(t))
 		qsort(t->syms.v, t->syms.n, sizeof(*t->syms.v), sym_cmp);
@@ -97,7 +97,7 @@ void sym_table_parse_perf_map(struct sym_table *t, const char *text, size_t len)
 	sym_table_sort(t);
 }
 
-int sym_table_load_perf_map(struct sym_table *t, const char *path)
+static int sym_table_load_perf_map(struct sym_table *t, const char *path)
 {
 	struct stat st;
 	size_t len;

@@ -58,8 +58,6 @@ struct unwind_as_state {
 struct unwind_as_state *unwind_as_state(struct prof_addrspace *as);
 
 /* Backends fill pcs[0..n) and res; pcs[0] is already the sampled ip. */
-void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
-	       struct prof_unwind_result *res);
 void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		  struct prof_unwind_result *res);
 struct unwind_libunwind;

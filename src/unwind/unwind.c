@@ -120,7 +120,7 @@ static void walk_complete(struct prof_unwind_result *res)
 	res->stop = NULL;
 }
 
-void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+static void unwind_fp(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 	       struct prof_unwind_result *res)
 {
 	uint64_t bp = c->regs->r[PERF_REG_X86_BP];

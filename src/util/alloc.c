@@ -61,7 +61,7 @@ void info(const char *fmt, ...)
 	va_end(ap);
 }
 
-void die(const char *fmt, ...)
+static void die(const char *fmt, ...)
 {
 	va_list ap;
 
