@@ -246,9 +246,6 @@ uint64_t prof_total(const struct prof_profile *p, enum prof_metric m);
  * heap samples kept in p->heap_log. */
 void prof_heap_derive(struct prof_profile *p);
 const struct prof_heap_summary *prof_heap_summary(const struct prof_profile *p);
-/* Standard error of one sampled weight w (bytes or count) whose count weight
- * (1/probability) is c: sqrt(w^2 (1 - 1/c)), the Horvitz-Thompson variance term. */
-double prof_heap_var_term(double w, double c);
 
 /* --- the view: what a report looks at (src/model/view.c) -----------------
  * Which metric weighs each (thread, stack) aggregate, and which aggregates

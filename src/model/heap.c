@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-double prof_heap_var_term(double w, double c)
+/* Standard error of one sampled weight w (bytes or count) whose count weight
+ * (1/probability) is c: sqrt(w^2 (1 - 1/c)), the Horvitz-Thompson variance term. */
+static double prof_heap_var_term(double w, double c)
 {
 	return c > 1 ? w * w * (1 - 1 / c) : 0;
 }
