@@ -302,9 +302,8 @@ void prof_view_init(struct prof_view *v);	/* defaults: cpu, self, all */
 uint64_t prof_view_weight(const struct prof_profile *p, const struct prof_view *v,
 			  const struct prof_agg *a);
 
-/* True when pid (tid) passes --pid (--tid), comm passes --comm. */
+/* True when pid passes --pid, comm passes --comm. */
 bool prof_view_pid_selected(const struct prof_view *v, uint32_t pid);
-bool prof_view_tid_selected(const struct prof_view *v, uint32_t tid);
 bool prof_view_comm_selected(const struct prof_view *v, const char *comm);
 /* True when a --pid/--tid/--comm/--dso filter is set. */
 bool prof_view_filtered(const struct prof_view *v);

@@ -89,7 +89,8 @@ bool prof_view_pid_selected(const struct prof_view *v, uint32_t pid)
 	return !v->npids || id_in(v->pids, v->npids, pid);
 }
 
-bool prof_view_tid_selected(const struct prof_view *v, uint32_t tid)
+/* True when tid passes --tid. */
+static bool prof_view_tid_selected(const struct prof_view *v, uint32_t tid)
 {
 	return !v->ntids || id_in(v->tids, v->ntids, tid);
 }
