@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""check-objects.py - what the compiled objects say about the tree's shape.
+
+  check-objects.py layers BUILD LAYERS_MD
+      Every folder of BUILD/src/ is in the layer list of LAYERS_MD (the
+      fenced block after the "<!-- layers" marker in docs/hacking.md), and
+      every call between folders points down that list: a folder calls only
+      the folders listed before it.  A cycle between folders is reported
+      as such.
+  check-objects.py dead BUILD [CALLER.o...]
+      Every global function of BUILD/src/*/*.o is called from another
+      object: src/, src/prof.o, a unit test under BUILD/tests/unit/, or
+      one of the CALLER objects (the fuzz targets and the benchmark
+      drivers, which link the library too).
+      A function only its own file calls is static, so the compiler's
+      -Wunused-function finds it once it is dead: the two together leave
+      no function that nothing calls.
+
+Calls are read from `nm`: a symbol one object leaves undefined (U) and
+another defines.  Prints one line per problem and exits 1 when there is
+one, 0 when there is none, 2 when it cannot run.  make check runs both
+through tests/t9200-source-shape.sh.
+"""
+import collections
+import glob
+import os
+import re
+import subprocess
+import sys
+
+
+def die(msg):
+    print(f"check-objects: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def nm(obj):
+    """(defined global functions and data, undefined symbols) of obj."""
+    out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
+    defined, funcs, undef = set(), set(), set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 2 and f[0] == "U":
+            undef.add(f[1])
+        elif len(f) == 3 and f[1] in "TDBRCVWGS":
+            defined.add(f[2])
+            if f[1] == "T":
+                funcs.add(f[2])
+    return defined, funcs, undef
+
+
+def src_objects(build):
+    objs = sorted(glob.glob(os.path.join(build, "src", "*", "*.o")))
+    if not objs:
+        die(f"no objects under {build}/src (build first)")
+    return objs
+
+
+def folder(build, obj):
+    return os.path.relpath(obj, os.path.join(build, "src")).split(os.sep)[0]
+
+
+def read_layers(path):
+    """Folders bottom to top, as docs/hacking.md lists them."""
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"<!-- layers.*?-->\s*```\n(.*?)```", text, re.S)
+    if not m:
+        die(f"no layer list (<!-- layers ... --> and a fenced block) in {path}")
+    order = []
+    for line in m.group(1).splitlines():
+        if line.strip():
+            order += re.split(r"\s{2,}", line.strip())[-1].split()
+    return order
+
+
+def calls_between_folders(build, objs):
+    """{(from folder, to folder): [(from object, to object, symbol)]}"""
+    info = {o: nm(o) for o in objs}
+    owner = {s: o for o in objs for s in info[o][0]}
+    arrows = collections.defaultdict(list)
+    for o in objs:
+        for s in sorted(info[o][2]):
+            d = owner.get(s)
+            if d and folder(build, d) != folder(build, o):
+                arrows[(folder(build, o), folder(build, d))].append((o, d, s))
+    return arrows
+
+
+def cycles(nodes, arrows):
+    """Strongly connected components of more than one folder (Tarjan)."""
+    succ = collections.defaultdict(set)
+    for a, b in arrows:
+        succ[a].add(b)
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(succ[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def check_layers(build, layers_md):
+    objs = src_objects(build)
+    order = read_layers(layers_md)
+    rank = {f: i for i, f in enumerate(order)}
+    problems = []
+    folders = sorted({folder(build, o) for o in objs})
+    for f in folders:
+        if f not in rank:
+            problems.append(f"src/{f}/ is not in the layer list of {layers_md}")
+    for f in order:
+        if f not in folders:
+            problems.append(f"{layers_md} lists {f}, which has no objects under src/")
+    arrows = calls_between_folders(build, objs)
+    for comp in cycles(folders, arrows):
+        problems.append("cycle between folders: " + " <-> ".join(comp))
+    for (a, b), calls in sorted(arrows.items()):
+        if a in rank and b in rank and rank[b] > rank[a]:
+            o, d, s = calls[0]
+            more = f" (and {len(calls) - 1} more)" if len(calls) > 1 else ""
+            problems.append(f"{a} -> {b} points up the layers: "
+                            f"{os.path.relpath(o, build)} calls {s} of {os.path.relpath(d, build)}{more}")
+    return problems
+
+
+def check_dead(build, extra):
+    objs = src_objects(build)
+    main = os.path.join(build, "src", "prof.o")
+    callers = objs + ([main] if os.path.exists(main) else [])
+    callers += sorted(glob.glob(os.path.join(build, "tests", "unit", "*.o"))) + extra
+    info = {o: nm(o) for o in callers}
+    used_by = collections.defaultdict(set)
+    for o in callers:
+        for s in info[o][2]:
+            used_by[s].add(o)
+    problems = []
+    for o in objs:
+        for s in sorted(info[o][1] - {"main"}):
+            if not used_by[s] - {o}:
+                problems.append(f"{os.path.relpath(o, build)}: {s} is called from no other file "
+                                f"(make it static, or remove it)")
+    return problems
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "layers":
+        problems = check_layers(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "dead":
+        problems = check_dead(sys.argv[2], sys.argv[3:])
+    else:
+        die("usage: check-objects.py layers BUILD LAYERS_MD | dead BUILD [CALLER.o...]")
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (OSError, subprocess.CalledProcessError) as e:
+        die(e)
