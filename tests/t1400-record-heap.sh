@@ -20,6 +20,44 @@ require_perf_events
 [ -r /sys/bus/event_source/devices/uprobe/type ] || skip_all "no uprobe PMU in this kernel"
 CHECK="python3 $TOP/tests/workloads/heapcheck.py"
 
+# heap_record NAME PROF-RECORD-ARGS...: records NAME.data (truth in
+# NAME.truth), again (3 tries) when the kernel dropped heap samples: a
+# full ring is reported, not hidden, and the figures of a recording with
+# losses are low by what was lost (a loaded machine whose reader thread
+# did not run in time lost 773 of 12,000 samples).
+heap_record() {
+	local name=$1 try
+	shift
+	for try in 1 2 3; do
+		"$PROF" record -o $name.data "$@" >$name.truth 2>$name.err
+		cat $name.err
+		grep -q "heap: .* 0 samples lost" $name.err && return 0
+		say "heap samples lost, try $try of 3"
+	done
+	return 1
+}
+
+# attach_record: the workload waits for a file, prof attaches with -p,
+# the file is created; retried like heap_record.
+attach_record() {
+	local try T P
+	for try in 1 2 3; do
+		rm -f go
+		"$WL/heap" 20000 go >att.truth &
+		T=$!
+		for _ in $(seq 100); do grep -q "^heap: ready" att.truth && break; sleep 0.1; done
+		"$PROF" record --heap -o att.data -p $T 2>att.err &
+		P=$!
+		wait_recording $P || return 1
+		touch go
+		wait $T && wait $P || return 1
+		cat att.err
+		grep -q "heap: .* 0 samples lost" att.err && return 0
+		say "heap samples lost, try $try of 3"
+	done
+	return 1
+}
+
 reports() {	# DATA PREFIX
 	for m in allocs alloc-bytes live-bytes peak-bytes; do
 		"$PROF" report -i "$1" --metric=$m --format=json >"$2.$m.json" || return 1
@@ -27,8 +65,7 @@ reports() {	# DATA PREFIX
 }
 
 test_expect_success 'launched, glibc malloc: count, leak and peak per function within 10%' '
-	"$PROF" record --heap-rate 128 -o glibc.data -- "$WL/heap" 20000 >glibc.truth 2>glibc.err &&
-	cat glibc.err && check_contains glibc.err "heap: .* 0 samples lost" &&
+	heap_record glibc --heap-rate 128 -- "$WL/heap" 20000 &&
 	reports glibc.data glibc && $CHECK glibc.truth glibc 0.10 allocs live peak
 '
 
@@ -39,15 +76,28 @@ test_expect_success 'the text report says the rate and the standard errors' '
 	check_contains glibc.txt "Bytes  Function"
 '
 
+if command -v go >/dev/null; then
+	test_expect_success 'go tool pprof reads the heap export (inuse_space, alloc_objects)' '
+		"$PROF" report -i glibc.data --metric=live-bytes --format=pprof -o glibc.pb.gz &&
+		go tool pprof -sample_index=inuse_space -top glibc.pb.gz >inuse.txt 2>&1 &&
+		cat inuse.txt && check_contains inuse.txt "^Type: inuse_space" &&
+		grep "leak_planted\$" inuse.txt | grep -q "^ *4MB" &&
+		go tool pprof -sample_index=alloc_objects -top glibc.pb.gz >objects.txt 2>&1 &&
+		check_contains objects.txt "^Type: alloc_objects" &&
+		go tool pprof -raw glibc.pb.gz >raw.txt 2>&1 &&
+		check_contains raw.txt "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes"
+	'
+else
+	test_skip 'go tool pprof reads the heap export' 'go is not installed'
+fi
+
 for lib in libjemalloc.so.2 libtcmalloc_minimal.so.4; do
 	if ! ldconfig -p | grep -q "$lib"; then
 		test_skip "launched with $lib" "$lib is not installed"
 		continue
 	fi
 	test_expect_success "launched with LD_PRELOAD=$lib: within 10%" '
-		LD_PRELOAD=$lib "$PROF" record --heap-rate 128 -o pre.data -- "$WL/heap" 20000 \
-			>pre.truth 2>pre.err &&
-		cat pre.err && check_contains pre.err "heap: .* 0 samples lost" &&
+		LD_PRELOAD=$lib heap_record pre --heap-rate 128 -- "$WL/heap" 20000 &&
 		reports pre.data pre && $CHECK pre.truth pre 0.10 allocs live peak
 	'
 done
@@ -58,11 +108,7 @@ for lib in "" libjemalloc.so.2; do
 		continue
 	fi
 	test_expect_success "attached (-p) to a running process${lib:+ using $lib}: exact" '
-		rm -f go && { LD_PRELOAD=$lib "$WL/heap" 20000 go >att.truth & } && T=$! &&
-		for _ in $(seq 100); do grep -q "^heap: ready" att.truth && break; sleep 0.1; done &&
-		{ "$PROF" record --heap -o att.data -p $T 2>att.err & } && P=$! &&
-		wait_recording $P && touch go && wait $T && wait $P &&
-		cat att.err && check_contains att.err "every call, by uprobes on the allocator" &&
+		LD_PRELOAD=$lib attach_record && check_contains att.err "every call, by uprobes on the allocator" &&
 		"$PROF" report -i att.data --stdio --header >att.txt &&
 		check_contains att.txt "heap_allocator: .*${lib:-libc.so}" &&
 		reports att.data att && $CHECK att.truth att 0.001 allocs live peak

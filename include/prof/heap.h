@@ -55,6 +55,9 @@ size_t prof_heap_sources(struct prof_heap *h, struct prof_perf_source *out);
 /* Its perf events (for the ring pump). */
 struct prof_perf *prof_heap_perf(struct prof_heap *h, int i);
 
+/* After the last drain: the lost-sample count goes into the meta data. */
+void prof_heap_finish(struct prof_heap *h);
+
 struct prof_heap_stats {
 	uint64_t allocs, frees;		/* samples taken */
 	uint64_t lost;			/* samples the kernel dropped */

@@ -151,6 +151,7 @@ struct prof_heap_summary {
 	bool present;			/* the profile has heap samples */
 	uint64_t rate;			/* mean bytes between samples (1: every allocation) */
 	uint64_t samples, frees;	/* sampled allocations, and their frees seen */
+	uint64_t lost;			/* samples the kernel dropped (estimates too low) */
 	double allocs, alloc_bytes, live_bytes, peak_bytes;	/* estimates */
 	double allocs_err, alloc_bytes_err, live_bytes_err, peak_bytes_err;	/* their standard errors */
 	uint64_t peak_ns;		/* when the estimated heap was largest */

@@ -172,6 +172,8 @@ void prof_heap_derive(struct prof_profile *p)
 		return;
 	h->present = true;
 	h->rate = rate ? strtoull(rate, NULL, 10) : 0;
+	const char *lost = prof_meta_get(p, "heap_lost");
+	h->lost = lost ? strtoull(lost, NULL, 10) : 0;
 	sort_log(p);
 	for (size_t i = 0; i + 1 < p->heap_log.n; i++) {
 		const struct prof_timed_sample *c = &p->heap_log.v[i], *w = c + 1;

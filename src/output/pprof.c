@@ -14,6 +14,8 @@
  *    frame it was inlined into; pprof wants them as Location.line[],
  *    innermost first, the last line being the real (non-inlined) function.
  *  - One Function per (name, file).
+ *  - record --heap adds Go's heap sample types (alloc_objects, alloc_space,
+ *    inuse_objects, inuse_space) and peak_space; --metric picks the default.
  *  - One Sample per (thread, stack) aggregate that passes the view's
  *    filters with a weight in any sample type (not only the view's
  *    metric), with pid/tid/thread labels, and one value per sample_type.
@@ -24,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+/* m: a stored metric, or one of these derived ones */
+enum { INUSE_OBJECTS = PROF_METRIC_COUNT + 1, INUSE_SPACE };
 struct metric_type { enum prof_metric m; const char *type, *unit; bool always; };
 static const struct metric_type metric_types[] = {
 	{ PROF_M_SAMPLES, "samples", "count", true },
@@ -35,12 +39,28 @@ static const struct metric_type metric_types[] = {
 	{ PROF_M_PREEMPT_NS, "preempted", "nanoseconds", false },
 	/* --metric=wall: on-CPU plus off-CPU ns (present with off-CPU data) */
 	{ PROF_METRIC_COUNT, "wall", "nanoseconds", false },
+	/* record --heap: Go's heap profile types (go tool pprof -sample_index=...),
+	 * inuse = allocated minus freed, and the bytes live at the peak */
+	{ PROF_M_ALLOCS, "alloc_objects", "count", false },
+	{ PROF_M_ALLOC_BYTES, "alloc_space", "bytes", false },
+	{ (enum prof_metric)INUSE_OBJECTS, "inuse_objects", "count", false },
+	{ (enum prof_metric)INUSE_SPACE, "inuse_space", "bytes", false },
+	{ PROF_M_PEAK_BYTES, "peak_space", "bytes", false },
 };
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
 
 static uint64_t mt_value(const struct metric_type *t, const struct prof_agg *a)
 {
 	if (t->m == PROF_METRIC_COUNT)
 		return a->value[PROF_M_CPU_NS] + a->value[PROF_M_OFFCPU_NS];
+	if ((unsigned)t->m == INUSE_OBJECTS)
+		return sub0(a->value[PROF_M_ALLOCS], a->value[PROF_M_FREES]);
+	if ((unsigned)t->m == INUSE_SPACE)
+		return sub0(a->value[PROF_M_ALLOC_BYTES], a->value[PROF_M_FREE_BYTES]);
 	return a->value[t->m];
 }
 
@@ -48,6 +68,8 @@ static bool mt_used(const struct metric_type *t, const struct prof_profile *p)
 {
 	if (t->m == PROF_METRIC_COUNT)
 		return prof_total(p, PROF_M_OFFCPU_NS) > 0;
+	if ((unsigned)t->m > PROF_METRIC_COUNT || t->m >= PROF_M_HEAP_FIRST)
+		return p->heap.present;
 	return t->always || prof_total(p, t->m) > 0;
 }
 
@@ -204,6 +226,10 @@ static enum prof_metric view_pprof_metric(enum prof_view_metric m)
 	case PROF_VIEW_IOWAIT: return PROF_M_IOWAIT_NS;
 	case PROF_VIEW_SLEEP: return PROF_M_SLEEP_NS;
 	case PROF_VIEW_WALL: return PROF_METRIC_COUNT;	/* the "wall" type */
+	case PROF_VIEW_ALLOCS: return PROF_M_ALLOCS;
+	case PROF_VIEW_ALLOC_BYTES: return PROF_M_ALLOC_BYTES;
+	case PROF_VIEW_LIVE_BYTES: return (enum prof_metric)INUSE_SPACE;
+	case PROF_VIEW_PEAK_BYTES: return PROF_M_PEAK_BYTES;
 	default: return PROF_M_SAMPLES;
 	}
 }
@@ -287,6 +313,12 @@ static bool agg_in_export(const struct prof_profile *p, const struct prof_view *
 	if (prof_view_weight(p, v, a))
 		return true;
 	any.metric = PROF_VIEW_WALL;
+	if (prof_view_weight(p, &any, a))
+		return true;
+	any.metric = PROF_VIEW_ALLOCS;	/* every heap figure has its allocation */
+	if (prof_view_weight(p, &any, a))
+		return true;
+	any.metric = PROF_VIEW_PEAK_BYTES;
 	if (prof_view_weight(p, &any, a))
 		return true;
 	any.metric = PROF_VIEW_CPU;

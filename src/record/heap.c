@@ -56,9 +56,14 @@ __asm__(".section .rodata\n"
 	".previous\n");
 extern const char prof_heap_lib[], prof_heap_lib_end[];
 
-/* The user stack copied per attach-mode entry sample: every malloc call
- * pays for it, and allocation sites are rarely deep. */
-#define ATTACH_STACK_SIZE 16384
+/* The user stack copied per allocation sample (at most; -g dwarf,N may
+ * ask less).  The kernel reserves the whole copy in the ring for every
+ * sample, and allocations come in bursts (a loop that fills a table):
+ * with the CPU event's 32 KiB, a 16 MiB ring held ~500 samples, and a
+ * loaded machine lost 900 of 12,000 samples of the planted workload at
+ * --heap-rate 128 before the reader thread ran.  16 KiB still unwinds
+ * ~150 frames of a typical allocation stack. */
+#define HEAP_STACK_SIZE 16384
 
 enum role {
 	R_SAMPLED,		/* launch: prof_heap_alloc(ptr, size, kind) */
@@ -161,6 +166,9 @@ static int setup_perf(struct prof_heap *h, struct prof_perf *pf, const struct pr
 	if (!stack) {
 		cfg.callgraph = PROF_CG_NONE;
 		cfg.ring_pages = MAX(64u, main->ring_pages / 8);
+	} else {	/* room for ~2000 samples per CPU (root's default -m) */
+		cfg.stack_size = MIN(cfg.stack_size, HEAP_STACK_SIZE);
+		cfg.ring_pages = main->ring_pages * 2;
 	}
 	if (prof_perf_init(pf, &cfg) < 0)
 		return -EINVAL;
@@ -377,10 +385,6 @@ int prof_heap_prepare_attach(struct prof_heap *h, pid_t pid, char *why, size_t l
 	h->rate = 1;	/* every call traps anyway: take them all, exactly */
 	ret = place(h, file, attach_probes, ARRAY_SIZE(attach_probes), why, len);
 	free(file);
-	if (!ret) {	/* a smaller stack copy: every malloc pays for it */
-		h->stk.attr.sample_stack_user = MIN(h->stk.attr.sample_stack_user, ATTACH_STACK_SIZE);
-		h->stk.cfg.stack_size = (uint32_t)h->stk.attr.sample_stack_user;
-	}
 	return ret;
 }
 
@@ -648,6 +652,14 @@ void prof_heap_attach(struct prof_heap *h, struct prof_replay *rp, struct prof_p
 	prof_meta_set(p, "heap_mode", h->attached ? "uprobes on the allocator" : "preloaded sampler");
 	prof_meta_set(p, "heap_allocator", h->path);
 	prof_replay_add_consumer(rp, &heap_ops, h);
+}
+
+void prof_heap_finish(struct prof_heap *h)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->lost);
+	prof_meta_set(h->p, "heap_lost", buf);
 }
 
 void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st)

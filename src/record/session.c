@@ -573,6 +573,8 @@ void prof_session_run(struct prof_session *s)
 	struct prof_session_info *in = &s->info;
 
 	run_loop(s);
+	if (s->heap)
+		prof_heap_finish(s->heap);
 	finish_file(s);
 	if (in->launched) {
 		if (!s->child_done)	/* -d ended the recording: the command runs on */
