@@ -85,8 +85,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# html.c embeds the report's script with .incbin
-$(BUILD)/src/output/html.o: src/output/html_app.js
+# The viewer's CSS, JS and HTML panels are files of src/output that the
+# renderers embed with .incbin (OUTPUT_EMBED in output-priv.h).
+VIEWER_FILES := $(wildcard src/output/*.js src/output/*.css src/output/*.html)
+$(BUILD)/src/output/html.o $(BUILD)/src/output/flamegraph.o: $(VIEWER_FILES)
 
 # The heap sampler that `prof record --heap` preloads: built alone (no
 # sanitizer: it runs inside the profiled program) and embedded in

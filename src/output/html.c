@@ -38,144 +38,13 @@
 /* More processes than this: the machine-wide page (the flame graph first). */
 #define HTML_MANY_PROCS 8
 
-static const char html_style[] =
-	"body{font-family:system-ui,Verdana,sans-serif;margin:16px;color:#222;background:#fafafa}\n"
-	"h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:22px 0 6px;border-bottom:1px solid #ccc}\n"
-	"table{border-collapse:collapse;font-size:13px}td,th{padding:2px 8px;text-align:left}\n"
-	"th{background:#e8e8e8;cursor:pointer;user-select:none}td.n,th.n{text-align:right}\n"
-	"#fns tr:hover,#callers tr:hover,#callees tr:hover{background:#ffe9a8;cursor:pointer}\n"
-	"#fns tr.sel{background:#ffd75e}\n"
-	"#flame{position:relative;width:100%;overflow:hidden;background:linear-gradient(#eee,#eeeeb0);"
-	"border:1px solid #ccc}\n"
-	"#flame canvas{display:block}\n"
-	".ctl{margin:4px 0}.ctl input{width:260px}#matched{margin-left:12px;font-weight:bold}\n"
-	"#details{font-size:12px;min-height:16px;color:#333;margin-top:4px}\n"
-	".sw{display:flex;gap:24px}.sw>div{flex:1}.muted{color:#777}\n"
-	".tl svg{background:#fff;border:1px solid #ccc;display:block;margin-bottom:6px}\n"
-	"#tracks{position:relative;border:1px solid #ccc;background:#fff;user-select:none}\n"
-	"#trk{display:block;cursor:crosshair}#selbox{position:absolute;top:0;display:none;"
-	"background:rgba(255,200,0,.25);border-left:1px solid #c90;border-right:1px solid #c90;pointer-events:none}\n"
-	".fg{display:flex;gap:16px;align-items:flex-start}.fgmain{flex:3;min-width:0}.fgside{flex:1;font-size:12px;"
-	"max-height:640px;overflow:auto}.fgside h3{font-size:13px;margin:0 0 6px}\n"
-	"#flamewrap{max-height:600px;overflow:auto;border:1px solid #ccc}#flame{border:0}\n"
-	"#calltree{font:12px monospace;max-height:420px;overflow:auto;border:1px solid #ccc;background:#fff}\n"
-	".ct{white-space:pre;cursor:pointer}.ct:hover{background:#ffe9a8}.ct.hit{background:#ffd75e}\n"
-	"#scwrap{max-height:420px;overflow:auto;border:1px solid #ccc;background:#fff}\n"
-	/* panels below the first screen: laid out and painted when scrolled to */
-	"#scwrap,#calltree,#fns,#source{content-visibility:auto;contain-intrinsic-size:auto 420px}\n"
-	"#srctable{font:12px monospace;border-collapse:collapse}#srctable td{padding:0 6px}\n"
-	"#srctable td.code{white-space:pre}#srctable tr.hot{background:#ffd7c2}#srctable tr.hottest{background:#ffa07a}\n"
-	".legend span{display:inline-block;width:10px;height:10px;margin:0 3px 0 10px}\n";
-
+/* The viewer's files, embedded at build time. */
+OUTPUT_EMBED(html_report_css, "html_report.css");
+OUTPUT_EMBED(html_report_js, "html_report.js");
+OUTPUT_EMBED(html_app_js, "html_app.js");
 /* The application's panels around the flame graph (html_app.js fills them). */
-static const char html_app_panels_top[] =
-	"<h2>Tracks</h2>\n<div class=\"ctl\">Metric: <select id=\"metric\">"
-	"<option value=\"cpu\">CPU samples</option><option value=\"off-cpu\">off-CPU</option>"
-	"<option value=\"io-wait\">I/O wait</option><option value=\"sleep\">sleep</option>"
-	"<option value=\"wall\">wall</option></select> <button id=\"clearsel\">Clear selection</button> "
-	"<span id=\"selinfo\" class=\"muted\"></span><span class=\"legend muted\">"
-	"<span style=\"background:#2a7de1\"></span>on CPU<span style=\"background:#e0452b\"></span>I/O wait"
-	"<span style=\"background:#a05ac8\"></span>preempted / other<span style=\"background:#c8d2dc\"></span>sleep"
-	"<span style=\"background:#2d8a4e\"></span>RSS</span>"
-	"<div class=\"muted\">Drag to select a time range, click a track to select a thread or process.</div>"
-	"<div id=\"appnote\" class=\"muted\"></div></div>\n"
-	"<div id=\"tracks\"><canvas id=\"trk\"></canvas><div id=\"selbox\"></div></div>\n";
-static const char html_app_panels_bottom[] =
-	"<h2>Stack chart</h2>\n<div id=\"scwrap\"><canvas id=\"stackchart\"></canvas></div>\n"
-	"<h2>Call tree</h2>\n<div class=\"ctl\"><label><input type=\"checkbox\" id=\"ctinv\"> inverted</label> "
-	"Search: <input id=\"ctq\" placeholder=\"function name\"></div><div id=\"calltree\"></div>\n";
-
-/* html_app.js, embedded whole at build time (NUL-terminated). */
-__asm__(".section .rodata\n"
-	".global html_app_js\n"
-	"html_app_js:\n"
-	".incbin \"src/output/html_app.js\"\n"
-	".byte 0\n"
-	".previous\n");
-extern const char html_app_js[];
-
-static const char html_script[] =
-	"var D=JSON.parse(document.getElementById('prof-data').textContent),S=D.strings,N=D.nodes,K=[],zoomId=0,re=null;\n"
-	"N.forEach(function(n,i){K.push([]);if(i)K[n[0]].push(i);});\n"
-	"function nm(i){return i?S[N[i][1]]:'all';}\n"
-	"function key(i){return S[N[i][1]]+'\\t'+S[N[i][2]];}\n"
-	"function fmt(v){return D.unit=='samples'?v+' samples':(v/1e6).toFixed(3)+' ms';}\n"
-	"function pct(v){return (N[0][7]?100*v/N[0][7]:0).toFixed(2)+'%';}\n"
-	"function hue(s){var h=0;for(var i=0;i<s.length;i++)h=(h*31+s.charCodeAt(i))>>>0;return h;}\n"
-	"function dcolour(i){var n=N[i],d=(N[0][7]?n[7]/N[0][7]:0)-(D.base_total?n[9]/D.base_total:0),x=Math.min(1,Math.abs(d)/D.max_delta);\n"
-	" var c=220-(190*x|0);return d>0?'rgb(255,'+c+','+c+')':d<0?'rgb('+c+','+c+',255)':'rgb(225,225,225)';}\n"
-	"function colour(i){if(D.diff)return dcolour(i);var n=N[i],h=hue(S[n[1]]),v=(h%100)/100;\n"
-	" if(n[6])return 'rgb('+(50+60*v|0)+','+(165+55*v|0)+','+(165+55*v|0)+')';\n"
-	" if(n[5]==1)return 'rgb('+(190+65*v|0)+','+(90+65*v|0)+',0)';\n"
-	" if(n[5]==2)return 'rgb(40,'+(200+55*v|0)+',40)';\n"
-	" if(n[5]>=3)return 'rgb(180,180,190)';\n"
-	" return 'rgb('+(205+50*v|0)+','+(230*((h>>8)%100)/100|0)+','+(55*((h>>16)%100)/100|0)+')';}\n"
-	"function tip(i){var n=N[i],t=nm(i);if(n[6])t+=' [inlined]';if(n[5]==1)t+=' [kernel]';\n"
-	" if(S[n[2]])t+=' ('+S[n[2]]+')';if(S[n[3]])t+='  '+S[n[3]]+':'+n[4];t+='  '+fmt(n[7])+' ('+pct(n[7])+')';\n"
-	" if(D.diff)t+=', base '+fmt(n[9])+' ('+(D.base_total?100*n[9]/D.base_total:0).toFixed(2)+'%)';return t;}\n"
-	"function depthOf(i){var d=0;while(i){i=N[i][0];d++;}return d;}\n"
-	/* The flame graph is drawn on one canvas: thousands of positioned
-	 * boxes cost the page a style and layout pass each time (0.1-0.3 s on
-	 * a 1M-sample page).  FB keeps what was drawn, for hit tests; the
-	 * names drawn go to #flame's data-names. */
-	"var FB=[],FW=new Map();\n"
-	"function fit(g,s,w){var f=FW.get(s);if(f===undefined){f=g.measureText(s).width;FW.set(s,f);}\n"
-	" if(f<=w)return s;var n=Math.floor(s.length*w/f)-1;return n<2?'':s.slice(0,n)+'\u2026';}\n"
-	"function render(){var box=document.getElementById('flame'),W=D.width||box.clientWidth||1100;\n"
-	" var z=zoomId,zd=depthOf(z),sc=W/N[z][7],H=18,items=[],maxd=0;\n"
-	" for(var a=N[z][0],ad=zd-1;z&&a!==undefined&&ad>=0;a=a?N[a][0]:undefined,ad--){items.push([a,0,W,ad,1]);if(!a)break;}\n"
-	" (function walk(i,x,d){var w=N[i][7]*sc;if(w<0.5)return;items.push([i,x,w,d,0]);if(d>maxd)maxd=d;\n"
-	"  K[i].forEach(function(c){walk(c,x,d+1);x+=N[c][7]*sc;});})(z,0,zd);\n"
-	" if(zd>maxd)maxd=zd;var ht=(maxd+1)*H+2,r=window.devicePixelRatio||1;box.style.height=ht+'px';\n"
-	" var cv=box.querySelector('canvas')||box.appendChild(document.createElement('canvas'));\n"
-	" cv.width=Math.ceil(W*r);cv.height=Math.ceil(ht*r);cv.style.width=W+'px';cv.style.height=ht+'px';\n"
-	" var g=cv.getContext('2d'),names=new Set();g.scale(r,r);g.font='11px system-ui,Verdana,sans-serif';g.textBaseline='middle';\n"
-	" FB=[];items.forEach(function(it){var i=it[0],n=nm(i),x=it[1],w=Math.max(it[2],1),\n"
-	"  y=D.inverted?it[3]*H:(maxd-it[3])*H,c=re&&i&&re.test(n)?'#e600e6':colour(i);\n"
-	"  g.globalAlpha=it[4]?0.55:1;g.fillStyle=c;g.fillRect(x,y+1,Math.max(w-1,1),H-2);\n"
-	"  if(N[i][6]){g.setLineDash([3,2]);g.strokeStyle='#333';g.strokeRect(x+0.5,y+1.5,w-2,H-3);g.setLineDash([]);}\n"
-	"  if(w>28){g.fillStyle='#000';g.fillText(fit(g,n,w-6),x+3,y+H/2);}\n"
-	"  FB.push([i,x,w,y,c]);names.add(n);});\n"
-	" g.globalAlpha=1;box.setAttribute('data-names',JSON.stringify(Array.from(names)));}\n"
-	"function boxAt(ev){var rc=ev.currentTarget.getBoundingClientRect(),x=ev.clientX-rc.left,y=ev.clientY-rc.top;\n"
-	" for(var k=FB.length-1;k>=0;k--){var b=FB[k];if(x>=b[1]&&x<b[1]+b[2]&&y>=b[3]&&y<b[3]+18)return b[0];}return -1;}\n"
-	"/* one handler for the canvas: click zooms, hover says what is under the pointer */\n"
-	"(function(){var box=document.getElementById('flame');\n"
-	" box.onclick=function(ev){var i=boxAt(ev);if(i<0)return;zoomId=i;render();if(i)sandwich(key(i));};\n"
-	" box.onmousemove=function(ev){var i=boxAt(ev),t=i<0?'':tip(i);box.style.cursor=i<0?'':'pointer';\n"
-	"  if(box.title!=t)box.title=t;document.getElementById('details').textContent=t;};})();\n"
-	"function search(t){try{re=t?new RegExp(t):null;}catch(err){document.getElementById('matched').textContent='bad regex';return;}\n"
-	" var m=0;(function walk(i){if(i&&re&&re.test(nm(i))){m+=N[i][7];return;}K[i].forEach(walk);})(0);\n"
-	" document.getElementById('matched').textContent=re?(N[0][7]?100*m/N[0][7]:0).toFixed(1)+'% matched':'';\n"
-	" document.getElementById('q').value=t||'';render();}\n"
-	"function fill(id,rows,tot){var tb=document.getElementById(id);tb.textContent='';\n"
-	" rows.sort(function(a,b){return b[1]-a[1];}).forEach(function(r){var tr=document.createElement('tr');\n"
-	"  [r[0].split('\\t')[0],fmt(r[1]),(tot?100*r[1]/tot:0).toFixed(1)+'%'].forEach(function(c,j){\n"
-	"   var td=document.createElement('td');td.textContent=c;if(j)td.className='n';tr.appendChild(td);});\n"
-	"  if(r[0]!='(root)')tr.onclick=function(){sandwich(r[0]);};tb.appendChild(tr);});}\n"
-	"function sandwich(k){var callers={},callees={},tot=0;\n"
-	" (function walk(i,inside){var me=i&&key(i)==k,outer=me&&!inside;\n"
-	"  if(outer){tot+=N[i][7];var pk=N[i][0]?key(N[i][0]):'(root)';callers[pk]=(callers[pk]||0)+N[i][7];\n"
-	"   K[i].forEach(function(c){callees[key(c)]=(callees[key(c)]||0)+N[c][7];});}\n"
-	"  K[i].forEach(function(c){walk(c,inside||me);});})(0,false);\n"
-	" var name=k.split('\\t')[0];document.getElementById('sw-name').textContent=name+'  -  total '+fmt(tot)+' ('+pct(tot)+')';\n"
-	" fill('callers',Object.keys(callers).map(function(x){return [x,callers[x]];}),tot);\n"
-	" fill('callees',Object.keys(callees).map(function(x){return [x,callees[x]];}),tot);\n"
-	" var rows=document.querySelectorAll('#fns tbody tr');rows.forEach(function(r){\n"
-	"  r.className=(r.getAttribute('data-k')==k)?'sel':'';});}\n"
-	"function sortBy(col,num){var tb=document.querySelector('#fns tbody'),rows=[].slice.call(tb.rows);\n"
-	" var th=document.querySelectorAll('#fns th')[col],desc=th.getAttribute('data-dir')!='desc';\n"
-	" th.setAttribute('data-dir',desc?'desc':'asc');\n"
-	" rows.sort(function(a,b){var x=a.cells[col].getAttribute('data-v'),y=b.cells[col].getAttribute('data-v');\n"
-	"  var c=num?(+x)-(+y):x.localeCompare(y);return desc?-c:c;});rows.forEach(function(r){tb.appendChild(r);});}\n"
-	"document.querySelectorAll('#fns tbody tr').forEach(function(r){r.onclick=function(){sandwich(r.getAttribute('data-k'));};});\n"
-	"document.getElementById('q').onkeyup=function(ev){if(ev.key=='Enter')search(this.value);};\n"
-	"window.onresize=render;if(!D.app)render();\n"
-	"(function(){var q=new URLSearchParams(location.search),s=q.get('s'),h=location.hash,c=q.get('sort');\n"
-	" if(c!==null)sortBy(+c,+c>=2);\n"
-	" if(!s&&h.indexOf('#search=')==0)s=decodeURIComponent(h.slice(8));if(s)search(s);\n"
-	" if(h.indexOf('#fn=')==0){var f=decodeURIComponent(h.slice(4));for(var i=1;i<N.length;i++)if(nm(i)==f){sandwich(key(i));break;}}\n"
-	" else{var r=document.querySelector('#fns tbody tr');if(r)sandwich(r.getAttribute('data-k'));}})();\n";
+OUTPUT_EMBED(html_tracks_html, "html_tracks.html");
+OUTPUT_EMBED(html_calltree_html, "html_calltree.html");
 
 /* --- flame tree as JSON --------------------------------------------------- */
 
@@ -632,14 +501,14 @@ static int html_page(FILE *f, const struct prof_profile *p, const struct prof_vi
 		"script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n<title>");
 	xml_escape(&sb, title);
 	sb_adds(&sb, "</title>\n<style>\n");
-	sb_adds(&sb, html_style);
+	sb_adds(&sb, html_report_css);
 	sb_adds(&sb, "</style></head><body>\n<h1>");
 	xml_escape(&sb, title);
 	sb_adds(&sb, "</h1>\n");
 	if (machine_wide(p) && !base) {	/* the hottest work first */
 		per_process(&sb, p, v);
 		flame_section(&sb);
-		sb_adds(&sb, html_app_panels_top);
+		sb_adds(&sb, html_tracks_html);
 		sb_adds(&sb, "<h2>Summary</h2>\n");
 		summary(&sb, p, v);
 		timeline(&sb, tl);
@@ -651,11 +520,11 @@ static int html_page(FILE *f, const struct prof_profile *p, const struct prof_vi
 		if (base)
 			movers(&sb, base, p, v);
 		else
-			sb_adds(&sb, html_app_panels_top);
+			sb_adds(&sb, html_tracks_html);
 		flame_section(&sb);
 	}
 	if (!base)
-		sb_adds(&sb, html_app_panels_bottom);
+		sb_adds(&sb, html_calltree_html);
 	fn_table(&sb, p, v, p->timed.n && !base);
 	if (!base)
 		sb_adds(&sb, "<h2>Source: <span id=\"src-name\" class=\"muted\"></span></h2>"
@@ -670,7 +539,7 @@ static int html_page(FILE *f, const struct prof_profile *p, const struct prof_vi
 		json_script_safe(&sb, sb_str(&data));
 	}
 	sb_adds(&sb, "</script>\n<script>\n");
-	sb_adds(&sb, html_script);
+	sb_adds(&sb, html_report_js);
 	if (!base) {
 		sb_adds(&sb, "</script>\n<script>\n");
 		sb_adds(&sb, html_app_js);

@@ -157,4 +157,12 @@ uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
 /* HTML-in-<script> safe JSON: replace '<', '>' and '&' by \u003c \u003e \u0026. */
 void json_script_safe(struct strbuf *sb, const char *json);
 
+/* A file of src/output (the viewer's .js, .css and .html), embedded whole
+ * at build time as the NUL-terminated string sym; the Makefile makes the
+ * object depend on the viewer's files. */
+#define OUTPUT_EMBED(sym, file)                                              \
+	__asm__(".section .rodata\n.global " #sym "\n" #sym ":\n"           \
+		".incbin \"src/output/" file "\"\n.byte 0\n.previous\n");    \
+	extern const char sym[]
+
 #endif
