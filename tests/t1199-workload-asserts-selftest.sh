@@ -82,4 +82,14 @@ test_expect_failure_exit 'empty folded input fails' 1 ': >empty.folded && $CHECK
 test_expect_failure_exit 'truncated json fails' 1 'head -c 100 good.json >cut.json && $CHECK field cut.json samples gt 1'
 test_expect_failure_exit 'usage errors exit 2' 2 '$CHECK share good.json spin_a'
 
+# tests/lib/bounds.py computes the false-failure chances stated beside the
+# statistical assertions (tests/README.md): checked against values known
+# in closed form, and its exit status on bad usage.
+test_expect_success 'bounds.py: binomial, Poisson, normal and Mann-Whitney tails' '
+	python3 "$TOP/tests/lib/bounds.py" --selftest &&
+	python3 "$TOP/tests/lib/bounds.py" share 2000 60 7 >b.out && check_contains b.out "^1.4e-10 (1 in " &&
+	python3 "$TOP/tests/lib/bounds.py" sum 1e-5 2e-5 >s.out && check_contains s.out "^3e-05 (1 in 3.33e+04)"
+'
+test_expect_failure_exit 'bounds.py: usage errors exit 2' 2 'python3 "$TOP/tests/lib/bounds.py" share 2000 60'
+
 test_done

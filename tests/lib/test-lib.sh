@@ -9,7 +9,9 @@
 # success, kept on failure for inspection) and runs with cwd = $TRASH.
 # $PROF is the absolute path of the built ./prof, $TOP the source tree,
 # $BUILD_DIR the build directory (build/, or build-san/ under make
-# check-sanitize: PROF_BUILD), $WL the workload binaries directory.  Helpers:
+# check-sanitize: PROF_BUILD), $WL the workload binaries directory.
+# PROF_TEST_KEEP=1 keeps the scratch directory of a passing script too (to
+# read the sample counts a run got, tests/README.md).  Helpers:
 #   require_perf_events  - skip_all unless perf_event_open works here
 #   skip_all REASON      - plan 0 tests and exit (TAP "1..0 # SKIP")
 #   nobody_dir FILE...   - copies for `setpriv --reuid=nobody` (see below)
@@ -95,7 +97,7 @@ test_done() {
 	if type slow_disk_teardown >/dev/null 2>&1; then slow_disk_teardown; fi
 	echo "1..$test_count"
 	if [ "$test_failed" = 0 ]; then
-		cd "$TOP" && rm -rf "$TRASH"
+		[ -n "${PROF_TEST_KEEP:-}" ] || { cd "$TOP" && rm -rf "$TRASH"; }
 		exit 0
 	fi
 	say "$test_failed of $test_count failed; scratch kept in $TRASH"
