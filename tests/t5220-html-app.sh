@@ -142,6 +142,24 @@ test_expect_success 'many processes: flame graph and busiest processes first, tr
 	q machine.json "[l[\"open\"] for l in d[\"expanded\"] if l[\"proc\"]][:2] == [True, True] and len([l for l in d[\"expanded\"] if not l[\"proc\"]]) == 2"
 '
 
+# Markers come from the kernel's fork, exec and exit records: split was
+# forked by sh, exec'd and exited in the recording (kinds 0, 1, 2); the
+# nine sleeps' execs and exits are on their sleep tracks; an attached
+# process (stopped for a while in the middle) that
+# neither started nor ended in the window has none, however its samples
+# come and go.
+test_expect_success 'track markers: the fork, exec and exit records, and nothing else' '
+	q machine.json "[e[3] for e in d[\"events\"] if e[2] == \"split\"] == [0, 1, 2]" &&
+	q machine.json "[e[3] for e in d[\"events\"] if e[2] == \"sleep\"].count(1) == 9" &&
+	q machine.json "[e[3] for e in d[\"events\"] if e[2] == \"sleep\"].count(2) == 9" || return 1
+	"$WL/split" 60 >/dev/null 2>&1 &
+	pid=$!
+	{ "$PROF" record -q -p $pid -o att.data -- sh -c "sleep 0.5; kill -STOP $pid; sleep 0.5; kill -CONT $pid; sleep 0.5"; st=$?; } &&
+	kill $pid; wait $pid
+	test $st = 0 && "$PROF" report -i att.data --format=html -o att.html &&
+	$DRIVE machine att.html >att.json && q att.json "d[\"errors\"] == [] and d[\"events\"] == []"
+'
+
 GEN="$BUILD_DIR/tests/unit/data.t"
 if [ -x "$GEN" ]; then
 	# (the generator draws each sample's stack from a pool of 2,000: at

@@ -134,6 +134,17 @@ struct prof_timeline_sample {
 	uint32_t io_wait_pct_x100;	/* I/O-wait% of the interval, x100 */
 };
 
+/* A task's fork, exec or exit, from the kernel's records (never guessed
+ * from when its samples start or stop). */
+enum prof_task_event_kind { PROF_TASK_FORK, PROF_TASK_EXEC, PROF_TASK_EXIT };
+struct prof_task_event {
+	uint64_t t_ns;			/* CLOCK_MONOTONIC */
+	uint32_t pid, tid;
+	uint32_t kind;			/* enum prof_task_event_kind */
+	uint32_t thread;		/* the identity it starts or ends; PROF_NONE: one
+					 * that never had a sample */
+};
+
 /*
  * One sample as it was taken, kept only when p->keep_timed is set before
  * loading (the time-ordered exports and the HTML timeline need it; text
@@ -167,6 +178,7 @@ struct prof_profile {
 	VEC(struct prof_meta) meta;
 	VEC(struct prof_resources) resources;	/* unique (pid, tid) */
 	VEC(struct prof_timeline_sample) timeline;	/* append order = time order per pid */
+	VEC(struct prof_task_event) task_events;	/* record order */
 	bool keep_timed;		/* set before loading: fill timed[] too */
 	VEC(struct prof_timed_sample) timed;	/* load order; see prof_timed_sort() */
 

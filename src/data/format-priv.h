@@ -28,6 +28,7 @@ enum pd_record {
 	PD_REC_RESOURCES = 12,
 	PD_REC_TIMELINE = 13,
 	PD_REC_HEAP_SAMPLES = 14,
+	PD_REC_TASK_EVENT = 15,
 };
 
 /* Sample head varint bits (see format.c). */

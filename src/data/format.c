@@ -75,6 +75,11 @@
  *              thread, node); a free repeats its allocation's weights and
  *              stack as frees, free_bytes.  A reader older than it skips
  *              it and shows the CPU profile alone.
+ *  15 TASK_EVENT v t_ns, v pid, v tid, v kind (0 fork, 1 exec, 2 exit),
+ *              v thread + 1 (0: none): a task's start, exec or end as the
+ *              kernel recorded it, with the thread identity it starts or
+ *              ends (struct prof_task_event), after that THREAD record.
+ *              Older readers skip it.
  *
  * WRITING ORDER.  Each flush appends the definitions added since the last
  * flush (strings, modules, frames, nodes, threads, then changed threads,

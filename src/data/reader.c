@@ -207,6 +207,20 @@ static int read_timeline(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+static int read_task_event(struct reader *r, struct cursor *c)
+{
+	uint64_t v[5];
+
+	if (!get_n(c, v, ARRAY_SIZE(v)) || v[1] > UINT32_MAX || v[2] > UINT32_MAX)
+		return corrupt(r, "bad task event record");
+	if (v[3] > PROF_TASK_EXIT)
+		return 0;	/* a newer writer's kind */
+	VEC_PUSH(&r->p->task_events, ((struct prof_task_event){
+		.t_ns = v[0], .pid = (uint32_t)v[1], .tid = (uint32_t)v[2], .kind = (uint32_t)v[3],
+		.thread = v[4] && v[4] - 1 < r->thread.n ? r->thread.v[v[4] - 1] : PROF_NONE }));
+	return 0;
+}
+
 /* The delta state of one SAMPLES record (restarts in every record). */
 struct sample_state {
 	uint64_t time, thread, node;
@@ -342,6 +356,7 @@ static int read_record(struct reader *r, unsigned type, struct cursor *c)
 	case PD_REC_END: return read_summary(r, c, true);
 	case PD_REC_RESOURCES: return read_resources(r, c);
 	case PD_REC_TIMELINE: return read_timeline(r, c);
+	case PD_REC_TASK_EVENT: return read_task_event(r, c);
 	default: return 0;	/* a newer writer's record: skip it */
 	}
 }

@@ -49,6 +49,8 @@ struct prof_writer {
 	VEC(struct prof_meta) meta_written;
 	VEC(struct prof_resources) resources_written;	/* index-aligned with p->resources */
 	size_t timeline_done;
+	size_t task_events_done;	/* every task event before it is written */
+	VEC(uint8_t) task_event_written;
 
 	struct strbuf pending, out;
 	/* [0]: SAMPLES (CPU and off-CPU), [1]: HEAP_SAMPLES, each with its
@@ -233,6 +235,25 @@ static void put_thread(struct strbuf *out, size_t id, const struct prof_thread *
 	put_fields(out, PD_REC_THREAD, v, ARRAY_SIZE(v));
 }
 
+/* The task events whose thread identity is known (a fork's or an exec's is
+ * known at that thread's first sample; one never sampled is never written:
+ * no track would show it). */
+static void put_task_events(struct prof_writer *w, const struct prof_profile *p)
+{
+	while (w->task_event_written.n < p->task_events.n)
+		VEC_PUSH(&w->task_event_written, 0);
+	for (size_t i = w->task_events_done; i < p->task_events.n; i++) {
+		const struct prof_task_event *e = &p->task_events.v[i];
+		if (w->task_event_written.v[i] || e->thread == PROF_NONE)
+			continue;
+		uint64_t v[] = { e->t_ns, e->pid, e->tid, e->kind, (uint64_t)e->thread + 1 };
+		put_fields(&w->out, PD_REC_TASK_EVENT, v, ARRAY_SIZE(v));
+		w->task_event_written.v[i] = 1;
+	}
+	while (w->task_events_done < p->task_events.n && w->task_event_written.v[w->task_events_done])
+		w->task_events_done++;
+}
+
 static void put_resources(struct prof_writer *w, const struct prof_profile *p)
 {
 	for (size_t i = 0; i < p->resources.n; i++) {
@@ -255,6 +276,7 @@ static void put_resources(struct prof_writer *w, const struct prof_profile *p)
 				 t->io_wait_pct_x100 };
 		put_fields(&w->out, PD_REC_TIMELINE, v, ARRAY_SIZE(v));
 	}
+	put_task_events(w, p);
 }
 
 static void put_new_definitions(struct prof_writer *w, const struct prof_profile *p)
@@ -373,6 +395,7 @@ void prof_writer_abort(struct prof_writer *w)
 	VEC_FREE(&w->thread_comm);
 	VEC_FREE(&w->meta_written);
 	VEC_FREE(&w->resources_written);
+	VEC_FREE(&w->task_event_written);
 	sb_release(&w->ck[0].buf);
 	sb_release(&w->ck[1].buf);
 	sb_release(&w->pending);

@@ -25,6 +25,7 @@ void prof_profile_free(struct prof_profile *p)
 	VEC_FREE(&p->meta);
 	VEC_FREE(&p->resources);
 	VEC_FREE(&p->timeline);
+	VEC_FREE(&p->task_events);
 	VEC_FREE(&p->timed);
 	VEC_FREE(&p->heap_log);
 	u64map_free(&p->module_index);

@@ -37,6 +37,9 @@
  *    "(trimmed)" frame under their nearest kept ancestor (trim_stacks()), as
  *    pprof drops small nodes: totals stay exact, and the time axis keeps
  *    its buckets instead of collapsing into one.
+ *  - Markers (start, exec, exit) come from the kernel's FORK, COMM-exec
+ *    and EXIT records the profile keeps (emit_events()), never from when a
+ *    thread's samples begin or end.
  *  - Without sample times (callgrind input, or a profile loaded without
  *    keep_timed) every aggregate becomes one row in bucket 0.
  *  - Source text is embedded only as include/prof/annotate.h's policy
@@ -651,6 +654,37 @@ static void emit_rows(struct app *a, struct strbuf *sb)
 	sb_addch(sb, '}');
 }
 
+/*
+ * "events": [track, fine bucket, kind] for the forks, execs and exits the
+ * kernel recorded of threads that have a track (the replay engine tied
+ * each to the thread identity it starts or ends); the tracks draw these
+ * markers and no others (a thread's samples starting late is no start).
+ */
+static void emit_events(struct app *a, struct strbuf *sb)
+{
+	const struct prof_profile *p = a->p;
+	size_t n = a->folded ? a->shown.n : p->threads.n;
+	uint32_t *track_of = xmalloc((p->threads.n + 1) * sizeof(*track_of));
+	bool comma = false;
+
+	for (size_t i = 0; i < p->threads.n; i++)
+		track_of[i] = a->folded ? UINT32_MAX : (uint32_t)i;
+	for (size_t i = 0; a->folded && i < n; i++)
+		track_of[a->shown.v[i]] = (uint32_t)i;
+	sb_adds(sb, ",\n\"events\":[");
+	for (size_t i = 0; i < p->task_events.n && p->timed.n; i++) {
+		const struct prof_task_event *e = &p->task_events.v[i];
+		double b = e->t_ns > a->t0 ? (double)(e->t_ns - a->t0) / (double)a->bucket_ns : 0;
+		if (e->thread >= p->threads.n || track_of[e->thread] == UINT32_MAX)
+			continue;
+		sb_addf(sb, "%s[%u,%.2f,%u]", comma ? "," : "", track_of[e->thread],
+			b < a->nbuckets ? b : a->nbuckets, e->kind);
+		comma = true;
+	}
+	sb_adds(sb, "]");
+	free(track_of);
+}
+
 /* RSS, CPU and I/O wait points of the processes that have a track. */
 static void emit_timeline(struct app *a, struct strbuf *sb)
 {
@@ -733,6 +767,7 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	emit_lanes(&a, &body);
 	emit_rows(&a, &body);
 	emit_timeline(&a, &body);
+	emit_events(&a, &body);
 	emit_sources(&a, &body);
 	/* bucket_ns, nbuckets: the rows' (selection) buckets; lane_*: the tracks' */
 	sb_addf(sb, "{\"metric\":\"%s\",\"t0\":%llu,\"bucket_ns\":%llu,\"nbuckets\":%u,"

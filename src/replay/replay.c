@@ -56,6 +56,8 @@ struct task {
 	uint32_t comm;		/* string id, 0 = not known */
 	uint32_t thread;	/* profile thread + 1, 0 = none yet */
 	bool fresh;		/* exec'd: the next identity is a new one */
+	uint32_t pending[2];	/* its fork / exec events + 1, waiting for the
+				 * identity they start (made at its next sample) */
 };
 
 struct consumer {
@@ -282,13 +284,25 @@ static void task_name(struct prof_replay *rp, uint32_t pid, uint32_t tid, const 
 	}
 }
 
-/* The profile thread of a sample's (pid, tid). */
+/*
+ * The profile thread of a sample's (pid, tid).  The kernel writes tid -1
+ * for a thread it has already unhashed (a sample in its exit path): its
+ * process is known, its thread no longer is, so the sample goes to the
+ * process's main thread instead of a nameless thread -1.  Task 0 is the
+ * idle task, named "swapper" as perf names it.
+ */
 static uint32_t thread_of(struct prof_replay *rp, uint32_t pid, uint32_t tid)
 {
 	bool created;
-	struct task *t = task_of(rp, tid, pid, &created);
+	struct task *t;
 	char comm[64] = "";
 	uint32_t th;
+
+	if (tid == UINT32_MAX && pid != UINT32_MAX)
+		tid = pid;
+	t = task_of(rp, tid, pid, &created);
+	if (!t->comm && !pid && !tid)
+		t->comm = prof_intern(rp->p, "swapper");
 
 	if (t->thread && t->pid == pid)
 		return t->thread - 1;
@@ -299,6 +313,11 @@ static uint32_t thread_of(struct prof_replay *rp, uint32_t pid, uint32_t tid)
 	t->pid = pid;
 	t->thread = th + 1;
 	t->fresh = false;
+	for (int k = 0; k < 2; k++)	/* the fork / exec that started it */
+		if (t->pending[k]) {
+			rp->p->task_events.v[t->pending[k] - 1].thread = th;
+			t->pending[k] = 0;
+		}
 	return th;
 }
 
@@ -334,9 +353,33 @@ int prof_replay_add_process(struct prof_replay *rp, pid_t pid)
 
 /* --- side-band records --------------------------------------------------------------- */
 
-static void on_comm(struct prof_replay *rp, const struct perf_event_header *h)
+/*
+ * A fork, exec or exit as the profile keeps it (the HTML tracks' markers),
+ * with the thread identity it belongs to: an exit to the task's current
+ * one; a fork or an exec to the identity it starts, which exists only at
+ * the task's next sample (thread_of() fills it in; never sampled: none).
+ */
+static void task_event(struct prof_replay *rp, uint64_t time, uint32_t pid, uint32_t tid,
+		       enum prof_task_event_kind kind)
+{
+	bool created;
+	struct task *t;
+
+	if ((pid_t)pid == rp->self || pid == UINT32_MAX || tid == UINT32_MAX)
+		return;
+	t = task_of(rp, tid, pid, &created);
+	VEC_PUSH(&rp->p->task_events, ((struct prof_task_event){ time, pid, tid, kind, PROF_NONE }));
+	if (kind == PROF_TASK_EXIT)
+		rp->p->task_events.v[rp->p->task_events.n - 1].thread = t->thread ? t->thread - 1 : PROF_NONE;
+	else
+		t->pending[kind == PROF_TASK_EXEC] = (uint32_t)rp->p->task_events.n;
+}
+
+static void on_comm(struct prof_replay *rp, const struct perf_event_attr *attr,
+		    const struct perf_event_header *h)
 {
 	struct prof_perf_comm c;
+	struct prof_perf_sample_id id;
 
 	if (prof_perf_parse_comm(h, &c) < 0 || (pid_t)c.pid == rp->self)
 		return;
@@ -348,6 +391,8 @@ static void on_comm(struct prof_replay *rp, const struct perf_event_header *h)
 			space_set(rp, c.pid, prof_addrspace_new((pid_t)c.pid));
 	}
 	task_name(rp, c.pid, c.tid, c.comm, c.exec);
+	if (c.exec && prof_perf_parse_id(attr, h, &id) == 0 && id.time)
+		task_event(rp, id.time, c.pid, c.tid, PROF_TASK_EXEC);
 }
 
 static void on_mmap(struct prof_replay *rp, const struct perf_event_header *h)
@@ -374,6 +419,7 @@ static void on_task(struct prof_replay *rp, const struct perf_event_header *h, b
 	if (prof_perf_parse_task(h, &t) < 0)
 		return;
 	if (exit) {
+		task_event(rp, t.time, t.pid, t.tid, PROF_TASK_EXIT);
 		threads_add(rp, t.pid, -1);
 	} else {
 		uint64_t parent;
@@ -388,6 +434,7 @@ static void on_task(struct prof_replay *rp, const struct perf_event_header *h, b
 						 : prof_addrspace_new((pid_t)t.pid));
 		}
 		threads_add(rp, t.pid, 1);
+		task_event(rp, t.time, t.pid, t.tid, PROF_TASK_FORK);
 	}
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->task)
@@ -559,7 +606,7 @@ int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *att
 	case PERF_RECORD_SAMPLE: return on_sample(rp, attr, event, h);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: on_mmap(rp, h); break;
-	case PERF_RECORD_COMM: on_comm(rp, h); break;
+	case PERF_RECORD_COMM: on_comm(rp, attr, h); break;
 	case PERF_RECORD_FORK: on_task(rp, h, false); break;
 	case PERF_RECORD_EXIT: on_task(rp, h, true); break;
 	case PERF_RECORD_LOST:

@@ -59,7 +59,8 @@ function panels(page) {
 function appData(page) {
 	return page.evaluate(() => {
 		const a = JSON.parse(document.getElementById('prof-app').textContent);
-		return { t0: a.t0, bucket_ns: a.bucket_ns, nbuckets: a.nbuckets, threads: a.threads, strings: a.strings };
+		return { t0: a.t0, bucket_ns: a.bucket_ns, nbuckets: a.nbuckets, threads: a.threads, strings: a.strings,
+			 events: a.events };
 	});
 }
 
@@ -203,6 +204,9 @@ async function machine(browser, url, out, errors) {
 				visible: r.offsetParent !== null })) };
 	}));
 	out.lanes = await lanes(page);
+	// the markers' records, each with its track's [pid, tid, name]
+	const A = await appData(page);
+	out.events = (A.events || []).map((e) => [A.threads[e[0]][0], A.threads[e[0]][1], A.strings[A.threads[e[0]][2]], e[2]]);
 	// open the second process by its triangle
 	const second = out.lanes.filter((l) => l.proc)[1];
 	if (second) {
