@@ -49,7 +49,7 @@ int perfdata_probe(const char *path);
 
 /* ---- parser ---------------------------------------------------------------- */
 
-struct pd_attr {
+struct perfdata_attr {
 	struct perf_event_attr attr;	/* zero-extended to our sizeof */
 	char *name;			/* from HEADER_EVENT_DESC, "" if unknown */
 	uint64_t *ids;
@@ -58,7 +58,7 @@ struct pd_attr {
 	int nr_regs_intr;
 };
 
-struct pd_record {
+struct perfdata_record {
 	uint64_t time;			/* from the sample / sample_id, else inherited */
 	const uint8_t *data;		/* starts with struct perf_event_header */
 	uint32_t size;
@@ -66,41 +66,41 @@ struct pd_record {
 	uint32_t seq;			/* file order: keeps the time sort stable */
 };
 
-struct pd_build_id {
+struct perfdata_build_id {
 	int32_t pid;
 	char hex[41];
 	char *filename;
 };
 
-struct pd_file {
+struct perfdata_file {
 	const uint8_t *buf;
 	size_t len;
 	bool pipe, compressed, truncated;
-	VEC(struct pd_attr) attrs;
+	VEC(struct perfdata_attr) attrs;
 	struct u64map id_to_attr;	/* sample id -> attr index */
-	VEC(struct pd_record) records;	/* sorted by time (stable) */
+	VEC(struct perfdata_record) records;	/* sorted by time (stable) */
 	VEC(uint8_t *) owned;		/* decompressed buffers records point into */
-	VEC(struct pd_build_id) build_ids;
+	VEC(struct perfdata_build_id) build_ids;
 	char *hostname, *osrelease, *arch, *version, *cmdline;
 	uint32_t nr_cpus_online, nr_cpus_avail;
 	uint64_t skipped;
 	bool release_behind;		/* buf is a private read-only file map */
 	size_t released;		/* bytes of buf already given back */
-	/* streaming (pd_open_stream): the data section is scanned round by
+	/* streaming (perfdata_open_stream): the data section is scanned round by
 	 * round and f->records holds one batch at a time */
 	bool streaming, stream_done;
 	size_t data_start, data_len, scan_off;	/* scan_off: into the data section */
-	VEC(struct pd_record) pending;	/* scanned, not handed out yet */
+	VEC(struct perfdata_record) pending;	/* scanned, not handed out yet */
 	uint64_t round_limit, max_time;	/* perf's ordered-events flush rule */
 	uint32_t seq;			/* records scanned so far (file order) */
-	struct pd_decomp *scan;		/* zstd state and last record time */
+	struct perfdata_decomp *scan;		/* zstd state and last record time */
 };
 
 /* Parses buf (which must outlive f).  0 or -EINVAL with error() printed. */
-int pd_open(struct pd_file *f, const uint8_t *buf, size_t len);
+int perfdata_open(struct perfdata_file *f, const uint8_t *buf, size_t len);
 /*
- * Like pd_open, but the records are handed out in batches by
- * pd_next_records as the data section is read: one pass over the file,
+ * Like perfdata_open, but the records are handed out in batches by
+ * perfdata_next_records as the data section is read: one pass over the file,
  * each page touched while it is hot.  Batches follow perf's rounds
  * (FINISHED_ROUND): a record is handed out once it is older than the
  * newest record seen at the previous round, so batches are in time order
@@ -109,35 +109,38 @@ int pd_open(struct pd_file *f, const uint8_t *buf, size_t len);
  * read-only mapping of the file) pages nobody needs any more are given
  * back as the reading advances: peak RSS stays far below the file size.
  */
-int pd_open_stream(struct pd_file *f, const uint8_t *buf, size_t len, bool map);
+int perfdata_open_stream(struct perfdata_file *f, const uint8_t *buf, size_t len, bool map);
 /* The next batch in f->records (replacing the last one); 0 at the end.
- * After pd_open, the first call returns all records. */
-size_t pd_next_records(struct pd_file *f);
+ * After perfdata_open, the first call returns all records. */
+size_t perfdata_next_records(struct perfdata_file *f);
 /* The lowest offset in buf that a record not yet handed out may use. */
-size_t pd_pending_low(const struct pd_file *f);
+size_t perfdata_pending_low(const struct perfdata_file *f);
 /* Gives back the pages of f->buf below upto (once 4 MiB have piled up);
  * no-op unless f->release_behind.  Dropped pages read back from the file
  * if touched again, so this only ever costs time, never correctness. */
-void pd_release_behind(struct pd_file *f, const uint8_t *upto);
-void pd_close(struct pd_file *f);
+void perfdata_release_behind(struct perfdata_file *f, const uint8_t *upto);
+void perfdata_close(struct perfdata_file *f);
 /* The attr of a record: a sample's from its front id, another record's
  * from its sample_id_all trailer; NULL when unknown or absent. */
-const struct pd_attr *pd_sample_attr(const struct pd_file *f, const struct pd_record *r);
-const struct pd_attr *pd_record_attr(const struct pd_file *f, const struct pd_record *r);
+const struct perfdata_attr *perfdata_sample_attr(const struct perfdata_file *f,
+					   const struct perfdata_record *r);
+const struct perfdata_attr *perfdata_record_attr(const struct perfdata_file *f,
+					   const struct perfdata_record *r);
 /* Decodes a PERF_RECORD_SAMPLE with its attr (also stored in *attr when
  * attr is not NULL).  0 or -EINVAL (no message: counted by callers). */
-int pd_decode_sample(const struct pd_file *f, const struct pd_record *r, struct prof_perf_sample *s,
-		     const struct pd_attr **attr);
+int perfdata_decode_sample(const struct perfdata_file *f, const struct perfdata_record *r,
+			   struct prof_perf_sample *s, const struct perfdata_attr **attr);
 /* A sample's time from its first bytes only (false if it has none). */
-bool pd_sample_time(const struct pd_file *f, const struct pd_record *r, uint64_t *time);
+bool perfdata_sample_time(const struct perfdata_file *f, const struct perfdata_record *r, uint64_t *time);
 /* Decodes the sample_id trailer of a non-sample record (fields 0 if
  * absent); returns its attr, NULL when it has no trailer. */
-const struct pd_attr *pd_decode_sample_id(const struct pd_file *f, const struct pd_record *r,
-					  struct prof_perf_sample_id *sid);
+const struct perfdata_attr *perfdata_decode_sample_id(const struct perfdata_file *f,
+						const struct perfdata_record *r,
+						struct prof_perf_sample_id *sid);
 /* Index of the attr owning sample id (0 when there is one attr), -1 if unknown. */
-int pd_attr_of_id(const struct pd_file *f, uint64_t id);
+int perfdata_attr_of_id(const struct perfdata_file *f, uint64_t id);
 /* Reads u64 i of an unaligned array. */
-static inline uint64_t pd_u64(const uint8_t *p, size_t i)
+static inline uint64_t perfdata_u64(const uint8_t *p, size_t i)
 {
 	uint64_t v;
 	__builtin_memcpy(&v, p + 8 * i, 8);

@@ -28,8 +28,8 @@
 struct importer {
 	struct prof_profile *p;
 	struct perfdata_info *info;
-	struct pd_file *f;
-	const struct pd_attr *main;	/* the event imported */
+	struct perfdata_file *f;
+	const struct perfdata_attr *main;	/* the event imported */
 	struct prof_replay *rp;
 	bool clock_event;		/* cpu-clock / task-clock: period is ns */
 	uint64_t lost_records, lost_samples;	/* LOST / LOST_SAMPLES sums */
@@ -99,11 +99,11 @@ static void finish_lost(struct importer *im)
  * record index of the batch, the lowest file offset any record from there
  * on (this batch's or a later one's) uses.
  */
-static size_t *needed_from(const struct pd_file *f)
+static size_t *needed_from(const struct perfdata_file *f)
 {
 	size_t n = f->records.n, *low = xmalloc((n + 1) * sizeof(*low));
 
-	low[n] = pd_pending_low(f);
+	low[n] = perfdata_pending_low(f);
 	for (size_t i = n; i-- > 0;) {
 		const uint8_t *d = f->records.v[i].data;
 		size_t off = d >= f->buf && d < f->buf + f->len ? (size_t)(d - f->buf) : f->len;
@@ -113,14 +113,14 @@ static size_t *needed_from(const struct pd_file *f)
 }
 
 /* One record to the engine, with the attr that lays it out. */
-static void replay_record(struct importer *im, const struct pd_record *r)
+static void replay_record(struct importer *im, const struct perfdata_record *r)
 {
-	const struct pd_attr *a;
+	const struct perfdata_attr *a;
 	int ret;
 
 	im->info->records++;
 	if (r->type == PERF_RECORD_SAMPLE) {
-		if (!(a = pd_sample_attr(im->f, r))) {
+		if (!(a = perfdata_sample_attr(im->f, r))) {
 			im->info->bad_samples++;
 			return;
 		}
@@ -128,7 +128,7 @@ static void replay_record(struct importer *im, const struct pd_record *r)
 			im->info->other_samples++;
 			return;
 		}
-	} else if (!(a = pd_record_attr(im->f, r))) {
+	} else if (!(a = perfdata_record_attr(im->f, r))) {
 		a = im->main;	/* no trailer: only its absence matters */
 	}
 	ret = prof_replay_record(im->rp, &a->attr, a, (const void *)r->data);
@@ -146,25 +146,25 @@ static void replay_record(struct importer *im, const struct pd_record *r)
  * ~53 ms of CPU (perf stat -r 15, interleaved; distances 2-8 and
  * 1-4 KiB all gave the same).
  */
-static void prefetch_record(const struct pd_file *f, size_t i)
+static void prefetch_record(const struct perfdata_file *f, size_t i)
 {
 	if (i >= f->records.n)
 		return;
-	const struct pd_record *r = &f->records.v[i];
+	const struct perfdata_record *r = &f->records.v[i];
 	for (uint32_t k = 0; k < r->size && k < 2048; k += 64)
 		__builtin_prefetch(r->data + k);
 }
 
 static void replay(struct importer *im)
 {
-	struct pd_file *f = im->f;
+	struct perfdata_file *f = im->f;
 
 	f->released = 0;	/* a full scan at open gave its pages back: start over */
-	while (pd_next_records(f)) {
+	while (perfdata_next_records(f)) {
 		size_t *low = f->release_behind ? needed_from(f) : NULL;
 		for (size_t i = 0; i < f->records.n; i++) {
 			if (low)
-				pd_release_behind(f, f->buf + low[i]);
+				perfdata_release_behind(f, f->buf + low[i]);
 			prefetch_record(f, i + 2);
 			replay_record(im, &f->records.v[i]);
 		}
@@ -200,7 +200,7 @@ static char *event_base_name(const char *name)
 
 static void set_meta(struct importer *im)
 {
-	const struct pd_file *f = im->f;
+	const struct perfdata_file *f = im->f;
 	const struct perf_event_attr *a = &im->main->attr;
 	const char *name = *im->main->name ? im->main->name : fallback_event_name(a);
 	char buf[32];
@@ -241,7 +241,7 @@ static void set_meta(struct importer *im)
 }
 
 /* The first event that is not perf's "dummy" (sideband-only) event. */
-static const struct pd_attr *main_attr(const struct pd_file *f)
+static const struct perfdata_attr *main_attr(const struct perfdata_file *f)
 {
 	for (size_t i = 0; i < f->attrs.n; i++) {
 		const struct perf_event_attr *a = &f->attrs.v[i].attr;
@@ -285,12 +285,12 @@ static int read_buffer(const char *name, const uint8_t *buf, size_t len,
 		       struct prof_profile *p, struct perfdata_info *info, bool file_map)
 {
 	struct perfdata_info dummy;
-	struct pd_file f;
+	struct perfdata_file f;
 	struct importer im = { .p = p };
 
 	info = info ? info : &dummy;
 	memset(info, 0, sizeof(*info));
-	if (pd_open_stream(&f, buf, len, file_map))
+	if (perfdata_open_stream(&f, buf, len, file_map))
 		return -EINVAL;
 
 	im.info = info;
@@ -320,7 +320,7 @@ static int read_buffer(const char *name, const uint8_t *buf, size_t len,
 			f.attrs.n, prof_meta_get(p, "event"), info->other_samples);
 
 	prof_replay_free(im.rp);
-	pd_close(&f);
+	perfdata_close(&f);
 	return ret;
 }
 

@@ -11,7 +11,7 @@
  *    are read with memcpy because fuzzed (and some real) offsets are not
  *    8-aligned.  Only native-endian files are accepted.
  *  - f->records point into f->buf or into f->owned (decompressed bytes);
- *    both live until pd_close().  Each record's size was checked to be
+ *    both live until perfdata_close().  Each record's size was checked to be
  *    >= sizeof(struct perf_event_header) and inside its buffer.
  *  - Records are sorted by time with file order as tie-break, which is
  *    what perf's ordered-events queue does with FINISHED_ROUND: a sample
@@ -28,47 +28,47 @@
 #include <zstd.h>
 #endif
 
-#define PD_MAGIC 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
-#define PD_MAGIC_SWAPPED 0x50455246494c4532ULL
+#define PERFDATA_MAGIC 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
+#define PERFDATA_MAGIC_SWAPPED 0x50455246494c4532ULL
 
 enum {	/* perf's user-space record types (tools/lib/perf/include/perf/event.h) */
-	PD_HEADER_ATTR = 64,
-	PD_HEADER_EVENT_TYPE = 65,
-	PD_HEADER_TRACING_DATA = 66,
-	PD_HEADER_BUILD_ID = 67,
-	PD_FINISHED_ROUND = 68,
-	PD_AUXTRACE = 71,
-	PD_EVENT_UPDATE = 78,
-	PD_HEADER_FEATURE = 80,
-	PD_COMPRESSED = 81,
+	PERFDATA_HEADER_ATTR = 64,
+	PERFDATA_HEADER_EVENT_TYPE = 65,
+	PERFDATA_HEADER_TRACING_DATA = 66,
+	PERFDATA_HEADER_BUILD_ID = 67,
+	PERFDATA_FINISHED_ROUND = 68,
+	PERFDATA_AUXTRACE = 71,
+	PERFDATA_EVENT_UPDATE = 78,
+	PERFDATA_HEADER_FEATURE = 80,
+	PERFDATA_COMPRESSED = 81,
 };
 
 enum {	/* feature bits (tools/perf/util/header.h) */
-	PD_FEAT_TRACING_DATA = 1,
-	PD_FEAT_BUILD_ID = 2,
-	PD_FEAT_HOSTNAME = 3,
-	PD_FEAT_OSRELEASE = 4,
-	PD_FEAT_VERSION = 5,
-	PD_FEAT_ARCH = 6,
-	PD_FEAT_NRCPUS = 7,
-	PD_FEAT_CMDLINE = 11,
-	PD_FEAT_EVENT_DESC = 12,
-	PD_FEAT_DIR_FORMAT = 24,
-	PD_FEAT_COMPRESSED = 27,
-	PD_FEAT_MAX = 256,
+	PERFDATA_FEAT_TRACING_DATA = 1,
+	PERFDATA_FEAT_BUILD_ID = 2,
+	PERFDATA_FEAT_HOSTNAME = 3,
+	PERFDATA_FEAT_OSRELEASE = 4,
+	PERFDATA_FEAT_VERSION = 5,
+	PERFDATA_FEAT_ARCH = 6,
+	PERFDATA_FEAT_NRCPUS = 7,
+	PERFDATA_FEAT_CMDLINE = 11,
+	PERFDATA_FEAT_EVENT_DESC = 12,
+	PERFDATA_FEAT_DIR_FORMAT = 24,
+	PERFDATA_FEAT_COMPRESSED = 27,
+	PERFDATA_FEAT_MAX = 256,
 };
 
-#define PD_BUILD_ID_SIZE_MISC (1 << 15)	/* PERF_RECORD_MISC_BUILD_ID_SIZE */
-#define PD_EVENT_UPDATE_NAME 2
+#define PERFDATA_BUILD_ID_SIZE_MISC (1 << 15)	/* PERF_RECORD_MISC_BUILD_ID_SIZE */
+#define PERFDATA_EVENT_UPDATE_NAME 2
 
-struct pd_section {
+struct perfdata_section {
 	uint64_t offset, size;
 };
 
-struct pd_header {		/* struct perf_file_header */
+struct perfdata_header {		/* struct perf_file_header */
 	uint64_t magic, size, attr_size;
-	struct pd_section attrs, data, event_types;
-	uint64_t features[PD_FEAT_MAX / 64];
+	struct perfdata_section attrs, data, event_types;
+	uint64_t features[PERFDATA_FEAT_MAX / 64];
 };
 
 struct cursor {			/* a bounds-checked reader over one section */
@@ -119,14 +119,14 @@ static char *cur_string(struct cursor *c)
 	return s;
 }
 
-static bool section_ok(size_t len, const struct pd_section *s)
+static bool section_ok(size_t len, const struct perfdata_section *s)
 {
 	return s->offset <= len && s->size <= len - s->offset;
 }
 
 /* ---- attrs ------------------------------------------------------------------ */
 
-static void attr_set(struct pd_attr *a, const uint8_t *raw, size_t size)
+static void attr_set(struct perfdata_attr *a, const uint8_t *raw, size_t size)
 {
 	memset(a, 0, sizeof(*a));
 	memcpy(&a->attr, raw, MIN(size, sizeof(a->attr)));
@@ -135,9 +135,9 @@ static void attr_set(struct pd_attr *a, const uint8_t *raw, size_t size)
 	a->nr_regs_intr = __builtin_popcountll(a->attr.sample_regs_intr);
 }
 
-static void attr_add_ids(struct pd_file *f, size_t idx, struct cursor *ids)
+static void attr_add_ids(struct perfdata_file *f, size_t idx, struct cursor *ids)
 {
-	struct pd_attr *a = &f->attrs.v[idx];
+	struct perfdata_attr *a = &f->attrs.v[idx];
 	size_t n = ids->left / 8;
 
 	a->ids = xrealloc(a->ids, (a->nr_ids + n + 1) * sizeof(*a->ids));
@@ -164,7 +164,7 @@ static int attr_blob_size(const uint8_t *p, size_t avail, uint32_t *size)
 	return 0;
 }
 
-static int read_attrs(struct pd_file *f, const struct pd_header *h)
+static int read_attrs(struct perfdata_file *f, const struct perfdata_header *h)
 {
 	if (!section_ok(f->len, &h->attrs) || h->attr_size < 64 + 16 ||
 	    h->attr_size > 4096 || h->attrs.size % h->attr_size)
@@ -176,8 +176,8 @@ static int read_attrs(struct pd_file *f, const struct pd_header *h)
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *p = f->buf + h->attrs.offset + i * h->attr_size;
 		size_t attr_bytes = h->attr_size - 16;
-		struct pd_section ids;
-		struct pd_attr a;
+		struct perfdata_section ids;
+		struct perfdata_attr a;
 
 		attr_set(&a, p, attr_bytes);
 		VEC_PUSH(&f->attrs, a);
@@ -192,7 +192,7 @@ static int read_attrs(struct pd_file *f, const struct pd_header *h)
 
 /* ---- features --------------------------------------------------------------- */
 
-static void feat_build_ids(struct pd_file *f, struct cursor *c)
+static void feat_build_ids(struct perfdata_file *f, struct cursor *c)
 {
 	while (c->left >= sizeof(struct perf_event_header) && !c->bad) {
 		struct perf_event_header eh;
@@ -200,11 +200,11 @@ static void feat_build_ids(struct pd_file *f, struct cursor *c)
 		if (eh.size < sizeof(eh) + 4 + 24 || eh.size > c->left)
 			return;
 		const uint8_t *p = c->p + sizeof(eh);
-		struct pd_build_id b = { 0 };
+		struct perfdata_build_id b = { 0 };
 		size_t idlen = 20;
 
 		memcpy(&b.pid, p, 4);
-		if (eh.misc & PD_BUILD_ID_SIZE_MISC)
+		if (eh.misc & PERFDATA_BUILD_ID_SIZE_MISC)
 			idlen = MIN(p[4 + 20], 20);
 		for (size_t i = 0; i < idlen; i++)
 			snprintf(b.hex + 2 * i, 3, "%02x", p[4 + i]);
@@ -216,7 +216,7 @@ static void feat_build_ids(struct pd_file *f, struct cursor *c)
 	}
 }
 
-static void feat_cmdline(struct pd_file *f, struct cursor *c)
+static void feat_cmdline(struct perfdata_file *f, struct cursor *c)
 {
 	uint32_t n = cur_u32(c);
 	struct strbuf sb = STRBUF_INIT;
@@ -236,7 +236,7 @@ static void feat_cmdline(struct pd_file *f, struct cursor *c)
 }
 
 /* HEADER_EVENT_DESC: names for the attrs, matched by their first id. */
-static void feat_event_desc(struct pd_file *f, struct cursor *c)
+static void feat_event_desc(struct perfdata_file *f, struct cursor *c)
 {
 	uint32_t n = cur_u32(c), attr_size = cur_u32(c);
 
@@ -276,21 +276,21 @@ static void replace_str(char **dst, char *s)
 	*dst = s;
 }
 
-static int read_feature(struct pd_file *f, int bit, struct cursor *c)
+static int read_feature(struct perfdata_file *f, int bit, struct cursor *c)
 {
 	switch (bit) {
-	case PD_FEAT_BUILD_ID: feat_build_ids(f, c); break;
-	case PD_FEAT_HOSTNAME: replace_str(&f->hostname, cur_string(c)); break;
-	case PD_FEAT_OSRELEASE: replace_str(&f->osrelease, cur_string(c)); break;
-	case PD_FEAT_VERSION: replace_str(&f->version, cur_string(c)); break;
-	case PD_FEAT_ARCH: replace_str(&f->arch, cur_string(c)); break;
-	case PD_FEAT_NRCPUS:
+	case PERFDATA_FEAT_BUILD_ID: feat_build_ids(f, c); break;
+	case PERFDATA_FEAT_HOSTNAME: replace_str(&f->hostname, cur_string(c)); break;
+	case PERFDATA_FEAT_OSRELEASE: replace_str(&f->osrelease, cur_string(c)); break;
+	case PERFDATA_FEAT_VERSION: replace_str(&f->version, cur_string(c)); break;
+	case PERFDATA_FEAT_ARCH: replace_str(&f->arch, cur_string(c)); break;
+	case PERFDATA_FEAT_NRCPUS:
 		f->nr_cpus_avail = cur_u32(c);
 		f->nr_cpus_online = cur_u32(c);
 		break;
-	case PD_FEAT_CMDLINE: feat_cmdline(f, c); break;
-	case PD_FEAT_EVENT_DESC: feat_event_desc(f, c); break;
-	case PD_FEAT_DIR_FORMAT:
+	case PERFDATA_FEAT_CMDLINE: feat_cmdline(f, c); break;
+	case PERFDATA_FEAT_EVENT_DESC: feat_event_desc(f, c); break;
+	case PERFDATA_FEAT_DIR_FORMAT:
 		return error("perf.data uses the directory format (perf record --threading); "
 			     "record without --threading");
 	default: break;
@@ -298,14 +298,14 @@ static int read_feature(struct pd_file *f, int bit, struct cursor *c)
 	return 0;
 }
 
-static int read_features(struct pd_file *f, const struct pd_header *h)
+static int read_features(struct perfdata_file *f, const struct perfdata_header *h)
 {
 	uint64_t off = h->data.offset + h->data.size;
 
-	for (int bit = 0; bit < PD_FEAT_MAX; bit++) {
+	for (int bit = 0; bit < PERFDATA_FEAT_MAX; bit++) {
 		if (!(h->features[bit / 64] & (1ULL << (bit % 64))))
 			continue;
-		struct pd_section s;
+		struct perfdata_section s;
 		if (off > f->len || f->len - off < sizeof(s))
 			return 0;	/* feature index cut off: keep what we have */
 		memcpy(&s, f->buf + off, sizeof(s));
@@ -322,7 +322,7 @@ static int read_features(struct pd_file *f, const struct pd_header *h)
 
 /* ---- records ---------------------------------------------------------------- */
 
-int pd_attr_of_id(const struct pd_file *f, uint64_t id)
+int perfdata_attr_of_id(const struct perfdata_file *f, uint64_t id)
 {
 	uint64_t idx;
 
@@ -334,20 +334,20 @@ int pd_attr_of_id(const struct pd_file *f, uint64_t id)
 }
 
 /* The time of a record, for sorting; false (*t untouched) if it has none. */
-static bool record_time(const struct pd_file *f, const struct pd_record *r, uint64_t *t)
+static bool record_time(const struct perfdata_file *f, const struct perfdata_record *r, uint64_t *t)
 {
 	if (r->type == PERF_RECORD_SAMPLE)
-		return pd_sample_time(f, r, t);
-	if (r->type >= PD_HEADER_ATTR)
+		return perfdata_sample_time(f, r, t);
+	if (r->type >= PERFDATA_HEADER_ATTR)
 		return false;
 	struct prof_perf_sample_id sid;
-	pd_decode_sample_id(f, r, &sid);
+	perfdata_decode_sample_id(f, r, &sid);
 	if (sid.has_time)
 		*t = sid.time;
 	return sid.has_time;
 }
 
-static void pipe_header_attr(struct pd_file *f, const uint8_t *p, size_t size)
+static void pipe_header_attr(struct perfdata_file *f, const uint8_t *p, size_t size)
 {
 	uint32_t asz;
 	const uint8_t *body = p + sizeof(struct perf_event_header);
@@ -355,39 +355,39 @@ static void pipe_header_attr(struct pd_file *f, const uint8_t *p, size_t size)
 
 	if (attr_blob_size(body, avail, &asz))
 		return;
-	struct pd_attr a;
+	struct perfdata_attr a;
 	attr_set(&a, body, asz);
 	VEC_PUSH(&f->attrs, a);
 	struct cursor c = { body + asz, (avail - asz) & ~(size_t)7, false };
 	attr_add_ids(f, f->attrs.n - 1, &c);
 }
 
-static void pipe_event_update(struct pd_file *f, const uint8_t *p, size_t size)
+static void pipe_event_update(struct perfdata_file *f, const uint8_t *p, size_t size)
 {
 	struct cursor c = { p + sizeof(struct perf_event_header),
 			    size - sizeof(struct perf_event_header), false };
 	uint64_t type = cur_u64(&c), id = cur_u64(&c);
 	uint64_t idx;
 
-	if (c.bad || type != PD_EVENT_UPDATE_NAME || !u64map_get(&f->id_to_attr, id, &idx) ||
+	if (c.bad || type != PERFDATA_EVENT_UPDATE_NAME || !u64map_get(&f->id_to_attr, id, &idx) ||
 	    idx >= f->attrs.n)
 		return;
 	free(f->attrs.v[idx].name);
 	f->attrs.v[idx].name = xstrndup((const char *)c.p, c.left);
 }
 
-static int pipe_feature(struct pd_file *f, const uint8_t *p, size_t size)
+static int pipe_feature(struct perfdata_file *f, const uint8_t *p, size_t size)
 {
 	struct cursor c = { p + sizeof(struct perf_event_header),
 			    size - sizeof(struct perf_event_header), false };
 	uint64_t bit = cur_u64(&c);
 
-	if (c.bad || bit >= PD_FEAT_MAX)
+	if (c.bad || bit >= PERFDATA_FEAT_MAX)
 		return 0;
 	return read_feature(f, (int)bit, &c);
 }
 
-struct pd_decomp {			/* all decompressed bytes, parsed after the scan */
+struct perfdata_decomp {			/* all decompressed bytes, parsed after the scan */
 	VEC(uint8_t) out;
 	uint64_t last_time;	/* of the last record that had one, in file order */
 #ifdef HAVE_ZSTD
@@ -395,12 +395,12 @@ struct pd_decomp {			/* all decompressed bytes, parsed after the scan */
 #endif
 };
 
-/* Where scanned records go: all of them (pd_open) or the streaming
- * pending list, which pd_next_records hands out round by round. */
-static void push_record(struct pd_file *f, struct pd_decomp *d, const uint8_t *rp, uint32_t size,
+/* Where scanned records go: all of them (perfdata_open) or the streaming
+ * pending list, which perfdata_next_records hands out round by round. */
+static void push_record(struct perfdata_file *f, struct perfdata_decomp *d, const uint8_t *rp, uint32_t size,
 			uint32_t type)
 {
-	struct pd_record r = { 0, rp, size, type, f->seq++ };
+	struct perfdata_record r = { 0, rp, size, type, f->seq++ };
 
 	record_time(f, &r, &d->last_time);	/* none: the previous one's */
 	r.time = d->last_time;
@@ -412,7 +412,7 @@ static void push_record(struct pd_file *f, struct pd_decomp *d, const uint8_t *r
 		VEC_PUSH(&f->records, r);
 }
 
-static int decompress(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, size_t size)
+static int decompress(struct perfdata_file *f, struct perfdata_decomp *d, const uint8_t *p, size_t size)
 {
 	f->compressed = true;
 #ifdef HAVE_ZSTD
@@ -449,7 +449,7 @@ static int decompress(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, 
  * at_round, returns right after a FINISHED_ROUND (*round set).  *offp is
  * where the walk stopped.  Returns 0 or -EINVAL.
  */
-static int scan_from(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, size_t len,
+static int scan_from(struct perfdata_file *f, struct perfdata_decomp *d, const uint8_t *p, size_t len,
 		     size_t *offp, bool at_round, bool *round, bool *truncated)
 {
 	size_t off = *offp;
@@ -474,11 +474,11 @@ static int scan_from(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, s
 		size_t extra = 0;	/* payload following the record (not in eh.size) */
 
 		switch (eh.type) {
-		case PD_HEADER_ATTR: pipe_header_attr(f, rp, eh.size); break;
-		case PD_EVENT_UPDATE: pipe_event_update(f, rp, eh.size); break;
-		case PD_HEADER_FEATURE: ret = pipe_feature(f, rp, eh.size); break;
-		case PD_COMPRESSED: ret = decompress(f, d, rp, eh.size); break;
-		case PD_HEADER_TRACING_DATA:
+		case PERFDATA_HEADER_ATTR: pipe_header_attr(f, rp, eh.size); break;
+		case PERFDATA_EVENT_UPDATE: pipe_event_update(f, rp, eh.size); break;
+		case PERFDATA_HEADER_FEATURE: ret = pipe_feature(f, rp, eh.size); break;
+		case PERFDATA_COMPRESSED: ret = decompress(f, d, rp, eh.size); break;
+		case PERFDATA_HEADER_TRACING_DATA:
 			if (eh.size >= sizeof(eh) + 4) {
 				uint32_t sz;
 				memcpy(&sz, rp + sizeof(eh), 4);
@@ -486,7 +486,7 @@ static int scan_from(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, s
 			}
 			f->skipped++;
 			break;
-		case PD_AUXTRACE:
+		case PERFDATA_AUXTRACE:
 			if (eh.size >= sizeof(eh) + 8) {
 				uint64_t sz;
 				memcpy(&sz, rp + sizeof(eh), 8);
@@ -496,14 +496,14 @@ static int scan_from(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, s
 			break;
 		default:
 			push_record(f, d, rp, eh.size, eh.type);
-			if (eh.type == PD_FINISHED_ROUND && at_round)
+			if (eh.type == PERFDATA_FINISHED_ROUND && at_round)
 				*round = true;
 		}
 		if (ret)
 			break;
 		off += eh.size;
 		if (!f->streaming)	/* streamed records are still pending */
-			pd_release_behind(f, p + off);
+			perfdata_release_behind(f, p + off);
 		if (extra > len - off) {
 			*truncated = true;
 			break;
@@ -516,7 +516,7 @@ static int scan_from(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, s
 	return ret;
 }
 
-static int scan_records(struct pd_file *f, struct pd_decomp *d, const uint8_t *p, size_t len,
+static int scan_records(struct perfdata_file *f, struct perfdata_decomp *d, const uint8_t *p, size_t len,
 			bool *truncated)
 {
 	size_t off = 0;
@@ -525,13 +525,13 @@ static int scan_records(struct pd_file *f, struct pd_decomp *d, const uint8_t *p
 	return scan_from(f, d, p, len, &off, false, &round, truncated);
 }
 
-static bool record_before(const struct pd_record *x, const struct pd_record *y)
+static bool record_before(const struct perfdata_record *x, const struct perfdata_record *y)
 {
 	return x->time != y->time ? x->time < y->time : x->seq < y->seq;
 }
 
 /* End of the sorted run of v that starts at lo. */
-static size_t run_end(const struct pd_record *v, size_t lo, size_t n)
+static size_t run_end(const struct perfdata_record *v, size_t lo, size_t n)
 {
 	size_t i = lo + 1;
 
@@ -540,8 +540,8 @@ static size_t run_end(const struct pd_record *v, size_t lo, size_t n)
 	return i;
 }
 
-static void merge_runs(const struct pd_record *src, size_t lo, size_t mid, size_t hi,
-		       struct pd_record *dst)
+static void merge_runs(const struct perfdata_record *src, size_t lo, size_t mid, size_t hi,
+		       struct perfdata_record *dst)
 {
 	size_t i = lo, j = mid, k = lo;
 
@@ -560,9 +560,9 @@ static void merge_runs(const struct pd_record *src, size_t lo, size_t mid, size_
  * pass with no copy; qsort was 9% of an import's instructions.  seq is
  * unique, so the order is total.
  */
-static void sort_by_time(struct pd_record *v, size_t n)
+static void sort_by_time(struct perfdata_record *v, size_t n)
 {
-	struct pd_record *tmp, *src = v, *dst;
+	struct perfdata_record *tmp, *src = v, *dst;
 	size_t runs;
 
 	if (n < 2 || run_end(v, 0, n) == n)
@@ -576,7 +576,7 @@ static void sort_by_time(struct pd_record *v, size_t n)
 			merge_runs(src, lo, mid, hi, dst);
 			lo = hi;
 		}
-		struct pd_record *t = src;
+		struct perfdata_record *t = src;
 		src = dst;
 		dst = t;
 	} while (runs > 1);
@@ -586,20 +586,20 @@ static void sort_by_time(struct pd_record *v, size_t n)
 }
 
 /* Times were taken during the scan (one pass over the file, not two). */
-static void sort_records(struct pd_file *f)
+static void sort_records(struct perfdata_file *f)
 {
 	sort_by_time(f->records.v, f->records.n);
 }
 
-static int read_header(struct pd_file *f, struct pd_header *h)
+static int read_header(struct perfdata_file *f, struct perfdata_header *h)
 {
 	memset(h, 0, sizeof(*h));
 	if (f->len < 16)
 		return error("not a perf.data file (only %zu bytes)", f->len);
 	memcpy(h, f->buf, 16);
-	if (h->magic == PD_MAGIC_SWAPPED)
+	if (h->magic == PERFDATA_MAGIC_SWAPPED)
 		return error("perf.data was written on a machine of the other byte order; not supported");
-	if (h->magic != PD_MAGIC)
+	if (h->magic != PERFDATA_MAGIC)
 		return error("not a perf.data file (no PERFILE2 magic)");
 	if (h->size == 16) {
 		f->pipe = true;
@@ -626,7 +626,7 @@ static int read_header(struct pd_file *f, struct pd_header *h)
 
 /* The records of zstd-compressed blocks, gathered during the scan, are
  * scanned once the file has been walked (their bytes no longer move). */
-static int scan_decompressed(struct pd_file *f, struct pd_decomp *d)
+static int scan_decompressed(struct perfdata_file *f, struct perfdata_decomp *d)
 {
 	bool trunc = false;
 	int ret = 0;
@@ -642,7 +642,7 @@ static int scan_decompressed(struct pd_file *f, struct pd_decomp *d)
 	return ret;
 }
 
-static void decomp_free(struct pd_decomp *d)
+static void decomp_free(struct perfdata_decomp *d)
 {
 	if (!d)
 		return;
@@ -654,9 +654,9 @@ static void decomp_free(struct pd_decomp *d)
 	free(d);
 }
 
-static int scan_all(struct pd_file *f, const struct pd_header *h)
+static int scan_all(struct perfdata_file *f, const struct perfdata_header *h)
 {
-	struct pd_decomp *d = xcalloc(1, sizeof(*d));
+	struct perfdata_decomp *d = xcalloc(1, sizeof(*d));
 	bool trunc = false;
 	int ret;
 
@@ -679,7 +679,7 @@ static int scan_all(struct pd_file *f, const struct pd_header *h)
  * FINISHED_ROUND, what is older than the newest time seen at the previous
  * round is final; the rest waits one more round.
  */
-static void take_ready(struct pd_file *f, uint64_t limit)
+static void take_ready(struct perfdata_file *f, uint64_t limit)
 {
 	size_t n = 0;
 
@@ -699,7 +699,7 @@ static void take_ready(struct pd_file *f, uint64_t limit)
 }
 
 /* Scans up to the next FINISHED_ROUND; false at the end of the data. */
-static bool scan_round(struct pd_file *f)
+static bool scan_round(struct perfdata_file *f)
 {
 	bool round = false, trunc = false;
 	int ret = scan_from(f, f->scan, f->buf + f->data_start, f->data_len, &f->scan_off, true,
@@ -710,7 +710,7 @@ static bool scan_round(struct pd_file *f)
 	return ret == 0 && round && f->scan_off < f->data_len;
 }
 
-size_t pd_next_records(struct pd_file *f)
+size_t perfdata_next_records(struct perfdata_file *f)
 {
 	if (!f->streaming) {	/* everything was handed out by open */
 		if (f->stream_done)
@@ -735,7 +735,7 @@ size_t pd_next_records(struct pd_file *f)
 	return f->records.n;
 }
 
-size_t pd_pending_low(const struct pd_file *f)
+size_t perfdata_pending_low(const struct perfdata_file *f)
 {
 	size_t low = f->streaming && !f->stream_done ? f->data_start + f->scan_off : f->len;
 
@@ -747,7 +747,7 @@ size_t pd_pending_low(const struct pd_file *f)
 	return low;
 }
 
-void pd_release_behind(struct pd_file *f, const uint8_t *upto)
+void perfdata_release_behind(struct perfdata_file *f, const uint8_t *upto)
 {
 	if (!f->release_behind || upto < f->buf || upto > f->buf + f->len ||
 	    ((uintptr_t)f->buf & 4095))
@@ -759,26 +759,26 @@ void pd_release_behind(struct pd_file *f, const uint8_t *upto)
 	f->released = end;
 }
 
-static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map, bool stream);
+static int open_file(struct perfdata_file *f, const uint8_t *buf, size_t len, bool map, bool stream);
 
-int pd_open(struct pd_file *f, const uint8_t *buf, size_t len)
+int perfdata_open(struct perfdata_file *f, const uint8_t *buf, size_t len)
 {
 	return open_file(f, buf, len, false, false);
 }
 
-int pd_open_stream(struct pd_file *f, const uint8_t *buf, size_t len, bool map)
+int perfdata_open_stream(struct perfdata_file *f, const uint8_t *buf, size_t len, bool map)
 {
 	return open_file(f, buf, len, map, true);
 }
 
-static bool has_feature(const struct pd_header *h, int bit)
+static bool has_feature(const struct perfdata_header *h, int bit)
 {
 	return (h->features[bit / 64] >> (bit % 64)) & 1;
 }
 
 /* Streaming needs a seekable data section whose records sit in the file
  * itself: not a pipe stream, not zstd blocks (perf record -z). */
-static void start_stream(struct pd_file *f, const struct pd_header *h)
+static void start_stream(struct perfdata_file *f, const struct perfdata_header *h)
 {
 	f->streaming = true;
 	f->scan = xcalloc(1, sizeof(*f->scan));
@@ -786,9 +786,9 @@ static void start_stream(struct pd_file *f, const struct pd_header *h)
 	f->data_len = (size_t)h->data.size;
 }
 
-static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map, bool stream)
+static int open_file(struct perfdata_file *f, const uint8_t *buf, size_t len, bool map, bool stream)
 {
-	struct pd_header h;
+	struct perfdata_header h;
 	int ret;
 
 	memset(f, 0, sizeof(*f));
@@ -800,21 +800,21 @@ static int open_file(struct pd_file *f, const uint8_t *buf, size_t len, bool map
 		ret = read_attrs(f, &h);
 	if (!ret && !f->pipe)
 		ret = read_features(f, &h);
-	if (!ret && stream && !f->pipe && !has_feature(&h, PD_FEAT_COMPRESSED))
+	if (!ret && stream && !f->pipe && !has_feature(&h, PERFDATA_FEAT_COMPRESSED))
 		start_stream(f, &h);
 	else if (!ret)
 		ret = scan_all(f, &h);
 	if (!ret && f->attrs.n == 0)
 		ret = error("perf.data describes no events (pipe stream without HEADER_ATTR)");
 	if (ret) {
-		pd_close(f);
+		perfdata_close(f);
 		return -EINVAL;
 	}
 	sort_records(f);
 	return 0;
 }
 
-void pd_close(struct pd_file *f)
+void perfdata_close(struct perfdata_file *f)
 {
 	for (size_t i = 0; i < f->attrs.n; i++) {
 		free(f->attrs.v[i].name);

@@ -32,14 +32,15 @@ static int trailer_id_pos(uint64_t st)	/* counted from the end, 1 = last u64 */
 	return 1 + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_STREAM_ID);
 }
 
-static const struct pd_attr *attr_of(const struct pd_file *f, uint64_t id, bool have_id)
+static const struct perfdata_attr *attr_of(const struct perfdata_file *f, uint64_t id, bool have_id)
 {
-	int idx = have_id ? pd_attr_of_id(f, id) : (f->attrs.n == 1 ? 0 : -1);
+	int idx = have_id ? perfdata_attr_of_id(f, id) : (f->attrs.n == 1 ? 0 : -1);
 
 	return idx < 0 ? NULL : &f->attrs.v[idx];
 }
 
-const struct pd_attr *pd_sample_attr(const struct pd_file *f, const struct pd_record *rec)
+const struct perfdata_attr *perfdata_sample_attr(const struct perfdata_file *f,
+					   const struct perfdata_record *rec)
 {
 	int pos = f->attrs.n ? sample_id_pos(f->attrs.v[0].attr.sample_type) : -1;
 	size_t body = rec->size - sizeof(struct perf_event_header);
@@ -48,42 +49,43 @@ const struct pd_attr *pd_sample_attr(const struct pd_file *f, const struct pd_re
 	if (pos >= 0) {
 		if (body < 8 * (size_t)(pos + 1))
 			return NULL;
-		id = pd_u64(rec->data + sizeof(struct perf_event_header), (size_t)pos);
+		id = perfdata_u64(rec->data + sizeof(struct perf_event_header), (size_t)pos);
 	}
 	return attr_of(f, id, pos >= 0);
 }
 
-const struct pd_attr *pd_record_attr(const struct pd_file *f, const struct pd_record *rec)
+const struct perfdata_attr *perfdata_record_attr(const struct perfdata_file *f,
+					   const struct perfdata_record *rec)
 {
 	size_t body = rec->size - sizeof(struct perf_event_header);
-	const struct pd_attr *a;
+	const struct perfdata_attr *a;
 	uint64_t id = 0;
 
 	if (rec->type == PERF_RECORD_SAMPLE)
-		return pd_sample_attr(f, rec);
+		return perfdata_sample_attr(f, rec);
 	if (!f->attrs.n || !f->attrs.v[0].attr.sample_id_all)
 		return NULL;
 	int pos = trailer_id_pos(f->attrs.v[0].attr.sample_type);
 	if (pos > 0) {
 		if (body < 8 * (size_t)pos)
 			return NULL;
-		id = pd_u64(rec->data + rec->size - 8 * pos, 0);
+		id = perfdata_u64(rec->data + rec->size - 8 * pos, 0);
 	}
 	a = attr_of(f, id, pos > 0);
 	return a && a->attr.sample_id_all ? a : NULL;
 }
 
-bool pd_sample_time(const struct pd_file *f, const struct pd_record *rec, uint64_t *time)
+bool perfdata_sample_time(const struct perfdata_file *f, const struct perfdata_record *rec, uint64_t *time)
 {
-	const struct pd_attr *a = pd_sample_attr(f, rec);
+	const struct perfdata_attr *a = perfdata_sample_attr(f, rec);
 
 	return a && prof_perf_sample_time(&a->attr, (const void *)rec->data, time);
 }
 
-int pd_decode_sample(const struct pd_file *f, const struct pd_record *rec,
-		     struct prof_perf_sample *s, const struct pd_attr **attr)
+int perfdata_decode_sample(const struct perfdata_file *f, const struct perfdata_record *rec,
+			   struct prof_perf_sample *s, const struct perfdata_attr **attr)
 {
-	const struct pd_attr *a = pd_sample_attr(f, rec);
+	const struct perfdata_attr *a = perfdata_sample_attr(f, rec);
 
 	if (attr)
 		*attr = a;
@@ -92,10 +94,11 @@ int pd_decode_sample(const struct pd_file *f, const struct pd_record *rec,
 	return prof_perf_parse_sample(&a->attr, (const void *)rec->data, s);
 }
 
-const struct pd_attr *pd_decode_sample_id(const struct pd_file *f, const struct pd_record *rec,
-					  struct prof_perf_sample_id *sid)
+const struct perfdata_attr *perfdata_decode_sample_id(const struct perfdata_file *f,
+						const struct perfdata_record *rec,
+						struct prof_perf_sample_id *sid)
 {
-	const struct pd_attr *a = pd_record_attr(f, rec);
+	const struct perfdata_attr *a = perfdata_record_attr(f, rec);
 
 	memset(sid, 0, sizeof(*sid));
 	if (a && prof_perf_parse_id(&a->attr, (const void *)rec->data, sid) < 0)

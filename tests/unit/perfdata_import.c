@@ -158,7 +158,7 @@ static void time_parse(const char *path)
 {
 	int fd = open(path, O_RDONLY);
 	struct stat st;
-	struct pd_file f;
+	struct perfdata_file f;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return;
@@ -167,13 +167,13 @@ static void time_parse(const char *path)
 	if (map == MAP_FAILED)
 		return;
 	uint64_t c0 = cpu_ns(), t0 = now_ns(), n = 0;
-	if (pd_open(&f, map, (size_t)st.st_size) == 0) {
+	if (perfdata_open(&f, map, (size_t)st.st_size) == 0) {
 		for (size_t i = 0; i < f.records.n; i++) {
 			struct prof_perf_sample s;
 			n += f.records.v[i].type == PERF_RECORD_SAMPLE &&
-			     !pd_decode_sample(&f, &f.records.v[i], &s, NULL);
+			     !perfdata_decode_sample(&f, &f.records.v[i], &s, NULL);
 		}
-		pd_close(&f);
+		perfdata_close(&f);
 	}
 	uint64_t c1 = cpu_ns(), t1 = now_ns();
 	printf("parse only: samples %" PRIu64 " cpu_ms %.1f wall_ms %.1f per_sample_us %.2f (cpu)\n",
@@ -388,7 +388,7 @@ static void test_rounds(void)
 {
 	struct fbuf f = { .n = 0 };
 	size_t data_off = synth_begin(&f);
-	struct pd_file pf;
+	struct perfdata_file pf;
 	uint64_t want[2][5] = { { 100, 200, 200, 300, 300 }, { 150, 400 } };
 	size_t want_n[2] = { 5, 2 }, batch = 0;
 	bool same = true;
@@ -405,10 +405,10 @@ static void test_rounds(void)
 	put_sample(&f, 0xffffffff81000003ULL, 150);
 	synth_end(&f, data_off);
 
-	if (!ok(pd_open_stream(&pf, f.b, f.n, false) == 0, "rounds: opens for streaming"))
+	if (!ok(perfdata_open_stream(&pf, f.b, f.n, false) == 0, "rounds: opens for streaming"))
 		return;
 	ok(pf.streaming && pf.records.n == 0, "rounds: nothing scanned at open");
-	while (pd_next_records(&pf)) {
+	while (perfdata_next_records(&pf)) {
 		if (batch < 2 && pf.records.n == want_n[batch])
 			for (size_t i = 0; i < pf.records.n; i++)
 				same &= pf.records.v[i].time == want[batch][i];
@@ -418,7 +418,7 @@ static void test_rounds(void)
 	}
 	is_u64(batch, 2, "rounds: two batches (the first round flushes nothing)");
 	ok(same, "rounds: batches in time order; the late record comes after the flushed ones");
-	pd_close(&pf);
+	perfdata_close(&pf);
 
 	struct prof_profile p;
 	prof_profile_init(&p);

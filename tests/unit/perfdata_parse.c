@@ -22,16 +22,16 @@ struct counts {
 	bool sorted;
 };
 
-static void count(const struct pd_file *f, struct counts *c)
+static void count(const struct perfdata_file *f, struct counts *c)
 {
 	uint64_t last = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->sorted = true;
 	for (size_t i = 0; i < f->records.n; i++) {
-		const struct pd_record *r = &f->records.v[i];
+		const struct perfdata_record *r = &f->records.v[i];
 		struct prof_perf_sample s;
-		const struct pd_attr *attr;
+		const struct perfdata_attr *attr;
 
 		if (r->time < last)
 			c->sorted = false;
@@ -42,7 +42,7 @@ static void count(const struct pd_file *f, struct counts *c)
 			c->mmap++;
 		if (r->type != PERF_RECORD_SAMPLE)
 			continue;
-		if (pd_decode_sample(f, r, &s, &attr)) {
+		if (perfdata_decode_sample(f, r, &s, &attr)) {
 			c->bad++;
 			continue;
 		}
@@ -69,12 +69,12 @@ static void test_seed(const char *name, uint64_t want_samples, bool callchain, b
 {
 	size_t len;
 	uint8_t *buf = load(name, &len);
-	struct pd_file f;
+	struct perfdata_file f;
 	struct counts c;
 
 	if (!ok(buf != NULL, "%s: seed readable", name))
 		return;
-	if (!ok(pd_open(&f, buf, len) == 0, "%s: parses", name)) {
+	if (!ok(perfdata_open(&f, buf, len) == 0, "%s: parses", name)) {
 		free(buf);
 		return;
 	}
@@ -91,7 +91,7 @@ static void test_seed(const char *name, uint64_t want_samples, bool callchain, b
 		is_u64(c.with_callchain, c.samples[0], "%s: every sample has a callchain", name);
 	if (stack)
 		is_u64(c.with_stack, c.samples[0], "%s: every sample has regs and a stack", name);
-	pd_close(&f);
+	perfdata_close(&f);
 	free(buf);
 }
 
@@ -101,23 +101,23 @@ static void test_stream_same(const char *name)
 {
 	size_t len, k = 0;
 	uint8_t *buf = load(name, &len);
-	struct pd_file full, st;
+	struct perfdata_file full, st;
 	bool same = true;
 
-	if (!buf || pd_open(&full, buf, len) != 0) {
+	if (!buf || perfdata_open(&full, buf, len) != 0) {
 		ok(0, "%s: parses", name);
 		free(buf);
 		return;
 	}
-	if (pd_open_stream(&st, buf, len, false) == 0) {
-		while (pd_next_records(&st))
+	if (perfdata_open_stream(&st, buf, len, false) == 0) {
+		while (perfdata_next_records(&st))
 			for (size_t i = 0; i < st.records.n; i++, k++)
 				same &= k < full.records.n && st.records.v[i].data == full.records.v[k].data;
-		pd_close(&st);
+		perfdata_close(&st);
 	}
 	ok(same && k == full.records.n, "%s: streamed records (%zu) = sorted records (%zu)", name, k,
 	   full.records.n);
-	pd_close(&full);
+	perfdata_close(&full);
 	free(buf);
 }
 
@@ -135,12 +135,12 @@ static void test_damage(const char *name)
 	dup2(devnull, 2);
 	for (size_t cut = 0; cut < len; cut += 1 + cut / 16) {
 		uint8_t *copy = xmalloc(cut + 1);
-		struct pd_file f;
+		struct perfdata_file f;
 		memcpy(copy, buf, cut);
-		if (pd_open(&f, copy, cut) == 0) {
+		if (perfdata_open(&f, copy, cut) == 0) {
 			struct counts c;
 			count(&f, &c);
-			pd_close(&f);
+			perfdata_close(&f);
 			parsed++;
 		} else {
 			failed++;
@@ -148,12 +148,12 @@ static void test_damage(const char *name)
 		free(copy);
 	}
 	for (size_t pos = 0; pos < len; pos += 7) {
-		struct pd_file f;
+		struct perfdata_file f;
 		buf[pos] ^= 0xa5;
-		if (pd_open(&f, buf, len) == 0) {
+		if (perfdata_open(&f, buf, len) == 0) {
 			struct counts c;
 			count(&f, &c);
-			pd_close(&f);
+			perfdata_close(&f);
 		}
 		buf[pos] ^= 0xa5;
 	}
@@ -168,9 +168,9 @@ static void test_damage(const char *name)
 static void test_not_perf_data(void)
 {
 	static const uint8_t junk[] = "PROFDATA and then some more bytes here";
-	struct pd_file f;
+	struct perfdata_file f;
 
-	ok(pd_open(&f, junk, sizeof(junk)) == -EINVAL, "non-perf.data input is refused");
+	ok(perfdata_open(&f, junk, sizeof(junk)) == -EINVAL, "non-perf.data input is refused");
 	ok(!perfdata_is_perf_data(junk, sizeof(junk)), "magic check says no");
 }
 
@@ -186,15 +186,15 @@ int main(void)
 	{
 		size_t len;
 		uint8_t *buf = load("two-events.data", &len);
-		struct pd_file f;
+		struct perfdata_file f;
 		struct counts c;
-		if (buf && pd_open(&f, buf, len) == 0) {
+		if (buf && perfdata_open(&f, buf, len) == 0) {
 			count(&f, &c);
 			is_u64(f.attrs.n, 2, "two-events: two attrs");
 			is_u64(c.samples[0], 8, "two-events: 8 cpu-clock samples");
 			is_u64(c.samples[1], 8, "two-events: 8 task-clock samples");
 			is_str(f.attrs.v[1].name, "task-clock", "two-events: second name");
-			pd_close(&f);
+			perfdata_close(&f);
 		} else {
 			ok(0, "two-events parses");
 		}
