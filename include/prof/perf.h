@@ -39,6 +39,16 @@ const char *prof_perf_event_names(void);	/* "cpu-clock, task-clock, ..." for usa
  */
 const char *prof_tracefs_root(bool *mounted_now);
 
+/*
+ * A uprobe at offset in file, defined in tracefs as GROUP/NAME (a return
+ * probe when ret): *id is the tracepoint id for PERF_TYPE_TRACEPOINT
+ * events (src/perf/uprobe.c).  0 or -errno (EACCES: not root).  Remove it
+ * once no event uses it (-EBUSY before).
+ */
+int prof_uprobe_define(const char *group, const char *name, const char *file, uint64_t offset,
+		       bool ret, uint64_t *id);
+int prof_uprobe_remove(const char *group, const char *name);
+
 #define PROF_STACK_SIZE_DEFAULT 32768
 /* The kernel stores a sample's size in a u16 and rounds the stack size to 8. */
 #define PROF_STACK_SIZE_MAX 65000	/* leaves room for header, regs, callchain */

@@ -576,8 +576,26 @@ function drawProcessSum(g, l, y, h, tw) {
 }
 function drawProcess(g, l, y, h, tw, xs) {
 	var pts = A.timeline.filter(function (p) { return p[0] == l.pid; });
+	var hp = (A.heap || []).filter(function (p) { return p[0] == l.pid; });
+	if (!pts.length && !hp.length) return;
+	var rss = Math.max.apply(null, pts.map(function (p) { return p[2]; }).concat([0]));
+	var hmax = Math.max.apply(null, hp.map(function (p) { return p[2]; }).concat([0]));
+	var rmax = Math.max(rss, hmax) || 1;	// one scale: live heap beside RSS
+	if (hp.length) {	// record --heap: estimated live bytes, a step line
+		g.strokeStyle = '#8e44ad';
+		g.beginPath();
+		var yy0 = y + h - 2;
+		g.moveTo(LABEL + hp[0][1] * xs, yy0);
+		hp.forEach(function (p) {
+			var x = LABEL + p[1] * xs, yy = y + h - 2 - (h - 4) * p[2] / rmax;
+			g.lineTo(x, yy0); g.lineTo(x, yy); yy0 = yy;
+		});
+		g.lineTo(LABEL + tw, yy0);
+		g.stroke();
+		g.fillStyle = '#8e44ad';
+		g.fillText('heap max ' + (hmax / 1048576).toFixed(1) + ' MiB', LABEL + tw - 270, y + 7);
+	}
 	if (!pts.length) return;
-	var rmax = Math.max.apply(null, pts.map(function (p) { return p[2]; })) || 1;
 	g.strokeStyle = '#2d8a4e';
 	g.beginPath();
 	pts.forEach(function (p, i) {
@@ -593,7 +611,7 @@ function drawProcess(g, l, y, h, tw, xs) {
 	});
 	g.stroke();
 	g.fillStyle = '#2d8a4e';
-	g.fillText('RSS max ' + (rmax / 1048576).toFixed(1) + ' MiB', LABEL + tw - 130, y + 7);
+	g.fillText('RSS max ' + (rss / 1048576).toFixed(1) + ' MiB', LABEL + tw - 130, y + 7);
 }
 function drawSelection() {
 	var box = $('selbox'), cv = $('trk'), tw = cv.width - LABEL;

@@ -709,6 +709,61 @@ static void emit_timeline(struct app *a, struct strbuf *sb)
 	u64map_free(&shown_pids);
 }
 
+/*
+ * record --heap: each process's estimated live heap over time, the value
+ * at the end of each fine bucket with a change ([pid, bucket, bytes]),
+ * drawn beside its RSS.  p->heap_log is in time order (prof_heap_derive).
+ */
+struct heap_point {
+	uint32_t pid;
+	uint64_t fine, bytes;
+};
+
+static void heap_point_out(const struct app *a, struct strbuf *sb, const struct heap_point *h, bool *first)
+{
+	sb_addf(sb, "%s[%u,%.2f,%llu]", *first ? "" : ",", h->pid,
+		(double)h->fine / (double)a->per, (unsigned long long)h->bytes);
+	*first = false;
+}
+
+static void emit_heap(struct app *a, struct strbuf *sb)
+{
+	const struct prof_profile *p = a->p;
+	struct u64map ix = { 0 };	/* pid -> pending index + 1 */
+	VEC(struct heap_point) pend = { 0 };
+	bool first = true;
+	uint64_t k;
+
+	if (!p->heap.present)
+		return;
+	sb_adds(sb, ",\n\"heap\":[");
+	for (size_t i = 0; i < p->heap_log.n; i++) {
+		const struct prof_timed_sample *e = &p->heap_log.v[i];
+		if ((e->metric != PROF_M_ALLOC_BYTES && e->metric != PROF_M_FREE_BYTES) ||
+		    e->thread >= p->threads.n)
+			continue;
+		uint32_t pid = p->threads.v[e->thread].pid;
+		uint64_t fine = e->t_ns > a->t0 ? (e->t_ns - a->t0) / a->bucket_ns : 0;
+		if (!u64map_get(&ix, pid, &k)) {
+			VEC_PUSH(&pend, ((struct heap_point){ pid, fine, 0 }));
+			k = pend.n;
+			u64map_put(&ix, pid, k);
+		}
+		struct heap_point *h = &pend.v[k - 1];
+		if (fine != h->fine) {	/* the previous bucket's last value */
+			heap_point_out(a, sb, h, &first);
+			h->fine = fine;
+		}
+		h->bytes = e->metric == PROF_M_ALLOC_BYTES ? h->bytes + e->value
+							     : h->bytes - MIN(h->bytes, e->value);
+	}
+	for (size_t i = 0; i < pend.n; i++)
+		heap_point_out(a, sb, &pend.v[i], &first);
+	sb_adds(sb, "]");
+	u64map_free(&ix);
+	VEC_FREE(&pend);
+}
+
 /* Source files of the hottest functions, as far as the policy allows. */
 static void emit_sources(struct app *a, struct strbuf *sb)
 {
@@ -768,6 +823,7 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	emit_rows(&a, &body);
 	emit_timeline(&a, &body);
 	emit_events(&a, &body);
+	emit_heap(&a, &body);
 	emit_sources(&a, &body);
 	/* bucket_ns, nbuckets: the rows' (selection) buckets; lane_*: the tracks' */
 	sb_addf(sb, "{\"metric\":\"%s\",\"t0\":%llu,\"bucket_ns\":%llu,\"nbuckets\":%u,"

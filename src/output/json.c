@@ -2,8 +2,16 @@
  * json.c - the stable machine-readable report, schema "prof-report/1"
  * (fields as listed below).  Weights ("samples" of
  * processes/threads, "self"/"total" of functions) are in the metric's unit:
- * samples for cpu, microseconds for time metrics.  Every string goes
- * through json_escape(); numbers are never NaN.
+ * samples for cpu, microseconds for time metrics, bytes or allocations
+ * ("unit") for the heap metrics.  Every string goes through json_escape();
+ * numbers are never NaN.
+ *
+ * A recording with heap samples (record --heap) has a "heap" object:
+ * rate_bytes (mean bytes between samples, 1: every allocation), sampled,
+ * freed and lost (samples), and the whole-heap estimates allocs,
+ * alloc_bytes, live_bytes (at the end) and peak_bytes, each with its
+ * standard error (*_err), and peak_s (when the estimated heap was largest,
+ * s since the first sample).
  *
  * Resource fields (src/output/resources.c): every processes[]
  * entry also has cpu_user_s, cpu_sys_s, rss_peak_bytes, io_wait_s,
@@ -122,6 +130,24 @@ static void add_functions(struct strbuf *sb, const struct prof_profile *p,
 	prof_fn_table_free(&t);
 }
 
+/* record --heap: the rate and the whole-heap estimates with their
+ * standard errors (src/model/heap.c), in bytes and allocations. */
+static void add_heap(struct strbuf *sb, const struct prof_profile *p)
+{
+	const struct prof_heap_summary *h = prof_heap_summary(p);
+
+	if (!h->present)
+		return;
+	sb_addf(sb, "  \"heap\": {\"rate_bytes\": %llu, \"sampled\": %llu, \"freed\": %llu, \"lost\": %llu, "
+		"\"allocs\": %.0f, \"allocs_err\": %.0f, \"alloc_bytes\": %.0f, \"alloc_bytes_err\": %.0f, "
+		"\"live_bytes\": %.0f, \"live_bytes_err\": %.0f, \"peak_bytes\": %.0f, \"peak_bytes_err\": %.0f, "
+		"\"peak_s\": %.3f},\n",
+		(unsigned long long)h->rate, (unsigned long long)h->samples, (unsigned long long)h->frees,
+		(unsigned long long)h->lost, h->allocs, h->allocs_err, h->alloc_bytes, h->alloc_bytes_err,
+		h->live_bytes, h->live_bytes_err, h->peak_bytes, h->peak_bytes_err,
+		h->peak_ns > p->start_ns && p->start_ns ? (double)(h->peak_ns - p->start_ns) / 1e9 : 0.0);
+}
+
 int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -146,6 +172,7 @@ int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_vi
 	sb_addf(&sb, "  \"duration_s\": %.3f, ", secs);
 	add_str_field(&sb, "command", prof_meta_get(p, "command"));
 	sb_adds(&sb, ",\n");
+	add_heap(&sb, p);
 	add_processes(&sb, p, v);
 	add_functions(&sb, p, v);
 	sb_adds(&sb, "}\n");

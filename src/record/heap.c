@@ -3,10 +3,9 @@
  * include/prof/heap.h): the uprobe perf events, the launch-mode sampler
  * library, and the consumer that turns probe samples into heap samples.
  *
- * The events use the uprobe PMU (/sys/bus/event_source/devices/uprobe):
- * attr.config1 is the file's path, config2 the function's file offset,
- * config bit 0 a return probe; no tracefs is involved.  Two sets of
- * events, each with its own rings:
+ * Each probe is a uprobe defined in tracefs (src/perf/uprobe.c says why
+ * not the uprobe PMU: its inherited events broke fork), sampled as a
+ * tracepoint.  Two sets of events, each with its own rings:
  *  - stk: probes whose stack is wanted (a sampled allocation; attach: the
  *    entry of malloc, calloc, realloc, aligned_alloc, memalign, valloc),
  *    with the user regs and stack copy of the CPU event, fed to the replay
@@ -111,7 +110,11 @@ struct point {			/* one probe placed in a file */
 	enum role role;
 	bool ret, stack;
 	uint64_t offset;
+	uint64_t id;			/* its tracepoint */
+	char name[48];			/* in UPROBE_GROUP */
 };
+
+#define UPROBE_GROUP "prof_heap"
 
 struct block {			/* a sampled allocation not yet freed */
 	uint32_t thread, node;
@@ -148,15 +151,6 @@ struct prof_heap {
 	uint64_t allocs, frees, lost, unmatched;
 };
 
-static uint32_t uprobe_type(void)
-{
-	char *s = read_file("/sys/bus/event_source/devices/uprobe/type", NULL);
-	uint32_t t = s ? (uint32_t)strtoul(s, NULL, 10) : 0;
-
-	free(s);
-	return t;
-}
-
 static int setup_perf(struct prof_heap *h, struct prof_perf *pf, const struct prof_perf_config *main,
 		      bool stack)
 {
@@ -190,12 +184,12 @@ struct prof_heap *prof_heap_new(const struct prof_perf *main, uint64_t rate, uin
 {
 	struct prof_heap *h = xcalloc(1, sizeof(*h));
 
-	h->desc = (struct prof_perf_event_desc){ "uprobe", uprobe_type(), 0, false };
+	h->desc = (struct prof_perf_event_desc){ "uprobe", PERF_TYPE_TRACEPOINT, 0, false };
 	h->rate = rate ? rate : 1;
 	h->seed = seed;
 	h->rng = seed ? seed : (uint64_t)now_ns() ^ (uint64_t)getpid() << 32;
 	h->rng |= 1;
-	if (!h->desc.type || setup_perf(h, &h->stk, &main->cfg, true) < 0 ||
+	if (setup_perf(h, &h->stk, &main->cfg, true) < 0 ||
 	    setup_perf(h, &h->reg, &main->cfg, false) < 0) {
 		prof_heap_free(h);
 		return NULL;
@@ -217,9 +211,24 @@ static int place(struct prof_heap *h, const char *file, const struct probe *tabl
 			snprintf(why, len, "no function %s in %s (%s)", table[i].func, file, strerror(-ret));
 			return ret;
 		}
-		VEC_PUSH(&h->points, ((struct point){ table[i].role, table[i].ret, table[i].stack, off }));
+		struct point pt = { table[i].role, table[i].ret, table[i].stack, off, 0, "" };
+		snprintf(pt.name, sizeof(pt.name), "p%d_%zu", (int)getpid(), h->points.n);
+		if ((ret = prof_uprobe_define(UPROBE_GROUP, pt.name, file, off, pt.ret, &pt.id)) < 0) {
+			snprintf(why, len, "cannot define a uprobe in tracefs (%s/uprobe_events): %s%s",
+				 prof_tracefs_root(NULL) ? prof_tracefs_root(NULL) : "no tracefs",
+				 strerror(-ret), ret == -EACCES || ret == -EPERM ? "; it takes root" : "");
+			return ret;
+		}
+		VEC_PUSH(&h->points, pt);
 	}
 	return 0;
+}
+
+/* Once no event uses them. */
+static void remove_uprobes(const struct prof_heap *h)
+{
+	for (size_t i = 0; i < h->points.n; i++)
+		prof_uprobe_remove(UPROBE_GROUP, h->points.v[i].name);
 }
 
 /* --- launch ----------------------------------------------------------------------- */
@@ -398,9 +407,7 @@ static int open_point(struct prof_heap *h, const struct point *pt, pid_t tid)
 	size_t before = pf->fds.n;
 	int ret;
 
-	pf->attr.config = pt->ret ? 1 : 0;
-	pf->attr.config1 = (uint64_t)(uintptr_t)h->path;
-	pf->attr.config2 = pt->offset;
+	pf->attr.config = pt->id;
 	if ((ret = prof_perf_open_task(pf, tid)) < 0)
 		return ret;
 	for (size_t i = before; i < pf->fds.n; i++) {
@@ -711,6 +718,7 @@ static void release_events(struct prof_heap *h)
 				;	/* EOF: prof closed its copies */
 			for (size_t k = 0; k < fds.n; k++)
 				close(fds.v[k]);
+			remove_uprobes(h);
 		}
 		_exit(0);
 	} else if (go[0] >= 0 && pid > 0) {
@@ -719,9 +727,15 @@ static void release_events(struct prof_heap *h)
 	}
 	for (size_t k = 0; k < fds.n; k++)	/* quick while the grandchild holds them */
 		close(fds.v[k]);
-	if (go[0] >= 0) {
+	if (go[0] >= 0 && pid > 0) {
 		close(go[0]);
 		close(go[1]);	/* lets the grandchild go on */
+	} else {
+		if (go[0] >= 0) {
+			close(go[0]);
+			close(go[1]);
+		}
+		remove_uprobes(h);
 	}
 	VEC_FREE(&fds);
 }

@@ -412,7 +412,7 @@ static void setup_heap(struct prof_session *s)
 	}
 	s->heap = prof_heap_new(&s->pf, o->heap_rate, o->heap_seed);
 	if (!s->heap)
-		snprintf(s->heap_why, sizeof(s->heap_why), "this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
+		snprintf(s->heap_why, sizeof(s->heap_why), "bad heap event configuration");
 	else if (!o->npids)
 		ret = prof_heap_prepare_launch(s->heap, o->argv[0], s->heap_why, sizeof(s->heap_why));
 	else if (o->npids > 1)
