@@ -66,7 +66,7 @@ test_expect_success 'JSON: all metrics and statistics, N runs, warm-up excluded'
 	done
 '
 test_expect_success 'JSON statistics agree with Python statistics on the runs' '
-	jsonq s.json "all(abs(m[\"median\"] - __import__(\"statistics\").median(m[\"runs\"])) <= 1e-9 * max(1, abs(m[\"median\"])) and m[\"min\"] <= m[\"median\"] <= m[\"p95\"] <= m[\"p99\"] <= m[\"max\"] for m in d[\"metrics\"].values() if m[\"available\"])" &&
+	jsonq s.json "all(abs(m[\"median\"] - __import__(\"statistics\").median(m[\"runs\"])) <= 1e-9 * max(1, abs(m[\"median\"])) and m[\"min\"] <= m[\"median\"] <= m[\"max\"] and m[\"p95\"] is None and m[\"p99\"] is None for m in d[\"metrics\"].values() if m[\"available\"])" &&
 	jsonq s.json "all(abs(m[\"stddev\"] - __import__(\"statistics\").stdev(m[\"runs\"])) <= 1e-6 * max(1, m[\"stddev\"]) for m in d[\"metrics\"].values() if m[\"available\"])"
 '
 test_expect_success 'io_wait_s is either measured or explicitly unavailable' '
@@ -79,11 +79,28 @@ test_expect_success 'io_wait_s is either measured or explicitly unavailable' '
 '
 test_expect_success 'a 10x slower first run is flagged as the wall_s outlier' '
 	rm -f first.done &&
-	"$PROF" stat -r 8 --format=json -o o.json -- sh -c "if [ -e first.done ]; then \"$SB/sleeper\" 0.05; else : >first.done; \"$SB/sleeper\" 0.5; fi" &&
+	"$PROF" stat -r 10 --format=json -o o.json -- sh -c "if [ -e first.done ]; then \"$SB/sleeper\" 0.05; else : >first.done; \"$SB/sleeper\" 0.5; fi" &&
 	jsonq o.json "0 in d[\"metrics\"][\"wall_s\"][\"outliers\"]" &&
 	rm -f first.done &&
-	"$PROF" stat -r 8 -- sh -c "if [ -e first.done ]; then \"$SB/sleeper\" 0.05; else : >first.done; \"$SB/sleeper\" 0.5; fi" 2>err &&
+	"$PROF" stat -r 10 -- sh -c "if [ -e first.done ]; then \"$SB/sleeper\" 0.05; else : >first.done; \"$SB/sleeper\" 0.5; fi" 2>err &&
 	check_contains err "^wall_s .*outlier run 1\( \|$\)"
+'
+test_expect_success 'what the run count supports: no p95/p99 or outlier flags from 3 runs, p95 from 20' '
+	rm -f first.done &&
+	"$PROF" stat -r 3 -- sh -c "if [ -e first.done ]; then \"$SB/sleeper\" 0.05; else : >first.done; \"$SB/sleeper\" 0.5; fi" 2>err &&
+	check_contains err "^ 3 runs: p95 needs 20 or more (-r N), p99 100, outlier flags 10$" &&
+	check_not_contains err "outlier run" &&
+	awk "/^wall_s / { exit !(\$5 == \"-\" && \$6 == \"-\") }" err &&
+	"$PROF" stat -r 20 --format=json -o p.json -- true &&
+	jsonq p.json "all(m[\"p95\"] is not None and m[\"p99\"] is None for m in d[\"metrics\"].values() if m[\"available\"])"
+'
+# the title as a shell needs it: the argument with a space in quotes
+TITLE_WANT=" prof stat: 1 run of sh -c 'true \"a b\"'"
+test_expect_success 'the title quotes arguments as a shell would; bytes and ns with units' '
+	"$PROF" stat -e task-clock -- sh -c "true \"a b\"" 2>err &&
+	grep -qxF "$TITLE_WANT" err &&
+	check_contains err "^rss_peak_bytes  *[0-9.]* [KMG]iB " &&
+	check_contains err "^task-clock  *[0-9.]* ms "
 '
 test_expect_success 'text report goes to -o FILE, not stderr' '
 	"$PROF" stat -r 2 -o report.txt -- true 2>err &&

@@ -69,6 +69,17 @@ test_expect_success 'bash completion: commands, flags, --format, --sort, -p pids
 	check_contains out "^my-recording.data$"
 '
 
+# --metric=<TAB>: bash splits the word at "=" (COMP_WORDBREAKS), so the
+# words are --metric, "=" and the value typed so far.
+test_expect_success 'bash completion: --flag=VALUE completes the value' '
+	export PATH="$(dirname "$PROF"):$PATH" &&
+	complete_words 3 report --metric = >out && check_contains out "^cpu$" &&
+	check_contains out "^off-cpu$" &&
+	complete_words 4 report --metric = of >out && test "$(cat out)" = off-cpu &&
+	complete_words 4 report --format = fl >out && test "$(cat out)" = flamegraph &&
+	complete_words 4 report --sort = dso,s >out && check_contains out "^dso,sym$"
+'
+
 if command -v zsh >/dev/null; then
 	test_expect_success 'zsh completion parses' 'zsh -n "$TOP/scripts/completion/_prof"'
 else

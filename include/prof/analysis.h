@@ -300,8 +300,9 @@ void an_stat_init(struct an_stat *st, const struct prof_perf_event_desc *const *
 		  unsigned n_counters, bool delayacct, bool io_wait_on);
 void an_stat_add_run(struct an_stat *st, const struct res_usage *u);
 void an_stat_free(struct an_stat *st);
-/* Modified z-score outliers (|z| > 3.5) that are also more than 1% from the
- * median (a near-constant metric's tiny MAD makes a 0.1% wobble look wild);
+/* Outliers by Tukey's far-out fences (stats_outliers(): none under 10 runs)
+ * that are also more than 1% from the median (a near-constant metric's tiny
+ * spread makes a 0.1% wobble look wild);
  * flags has m->runs.n entries.  Returns how many. */
 size_t an_stat_outliers(const struct an_stat_metric *m, bool *flags);
 /* Compares every available metric with its runs in a saved JSON report:

@@ -1,7 +1,8 @@
 # bash completion for prof(1).  The flags come from 'prof CMD --help', so
 # they follow the installed prof; values are completed for --format,
 # --sort (comma lists), --metric, --call-graph, -p/--pid and -t/--tid
-# (running processes), -i/--input and -o/--output (files).
+# (running processes), -i/--input and -o/--output (files), after a space
+# or an '=' (--metric=<TAB>), with or without the bash-completion package.
 
 _prof_flags()
 {
@@ -30,6 +31,16 @@ _prof()
 	case $cmd in
 	help) COMPREPLY=($(compgen -W "record report stat diff callgrind crosscheck top annotate" -- "$cur")); return ;;
 	esac
+	# --flag=VALUE: plain bash splits the word at '=' (COMP_WORDBREAKS), so
+	# the flag is one or two words back; bash-completion's -n = keeps it
+	# in the word.  Either way the value alone is completed.
+	if [[ $cur == = ]]; then
+		prev=${words[cword-1]}; cur=
+	elif [[ $prev == = && $cword -ge 2 ]]; then
+		prev=${words[cword-2]}
+	elif [[ $cur == --*=* ]]; then
+		prev=${cur%%=*}; cur=${cur#*=}
+	fi
 	case $prev in
 	--format)
 		if [[ $cmd == report ]]; then

@@ -12,6 +12,12 @@
 #include <math.h>
 #include <string.h>
 
+/* Runs a percentile needs before the report shows it (JSON: null): below
+ * 20 and 100 runs, p95 and p99 are interpolations between the two largest
+ * values, not an estimate of a tail. */
+#define P95_MIN_RUNS 20
+#define P99_MIN_RUNS 100
+
 /* --- JSON ------------------------------------------------------------------------ */
 
 static void json_metric(struct strbuf *sb, const struct an_stat_metric *m)
@@ -35,10 +41,14 @@ static void json_metric(struct strbuf *sb, const struct an_stat_metric *m)
 	flags = xcalloc(m->runs.n, sizeof(*flags));
 	an_stat_outliers(m, flags);
 	const char *keys[] = { "min", "median", "mean", "p95", "p99", "max", "stddev", "cv" };
-	double vals[] = { s.min, s.median, s.mean, s.p95, s.p99, s.max, s.stddev, s.cv };
+	double vals[] = { s.min, s.median, s.mean, m->runs.n >= P95_MIN_RUNS ? s.p95 : NAN,
+			  m->runs.n >= P99_MIN_RUNS ? s.p99 : NAN, s.max, s.stddev, s.cv };
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		sb_addf(sb, ", \"%s\": ", keys[i]);
-		json_number(sb, vals[i]);
+		if (isnan(vals[i]))
+			sb_adds(sb, "null");	/* too few runs for it */
+		else
+			json_number(sb, vals[i]);
 	}
 	sb_adds(sb, ", \"outliers\": [");
 	for (size_t i = 0, k = 0; i < m->runs.n; i++)
@@ -110,15 +120,30 @@ void prof_output_stat_json(struct strbuf *sb, const struct prof_stat_report *r)
 
 /* --- text ------------------------------------------------------------------------ */
 
-/* Seconds with microsecond digits; counts and bytes as integers when whole. */
+/* One value in an 11-column cell: seconds with microsecond digits, bytes
+ * in B/KiB/MiB/GiB, nanoseconds in ms, counts as integers when whole. */
 static void text_val(struct strbuf *sb, const char *unit, double v)
 {
-	if (!strcmp(unit, "s"))
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	if (isnan(v)) {
+		sb_addf(sb, " %11s", "-");
+	} else if (!strcmp(unit, "s")) {
 		sb_addf(sb, " %11.6f", v);
-	else if (v == floor(v) && fabs(v) < 1e15)
+	} else if (!strcmp(unit, "bytes")) {
+		while (fabs(v) >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+			v /= 1024;
+			u++;
+		}
+		sb_addf(sb, u ? " %7.2f %-3s" : " %9.0f %-1s", v, units[u]);
+	} else if (!strcmp(unit, "ns")) {
+		sb_addf(sb, " %8.3f ms", v / 1e6);
+	} else if (v == floor(v) && fabs(v) < 1e15) {
 		sb_addf(sb, " %11.0f", v);
-	else
+	} else {
 		sb_addf(sb, " %11.1f", v);
+	}
 }
 
 static void text_metric(struct strbuf *sb, const struct an_stat_metric *m)
@@ -134,7 +159,8 @@ static void text_metric(struct strbuf *sb, const struct an_stat_metric *m)
 	flags = xcalloc(m->runs.n, sizeof(*flags));
 	size_t nout = an_stat_outliers(m, flags);
 	sb_addf(sb, "%-26s", m->name);
-	double vals[] = { s.min, s.median, s.mean, s.p95, s.p99, s.max, s.stddev };
+	double vals[] = { s.min, s.median, s.mean, m->runs.n >= P95_MIN_RUNS ? s.p95 : NAN,
+			  m->runs.n >= P99_MIN_RUNS ? s.p99 : NAN, s.max, s.stddev };
 	for (size_t i = 0; i < ARRAY_SIZE(vals); i++)
 		text_val(sb, m->unit, vals[i]);
 	sb_addf(sb, " %6.1f%%", 100 * s.cv);
@@ -177,20 +203,40 @@ static void text_comparison(struct strbuf *sb, const struct prof_stat_report *r)
 	}
 }
 
+/* One argument as a shell would need it: bare when safe, else in single
+ * quotes (a ' inside as '\''), so the title reads back as the command. */
+static void add_shell_word(struct strbuf *sb, const char *a)
+{
+	if (*a && !a[strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%")]) {
+		add_printable(sb, a, "", '?');
+		return;
+	}
+	sb_addch(sb, '\'');
+	for (const char *q = a; *q; q++) {
+		if (*q == '\'')
+			sb_adds(sb, "'\\''");
+		else
+			add_printable(sb, (char[]){ *q, 0 }, "", '?');
+	}
+	sb_addch(sb, '\'');
+}
+
 void prof_output_stat_text(struct strbuf *sb, const struct prof_stat_report *r)
 {
-	sb_addf(sb, "\n prof stat: %" PRIu64 " run%s of '", r->runs, r->runs == 1 ? "" : "s");
+	sb_addf(sb, "\n prof stat: %" PRIu64 " run%s of ", r->runs, r->runs == 1 ? "" : "s");
 	for (char **a = r->argv; *a; a++) {
 		if (a != r->argv)
 			sb_addch(sb, ' ');
-		add_printable(sb, *a, "", '?');
+		add_shell_word(sb, *a);
 	}
-	sb_addf(sb, "'");
 	if (r->warmup)
 		sb_addf(sb, " after %" PRIu64 " warm-up run%s", r->warmup, r->warmup == 1 ? "" : "s");
 	if (r->failed)
 		sb_addf(sb, ", %" PRIu64 " failed (%s%s)", r->failed, r->failed > 1 ? "the last: " : "",
 			r->failed_how);
+	if (r->runs < P99_MIN_RUNS)
+		sb_addf(sb, "\n %" PRIu64 " run%s: p95 needs %d or more (-r N), p99 %d, outlier flags %d",
+			r->runs, r->runs == 1 ? "" : "s", P95_MIN_RUNS, P99_MIN_RUNS, STATS_OUTLIER_MIN_N);
 	sb_addf(sb, "\n\n%-26s %11s %11s %11s %11s %11s %11s %11s %7s\n", "metric", "min", "median",
 		"mean", "p95", "p99", "max", "stddev", "cv");
 	for (size_t i = 0; i < r->st->nm; i++)

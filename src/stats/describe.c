@@ -120,25 +120,26 @@ int stats_summarize(const double *v, size_t n, struct stats_summary *out)
 	return 0;
 }
 
-/* 0.6745 = the 0.75 quantile of N(0,1): makes MAD comparable to a stddev. */
-double stats_modified_z(double x, double median, double mad)
-{
-	if (mad <= 0)
-		return 0;
-	return 0.6745 * (x - median) / mad;
-}
-
 size_t stats_outliers(const double *v, size_t n, bool *flags)
 {
 	size_t count = 0;
-	double med, mad;
+	double q1, q3, iqr;
+	double *s;
 
-	if (!n)
+	if (flags)
+		for (size_t i = 0; i < n; i++)
+			flags[i] = false;
+	if (n < STATS_OUTLIER_MIN_N)
 		return 0;
-	med = stats_median(v, n);
-	mad = stats_mad(v, n);
+	s = xmalloc(n * sizeof(*s));
+	memcpy(s, v, n * sizeof(*s));
+	stats_sort(s, n);
+	q1 = stats_percentile_sorted(s, n, 25);
+	q3 = stats_percentile_sorted(s, n, 75);
+	iqr = q3 - q1;
+	free(s);
 	for (size_t i = 0; i < n; i++) {
-		bool out = fabs(stats_modified_z(v[i], med, mad)) > STATS_OUTLIER_Z;
+		bool out = v[i] < q1 - 3 * iqr || v[i] > q3 + 3 * iqr;
 
 		if (flags)
 			flags[i] = out;

@@ -50,14 +50,16 @@ static void test_descriptive(void)
 
 static void test_outliers(void)
 {
-	double v[] = { 10, 10.2, 9.9, 10.1, 10.0, 9.8, 30 };
+	double v[] = { 10, 10.2, 9.9, 10.1, 10.0, 9.8, 10.3, 9.7, 10.05, 30 };
 	bool f[N(v)];
 
-	ok(stats_outliers(v, N(v), f) == 1 && f[6], "30 among ~10s is the one outlier");
-	/* median 10, MAD 0.1 -> z(10.2) = 0.6745*2 = 1.349 */
-	near(stats_modified_z(10.2, 10, 0.1), 1.349, 1e-12, "modified z formula");
-	double same[] = { 5, 5, 5, 5, 9 };
-	ok(stats_outliers(same, N(same), NULL) == 0, "MAD 0 flags nothing");
+	/* quartiles 9.925 and 10.1375: the fences are 9.29 and 10.775 */
+	ok(stats_outliers(v, N(v), f) == 1 && f[9], "30 among ten ~10s is the one outlier");
+	ok(stats_outliers(v, N(v) - 1, NULL) == 0, "nine values: no outlier rule (fewer than 10)");
+	double three[] = { 1.00, 1.01, 1.10 };
+	ok(stats_outliers(three, N(three), NULL) == 0, "three runs: nothing flagged");
+	double same[] = { 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 9 };
+	ok(stats_outliers(same, N(same), NULL) == 1, "IQR 0: a value off the common one is flagged");
 }
 
 static void test_distributions(void)
