@@ -27,7 +27,8 @@
 #                           at the default rate (info: 25 samples stand
 #                           for temp_planted's 200,000 blocks there, a 20%
 #                           standard error).  Goal: within 10% at rate 64.
-# Environment: REPEAT (default 5), PAIRS, BENCH_TMP.
+# Environment: REPEAT (default 5), PAIRS, REQS (redis requests per test,
+# 4 tests), ONLY (parts: "cost attach redis agree"), BENCH_TMP.
 . "$(dirname "$0")/lib.sh"
 bench_build
 HEAP="$TOP/tests/workloads/bin/heap"
@@ -39,7 +40,12 @@ B="$BENCH_TMP"
 row "goal" "metric" "heaptrack" "prof" "ratio" "ok?"
 row "----" "------" "----" "----" "-----" "---"
 
+ONLY=${ONLY:-cost attach redis agree}	# the parts to run
+part() { [[ " $ONLY " == *" $1 "* ]]; }
+med() { echo "$1" | tr ' ' '\n' | grep . | median; }
+
 # --- cost on an allocation-heavy program -----------------------------------------
+if part cost; then
 # Interleaved: one run of each per round, so a burst of load on the VM
 # hits all four alike.  Wall time (the goal) and CPU time (the target's,
 # the recorder's and heaptrack's own, children included: what the VM's
@@ -59,7 +65,6 @@ for i in $(seq "$REPEAT"); do
 		cpu[$mode]+="$c "
 	done
 done
-med() { echo "$1" | tr ' ' '\n' | grep . | median; }
 for k in wall cpu; do
 	declare -n t=$k
 	echo "# $PAIRS pairs, $k s (median of $REPEAT): bare $(med "${t[bare]}"), prof record $(med "${t[prof]}"), prof record --heap $(med "${t[heap]}"), heaptrack $(med "${t[heaptrack]}")"
@@ -69,6 +74,7 @@ for k in wall cpu; do
 		"$([ $k = wall ] && verdict "$eh <= $et / 3" || echo info)"
 	unset -n t
 done
+fi
 
 # --- attach: uprobes on every malloc, free and return --------------------------------
 # The target's own CPU time (the traps are charged to it) for APAIRS pairs,
@@ -92,12 +98,13 @@ attach_cpu() {	# with|without -> target CPU s
 }
 ab="" aw=""
 for i in $(seq "$REPEAT"); do
+	part attach || break
 	ab+="$(attach_cpu without) "
 	aw+="$(attach_cpu with) "
 done
-per=$(awk -v a="$(med "$aw")" -v b="$(med "$ab")" -v n="$APAIRS" 'BEGIN {printf "%.2f", (a - b) / (n + 4160) * 1e6}')
-echo "# attached (-p, every call): target CPU s for $APAIRS pairs bare $(med "$ab"), attached $(med "$aw"): $per us per allocation (+ its free)"
-row "heap attach cost" "target CPU us per alloc+free" "-" "$per" "-" "info"
+part attach && per=$(awk -v a="$(med "$aw")" -v b="$(med "$ab")" -v n="$APAIRS" 'BEGIN {printf "%.2f", (a - b) / (n + 4160) * 1e6}')
+part attach && echo "# attached (-p, every call): target CPU s for $APAIRS pairs bare $(med "$ab"), attached $(med "$aw"): $per us per allocation (+ its free)"
+part attach && row "heap attach cost" "target CPU us per alloc+free" "-" "$per" "-" "info"
 
 # --- cost on ordinary code: a server under load ----------------------------------
 PORT=${PORT:-6399}
@@ -106,7 +113,7 @@ server_cpu() {	# pid -> utime+stime in seconds
 }
 # redis_run MODE: prints requests per server CPU-second
 redis_run() {
-	local pid spid i c0 c1 n=${REQS:-20000}
+	local pid spid i c0 c1 n=${REQS:-50000}
 	case $1 in
 	bare) redis-server --port $PORT --save '' --appendonly no >/dev/null 2>&1 & ;;
 	sampler) LD_PRELOAD="$B/libprofheap.so" PROF_HEAP_RATE=524288 \
@@ -131,7 +138,9 @@ redis_run() {
 	wait $pid 2>/dev/null
 	awk -v n="$n" -v a="$c0" -v b="$c1" 'BEGIN {printf "%.0f\n", 4 * n / (b - a)}'
 }
-if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+if ! part redis; then
+	:
+elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
 	# the sampler library alone: the copy ./prof embeds
 	cp "$TOP/build/gen/libprofheap.so" "$B/libprofheap.so"
 	declare -A rps
@@ -153,8 +162,9 @@ else
 fi
 
 # --- agreement on the planted program ----------------------------------------------
+part agree || exit 0
 heaptrack -o "$B/ht" "$HEAP" 200000 >/dev/null 2>&1
-heaptrack_print -f "$B/ht.zst" >"$B/ht.txt" 2>/dev/null
+heaptrack_print -l 1 -f "$B/ht.zst" >"$B/ht.txt" 2>/dev/null
 for rate in 64 524288; do
 	"$PROF" record -q --heap-rate $rate -o "$B/agree.data" -- "$HEAP" 200000 >/dev/null
 	for m in allocs live-bytes peak-bytes; do

@@ -53,6 +53,8 @@ void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w)
 {
 	if (v->metric == PROF_VIEW_CPU)
 		sb_addf(sb, "%llu sample%s", (unsigned long long)w, w == 1 ? "" : "s");
+	else if (prof_view_metric_is_heap(v->metric))	/* bytes or allocations */
+		sb_addf(sb, "%llu %s", (unsigned long long)w, prof_view_metric_unit(v->metric));
 	else	/* time metrics weigh in ns (prof_view_weight) */
 		sb_addf(sb, "%.3f ms", w / 1e6);
 }
