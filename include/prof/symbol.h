@@ -188,6 +188,23 @@ struct prof_jitmap *prof_jitmap_open(char *path);
 const char *prof_jitmap_find(struct prof_jitmap *j, uint64_t addr, uint64_t *start);
 void prof_jitmap_free(struct prof_jitmap *j);
 
+/*
+ * A JS engine's perf-map name split into its parts: V8 (node --perf-basic-
+ * prof) writes "JS:*jsHotLoop /path/jshot.js:3:19" (JS:, LazyCompile:,
+ * Function:, Script: or Eval:, then the tier: * optimized, ~ interpreted,
+ * ^ + - the others, the function, possibly empty, then the script and its
+ * line and column).  func is malloc'ed ("(anonymous)" for an empty name),
+ * file points into name's copy in out->buf.  False, out untouched, for any
+ * other name (builtins, stubs, other JITs' names stay as they are).
+ */
+struct prof_jit_name {
+	char *buf;		/* owns func and file */
+	const char *func, *file;
+	uint32_t line, column;
+};
+bool prof_jit_name_parse(const char *name, struct prof_jit_name *out);
+void prof_jit_name_free(struct prof_jit_name *n);
+
 /* The kernel function around pc from /proc/kallsyms (loaded once, for the
  * whole process; a problem is warned about once, here), its start in
  * *start; NULL when unknown or kallsyms is unusable. */

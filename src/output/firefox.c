@@ -72,7 +72,7 @@ struct ff_thread {
 	size_t nstacks, nframes, nfuncs, nres;
 	struct strbuf st_frame, st_prefix;
 	struct strbuf fr_addr, fr_depth, fr_cat, fr_func, fr_line;
-	struct strbuf fn_name, fn_res, fn_file;
+	struct strbuf fn_name, fn_res, fn_file, fn_js, fn_line;
 	struct strbuf rs_lib, rs_name;
 	VEC(struct ff_sample) samples;
 	VEC(struct ff_sample) off_cpu;	/* markers: weight = length, cpu_ns = metric */
@@ -139,6 +139,14 @@ static uint32_t func_index(struct ff_state *s, struct ff_thread *t, uint32_t fra
 			col_add(&t->fn_file, t->nfuncs, strtab_intern(&s->strs, file));
 		else
 			col_add_null(&t->fn_file, t->nfuncs);
+		/* a JS engine's JIT frame with its script (V8's perf map names) */
+		sb_adds(&t->fn_js, t->nfuncs ? "," : "");
+		bool js = s->p->frames.v[frame].kind == PROF_FRAME_JIT && *file;
+		sb_adds(&t->fn_js, js ? "true" : "false");
+		if (js && s->p->frames.v[frame].line)	/* V8 names the function's start */
+			col_add(&t->fn_line, t->nfuncs, s->p->frames.v[frame].line);
+		else
+			col_add_null(&t->fn_line, t->nfuncs);
 		t->nfuncs++;
 	}
 	return (uint32_t)*slot;
@@ -328,9 +336,9 @@ static void emit_tables(struct ff_thread *t, struct strbuf *sb)
 	sb_addf(sb, "},\n\"funcTable\":{\"length\":%zu,\"name\":[%s],\"resource\":[%s],"
 		"\"fileName\":[%s]", t->nfuncs, sb_str(&t->fn_name), sb_str(&t->fn_res),
 		sb_str(&t->fn_file));
-	col_const(sb, "isJS", t->nfuncs, "false");
+	sb_addf(sb, ",\"isJS\":[%s]", sb_str(&t->fn_js));
 	col_const(sb, "relevantForJS", t->nfuncs, "false");
-	col_const(sb, "lineNumber", t->nfuncs, "null");	/* JS functions' start only */
+	sb_addf(sb, ",\"lineNumber\":[%s]", sb_str(&t->fn_line));	/* JS functions' start only */
 	col_const(sb, "columnNumber", t->nfuncs, "null");
 	sb_addf(sb, "},\n\"resourceTable\":{\"length\":%zu,\"lib\":[%s],\"name\":[%s]", t->nres,
 		sb_str(&t->rs_lib), sb_str(&t->rs_name));
@@ -390,7 +398,7 @@ static void thread_free(struct ff_thread *t)
 {
 	struct strbuf *cols[] = { &t->st_frame, &t->st_prefix, &t->fr_addr, &t->fr_depth,
 				  &t->fr_cat, &t->fr_func, &t->fr_line, &t->fn_name,
-				  &t->fn_res, &t->fn_file, &t->rs_lib, &t->rs_name };
+				  &t->fn_res, &t->fn_file, &t->fn_js, &t->fn_line, &t->rs_lib, &t->rs_name };
 
 	for (size_t i = 0; i < ARRAY_SIZE(cols); i++)
 		sb_release(cols[i]);

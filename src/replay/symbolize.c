@@ -191,6 +191,22 @@ static uint32_t jit_module(struct prof_symbolizer *s, pid_t pid)
 	return prof_module_intern(s->p, path, "", PROF_MOD_JIT);
 }
 
+/* A JIT frame: a JS engine's "JS:*fn /path/x.js:3:19" as function fn in
+ * x.js at line 3 (prof_jit_name_parse), any other name as it is. */
+static uint32_t jit_frame(struct prof_symbolizer *s, const char *name, uint32_t module, uint64_t start)
+{
+	struct prof_jit_name jn;
+	struct prof_frame f = { .module = module, .addr = start, .kind = PROF_FRAME_JIT };
+
+	if (!prof_jit_name_parse(name, &jn))
+		return simple_frame(s, name, module, start, PROF_FRAME_JIT);
+	f.func = prof_intern(s->p, jn.func);
+	f.file = prof_intern(s->p, jn.file);
+	f.line = jn.line;
+	prof_jit_name_free(&jn);
+	return prof_frame_intern(s->p, &f);
+}
+
 /* JIT symbol from the process's perf map, else "[anon]" (or "[unknown]" outside any mapping). */
 static uint32_t jit_or_anon_frame(struct prof_symbolizer *s, struct prof_addrspace *as, uint64_t addr,
 				  bool mapped)
@@ -201,7 +217,7 @@ static uint32_t jit_or_anon_frame(struct prof_symbolizer *s, struct prof_addrspa
 	if (!name)
 		return mapped ? simple_frame(s, "[anon]", PROF_NONE, 0, PROF_FRAME_ANON)
 			      : simple_frame(s, "[unknown]", PROF_NONE, 0, PROF_FRAME_UNKNOWN);
-	return simple_frame(s, name, jit_module(s, as ? as->pid : 0), start, PROF_FRAME_JIT);
+	return jit_frame(s, name, jit_module(s, as ? as->pid : 0), start);
 }
 
 size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,

@@ -1,14 +1,15 @@
 /*
  * tables.c - sorted (address, size, name) tables for code that has no ELF
  * file: /tmp/perf-PID.map JIT maps ("START SIZE name" lines, hex, as perf
- * and V8/JVM agents write them).  (/proc/kallsyms has its own flat table,
- * ksyms.c.)
+ * and V8/JVM agents write them), and the parts of V8's names in them
+ * (prof_jit_name_parse).  (/proc/kallsyms has its own flat table, ksyms.c.)
  *
  * Invariant: entries are sorted by start after load; lookups are binary
  * searches.  An entry without a size covers up to the next one.
  */
 #include "tables-priv.h"
 #include "prof/symbol.h"
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -160,4 +161,70 @@ void prof_jitmap_free(struct prof_jitmap *j)
 	sym_table_free(&j->table);
 	free(j->path);
 	free(j);
+}
+
+/* "path:line:col" at the end of s: true with path cut there. */
+static bool split_position(char *s, uint32_t *line, uint32_t *col)
+{
+	char *c2 = strrchr(s, ':'), *c1, *end;
+	unsigned long l, c;
+
+	if (!c2 || c2 == s)
+		return false;
+	*c2 = 0;
+	c1 = strrchr(s, ':');
+	if (!c1 || c1 == s) {
+		*c2 = ':';
+		return false;
+	}
+	l = strtoul(c1 + 1, &end, 10);
+	if (end == c1 + 1 || *end || !isdigit((unsigned char)c2[1]) || l > UINT32_MAX) {
+		*c2 = ':';
+		return false;
+	}
+	c = strtoul(c2 + 1, &end, 10);
+	if (*end || c > UINT32_MAX) {
+		*c2 = ':';
+		return false;
+	}
+	*c1 = 0;
+	*line = (uint32_t)l;
+	*col = (uint32_t)c;
+	return true;
+}
+
+bool prof_jit_name_parse(const char *name, struct prof_jit_name *out)
+{
+	static const char *const kinds[] = { "JS:", "LazyCompile:", "Function:", "Script:", "Eval:" };
+	const char *rest = NULL;
+	char *buf, *space;
+	uint32_t line, col;
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds) && !rest; i++)
+		if (!strncmp(name, kinds[i], strlen(kinds[i])))
+			rest = name + strlen(kinds[i]);
+	if (!rest)
+		return false;
+	if (*rest && strchr("*~^+-", *rest))
+		rest++;
+	buf = xstrdup(rest);
+	/* the script follows the last space, unless an absolute path (which
+	 * may hold spaces) starts at an earlier one */
+	space = strstr(buf, " /");
+	if (!space)
+		space = strrchr(buf, ' ');
+	if (!space || !split_position(space + 1, &line, &col)) {
+		free(buf);
+		return false;
+	}
+	*space = 0;
+	*out = (struct prof_jit_name){ .buf = buf, .func = *buf ? buf : "(anonymous)",
+				       .file = space + 1, .line = line, .column = col };
+	return true;
+}
+
+void prof_jit_name_free(struct prof_jit_name *n)
+{
+	free(n->buf);
+	n->buf = NULL;
 }

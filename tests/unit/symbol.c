@@ -352,6 +352,27 @@ static void test_nspath(void)
 	ok(prof_map_path_cut_deleted(del) && !strcmp(del, "/tmp/jit"), "(deleted) cut");
 }
 
+static void test_jit_names(void)
+{
+	struct prof_jit_name n;
+
+	ok(prof_jit_name_parse("JS:*jsHotLoop /tmp/x y/jshot.js:3:19", &n) &&
+	   !strcmp(n.func, "jsHotLoop") && !strcmp(n.file, "/tmp/x y/jshot.js") && n.line == 3 &&
+	   n.column == 19, "V8: JS:*fn path:line:col into function, file, line");
+	prof_jit_name_free(&n);
+	ok(prof_jit_name_parse("LazyCompile:~get foo node:internal/util:10:2", &n) &&
+	   !strcmp(n.func, "get foo") && !strcmp(n.file, "node:internal/util") && n.line == 10,
+	   "a name with a space, a node: script");
+	prof_jit_name_free(&n);
+	ok(prof_jit_name_parse("JS:~ /a.js:1:1", &n) && !strcmp(n.func, "(anonymous)"),
+	   "an empty name is (anonymous)");
+	prof_jit_name_free(&n);
+	ok(!prof_jit_name_parse("Builtin:ArrayPrototypePush", &n) &&
+	   !prof_jit_name_parse("JS:*noposition", &n) && !prof_jit_name_parse("JS:*f /a.js:x:1", &n) &&
+	   !prof_jit_name_parse("java.lang.String::hashCode", &n),
+	   "other names are left as they are");
+}
+
 static void test_perf_map(void)
 {
 	const pid_t pid = 424242;
@@ -438,6 +459,7 @@ int main(void)
 	test_cxx_demangle();
 	test_kallsyms();
 	test_perf_map();
+	test_jit_names();
 	test_nspath();
 	test_addrspace();
 	prof_addrspace_free(self_as);
