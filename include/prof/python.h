@@ -1,0 +1,114 @@
+/*
+ * python.h - CPython's own frames, read from outside a running interpreter
+ * (src/python/): which Python functions a thread of a CPython process is
+ * executing, read with process_vm_readv while it runs, never stopping it.
+ *
+ * The reader finds an interpreter by the `_PyRuntime` symbol of its
+ * executable or libpython, its version by `Py_Version` (3.11+) or the file
+ * name, and the structure offsets from `_Py_DebugOffsets` (3.13+, at the
+ * start of _PyRuntime) or from a per-version table (python-layout.c).  A
+ * thread's chain is _PyRuntime -> interpreters.head -> threads (matched by
+ * native_thread_id, the kernel tid) -> current frame -> previous ...
+ *
+ * Every interpreter frame carries an "entry" mark on the last Python frame
+ * that one native _PyEval_EvalFrameDefault activation runs: the replay
+ * engine uses it to splice the Python frames into the native stack
+ * (src/replay/pysplice.c).
+ *
+ * Threads: prof_python_read() and the code table's writers run on one
+ * thread (the recorder's ring pump); prof_python_code() may be called from
+ * any thread at the same time (the table is locked, entries never move).
+ */
+#ifndef PROF_PYTHON_H
+#define PROF_PYTHON_H
+
+#include "prof/util.h"
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#define PROF_PY_MAX_FRAMES 128	/* deeper chains are cut (outermost frames lost) */
+
+/* The structure offsets the reader needs, for one CPython version. */
+struct prof_py_layout {
+	uint16_t version;		/* 0x030b for 3.11 */
+	uint16_t runtime_interp_head;	/* _PyRuntime.interpreters.head */
+	uint16_t interp_threads_head;	/* PyInterpreterState.threads.head */
+	uint16_t tstate_next;		/* PyThreadState.next */
+	uint16_t tstate_cframe;		/* PyThreadState.cframe (3.11, 3.12) */
+	uint16_t tstate_current_frame;	/* PyThreadState.current_frame (3.13+) */
+	uint16_t tstate_native_tid;	/* PyThreadState.native_thread_id */
+	uint16_t cframe_current_frame;	/* _PyCFrame.current_frame */
+	uint16_t frame_code;		/* _PyInterpreterFrame.f_code / f_executable */
+	uint16_t frame_previous;
+	uint16_t frame_instr;		/* prev_instr (3.11, 3.12) / instr_ptr (3.13) */
+	uint16_t frame_is_entry;	/* 3.11 only (0: none) */
+	uint16_t frame_owner;
+	uint16_t frame_size;		/* bytes to read per frame */
+	uint16_t code_firstlineno, code_filename, code_qualname, code_linetable;
+	uint16_t code_adaptive;		/* co_code_adaptive: the code units */
+	uint16_t unicode_length, unicode_state;
+	uint16_t ascii_size;		/* sizeof(PyASCIIObject): compact ASCII data */
+	uint16_t compact_size;		/* sizeof(PyCompactUnicodeObject) */
+	uint16_t bytes_size, bytes_sval;	/* PyBytesObject ob_size, ob_sval */
+	uint8_t owner_cstack;		/* FRAME_OWNED_BY_CSTACK (3.12+), 0xff: none */
+	bool instr_is_prev;		/* the pointer is to the last executed unit */
+};
+
+/* The table entry of a version (0x030b...), or NULL when it has none. */
+const struct prof_py_layout *prof_py_layout_of(uint16_t version);
+/* A 3.13+ layout from the _Py_DebugOffsets words at the start of
+ * _PyRuntime (n u64s); 0 or -EINVAL when the cookie or sizes are off. */
+int prof_py_layout_from_debug(const uint64_t *words, size_t n, struct prof_py_layout *out);
+
+/* Line of the code unit lasti in a 3.11+ location table (Objects/
+ * locations.md), starting at firstlineno; -1 when the table has none. */
+int prof_py_line(const uint8_t *table, size_t len, int firstlineno, uint32_t lasti);
+
+/* One code object as read from the interpreter. */
+struct prof_pycode {
+	char *qualname, *filename;	/* UTF-8, never NULL */
+	int firstlineno;
+	uint8_t *linetable;
+	size_t linetable_len;
+};
+
+/* One Python frame of a thread, innermost first. */
+struct prof_pyframe {
+	uint32_t code;			/* id for prof_python_code() */
+	uint32_t lasti;			/* code unit being executed */
+	bool entry;			/* the outermost frame of its eval activation */
+};
+
+struct prof_python;
+struct prof_python *prof_python_new(void);
+void prof_python_free(struct prof_python *py);
+/*
+ * The Python frames tid of pid is executing now: the count written to out
+ * (up to max), -ENOENT when pid runs no CPython this reader knows (found
+ * once per pid), -ESRCH when tid has no thread state (yet), -EFAULT when
+ * the memory changed under the reader.  Reader thread only.
+ */
+int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, struct prof_pyframe *out,
+		     size_t max);
+/* Forgets pid (exec, exit): it is looked at again at its next sample. */
+void prof_python_forget(struct prof_python *py, pid_t pid);
+/* A code object read earlier; NULL for an unknown id.  Any thread. */
+const struct prof_pycode *prof_python_code(struct prof_python *py, uint32_t id);
+/* Interpreters found so far, and the version of the last (0x030b...). */
+size_t prof_python_found(struct prof_python *py, uint16_t *last_version);
+
+/*
+ * The record the recorder queues just before a sample of a CPython thread
+ * (never written to a file): its Python frames at the time the recorder
+ * saw the sample, a status (0 or -errno) and perf's sample_id trailer
+ * {pid, tid}{time}{cpu, res} so it merges in time order with the rings.
+ */
+#define PROF_RECORD_PYSTACK 0x7f10
+size_t prof_python_record(struct prof_python *py, uint32_t pid, uint32_t tid, uint64_t time,
+			  void *out, size_t max);
+/* The frames of such a record (at most PROF_PY_MAX_FRAMES); the count or
+ * the record's negative status, -EINVAL for a malformed one. */
+int prof_python_record_parse(const struct perf_event_header *h, uint32_t *pid, uint32_t *tid,
+			     uint64_t *time, struct prof_pyframe *out);
+
+#endif

@@ -1,0 +1,572 @@
+/*
+ * reader.c - reads the Python frames of a running CPython thread from
+ * outside (include/prof/python.h), with process_vm_readv, never stopping
+ * the process: the interpreter is found once per process, thread states
+ * once per thread, code objects once per object; a sample then costs one
+ * read of the thread state, one per frame and one for the whole chain's
+ * code objects (checked, not re-read).
+ *
+ * Design notes / invariants:
+ *  - procs maps pid -> index + 1 into proc[]; a proc is either not CPython
+ *    (looked at once, until forgotten) or has a layout and _PyRuntime's
+ *    address.
+ *  - Code objects are rarely freed, but an address can be reused by a new
+ *    one: the cache keys on the address and checks (firstlineno, filename,
+ *    qualname pointers) at every sample, in one batched read for the
+ *    chain; a different value reads the object again under a new id.
+ *  - The code table (ids -> struct prof_pycode) is shared with the thread
+ *    that names frames: appended under a mutex, entries never move or
+ *    change, freed with the reader.
+ */
+#include "prof/python.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define MAX_STR 1024		/* characters of a name or file kept */
+#define MAX_LINETABLE (1u << 20)
+#define MAX_THREADS 100000	/* a thread list longer than this is corrupt */
+#define CODE_KEY_LEN 96		/* covers firstlineno..linetable in every layout */
+
+struct code_key {		/* what the cache checks before trusting an id */
+	uint64_t addr;
+	uint8_t bytes[CODE_KEY_LEN];
+};
+
+struct proc {
+	pid_t pid;
+	bool python;
+	struct prof_py_layout l;
+	uint64_t runtime;		/* address of _PyRuntime */
+	struct u64map tstates;		/* tid -> PyThreadState address */
+	struct u64map codes;		/* code address -> index into keys */
+	VEC(struct code_key) keys;
+	VEC(uint32_t) key_ids;		/* [keys index] -> code id */
+};
+
+struct prof_python {
+	struct u64map procs;		/* pid -> index + 1 */
+	VEC(struct proc *) proc;
+	pthread_mutex_t lock;		/* codes */
+	VEC(struct prof_pycode *) codes;
+	size_t found;
+	uint16_t last_version;
+	uint64_t chain[PROF_PY_MAX_FRAMES];	/* code addresses of one read */
+};
+
+struct prof_python *prof_python_new(void)
+{
+	struct prof_python *py = xcalloc(1, sizeof(*py));
+
+	pthread_mutex_init(&py->lock, NULL);
+	return py;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	u64map_free(&p->tstates);
+	u64map_free(&p->codes);
+	VEC_FREE(&p->keys);
+	VEC_FREE(&p->key_ids);
+	free(p);
+}
+
+void prof_python_free(struct prof_python *py)
+{
+	if (!py)
+		return;
+	for (size_t i = 0; i < py->proc.n; i++)
+		proc_free(py->proc.v[i]);
+	VEC_FREE(&py->proc);
+	u64map_free(&py->procs);
+	for (size_t i = 0; i < py->codes.n; i++) {
+		free(py->codes.v[i]->qualname);
+		free(py->codes.v[i]->filename);
+		free(py->codes.v[i]->linetable);
+		free(py->codes.v[i]);
+	}
+	VEC_FREE(&py->codes);
+	pthread_mutex_destroy(&py->lock);
+	free(py);
+}
+
+static int rd(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	if (!addr)
+		return -EFAULT;
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static uint64_t u64_at(const uint8_t *b, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, 8);
+	return v;
+}
+
+/* --- finding the interpreter --------------------------------------------------------- */
+
+struct elf_syms {
+	uint64_t runtime, version;	/* file vaddrs, 0 if absent */
+	uint64_t first_load;		/* vaddr of the first PT_LOAD, page aligned */
+};
+
+static void scan_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elf_syms *out)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+
+	for (size_t i = 0; d && i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		if (!gelf_getsym(d, (int)i, &s) || !s.st_value ||
+		    !(name = elf_strptr(elf, sh->sh_link, s.st_name)))
+			continue;
+		if (!strcmp(name, "_PyRuntime"))
+			out->runtime = s.st_value;
+		else if (!strcmp(name, "Py_Version"))
+			out->version = s.st_value;
+	}
+}
+
+/* _PyRuntime and Py_Version in the ELF file at path; 0 when it has the
+ * first. */
+static int elf_lookup(const char *path, struct elf_syms *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t nph;
+
+	memset(out, 0, sizeof(*out));
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (elf_getphdrnum(elf, &nph) == 0)
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				out->first_load = ph.p_vaddr & ~(uint64_t)0xfff;
+				break;
+			}
+		}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
+			scan_symtab(elf, scn, &sh, out);
+	}
+	elf_end(elf);
+	close(fd);
+	return out->runtime ? 0 : -ENOENT;
+}
+
+/* "python3.11", "libpython3.11.so.1.0": the version its name says, or 0. */
+static uint16_t version_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/'), *s;
+	unsigned minor;
+
+	base = base ? base + 1 : path;
+	if (!(s = strstr(base, "python3.")) || sscanf(s + 8, "%u", &minor) != 1 || minor > 99)
+		return 0;
+	return (uint16_t)(0x0300 | minor);
+}
+
+static bool maybe_python(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && strstr(base, "python") != NULL;
+}
+
+/* Looks for the interpreter in the files pid maps whose name says python. */
+static void detect(struct prof_python *py, struct proc *p)
+{
+	char mpath[64], line[4096], seen[PATH_MAX] = "";
+	FILE *f;
+
+	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)p->pid);
+	if (!(f = fopen(mpath, "re")))
+		return;
+	while (!p->python && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff;
+		char perms[8], path[PATH_MAX], fpath[PATH_MAX + 32];
+		struct elf_syms es;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &pgoff,
+			   path) != 5 || pgoff != 0 || path[0] != '/' || !maybe_python(path) ||
+		    !strcmp(path, seen))
+			continue;
+		snprintf(seen, sizeof(seen), "%s", path);
+		snprintf(fpath, sizeof(fpath), "/proc/%d/root%s", (int)p->pid, path);
+		if (elf_lookup(fpath, &es) < 0)
+			continue;
+		uint64_t bias = start - es.first_load;
+		uint16_t version = 0;
+		uint32_t hex;
+		if (es.version && rd(p->pid, bias + es.version, &hex, 4) == 0)
+			version = (uint16_t)(hex >> 16);
+		if (!version)
+			version = version_from_name(path);
+		p->runtime = bias + es.runtime;
+		if (version >= 0x030d) {
+			uint64_t w[80];
+			if (rd(p->pid, p->runtime, w, sizeof(w)) < 0 ||
+			    prof_py_layout_from_debug(w, ARRAY_SIZE(w), &p->l) < 0)
+				continue;
+		} else {
+			const struct prof_py_layout *l = prof_py_layout_of(version);
+			if (!l)
+				continue;
+			p->l = *l;
+		}
+		p->python = true;
+		py->found++;
+		py->last_version = p->l.version;
+	}
+	fclose(f);
+}
+
+static struct proc *proc_of(struct prof_python *py, pid_t pid)
+{
+	uint64_t *slot;
+	bool created;
+
+	slot = u64map_slot(&py->procs, (uint64_t)pid, &created);
+	if (!created && *slot)
+		return py->proc.v[*slot - 1];
+	struct proc *p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	detect(py, p);
+	VEC_PUSH(&py->proc, p);
+	*u64map_slot(&py->procs, (uint64_t)pid, &created) = py->proc.n;
+	return p;
+}
+
+void prof_python_forget(struct prof_python *py, pid_t pid)
+{
+	uint64_t i;
+
+	if (!u64map_get(&py->procs, (uint64_t)pid, &i) || !i)
+		return;
+	proc_free(py->proc.v[i - 1]);
+	py->proc.v[i - 1] = NULL;
+	u64map_del(&py->procs, (uint64_t)pid);
+}
+
+size_t prof_python_found(struct prof_python *py, uint16_t *last_version)
+{
+	if (last_version)
+		*last_version = py->last_version;
+	return py->found;
+}
+
+/* --- thread states ---------------------------------------------------------------------- */
+
+static size_t tstate_len(const struct prof_py_layout *l)
+{
+	uint16_t m = MAX(MAX(l->tstate_next, l->tstate_cframe),
+			 MAX(l->tstate_current_frame, l->tstate_native_tid));
+	return (size_t)m + 8;
+}
+
+/* Walks every interpreter's thread list and caches tid -> thread state. */
+static void scan_threads(struct proc *p)
+{
+	const struct prof_py_layout *l = &p->l;
+	uint64_t interp, ts;
+	uint8_t buf[512];
+	size_t len = tstate_len(l), seen = 0;
+
+	if (len > sizeof(buf) || rd(p->pid, p->runtime + l->runtime_interp_head, &interp, 8) < 0)
+		return;
+	u64map_free(&p->tstates);
+	memset(&p->tstates, 0, sizeof(p->tstates));
+	for (int ni = 0; interp && ni < 64; ni++) {
+		if (rd(p->pid, interp + l->interp_threads_head, &ts, 8) < 0)
+			return;
+		while (ts && seen++ < MAX_THREADS && rd(p->pid, ts, buf, len) == 0) {
+			u64map_put(&p->tstates, u64_at(buf, l->tstate_native_tid), ts);
+			ts = u64_at(buf, l->tstate_next);
+		}
+		if (rd(p->pid, interp, &interp, 8) < 0)	/* PyInterpreterState.next is first */
+			return;
+	}
+}
+
+/* The thread state of tid read into buf (tstate_len bytes); 0 / -ESRCH. */
+static int read_tstate(struct proc *p, pid_t tid, uint8_t *buf)
+{
+	size_t len = tstate_len(&p->l);
+	uint64_t ts;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (u64map_get(&p->tstates, (uint64_t)tid, &ts) && rd(p->pid, ts, buf, len) == 0 &&
+		    u64_at(buf, p->l.tstate_native_tid) == (uint64_t)tid)
+			return 0;
+		if (pass == 0)
+			scan_threads(p);
+	}
+	return -ESRCH;
+}
+
+/* --- code objects --------------------------------------------------------------------- */
+
+/* A str object as UTF-8 (malloc'd), "?" when it cannot be read. */
+static char *read_str(struct proc *p, uint64_t addr)
+{
+	const struct prof_py_layout *l = &p->l;
+	uint8_t hdr[128], *raw = NULL;
+	struct strbuf sb = { 0 };
+
+	if ((size_t)l->compact_size + 8 > sizeof(hdr) || rd(p->pid, addr, hdr, l->compact_size) < 0)
+		return xstrdup("?");
+	uint64_t len = MIN(u64_at(hdr, l->unicode_length), (uint64_t)MAX_STR);
+	uint32_t state;
+	memcpy(&state, hdr + l->unicode_state, 4);
+	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+	if (!compact || (kind != 1 && kind != 2 && kind != 4))
+		return xstrdup("?");
+	raw = xmalloc(len * kind + 1);
+	if (rd(p->pid, addr + (ascii ? l->ascii_size : l->compact_size), raw, len * kind) < 0) {
+		free(raw);
+		return xstrdup("?");
+	}
+	for (uint64_t i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
+		if (c < 0x80) {
+			sb_addch(&sb, (char)c);
+		} else if (c < 0x800) {
+			sb_addch(&sb, (char)(0xc0 | (c >> 6)));
+			sb_addch(&sb, (char)(0x80 | (c & 63)));
+		} else if (c < 0x10000) {
+			sb_addch(&sb, (char)(0xe0 | (c >> 12)));
+			sb_addch(&sb, (char)(0x80 | ((c >> 6) & 63)));
+			sb_addch(&sb, (char)(0x80 | (c & 63)));
+		} else {
+			sb_addch(&sb, (char)(0xf0 | (c >> 18)));
+			sb_addch(&sb, (char)(0x80 | ((c >> 12) & 63)));
+			sb_addch(&sb, (char)(0x80 | ((c >> 6) & 63)));
+			sb_addch(&sb, (char)(0x80 | (c & 63)));
+		}
+	}
+	free(raw);
+	if (!sb.len) {
+		sb_release(&sb);
+		return xstrdup("?");
+	}
+	return sb.buf;
+}
+
+/* A code object read in full, appended to the table; its id. */
+static uint32_t add_code(struct prof_python *py, struct proc *p, uint64_t addr, const uint8_t *key)
+{
+	const struct prof_py_layout *l = &p->l;
+	uint16_t base = l->code_firstlineno;
+	struct prof_pycode *c = xcalloc(1, sizeof(*c));
+	uint64_t lt = u64_at(key, l->code_linetable - base), n = 0;
+
+	memcpy(&c->firstlineno, key, 4);
+	c->filename = read_str(p, u64_at(key, l->code_filename - base));
+	c->qualname = read_str(p, u64_at(key, l->code_qualname - base));
+	if (rd(p->pid, lt + l->bytes_size, &n, 8) == 0 && n && n <= MAX_LINETABLE) {
+		c->linetable = xmalloc(n);
+		if (rd(p->pid, lt + l->bytes_sval, c->linetable, n) == 0) {
+			c->linetable_len = n;
+		} else {
+			free(c->linetable);
+			c->linetable = NULL;
+		}
+	}
+	pthread_mutex_lock(&py->lock);
+	VEC_PUSH(&py->codes, c);
+	uint32_t id = (uint32_t)py->codes.n - 1;
+	pthread_mutex_unlock(&py->lock);
+	return id;
+}
+
+const struct prof_pycode *prof_python_code(struct prof_python *py, uint32_t id)
+{
+	const struct prof_pycode *c = NULL;
+
+	pthread_mutex_lock(&py->lock);
+	if (id < py->codes.n)
+		c = py->codes.v[id];
+	pthread_mutex_unlock(&py->lock);
+	return c;
+}
+
+/* Ids of the n code objects of one chain: one batched read of their keys,
+ * a full read only of those not seen (or changed) since. */
+static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe *out, size_t n)
+{
+	static __thread uint8_t keys[PROF_PY_MAX_FRAMES][CODE_KEY_LEN];
+	struct iovec lv[PROF_PY_MAX_FRAMES], rv[PROF_PY_MAX_FRAMES];
+	uint16_t base = p->l.code_firstlineno;
+	size_t len = (size_t)p->l.code_linetable + 8 - base;
+
+	if (len > CODE_KEY_LEN)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		lv[i] = (struct iovec){ keys[i], len };
+		rv[i] = (struct iovec){ (void *)(uintptr_t)(py->chain[i] + base), len };
+	}
+	if (n && process_vm_readv(p->pid, lv, n, rv, n, 0) != (ssize_t)(len * n))
+		return -EFAULT;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k;
+		bool created;
+		if (u64map_get(&p->codes, py->chain[i], &k) && !memcmp(p->keys.v[k].bytes, keys[i], len)) {
+			out[i].code = p->key_ids.v[k];
+			continue;
+		}
+		struct code_key ck = { .addr = py->chain[i] };
+		memcpy(ck.bytes, keys[i], len);
+		uint32_t id = add_code(py, p, py->chain[i], keys[i]);
+		uint64_t *slot = u64map_slot(&p->codes, py->chain[i], &created);
+		if (created) {
+			VEC_PUSH(&p->keys, ck);
+			VEC_PUSH(&p->key_ids, id);
+			*slot = p->keys.n - 1;
+		} else {
+			p->keys.v[*slot] = ck;
+			p->key_ids.v[*slot] = id;
+		}
+		out[i].code = id;
+	}
+	return 0;
+}
+
+/* --- the chain ---------------------------------------------------------------------------- */
+
+static uint64_t current_frame(struct proc *p, const uint8_t *ts)
+{
+	uint64_t f = 0;
+
+	if (p->l.version >= 0x030d)
+		return u64_at(ts, p->l.tstate_current_frame);
+	if (rd(p->pid, u64_at(ts, p->l.tstate_cframe) + p->l.cframe_current_frame, &f, 8) < 0)
+		return 0;
+	return f;
+}
+
+int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, struct prof_pyframe *out,
+		     size_t max)
+{
+	struct proc *p = proc_of(py, pid);
+	const struct prof_py_layout *l = &p->l;
+	uint8_t ts[512], fr[256];
+	size_t n = 0;
+	int ret;
+
+	if (!p->python)
+		return -ENOENT;
+	if (l->frame_size > sizeof(fr))
+		return -EINVAL;
+	if ((ret = read_tstate(p, tid, ts)) < 0)
+		return ret;
+	max = MIN(max, (size_t)PROF_PY_MAX_FRAMES);
+	uint64_t frame = current_frame(p, ts);
+	for (int steps = 0; frame && n < max && steps < 4 * PROF_PY_MAX_FRAMES; steps++) {
+		if (rd(pid, frame, fr, l->frame_size) < 0)
+			return -EFAULT;
+		uint64_t code = u64_at(fr, l->frame_code), instr = u64_at(fr, l->frame_instr);
+		uint8_t owner = fr[l->frame_owner];
+		frame = u64_at(fr, l->frame_previous);
+		if (owner == l->owner_cstack) {	/* 3.12+: the shim ends an activation */
+			if (n)
+				out[n - 1].entry = true;
+			continue;
+		}
+		int64_t units = instr ? ((int64_t)instr - (int64_t)(code + l->code_adaptive)) / 2 : 0;
+		py->chain[n] = code;
+		out[n] = (struct prof_pyframe){
+			.lasti = units > 0 ? (uint32_t)MIN(units, (int64_t)UINT32_MAX) : 0,
+			.entry = l->frame_is_entry && fr[l->frame_is_entry],
+		};
+		n++;
+	}
+	if ((ret = code_ids(py, p, out, n)) < 0)
+		return ret;
+	return (int)n;
+}
+
+/* --- the record ------------------------------------------------------------------------------ */
+
+/* header | s32 status | u32 n | n x { u32 code, u32 lasti | entry << 31 } |
+ * u32 pid, u32 tid | u64 time | u32 cpu, u32 res */
+#define REC_FIXED (sizeof(struct perf_event_header) + 8 + 24)
+
+size_t prof_python_record(struct prof_python *py, uint32_t pid, uint32_t tid, uint64_t time,
+			  void *out, size_t max)
+{
+	struct prof_pyframe f[PROF_PY_MAX_FRAMES];
+	int n = prof_python_read(py, (pid_t)pid, (pid_t)tid, f, PROF_PY_MAX_FRAMES);
+	uint8_t *b = out;
+	struct perf_event_header h = { .type = PROF_RECORD_PYSTACK };
+	int32_t status = n < 0 ? n : 0;
+	uint32_t count = n < 0 ? 0 : (uint32_t)n, zero = 0;
+
+	if (n == -ENOENT || REC_FIXED + 8 * (size_t)count > max)
+		return 0;
+	h.size = (uint16_t)(REC_FIXED + 8 * count);
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + 8, &status, 4);
+	memcpy(b + 12, &count, 4);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t w = MIN(f[i].lasti, 0x7fffffffu) | (f[i].entry ? 1u << 31 : 0);
+		memcpy(b + 16 + 8 * i, &f[i].code, 4);
+		memcpy(b + 20 + 8 * i, &w, 4);
+	}
+	uint8_t *t = b + 16 + 8 * count;
+	memcpy(t, &pid, 4);
+	memcpy(t + 4, &tid, 4);
+	memcpy(t + 8, &time, 8);
+	memcpy(t + 16, &zero, 4);
+	memcpy(t + 20, &zero, 4);
+	return h.size;
+}
+
+int prof_python_record_parse(const struct perf_event_header *h, uint32_t *pid, uint32_t *tid,
+			     uint64_t *time, struct prof_pyframe *out)
+{
+	const uint8_t *b = (const uint8_t *)h;
+	int32_t status;
+	uint32_t count;
+
+	if (h->type != PROF_RECORD_PYSTACK || h->size < REC_FIXED)
+		return -EINVAL;
+	memcpy(&status, b + 8, 4);
+	memcpy(&count, b + 12, 4);
+	if (count > PROF_PY_MAX_FRAMES || h->size != REC_FIXED + 8 * count)
+		return -EINVAL;
+	const uint8_t *t = b + 16 + 8 * count;
+	memcpy(pid, t, 4);
+	memcpy(tid, t + 4, 4);
+	memcpy(time, t + 8, 8);
+	if (status < 0)
+		return status;
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t w;
+		memcpy(&out[i].code, b + 16 + 8 * i, 4);
+		memcpy(&w, b + 20 + 8 * i, 4);
+		out[i].lasti = w & 0x7fffffff;
+		out[i].entry = (w >> 31) != 0;
+	}
+	return (int)count;
+}
