@@ -1,7 +1,8 @@
 #!/bin/bash
 # t1170-record-python: profile a pure-Python loop in CPython 3.11 whose
 # libpython has full DWARF: the interpreter loop _PyEval_EvalFrameDefault
-# must appear with libpython as module and a ceval.c file:line.
+# must appear with libpython as module and a ceval.c file:line when the
+# Python frames are off (--no-python; t1171 tests them).
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 CHECK="python3 $TOP/tests/workloads/wlcheck.py"
@@ -21,8 +22,8 @@ def work(n):
 print(work(8_000_000))
 '
 
-test_expect_success 'record python3 -c "<pure-Python loop>"' '
-	"$PROF" record -q -o py.data -- "$PY" -c "$PYCODE" >py.out &&
+test_expect_success 'record --no-python python3 -c "<pure-Python loop>"' '
+	"$PROF" record -q --no-python -o py.data -- "$PY" -c "$PYCODE" >py.out &&
 	check_contains py.out "^15999998\$"
 '
 

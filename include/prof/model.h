@@ -69,6 +69,7 @@ enum prof_module_flags {
 	PROF_MOD_DELETED = 1 << 2,	/* mapped file was deleted/replaced */
 	PROF_MOD_NO_SYMBOLS = 1 << 3,	/* stripped, no debug file found */
 	PROF_MOD_JIT = 1 << 4,
+	PROF_MOD_PYTHON = 1 << 5,	/* a Python source file: its frames are Python functions */
 };
 
 struct prof_module {

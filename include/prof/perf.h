@@ -100,6 +100,19 @@ struct prof_perf {
 	bool ring_shrunk;		/* cfg.ring_pages was lowered to fit */
 	uint64_t nr_regs;		/* popcount of sample_regs_user */
 	struct prof_pump *pump;		/* NULL: prof_perf_drain reads the rings itself */
+	/*
+	 * Called for every record the ring pump moves, on the pump's thread,
+	 * as soon as it leaves the kernel ring: it may write up to max bytes
+	 * of records of its own (whole records, sizes multiples of 8, with
+	 * the sample_id trailer ring.c orders by) to out, queued right before
+	 * the record; returns their size.  While it adds records, the pump
+	 * looks at the rings every millisecond instead of at their watermark,
+	 * so that what the hook reads is close to the sample's time.  Set
+	 * before prof_perf_pump_start; NULL: none.
+	 */
+	size_t (*hook)(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
+		       void *out, size_t max);
+	void *hook_arg;
 };
 
 /* Fills attr from cfg; no syscalls.  0 / -EINVAL. */

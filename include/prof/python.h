@@ -79,6 +79,19 @@ struct prof_pyframe {
 	bool entry;			/* the outermost frame of its eval activation */
 };
 
+/*
+ * What the sample itself saw of the thread's C stack (a DWARF sample's
+ * stack copy, from the user sp up).  3.11 and 3.12 keep each eval
+ * activation's _PyCFrame on the C stack: the copy holds the innermost
+ * activation's current_frame as it was at the sample, which the chain
+ * read later must still start at.
+ */
+struct prof_pysample {
+	uint64_t sp;
+	const uint8_t *stack;
+	size_t len;
+};
+
 struct prof_python;
 struct prof_python *prof_python_new(void);
 void prof_python_free(struct prof_python *py);
@@ -86,10 +99,12 @@ void prof_python_free(struct prof_python *py);
  * The Python frames tid of pid is executing now: the count written to out
  * (up to max), -ENOENT when pid runs no CPython this reader knows (found
  * once per pid), -ESRCH when tid has no thread state (yet), -EFAULT when
- * the memory changed under the reader.  Reader thread only.
+ * the memory changed under the reader, -ESTALE when smp (may be NULL)
+ * shows the thread ran other Python code at the sample.  Reader thread
+ * only.
  */
-int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, struct prof_pyframe *out,
-		     size_t max);
+int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
+		     struct prof_pyframe *out, size_t max);
 /* Forgets pid (exec, exit): it is looked at again at its next sample. */
 void prof_python_forget(struct prof_python *py, pid_t pid);
 /* A code object read earlier; NULL for an unknown id.  Any thread. */
@@ -105,10 +120,16 @@ size_t prof_python_found(struct prof_python *py, uint16_t *last_version);
  */
 #define PROF_RECORD_PYSTACK 0x7f10
 size_t prof_python_record(struct prof_python *py, uint32_t pid, uint32_t tid, uint64_t time,
-			  void *out, size_t max);
+			  const struct prof_pysample *smp, void *out, size_t max);
 /* The frames of such a record (at most PROF_PY_MAX_FRAMES); the count or
  * the record's negative status, -EINVAL for a malformed one. */
 int prof_python_record_parse(const struct perf_event_header *h, uint32_t *pid, uint32_t *tid,
 			     uint64_t *time, struct prof_pyframe *out);
+
+/* The ring pump's hook (struct prof_perf's hook, arg a struct
+ * prof_python): PROF_RECORD_PYSTACK records before CPython samples. */
+struct prof_perf;
+size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
+			     void *out, size_t max);
 
 #endif

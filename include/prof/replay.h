@@ -44,6 +44,18 @@ struct prof_replay_config {
 	 * symbolized with a file whose build-id differs.  May be NULL. */
 	const char *(*build_id_of)(void *arg, const char *path);
 	void *build_id_arg;
+	/* Live only: where PROF_RECORD_PYSTACK records (include/prof/python.h)
+	 * name their code objects; their frames are spliced into the native
+	 * stacks of the samples they precede.  NULL: no Python frames. */
+	struct prof_python *python;
+};
+
+/* How the Python frames of the samples went (prof_replay_python_stats). */
+struct prof_pysplice_stats {
+	uint64_t samples;	/* samples of CPython threads with their Python frames read */
+	uint64_t merged;	/* ... spliced into the native stack */
+	uint64_t mismatched;	/* ... whose chain no longer matched the native stack */
+	uint64_t unread;	/* ... whose frames could not be read */
 };
 
 /* A sample turned into frames: what consumers see. */
@@ -114,6 +126,8 @@ void prof_replay_batch_end(struct prof_replay *rp);
 /* The most address spaces alive at the end of a batch, and how many were
  * freed (exit, exec replaced, or found gone: live only). */
 void prof_replay_space_stats(const struct prof_replay *rp, size_t *peak_live, size_t *freed);
+/* The Python splice's counts (all 0 without cfg.python). */
+void prof_replay_python_stats(const struct prof_replay *rp, struct prof_pysplice_stats *st);
 /* Processes seen (for the summary line). */
 size_t prof_replay_processes(const struct prof_replay *rp);
 /* p->samples, samples_truncated, start_ns and end_ns for one sample. */

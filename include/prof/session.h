@@ -38,6 +38,7 @@ struct prof_session_opts {
 	bool heap;			/* --heap: sampled allocations (heap.h) */
 	uint64_t heap_rate;		/* mean bytes between heap samples, 1: all */
 	uint64_t heap_seed;		/* PROF_HEAP_SEED (tests), 0: random */
+	bool no_python;			/* no Python frames in CPython's stacks */
 	const char *version;		/* prof's, for the file's meta data */
 };
 

@@ -177,6 +177,7 @@ struct prof_top_opts {
 	size_t max_rows;		/* --stdio rows per table */
 	enum prof_top_sort sort;	/* --sort: the first order (s/t change it) */
 	const char *comm;		/* --comm: a comma list of thread names, NULL: all */
+	bool no_python;			/* --no-python: CPython stacks stay native */
 };
 /* Runs the live view until q, Ctrl-C, -d or the targets' end.  0, or
  * -errno after printing one line. */

@@ -90,7 +90,7 @@ static int parse_freq(struct record_opts *o, const char *flag, const char *arg)
 
 enum { O_OUTPUT = 1, O_FREQ, O_COUNT, O_EVENT, O_G, O_CALLGRAPH, O_STACK, O_UNWINDER, O_PAGES,
        O_PID, O_TID, O_NO_INHERIT, O_DURATION, O_QUIET, O_VERBOSE, O_NO_RESOURCES, O_ALL_CPUS,
-       O_CPU, O_CHILDREN, O_HEAP, O_HEAP_RATE, O_NOOP, O_PERF_ONLY };
+       O_CPU, O_CHILDREN, O_HEAP, O_HEAP_RATE, O_NO_PYTHON, O_NOOP, O_PERF_ONLY };
 
 static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_OUTPUT, 'o', "output", OPT_VALUE }, { O_FREQ, 'F', "freq", OPT_VALUE },
@@ -104,6 +104,7 @@ static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_ALL_CPUS, 'a', "all-cpus", OPT_FLAG }, { O_CPU, 'C', "cpu", OPT_VALUE },
 	{ O_CHILDREN, 0, "children", OPT_FLAG },
 	{ O_HEAP, 0, "heap", OPT_FLAG }, { O_HEAP_RATE, 0, "heap-rate", OPT_VALUE },
+	{ O_NO_PYTHON, 0, "no-python", OPT_FLAG },
 	/* perf's no-ops here: timestamps, CPU ids and build-ids are always recorded */
 	{ O_NOOP, 'T', "timestamp", OPT_FLAG }, { O_NOOP, 0, "sample-cpu", OPT_FLAG },
 	{ O_NOOP, 'N', "no-buildid-cache", OPT_FLAG },
@@ -158,6 +159,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case O_QUIET: prof_quiet = 1; return 0;
 	case O_VERBOSE: o->verbose = true; return 0;
 	case O_NO_RESOURCES: o->no_resources = true; return 0;
+	case O_NO_PYTHON: o->no_python = true; return 0;
 	case O_NOOP: return 0;
 	case O_ALL_CPUS: o->system_wide = true; return 0;
 	case O_CPU:

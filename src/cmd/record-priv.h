@@ -27,6 +27,7 @@ struct record_opts {
 	bool children;		/* --children: -p also takes the running descendants */
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
+	bool no_python;		/* --no-python: CPython stacks stay native */
 	bool verbose;		/* -v: say the sampling configuration */
 	bool heap;		/* --heap: sampled allocations too */
 	uint64_t heap_rate;	/* --heap-rate BYTES (default 512 KiB) */

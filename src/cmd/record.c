@@ -66,7 +66,7 @@ static int record(const struct record_opts *o)
 		.unwinder_name = o->unwinder_name, .duration = o->duration, .pids = o->pids.v,
 		.npids = o->pids.n, .tids = o->tids.v, .ntids = o->tids.n,
 		.system_wide = o->system_wide, .cpus = o->cpus, .ncpus = o->ncpus,
-		.argv = o->argv, .no_resources = o->no_resources, .children = o->children,
+		.argv = o->argv, .no_resources = o->no_resources, .no_python = o->no_python, .children = o->children,
 		.heap = o->heap, .heap_rate = o->heap_rate, .heap_seed = o->heap_seed,
 		.version = PROF_VERSION,
 	};

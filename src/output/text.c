@@ -194,6 +194,21 @@ static void text_filter_line(FILE *f, const struct prof_view *v)
 	sb_release(&sb);
 }
 
+/* How the Python frames went (meta "python_samples": samples merged
+ * mismatched unread, written by the recorder): a mismatch is a stack left
+ * native because the Python chain moved before it was read. */
+static void header_python_line(FILE *f, const struct prof_profile *p)
+{
+	const char *ver = prof_meta_get(p, "python"), *st = prof_meta_get(p, "python_samples");
+	unsigned long long n = 0, merged = 0, moved = 0, unread = 0;
+
+	if (!ver || !st || sscanf(st, "%llu %llu %llu %llu", &n, &merged, &moved, &unread) != 4 || !n)
+		return;
+	fprintf(f, "# python: CPython %s frames in %llu of %llu stacks (%.1f%%); %llu mismatched "
+		"(%.2f%%: the stack moved before it was read, kept native), %llu unreadable\n",
+		ver, merged, n, percent(merged, n), moved, percent(moved, n), unread);
+}
+
 void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 		 uint64_t grand_total)
 {
@@ -218,6 +233,7 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
 		add_printable(&sb, cmd, "", '?');
 		fprintf(f, "# command: %s\n", sb_str(&sb));
 	}
+	header_python_line(f, p);
 	if (p->resources.n)
 		text_resources_header(f, p, v);
 	else

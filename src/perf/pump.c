@@ -59,6 +59,8 @@ struct prof_pump {
 	struct prof_perf *pf;
 	struct queue *q;	/* [pf->ncpus] */
 	uint8_t *scratch;	/* producer: one wrapped or shrunk record */
+	uint8_t *hook_out;	/* producer: the hook's records */
+	bool hooked;		/* the hook added records lately: poll every ms */
 	size_t queued;		/* atomic: bytes of chunks allocated */
 	size_t max_bytes;
 	struct chunk *spare;	/* atomic: one freed chunk kept for reuse */
@@ -152,6 +154,22 @@ whole:
 	return h->size;
 }
 
+/* The hook's records for h, queued before it; false when over budget. */
+static bool pump_hook(struct prof_pump *pp, struct queue *q, const struct perf_event_header *h)
+{
+	size_t n = pp->pf->hook(pp->pf->hook_arg, pp->pf, h, pp->hook_out, PROF_PERF_SCRATCH);
+	uint8_t *dst;
+
+	if (!n)
+		return true;
+	if (!(dst = queue_reserve(pp, q, n)))
+		return false;
+	memcpy(dst, pp->hook_out, n);
+	queue_commit(q, n);
+	pp->hooked = true;
+	return true;
+}
+
 /*
  * Moves what fits from one kernel ring into its queue.  Returns the
  * number of records moved.
@@ -174,6 +192,8 @@ static size_t pump_ring(struct prof_pump *pp, int cpu)
 			tail = head;
 			break;
 		}
+		if (pp->pf->hook && !pump_hook(pp, q, h))
+			break;
 		uint8_t *dst = queue_reserve(pp, q, h->size);
 		if (!dst)
 			break;	/* over budget: the kernel ring fills and counts LOST */
@@ -208,7 +228,7 @@ static void *pump_main(void *arg)
 			fds[n++] = (struct pollfd){ .fd = pp->pf->rings[i].fd, .events = POLLIN };
 	for (;;) {
 		/* A timeout too: a ring below its watermark still moves on. */
-		if (poll(fds, n, 50) < 0 && errno != EINTR)
+		if (poll(fds, n, pp->hooked ? 1 : 50) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents & POLLIN)
 			break;
@@ -225,6 +245,7 @@ int prof_perf_pump_start(struct prof_perf *pf, size_t max_bytes)
 	pp->pf = pf;
 	pp->q = xcalloc((size_t)pf->ncpus, sizeof(*pp->q));
 	pp->scratch = xmalloc(PROF_PERF_SCRATCH);
+	pp->hook_out = xmalloc(PROF_PERF_SCRATCH);
 	pp->max_bytes = MAX(max_bytes, (size_t)pf->ncpus * CHUNK_BYTES * 2);
 	for (int i = 0; i < pf->ncpus; i++)	/* the consumer never sees a NULL head */
 		pp->q[i].head = pp->q[i].tail = chunk_new(pp);
@@ -278,6 +299,7 @@ void prof_perf_pump_free(struct prof_perf *pf)
 	if (pp->stop_fd >= 0)
 		close(pp->stop_fd);
 	free(pp->scratch);
+	free(pp->hook_out);
 	free(pp->q);
 	free(pp);
 	pf->pump = NULL;

@@ -454,19 +454,40 @@ static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe 
 
 /* --- the chain ---------------------------------------------------------------------------- */
 
-static uint64_t current_frame(struct proc *p, const uint8_t *ts)
+/*
+ * The chain's head now; -ESTALE when the sample's stack copy shows another
+ * head in the innermost activation's _PyCFrame (3.11, 3.12), or shows that
+ * the activation the thread runs now did not exist at the sample (its
+ * _PyCFrame lies below the sample's sp).  A _PyCFrame outside the copy
+ * (the thread state's root one, a stack deeper than the copy) is not
+ * checked.
+ */
+static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_pysample *smp,
+			 uint64_t *head)
 {
-	uint64_t f = 0;
+	const uint64_t near = 1u << 20;
+	uint64_t cf, f = 0;
 
-	if (p->l.version >= 0x030d)
-		return u64_at(ts, p->l.tstate_current_frame);
-	if (rd(p->pid, u64_at(ts, p->l.tstate_cframe) + p->l.cframe_current_frame, &f, 8) < 0)
+	*head = 0;
+	if (p->l.version >= 0x030d) {
+		*head = u64_at(ts, p->l.tstate_current_frame);
 		return 0;
-	return f;
+	}
+	cf = u64_at(ts, p->l.tstate_cframe) + p->l.cframe_current_frame;
+	if (rd(p->pid, cf, &f, 8) < 0)
+		return -EFAULT;
+	*head = f;
+	if (!smp || !smp->len)
+		return 0;
+	if (cf < smp->sp && cf + near > smp->sp)
+		return -ESTALE;
+	if (cf >= smp->sp && cf + 8 <= smp->sp + smp->len && u64_at(smp->stack, cf - smp->sp) != f)
+		return -ESTALE;
+	return 0;
 }
 
-int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, struct prof_pyframe *out,
-		     size_t max)
+int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
+		     struct prof_pyframe *out, size_t max)
 {
 	struct proc *p = proc_of(py, pid);
 	const struct prof_py_layout *l = &p->l;
@@ -481,7 +502,9 @@ int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, struct prof_p
 	if ((ret = read_tstate(p, tid, ts)) < 0)
 		return ret;
 	max = MIN(max, (size_t)PROF_PY_MAX_FRAMES);
-	uint64_t frame = current_frame(p, ts);
+	uint64_t frame;
+	if ((ret = current_frame(p, ts, smp, &frame)) < 0)
+		return ret;
 	for (int steps = 0; frame && n < max && steps < 4 * PROF_PY_MAX_FRAMES; steps++) {
 		if (rd(pid, frame, fr, l->frame_size) < 0)
 			return -EFAULT;
@@ -513,10 +536,10 @@ int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, struct prof_p
 #define REC_FIXED (sizeof(struct perf_event_header) + 8 + 24)
 
 size_t prof_python_record(struct prof_python *py, uint32_t pid, uint32_t tid, uint64_t time,
-			  void *out, size_t max)
+			  const struct prof_pysample *smp, void *out, size_t max)
 {
 	struct prof_pyframe f[PROF_PY_MAX_FRAMES];
-	int n = prof_python_read(py, (pid_t)pid, (pid_t)tid, f, PROF_PY_MAX_FRAMES);
+	int n = prof_python_read(py, (pid_t)pid, (pid_t)tid, smp, f, PROF_PY_MAX_FRAMES);
 	uint8_t *b = out;
 	struct perf_event_header h = { .type = PROF_RECORD_PYSTACK };
 	int32_t status = n < 0 ? n : 0;

@@ -31,6 +31,7 @@
 #include "prof/heap.h"
 #include "prof/offcpu.h"
 #include "prof/proc.h"
+#include "prof/python.h"
 #include "prof/replay.h"
 #include "prof/restrack.h"
 #include "prof/symbol.h"
@@ -62,6 +63,7 @@ struct prof_session {
 	struct prof_restrack *rt;	/* NULL with no_resources */
 	struct prof_heap *heap;		/* NULL without --heap or when it cannot be */
 	char heap_why[512];		/* why heap is NULL */
+	struct prof_python *py;		/* NULL with no_python */
 	struct spawn l;		/* the launched command (util/spawn.c) */
 	bool bounds_only;	/* -a/-p with a command: it bounds the recording */
 	bool child_done;
@@ -262,6 +264,28 @@ static int spawn_bounding(struct prof_session *s)
 	return 0;
 }
 
+/* --- Python frames ------------------------------------------------------------------ */
+
+/* The splice's counts for the file's meta data (see docs/python.md). */
+static void python_meta(struct prof_session *s)
+{
+	struct prof_pysplice_stats st;
+	struct strbuf sb = STRBUF_INIT;
+	uint16_t v;
+
+	if (!s->py || !prof_python_found(s->py, &v))
+		return;
+	prof_replay_python_stats(s->rp, &st);
+	sb_addf(&sb, "%u.%u", v >> 8, v & 0xff);
+	prof_meta_set(&s->p, "python", sb_str(&sb));
+	sb_reset(&sb);
+	sb_addf(&sb, "%llu %llu %llu %llu", (unsigned long long)st.samples,
+		(unsigned long long)st.merged, (unsigned long long)st.mismatched,
+		(unsigned long long)st.unread);
+	prof_meta_set(&s->p, "python_samples", sb_str(&sb));
+	sb_release(&sb);
+}
+
 /* --- the loop ----------------------------------------------------------------------- */
 
 static void stop_recording(struct prof_session *s)
@@ -277,6 +301,7 @@ static void stop_recording(struct prof_session *s)
 		prof_offcpu_finish(s->oc);
 	if (s->rt)	/* final values of what still runs (attach, -d) */
 		prof_restrack_sample(s->rt);
+	python_meta(s);
 }
 
 /* The launched command exited: its final /proc values while it is a
@@ -457,6 +482,11 @@ static int setup(struct prof_session *s)
 	set_meta(&s->p, o);
 	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
 		return ret;
+	if (!o->no_python) {
+		s->py = cfg.python = prof_python_new();
+		s->pf.hook = prof_python_pump_hook;
+		s->pf.hook_arg = s->py;
+	}
 	s->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(s->rp, &writer_ops, s);
 	if (!o->no_resources)
@@ -500,6 +530,7 @@ void prof_session_free(struct prof_session *s)
 	prof_offcpu_free(s->oc);
 	if (s->pf.rings)
 		prof_perf_close(&s->pf);
+	prof_python_free(s->py);	/* after the pump, whose hook reads with it */
 	prof_profile_free(&s->p);
 	prof_elf_cache_free();
 	free(s);
@@ -560,6 +591,10 @@ int prof_session_start(struct prof_session *s)
 	}
 	if (s->oc) {
 		start_pump(prof_offcpu_switch_perf(s->oc));
+		if (s->py) {	/* a switched-out thread's chain holds still: exact */
+			prof_offcpu_perf(s->oc)->hook = prof_python_pump_hook;
+			prof_offcpu_perf(s->oc)->hook_arg = s->py;
+		}
 		start_pump(prof_offcpu_perf(s->oc));
 		if (s->o->system_wide && (ret = prof_offcpu_exclude_self(s->oc)) < 0)
 			warning("cannot filter prof's own switches out of the off-CPU stacks (%s); they are dropped later",

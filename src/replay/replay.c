@@ -38,6 +38,7 @@
  */
 #include "prof/replay.h"
 #include "prof/proc.h"
+#include "pysplice-priv.h"
 #include "prof/symbol.h"
 #include <errno.h>
 #include <malloc.h>
@@ -70,6 +71,7 @@ struct prof_replay {
 	struct prof_profile *p;
 	struct prof_symbolizer *sym;
 	struct prof_unwinder *unw;	/* created at the first stack copy */
+	struct prof_pysplice *pysplice;	/* NULL without cfg.python */
 	struct u64map spaces, nthreads, seen_pids, tasks;
 	VEC(struct task) task;
 	VEC(struct prof_addrspace *) dead;
@@ -96,6 +98,8 @@ struct prof_replay *prof_replay_new(const struct prof_replay_config *cfg)
 	rp->cfg = *cfg;
 	rp->p = cfg->p;
 	rp->sym = prof_symbolizer_new(cfg->p);
+	if (cfg->python)
+		rp->pysplice = prof_pysplice_new(cfg->p, cfg->python);
 	if (cfg->live) {
 		prof_symbolizer_prewarm(rp->sym);	/* before sampling: see symbol.h */
 		rp->self = getpid();
@@ -172,12 +176,21 @@ void prof_replay_free(struct prof_replay *rp)
 	if (rp->unw)
 		prof_unwinder_free(rp->unw);
 	prof_symbolizer_free(rp->sym);
+	prof_pysplice_free(rp->pysplice);
 	free(rp);
 }
 
 void prof_replay_add_consumer(struct prof_replay *rp, const struct prof_replay_ops *ops, void *arg)
 {
 	VEC_PUSH(&rp->consumers, ((struct consumer){ ops, arg }));
+}
+
+void prof_replay_python_stats(const struct prof_replay *rp, struct prof_pysplice_stats *st)
+{
+	if (rp->pysplice)
+		prof_pysplice_stats(rp->pysplice, st);
+	else
+		memset(st, 0, sizeof(*st));
 }
 
 size_t prof_replay_processes(const struct prof_replay *rp)
@@ -574,6 +587,9 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 		push_user(rp, as, s->ip, false);
 	if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) || dwarf)	/* complete only at a thread root */
 		*complete = *complete && (at_root || prof_frames_reach_root(rp->p, rp->frames, rp->nframes));
+	if (rp->pysplice)
+		rp->nframes = prof_pysplice_apply(rp->pysplice, s->tid, s->time, rp->frames, rp->nframes,
+						  MAX_OUT_FRAMES);
 	return prof_node_from_stack(rp->p, rp->frames, rp->nframes);
 }
 
@@ -613,6 +629,11 @@ int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *att
 	case PERF_RECORD_LOST_SAMPLES: on_lost(rp, attr, event, h, hdr.type); break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE: on_switch(rp, attr, event, h); break;
+	case PROF_RECORD_PYSTACK:
+		if (!rp->pysplice)
+			return PROF_REPLAY_UNUSED;
+		prof_pysplice_record(rp->pysplice, h);
+		break;
 	default: return PROF_REPLAY_UNUSED;
 	}
 	return PROF_REPLAY_USED;

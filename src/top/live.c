@@ -20,6 +20,7 @@
  *    quietly with success, as `prof top --stdio | head` expects.
  */
 #include "prof/perf.h"
+#include "prof/python.h"
 #include "prof/replay.h"
 #include "prof/symbol.h"
 #include "prof/target.h"
@@ -35,6 +36,7 @@ struct live {
 	struct prof_profile p;
 	struct prof_perf pf;
 	struct prof_replay *rp;
+	struct prof_python *py;		/* NULL with --no-python */
 	struct prof_top_view *v;
 	struct prof_top_ui ui;
 	struct prof_top_table t;
@@ -142,6 +144,11 @@ static int setup(struct live *l)
 	prof_profile_init(&l->p);
 	if (prof_perf_init(&l->pf, o->perf) < 0)
 		return error("bad sampling configuration"), -EINVAL;
+	if (!o->no_python) {
+		l->py = cfg.python = prof_python_new();
+		l->pf.hook = prof_python_pump_hook;
+		l->pf.hook_arg = l->py;
+	}
 	l->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(l->rp, &view_ops, l);
 	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus, NULL)
@@ -164,6 +171,7 @@ static void teardown(struct live *l)
 	prof_replay_free(l->rp);
 	if (l->pf.rings)
 		prof_perf_close(&l->pf);
+	prof_python_free(l->py);	/* after the pump, whose hook reads with it */
 	prof_profile_free(&l->p);
 	prof_elf_cache_free();
 }

@@ -1,0 +1,37 @@
+/*
+ * hook.c - the ring pump's hook that reads Python frames (prof_perf's
+ * hook, include/prof/perf.h): on the pump's thread, as soon as a sample
+ * leaves the kernel ring, a sample of a CPython thread gets a record of
+ * that thread's Python frames, queued before it; an exec or the exit of
+ * a process makes the reader look at it again.  `prof record` and `prof
+ * top` install it.
+ */
+#include "prof/python.h"
+#include "prof/perf.h"
+#include "prof/unwind.h"
+#include <unistd.h>
+
+size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
+			     void *out, size_t max)
+{
+	struct prof_python *py = arg;
+	struct prof_perf_sample s;
+	struct prof_perf_task t;
+	struct prof_user_regs regs;
+	struct prof_pysample smp = { 0 };
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (prof_perf_parse_sample(&pf->attr, h, &s) < 0 || !s.pid || s.pid == (uint32_t)getpid())
+			return 0;
+		/* the sample's own view of the C stack, to check the chain against */
+		if (s.stack && s.regs_abi &&
+		    prof_perf_sample_regs(&s, regs.r, ARRAY_SIZE(regs.r)) > PERF_REG_X86_SP)
+			smp = (struct prof_pysample){ regs.r[PERF_REG_X86_SP], s.stack, s.stack_size };
+		return prof_python_record(py, s.pid, s.tid, s.time, &smp, out, max);
+	}
+	if (h->type == PERF_RECORD_EXIT && prof_perf_parse_task(h, &t) == 0 && t.pid == t.tid)
+		prof_python_forget(py, (pid_t)t.pid);
+	else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC))
+		prof_python_forget(py, (pid_t)((const uint32_t *)(h + 1))[0]);
+	return 0;
+}

@@ -1,0 +1,95 @@
+"""pysplit.py - a CPython program with a known CPU split, for the Python
+frames tests (t1171, t1172) and scripts/bench/python.sh.
+
+The main thread runs rounds of three functions: pure_loop (pure Python),
+compress (zlib.compress, native code under a Python caller) and recurse (a
+16-deep Python recursion that works at its bottom).  A second thread runs
+spin (pure Python).  The program measures each function's own CPU time
+with time.thread_time() and prints it as JSON at the end, so the test can
+compare prof's shares with the program's.
+
+usage: pysplit.py ROUNDS            run ROUNDS rounds, then print the JSON
+       pysplit.py --forever FILE     run until killed, rewriting FILE with
+                                     the JSON after every round (attach tests)
+The JSON: {"pid", "rounds", "pure_loop", "compress", "recurse", "spin"},
+CPU seconds of each function (spin: of the second thread).
+"""
+import json
+import os
+import sys
+import threading
+import time
+import zlib
+
+DEPTH = 16
+DATA = bytes((i * 7919) % 251 for i in range(1 << 16)) * 4
+
+
+def pure_loop(n):
+    s = 0
+    for i in range(n):
+        s += i * i % 7
+    return s
+
+
+def compress(n):
+    out = 0
+    for _ in range(n):
+        out += len(zlib.compress(DATA, 9))
+    return out
+
+
+def recurse(depth, n):
+    if depth > 1:
+        return recurse(depth - 1, n)
+    s = 0
+    for i in range(n):
+        s ^= i * 3
+    return s
+
+
+def spin(stop, box):
+    # about a third of the main thread's CPU: busy, then a short sleep
+    t0 = time.thread_time()
+    while not stop.is_set():
+        pure = 0
+        for i in range(20000):
+            pure += i & 5
+        box["spin"] = time.thread_time() - t0
+        time.sleep(0.002)
+
+
+def timed(acc, name, fn, *args):
+    t0 = time.thread_time()
+    fn(*args)
+    acc[name] += time.thread_time() - t0
+
+
+def report(acc, box, rounds):
+    return json.dumps(dict(acc, pid=os.getpid(), rounds=rounds, spin=box.get("spin", 0.0)))
+
+
+def main():
+    forever = sys.argv[1] == "--forever"
+    rounds = 0 if forever else int(sys.argv[1])
+    acc = {"pure_loop": 0.0, "compress": 0.0, "recurse": 0.0}
+    stop, box = threading.Event(), {}
+    th = threading.Thread(target=spin, args=(stop, box), name="spinner")
+    th.start()
+    r = 0
+    while forever or r < rounds:
+        timed(acc, "pure_loop", pure_loop, 600000)
+        timed(acc, "compress", compress, 24)
+        timed(acc, "recurse", recurse, DEPTH, 350000)
+        r += 1
+        if forever:
+            with open(sys.argv[2] + ".tmp", "w") as f:
+                f.write(report(acc, box, r))
+            os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+    stop.set()
+    th.join()
+    print(report(acc, box, r))
+
+
+if __name__ == "__main__":
+    main()
