@@ -210,6 +210,26 @@ static bool peel(const char *s, size_t *n, struct strbuf *clone, bool *rust)
 	return false;
 }
 
+/* Length of a Python frame's " (file.py:LINE)" (its def line, which moves
+ * with every edit above it: never part of an identity), 0 if none. */
+static size_t python_suffix(const char *s, size_t n)
+{
+	const char *open = NULL;
+
+	if (n < 9 || s[n - 1] != ')')
+		return 0;
+	for (size_t i = n - 1; i >= 2 && !open; i--)
+		if (s[i - 2] == ' ' && s[i - 1] == '(')
+			open = s + i - 2;
+	if (!open)
+		return 0;
+	const char *colon = memrchr(open, ':', (size_t)(s + n - open));
+	if (!colon || colon - open < 5 || memcmp(colon - 3, ".py", 3) ||
+	    !all_digits(colon + 1, (size_t)(s + n - 1 - colon - 1)))
+		return 0;
+	return (size_t)(s + n - open);
+}
+
 /* A Rust closure is "{closure#N}" where DWARF or v0 mangling numbers it
  * and "{{closure}}" where only a legacy symbol names it (callgrind files,
  * binaries without DWARF): one key for both, or the two sides of a
@@ -242,6 +262,7 @@ void prof_ident_normalize(const char *raw, struct strbuf *name, struct strbuf *c
 
 	sb_reset(name);
 	sb_reset(clone);
+	n -= python_suffix(s, n);
 	while (n && peel(s, &n, clone, &rust))
 		;
 	/* a legacy Rust name demangled by a C++ demangler keeps its escapes */
@@ -290,6 +311,10 @@ void prof_ident_module_role(const char *path, struct strbuf *out)
 	sb_reset(out);
 	if (is_pseudo_module(path)) {
 		sb_adds(out, *path ? path : "[none]");
+		return;
+	}
+	if (strlen(base) > 3 && !strcmp(base + strlen(base) - 3, ".py")) {
+		sb_adds(out, base);	/* a Python module: its file name */
 		return;
 	}
 	if (!end)
@@ -522,12 +547,15 @@ uint32_t *prof_idset_add_profile(struct prof_idset *s, const struct prof_profile
 	for (size_t i = 0; i < p->frames.n; i++) {
 		const struct prof_frame *f = &p->frames.v[i];
 		bool has_module = f->module < p->modules.n;
+		bool python = has_module && (p->modules.v[f->module].flags & PROF_MOD_PYTHON);
 		recs[i] = (struct prof_ident_rec){
 			.name = prof_str(p, f->func),
 			.module = has_module ? prof_str(p, p->modules.v[f->module].path) : "",
 			.file = prof_str(p, f->file),
-			/* an inlined frame's addr is its caller's entry: no evidence */
-			.token = !f->inlined && f->addr ? ((uint64_t)f->module + 1) << 48 ^ f->addr : 0,
+			/* an inlined frame's addr is its caller's entry: no evidence;
+			 * a Python function's module is its .py file */
+			.token = python ? ((uint64_t)f->module + 1) << 48 :
+				 !f->inlined && f->addr ? ((uint64_t)f->module + 1) << 48 ^ f->addr : 0,
 		};
 	}
 	prof_idset_add_input(s, recs, p->frames.n, ids);

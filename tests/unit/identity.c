@@ -65,6 +65,11 @@ static void test_names(void)
 	check_norm("file.c", "file.c", "");
 	check_norm("a::hnothex0000000000", "a::hnothex0000000000", "");
 	check_norm("", "", "");
+	/* Python frames: the def line moves with edits above it */
+	check_norm("Thread.run (threading.py:971)", "Thread.run", "");
+	check_norm("<module> (app.py:1)", "<module>", "");
+	check_norm("f (notpython.c:3)", "f (notpython.c:3)", "");
+	check_norm("g (x.py:12a)", "g (x.py:12a)", "");
 }
 
 static void check_role(const char *path, const char *want)
@@ -88,7 +93,37 @@ static void test_modules(void)
 	check_role("[kernel]", "[kernel]");
 	check_role("???", "???");
 	check_role("", "[none]");
+	check_role("/ci/base/app/models.py", "models.py");
 	ok(!prof_ident_is_shared_object("/src/so.something"), "so.something is not a shared object");
+}
+
+/* Python functions of two checkouts: qualname + module file, whatever the
+ * checkout's path and the def line; two __init__.py apart by their path. */
+static void test_python_join(void)
+{
+	struct prof_idset s;
+	uint32_t a[3], b[3];
+	const struct prof_ident_rec base[] = {
+		{ "work (models.py:10)", "/ci/base/app/models.py", "/ci/base/app/models.py", 1 << 20 },
+		{ "setup (__init__.py:3)", "/ci/base/app/__init__.py", "/ci/base/app/__init__.py", 2 << 20 },
+		{ "setup (__init__.py:5)", "/ci/base/app/db/__init__.py", "/ci/base/app/db/__init__.py", 3 << 20 },
+	};
+	const struct prof_ident_rec head[] = {
+		{ "setup (__init__.py:5)", "/w/head/app/db/__init__.py", "/w/head/app/db/__init__.py", 1 << 20 },
+		{ "work (models.py:14)", "/w/head/app/models.py", "/w/head/app/models.py", 2 << 20 },
+		{ "setup (__init__.py:3)", "/w/head/app/__init__.py", "/w/head/app/__init__.py", 3 << 20 },
+	};
+
+	prof_idset_init(&s);
+	prof_idset_add_input(&s, base, 3, a);
+	prof_idset_add_input(&s, head, 3, b);
+	is_u64(a[0], b[1], "work of models.py: one identity across checkouts and def lines");
+	is_str(prof_ident_name(&s, a[0]), "work", "shown by its qualname");
+	is_str(prof_ident_module(&s, a[0]), "models.py", "its module is the .py file");
+	is_u64(a[1], b[2], "setup of app/__init__.py joins");
+	is_u64(a[2], b[0], "setup of app/db/__init__.py joins");
+	ok(a[1] != a[2], "the two __init__.py setups stay apart");
+	prof_idset_free(&s);
 }
 
 /* Two builds of different names, a static clash and a clone only one has. */
@@ -174,6 +209,7 @@ static void test_join(void)
 	is_u64(x[0], x[1], "renamed function in a renamed library: joined by the overrides");
 	prof_idset_free(&m);
 	prof_idset_free(&s);
+	test_python_join();
 }
 
 int main(void)

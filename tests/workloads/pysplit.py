@@ -11,8 +11,13 @@ compare prof's shares with the program's.
 usage: pysplit.py ROUNDS            run ROUNDS rounds, then print the JSON
        pysplit.py --forever FILE     run until killed, rewriting FILE with
                                      the JSON after every round (attach tests)
-The JSON: {"pid", "rounds", "pure_loop", "compress", "recurse", "spin"},
-CPU seconds of each function (spin: of the second thread).
+       pysplit.py --seconds S [N]    rounds for S seconds of wall time, with N
+                                     spinning threads (default 1), then the
+                                     JSON (scripts/bench/python.sh)
+The JSON: {"pid", "rounds", "pure_loop", "compress", "recurse", "spin",
+"loops", "cpu"}: CPU seconds of each function (spin: of the first spinning
+thread), the spinning threads' loops (of 20,000 iterations) and the
+process's CPU seconds.
 """
 import json
 import os
@@ -51,11 +56,14 @@ def recurse(depth, n):
 def spin(stop, box):
     # about a third of the main thread's CPU: busy, then a short sleep
     t0 = time.thread_time()
+    loops = 0
     while not stop.is_set():
         pure = 0
         for i in range(20000):
             pure += i & 5
+        loops += 1
         box["spin"] = time.thread_time() - t0
+        box["loops"] = loops
         time.sleep(0.002)
 
 
@@ -66,18 +74,24 @@ def timed(acc, name, fn, *args):
 
 
 def report(acc, box, rounds):
-    return json.dumps(dict(acc, pid=os.getpid(), rounds=rounds, spin=box.get("spin", 0.0)))
+    return json.dumps(dict(acc, pid=os.getpid(), rounds=rounds, spin=box.get("spin", 0.0),
+                           loops=box.get("loops", 0), cpu=time.process_time()))
 
 
 def main():
     forever = sys.argv[1] == "--forever"
-    rounds = 0 if forever else int(sys.argv[1])
+    timed_run = sys.argv[1] == "--seconds"
+    rounds = 0 if forever or timed_run else int(sys.argv[1])
+    end = time.monotonic() + float(sys.argv[2]) if timed_run else 0
+    spinners = int(sys.argv[3]) if timed_run and len(sys.argv) > 3 else 1
     acc = {"pure_loop": 0.0, "compress": 0.0, "recurse": 0.0}
     stop, box = threading.Event(), {}
-    th = threading.Thread(target=spin, args=(stop, box), name="spinner")
-    th.start()
+    boxes = [box] + [{} for _ in range(spinners - 1)]
+    threads = [threading.Thread(target=spin, args=(stop, b), name="spinner") for b in boxes]
+    for th in threads:
+        th.start()
     r = 0
-    while forever or r < rounds:
+    while forever or (r < rounds if not timed_run else time.monotonic() < end):
         timed(acc, "pure_loop", pure_loop, 600000)
         timed(acc, "compress", compress, 24)
         timed(acc, "recurse", recurse, DEPTH, 350000)
@@ -87,7 +101,9 @@ def main():
                 f.write(report(acc, box, r))
             os.rename(sys.argv[2] + ".tmp", sys.argv[2])
     stop.set()
-    th.join()
+    for th in threads:
+        th.join()
+    box["loops"] = sum(b.get("loops", 0) for b in boxes)
     print(report(acc, box, r))
 
 

@@ -1,0 +1,95 @@
+#!/bin/bash
+# python.sh - what the Python frames cost a CPython program, and how often
+# a stack moved before its frames were read.  The program is
+# tests/workloads/pysplit.py (a main thread running pure Python, zlib and
+# a 16-deep recursion, and a second thread), interleaved REPEAT times:
+#   bare         python3 pysplit.py ROUNDS
+#   --no-python  prof record -F 999 --no-python -- python3 pysplit.py ROUNDS
+#   python       prof record -F 999 -- python3 pysplit.py ROUNDS
+# Two throughput figures per configuration, as ratios of medians:
+#   wall         ROUNDS per wall second (at the mercy of the VM's other tenants)
+#   main CPU     ROUNDS per CPU second of the main thread (the work is fixed:
+#                what sampling costs the thread itself)
+# Goals (judged on main CPU): python >= 0.99 of --no-python, >= 0.97 of bare.
+# Then attached: pysplit.py --seconds SECS 50 (50 spinning threads and the
+# main thread), bare, with `prof record --no-python -p PID` and with
+# `prof record -p PID` for the whole run; its spinning loops per wall
+# second and per process CPU second, as ratios (goal: >= 0.98 of bare).
+# Also printed: the mismatch rate over every python recording (stacks kept
+# native because the chain moved before it was read), and the load.
+# PY= picks the interpreter (default: python3's real binary).
+. "$(dirname "$0")/lib.sh"
+bench_build
+PY=${PY:-$(python3 -c 'import sys; print(sys.executable)')}
+APP="$TOP/tests/workloads/pysplit.py"
+ROUNDS=${ROUNDS:-40}
+SECS=${SECS:-10}
+declare -A wall cpu
+: >"$BENCH_TMP/py.stats"
+
+# one CONFIG CMD...: runs CMD, adds its ROUNDS/wall and ROUNDS/main-CPU.
+one() {
+	local key=$1 w
+	shift
+	"$RUNSTAT" "$@" >"$BENCH_TMP/py.json" 2>/dev/null 3>"$BENCH_TMP/py.run"
+	w=$(awk '{print $2}' "$BENCH_TMP/py.run")
+	wall[$key]+="$(awk -v r="$ROUNDS" -v w="$w" 'BEGIN {print r / w}') "
+	cpu[$key]+="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(sys.argv[2]) / (d["pure_loop"] + d["compress"] + d["recurse"]))' "$BENCH_TMP/py.json" "$ROUNDS") "
+}
+# python_stats DATA: appends "stacks merged mismatched unread" of a recording
+python_stats() {
+	"$PROF" report -i "$1" --header 2>/dev/null | sed -n 's/^# python_samples: //p' >>"$BENCH_TMP/py.stats"
+}
+
+load0=$(cut -d' ' -f1 /proc/loadavg)
+for i in $(seq "$REPEAT"); do
+	one bare "$PY" "$APP" "$ROUNDS"
+	one nopy "$PROF" record -q -F 999 --no-python -o "$BENCH_TMP/n.data" -- "$PY" "$APP" "$ROUNDS"
+	one py "$PROF" record -q -F 999 -o "$BENCH_TMP/p.data" -- "$PY" "$APP" "$ROUNDS"
+	python_stats "$BENCH_TMP/p.data"
+done
+m() { echo "$1" | tr ' ' '\n' | grep . | median; }
+for f in wall cpu; do
+	declare -n t=$f
+	label=$([ $f = wall ] && echo "rounds per wall s" || echo "rounds per main-thread CPU s")
+	ok=""
+	[ $f = cpu ] && ok=$(verdict "$(ratio "$(m "${t[py]}")" "$(m "${t[nopy]}")") >= 0.99")
+	row "py frames vs --no-python" "$label" "$(m "${t[nopy]}")" "$(m "${t[py]}")" \
+		"$(ratio "$(m "${t[py]}")" "$(m "${t[nopy]}")")" "${ok:-info}"
+	[ $f = cpu ] && ok=$(verdict "$(ratio "$(m "${t[py]}")" "$(m "${t[bare]}")") >= 0.97")
+	row "py frames vs bare" "$label" "$(m "${t[bare]}")" "$(m "${t[py]}")" \
+		"$(ratio "$(m "${t[py]}")" "$(m "${t[bare]}")")" "${ok:-info}"
+done
+
+# Attached to 50 spinning threads for the whole run.
+declare -A loops lcpu
+attach_one() {	# key, prof record's extra flag (or none: bare)
+	local pid rec=
+	"$PY" "$APP" --seconds "$SECS" 50 >"$BENCH_TMP/a.json" &
+	pid=$!
+	if [ "$1" != bare ]; then
+		"$PROF" record -q -F 999 $2 -o "$BENCH_TMP/a.data" -p $pid 2>/dev/null &
+		rec=$!
+	fi
+	wait $pid
+	[ -n "$rec" ] && wait $rec && [ "$1" = prof ] && python_stats "$BENCH_TMP/a.data"
+	loops[$1]+="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["loops"])' "$BENCH_TMP/a.json") "
+	lcpu[$1]+="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["loops"] / d["cpu"])' "$BENCH_TMP/a.json") "
+}
+for i in $(seq "$REPEAT"); do
+	attach_one bare
+	attach_one nopy --no-python
+	attach_one prof
+done
+row "py -p, 50 threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[prof]}")" \
+	"$(ratio "$(m "${loops[prof]}")" "$(m "${loops[bare]}")")" \
+	"$(verdict "$(ratio "$(m "${loops[prof]}")" "$(m "${loops[bare]}")") >= 0.98")"
+row "py -p, 50 threads" "loops per wall s / --no-python" "$(m "${loops[nopy]}")" "$(m "${loops[prof]}")" \
+	"$(ratio "$(m "${loops[prof]}")" "$(m "${loops[nopy]}")")" "info"
+row "py -p, 50 threads" "loops per CPU s / bare" "$(m "${lcpu[bare]}")" "$(m "${lcpu[prof]}")" \
+	"$(ratio "$(m "${lcpu[prof]}")" "$(m "${lcpu[bare]}")")" "info"
+
+awk '{s += $1; m += $2; x += $3; u += $4} END {
+	printf "# python stacks: %d, with Python frames %d (%.2f%%), mismatched %d (%.2f%%), unreadable %d\n",
+		s, m, s ? 100 * m / s : 0, x, s ? 100 * x / s : 0, u }' "$BENCH_TMP/py.stats" >&2
+echo "# $PY, $ROUNDS rounds x $REPEAT, attach ${SECS}s x $REPEAT; load average $load0 at start, $(cut -d' ' -f1 /proc/loadavg) at end" >&2
