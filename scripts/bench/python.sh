@@ -68,7 +68,7 @@ attach_one() {	# key, prof record's extra flag (or none: bare)
 	"$PY" "$APP" --seconds "$SECS" 50 >"$BENCH_TMP/a.json" &
 	pid=$!
 	if [ "$1" != bare ]; then
-		"$PROF" record -q -F 999 $2 -o "$BENCH_TMP/a.data" -p $pid 2>/dev/null &
+		"$PROF" record -q -F 999 ${2:-} -o "$BENCH_TMP/a.data" -p $pid 2>/dev/null &
 		rec=$!
 	fi
 	wait $pid
