@@ -131,5 +131,7 @@ int prof_python_record_parse(const struct perf_event_header *h, uint32_t *pid, u
 struct prof_perf;
 size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
 			     void *out, size_t max);
+/* Installs the hook with py on pf (before its pump starts); returns py. */
+struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py);
 
 #endif

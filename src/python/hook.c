@@ -35,3 +35,10 @@ size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct
 		prof_python_forget(py, (pid_t)((const uint32_t *)(h + 1))[0]);
 	return 0;
 }
+
+struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py)
+{
+	pf->hook = prof_python_pump_hook;
+	pf->hook_arg = py;
+	return py;
+}

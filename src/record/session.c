@@ -482,11 +482,8 @@ static int setup(struct prof_session *s)
 	set_meta(&s->p, o);
 	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
 		return ret;
-	if (!o->no_python) {
-		s->py = cfg.python = prof_python_new();
-		s->pf.hook = prof_python_pump_hook;
-		s->pf.hook_arg = s->py;
-	}
+	if (!o->no_python)
+		s->py = cfg.python = prof_python_hook_set(&s->pf, prof_python_new());
 	s->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(s->rp, &writer_ops, s);
 	if (!o->no_resources)
@@ -591,10 +588,8 @@ int prof_session_start(struct prof_session *s)
 	}
 	if (s->oc) {
 		start_pump(prof_offcpu_switch_perf(s->oc));
-		if (s->py) {	/* a switched-out thread's chain holds still: exact */
-			prof_offcpu_perf(s->oc)->hook = prof_python_pump_hook;
-			prof_offcpu_perf(s->oc)->hook_arg = s->py;
-		}
+		if (s->py)	/* a switched-out thread's chain holds still: exact */
+			prof_python_hook_set(prof_offcpu_perf(s->oc), s->py);
 		start_pump(prof_offcpu_perf(s->oc));
 		if (s->o->system_wide && (ret = prof_offcpu_exclude_self(s->oc)) < 0)
 			warning("cannot filter prof's own switches out of the off-CPU stacks (%s); they are dropped later",

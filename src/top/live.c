@@ -144,11 +144,8 @@ static int setup(struct live *l)
 	prof_profile_init(&l->p);
 	if (prof_perf_init(&l->pf, o->perf) < 0)
 		return error("bad sampling configuration"), -EINVAL;
-	if (!o->no_python) {
-		l->py = cfg.python = prof_python_new();
-		l->pf.hook = prof_python_pump_hook;
-		l->pf.hook_arg = l->py;
-	}
+	if (!o->no_python)
+		l->py = cfg.python = prof_python_hook_set(&l->pf, prof_python_new());
 	l->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(l->rp, &view_ops, l);
 	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus, NULL)
