@@ -90,6 +90,7 @@ struct prof_pysample {
 	uint64_t sp;
 	const uint8_t *stack;
 	size_t len;
+	bool late;		/* seen too long after the sample: not read (-ESTALE) */
 };
 
 struct prof_python;

@@ -11,6 +11,11 @@
 #include "prof/unwind.h"
 #include <unistd.h>
 
+/* Frames read later than this after the sample are not trusted: the
+ * thread may have left the sampled function and be running another one
+ * from the same place, which no check can tell (docs/python.md). */
+#define MAX_LAG_NS 2000000
+
 size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
 			     void *out, size_t max)
 {
@@ -23,10 +28,12 @@ size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct
 	if (h->type == PERF_RECORD_SAMPLE) {
 		if (prof_perf_parse_sample(&pf->attr, h, &s) < 0 || !s.pid || s.pid == (uint32_t)getpid())
 			return 0;
+		if (now_ns() > s.time + MAX_LAG_NS)
+			smp.late = true;
 		/* the sample's own view of the C stack, to check the chain against */
 		if (s.stack && s.regs_abi &&
 		    prof_perf_sample_regs(&s, regs.r, ARRAY_SIZE(regs.r)) > PERF_REG_X86_SP)
-			smp = (struct prof_pysample){ regs.r[PERF_REG_X86_SP], s.stack, s.stack_size };
+			smp = (struct prof_pysample){ regs.r[PERF_REG_X86_SP], s.stack, s.stack_size, smp.late };
 		return prof_python_record(py, s.pid, s.tid, s.time, &smp, out, max);
 	}
 	if (h->type == PERF_RECORD_EXIT && prof_perf_parse_task(h, &t) == 0 && t.pid == t.tid)

@@ -497,6 +497,8 @@ int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct 
 
 	if (!p->python)
 		return -ENOENT;
+	if (smp && smp->late)
+		return -ESTALE;
 	if (l->frame_size > sizeof(fr))
 		return -EINVAL;
 	if ((ret = read_tstate(p, tid, ts)) < 0)
