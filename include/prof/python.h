@@ -15,9 +15,9 @@
  * engine uses it to splice the Python frames into the native stack
  * (src/replay/pysplice.c).
  *
- * Threads: prof_python_read() and the code table's writers run on one
- * thread (the recorder's ring pump); prof_python_code() may be called from
- * any thread at the same time (the table is locked, entries never move).
+ * Threads: any function may be called from any thread (the ring pumps of
+ * two events read at once; the replay engine names code objects); the
+ * reader and the code table are locked, and code table entries never move.
  */
 #ifndef PROF_PYTHON_H
 #define PROF_PYTHON_H
@@ -98,11 +98,11 @@ struct prof_python *prof_python_new(void);
 void prof_python_free(struct prof_python *py);
 /*
  * The Python frames tid of pid is executing now: the count written to out
- * (up to max), -ENOENT when pid runs no CPython this reader knows (found
- * once per pid), -ESRCH when tid has no thread state (yet), -EFAULT when
+ * (up to max), -ENOENT when pid runs no CPython this reader knows (or was
+ * not looked at yet: a thread of the reader looks at each new process,
+ * away from the sample path), -ESRCH when tid has no thread state (yet), -EFAULT when
  * the memory changed under the reader, -ESTALE when smp (may be NULL)
- * shows the thread ran other Python code at the sample.  Reader thread
- * only.
+ * shows the thread ran other Python code at the sample or came too late.
  */
 int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
 		     struct prof_pyframe *out, size_t max);

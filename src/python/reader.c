@@ -7,16 +7,17 @@
  * code objects (checked, not re-read).
  *
  * Design notes / invariants:
- *  - procs maps pid -> index + 1 into proc[]; a proc is either not CPython
- *    (looked at once, until forgotten) or has a layout and _PyRuntime's
- *    address.
+ *  - procs maps pid -> index + 1 into proc[]; a proc is pending (queued
+ *    for the detector thread), not CPython (looked at once, until
+ *    forgotten) or has a layout and _PyRuntime's address.
  *  - Code objects are rarely freed, but an address can be reused by a new
  *    one: the cache keys on the address and checks (firstlineno, filename,
  *    qualname pointers) at every sample, in one batched read for the
  *    chain; a different value reads the object again under a new id.
  *  - The code table (ids -> struct prof_pycode) is shared with the thread
  *    that names frames: appended under a mutex, entries never move or
- *    change, freed with the reader.
+ *    change, freed with the reader.  Everything else is under rlock: the
+ *    pumps of two events (CPU samples, switch-outs) read at once.
  */
 #include "prof/python.h"
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -42,6 +44,7 @@ struct code_key {		/* what the cache checks before trusting an id */
 
 struct proc {
 	pid_t pid;
+	bool pending;			/* not looked at yet (detector_main) */
 	bool python;
 	struct prof_py_layout l;
 	uint64_t runtime;		/* address of _PyRuntime */
@@ -51,9 +54,29 @@ struct proc {
 	VEC(uint32_t) key_ids;		/* [keys index] -> code id */
 };
 
+struct elf_syms {
+	uint64_t runtime, version;	/* file vaddrs, 0 if absent */
+	uint64_t first_load;		/* vaddr of the first PT_LOAD, page aligned */
+};
+
+struct elf_seen {			/* one interpreter file, looked up once */
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	int ret;			/* elf_lookup's */
+	struct elf_syms es;
+};
+
 struct prof_python {
 	struct u64map procs;		/* pid -> index + 1 */
+	VEC(struct elf_seen) elves;	/* every python-named file looked at */
+	VEC(pid_t) pending;		/* procs to look at, oldest first */
+	size_t pending_at;		/* the next one */
+	pthread_t detector;		/* looks at them (detector_main) */
+	pthread_cond_t wake;		/* pending grew, or stop */
+	bool detector_on, stop;
 	VEC(struct proc *) proc;
+	pthread_mutex_t rlock;		/* everything but codes: two pumps read */
 	pthread_mutex_t lock;		/* codes */
 	VEC(struct prof_pycode *) codes;
 	size_t found;
@@ -66,6 +89,8 @@ struct prof_python *prof_python_new(void)
 	struct prof_python *py = xcalloc(1, sizeof(*py));
 
 	pthread_mutex_init(&py->lock, NULL);
+	pthread_mutex_init(&py->rlock, NULL);
+	pthread_cond_init(&py->wake, NULL);
 	return py;
 }
 
@@ -84,9 +109,19 @@ void prof_python_free(struct prof_python *py)
 {
 	if (!py)
 		return;
+	if (py->detector_on) {
+		pthread_mutex_lock(&py->rlock);
+		py->stop = true;
+		pthread_cond_signal(&py->wake);
+		pthread_mutex_unlock(&py->rlock);
+		pthread_join(py->detector, NULL);
+	}
+	pthread_cond_destroy(&py->wake);
 	for (size_t i = 0; i < py->proc.n; i++)
 		proc_free(py->proc.v[i]);
 	VEC_FREE(&py->proc);
+	VEC_FREE(&py->elves);
+	VEC_FREE(&py->pending);
 	u64map_free(&py->procs);
 	for (size_t i = 0; i < py->codes.n; i++) {
 		free(py->codes.v[i]->qualname);
@@ -96,6 +131,7 @@ void prof_python_free(struct prof_python *py)
 	}
 	VEC_FREE(&py->codes);
 	pthread_mutex_destroy(&py->lock);
+	pthread_mutex_destroy(&py->rlock);
 	free(py);
 }
 
@@ -118,10 +154,6 @@ static uint64_t u64_at(const uint8_t *b, size_t off)
 
 /* --- finding the interpreter --------------------------------------------------------- */
 
-struct elf_syms {
-	uint64_t runtime, version;	/* file vaddrs, 0 if absent */
-	uint64_t first_load;		/* vaddr of the first PT_LOAD, page aligned */
-};
 
 static void scan_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elf_syms *out)
 {
@@ -176,6 +208,30 @@ static int elf_lookup(const char *path, struct elf_syms *out)
 	return out->runtime ? 0 : -ENOENT;
 }
 
+/* elf_lookup once per file (device, inode, mtime): on a busy machine
+ * python processes come and go by the dozen a second (-a), and reading
+ * libpython's symbol table took milliseconds of the pump's time each. */
+static int elf_lookup_cached(struct prof_python *py, const char *path, struct elf_syms *out)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	for (size_t i = 0; i < py->elves.n; i++) {
+		struct elf_seen *e = &py->elves.v[i];
+		if (e->dev == st.st_dev && e->ino == st.st_ino && e->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    e->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			*out = e->es;
+			return e->ret;
+		}
+	}
+	struct elf_seen e = { .dev = st.st_dev, .ino = st.st_ino, .mtime = st.st_mtim };
+	e.ret = elf_lookup(path, &e.es);
+	VEC_PUSH(&py->elves, e);
+	*out = e.es;
+	return e.ret;
+}
+
 /* "python3.11", "libpython3.11.so.1.0": the version its name says, or 0. */
 static uint16_t version_from_name(const char *path)
 {
@@ -195,53 +251,101 @@ static bool maybe_python(const char *path)
 	return base && strstr(base, "python") != NULL;
 }
 
-/* Looks for the interpreter in the files pid maps whose name says python. */
-static void detect(struct prof_python *py, struct proc *p)
+/* What detect() found for a process. */
+struct found {
+	bool python;
+	struct prof_py_layout l;
+	uint64_t runtime;
+};
+
+/* Looks for the interpreter in the files pid maps whose name says python.
+ * The detector thread only (it alone uses py->elves); takes no lock. */
+static void detect(struct prof_python *py, pid_t pid, struct found *out)
 {
 	char mpath[64], line[4096], seen[PATH_MAX] = "";
 	FILE *f;
 
-	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)p->pid);
+	memset(out, 0, sizeof(*out));
+	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(mpath, "re")))
 		return;
-	while (!p->python && fgets(line, sizeof(line), f)) {
+	while (!out->python && fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, pgoff;
 		char perms[8], path[PATH_MAX], fpath[PATH_MAX + 32];
-		struct elf_syms es;
+		struct elf_syms es = { 0 };
+		if (!strstr(line, "python"))
+			continue;	/* most lines of most processes: no parsing */
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &pgoff,
 			   path) != 5 || pgoff != 0 || path[0] != '/' || !maybe_python(path) ||
 		    !strcmp(path, seen))
 			continue;
 		snprintf(seen, sizeof(seen), "%s", path);
-		snprintf(fpath, sizeof(fpath), "/proc/%d/root%s", (int)p->pid, path);
-		if (elf_lookup(fpath, &es) < 0)
+		snprintf(fpath, sizeof(fpath), "/proc/%d/root%s", (int)pid, path);
+		if (elf_lookup_cached(py, fpath, &es) < 0)
 			continue;
 		uint64_t bias = start - es.first_load;
 		uint16_t version = 0;
 		uint32_t hex;
-		if (es.version && rd(p->pid, bias + es.version, &hex, 4) == 0)
+		if (es.version && rd(pid, bias + es.version, &hex, 4) == 0)
 			version = (uint16_t)(hex >> 16);
 		if (!version)
 			version = version_from_name(path);
-		p->runtime = bias + es.runtime;
+		out->runtime = bias + es.runtime;
 		if (version >= 0x030d) {
 			uint64_t w[80];
-			if (rd(p->pid, p->runtime, w, sizeof(w)) < 0 ||
-			    prof_py_layout_from_debug(w, ARRAY_SIZE(w), &p->l) < 0)
+			if (rd(pid, out->runtime, w, sizeof(w)) < 0 ||
+			    prof_py_layout_from_debug(w, ARRAY_SIZE(w), &out->l) < 0)
 				continue;
 		} else {
 			const struct prof_py_layout *l = prof_py_layout_of(version);
 			if (!l)
 				continue;
-			p->l = *l;
+			out->l = *l;
 		}
-		p->python = true;
-		py->found++;
-		py->last_version = p->l.version;
+		out->python = true;
 	}
 	fclose(f);
 }
 
+/* The detector thread: looks at the processes first seen by the readers,
+ * oldest first, away from them: reading a big process's maps took up to
+ * 41 ms, and the samples queued behind it would all come too late. */
+static void *detector_main(void *arg)
+{
+	struct prof_python *py = arg;
+	struct found fd;
+	uint64_t i;
+
+	pthread_mutex_lock(&py->rlock);
+	for (;;) {
+		while (!py->stop && py->pending_at == py->pending.n)
+			pthread_cond_wait(&py->wake, &py->rlock);
+		if (py->stop)
+			break;
+		pid_t pid = py->pending.v[py->pending_at++];
+		if (py->pending_at == py->pending.n)
+			py->pending.n = py->pending_at = 0;
+		pthread_mutex_unlock(&py->rlock);
+		detect(py, pid, &fd);
+		pthread_mutex_lock(&py->rlock);
+		if (u64map_get(&py->procs, (uint64_t)pid, &i) && i && py->proc.v[i - 1]->pending) {
+			struct proc *p = py->proc.v[i - 1];
+			p->pending = false;
+			p->python = fd.python;
+			p->l = fd.l;
+			p->runtime = fd.runtime;
+			if (fd.python) {
+				py->found++;
+				py->last_version = fd.l.version;
+			}
+		}
+	}
+	pthread_mutex_unlock(&py->rlock);
+	return NULL;
+}
+
+/* The proc of pid (rlock held); a new one is queued for the detector
+ * thread and reads as not CPython until it was looked at. */
 static struct proc *proc_of(struct prof_python *py, pid_t pid)
 {
 	uint64_t *slot;
@@ -252,9 +356,13 @@ static struct proc *proc_of(struct prof_python *py, pid_t pid)
 		return py->proc.v[*slot - 1];
 	struct proc *p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
-	detect(py, p);
+	p->pending = true;
 	VEC_PUSH(&py->proc, p);
-	*u64map_slot(&py->procs, (uint64_t)pid, &created) = py->proc.n;
+	*slot = py->proc.n;
+	VEC_PUSH(&py->pending, pid);
+	if (!py->detector_on)
+		py->detector_on = thread_start_nosignals(&py->detector, detector_main, py) == 0;
+	pthread_cond_signal(&py->wake);
 	return p;
 }
 
@@ -262,18 +370,25 @@ void prof_python_forget(struct prof_python *py, pid_t pid)
 {
 	uint64_t i;
 
-	if (!u64map_get(&py->procs, (uint64_t)pid, &i) || !i)
-		return;
-	proc_free(py->proc.v[i - 1]);
-	py->proc.v[i - 1] = NULL;
-	u64map_del(&py->procs, (uint64_t)pid);
+	pthread_mutex_lock(&py->rlock);
+	if (u64map_get(&py->procs, (uint64_t)pid, &i) && i) {
+		proc_free(py->proc.v[i - 1]);
+		py->proc.v[i - 1] = NULL;
+		u64map_del(&py->procs, (uint64_t)pid);
+	}
+	pthread_mutex_unlock(&py->rlock);
 }
 
 size_t prof_python_found(struct prof_python *py, uint16_t *last_version)
 {
+	size_t n;
+
+	pthread_mutex_lock(&py->rlock);
 	if (last_version)
 		*last_version = py->last_version;
-	return py->found;
+	n = py->found;
+	pthread_mutex_unlock(&py->rlock);
+	return n;
 }
 
 /* --- thread states ---------------------------------------------------------------------- */
@@ -486,8 +601,22 @@ static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_py
 	return 0;
 }
 
+static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
+		       struct prof_pyframe *out, size_t max);
+
 int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
 		     struct prof_pyframe *out, size_t max)
+{
+	int ret;
+
+	pthread_mutex_lock(&py->rlock);
+	ret = read_locked(py, pid, tid, smp, out, max);
+	pthread_mutex_unlock(&py->rlock);
+	return ret;
+}
+
+static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
+		       struct prof_pyframe *out, size_t max)
 {
 	struct proc *p = proc_of(py, pid);
 	const struct prof_py_layout *l = &p->l;
@@ -496,7 +625,7 @@ int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct 
 	int ret;
 
 	if (!p->python)
-		return -ENOENT;
+		return -ENOENT;	/* also while pending */
 	if (smp && smp->late)
 		return -ESTALE;
 	if (l->frame_size > sizeof(fr))
