@@ -31,6 +31,36 @@ test_expect_success 'record the phases workload, export it' '
 	$CHECK ff.json >ff.sum
 '
 
+# What Profile Info and the marker table show, against the machine itself
+# (getconf, uname, /proc/cpuinfo) and the markers' own start and end.
+test_expect_success 'every thread visible at load, platform, off-CPU markers with fields and a category' '
+	CPUS=$(getconf _NPROCESSORS_ONLN) MEM=$(( $(getconf _PHYS_PAGES) * $(getconf PAGESIZE) )) \
+	REL=$(uname -r) MODEL=$(sed -n "s/^model name[[:space:]]*: //p" /proc/cpuinfo | head -1) \
+	python3 - <<-PY
+	import json, os
+	d = json.load(open("ff.json"))
+	m, S = d["meta"], d["shared"]["stringArray"]
+	assert m["initialVisibleThreads"] == list(range(len(d["threads"]))), m["initialVisibleThreads"]
+	assert m["logicalCPUs"] == int(os.environ["CPUS"]) and m["mainMemory"] == int(os.environ["MEM"])
+	assert os.environ["REL"] in m["oscpu"] and m["platform"] == "Linux"
+	assert not os.environ["MODEL"] or m["CPUName"] == os.environ["MODEL"], m.get("CPUName")
+	schema = [x for x in m["markerSchema"] if x["name"] == "OffCPU"][0]
+	assert [f["key"] for f in schema["fields"]] == ["state", "duration", "wchan"], schema
+	n = 0
+	for t in d["threads"]:
+	    mk = t["markers"]
+	    for i in range(mk["length"]):
+	        data = mk["data"][i]
+	        assert data["state"] == S[mk["name"][i]], data
+	        assert abs(data["duration"] - (mk["endTime"][i] - mk["startTime"][i])) < 1e-3, data
+	        assert m["categories"][mk["category"][i]]["name"] == "Off-CPU"
+	        assert data["wchan"] or "cause" not in data, data	# a stack names where it waited
+	        n += 1
+	assert n > 0
+	print("markers", n)
+	PY
+'
+
 test_expect_success 'one thread per recorded thread, every sample, counts per thread' '
 	for tid in $(python3 -c "
 import json

@@ -42,7 +42,7 @@
 #include <time.h>
 
 #define FF_PROCESSED_VERSION 57
-enum { CAT_OTHER, CAT_USER, CAT_KERNEL, CAT_JIT };
+enum { CAT_OTHER, CAT_USER, CAT_KERNEL, CAT_JIT, CAT_OFFCPU };
 
 struct ff_sample {
 	uint64_t t_ns, weight;		/* weight: count, or ns for time metrics */
@@ -358,6 +358,24 @@ static const char *off_cpu_name(uint64_t metric)
 	}
 }
 
+/* Where a thread waited, as /proc/PID/wchan names it: the innermost frame
+ * of its off-CPU stack outside the scheduler's own functions. */
+static const char *wait_channel(const struct prof_profile *p, uint32_t node)
+{
+	static const char *const sched[] = { "schedule", "finish_task_switch", "__traceiter",
+					     "__switch_to", "context_switch", "_cond_resched" };
+
+	for (uint32_t n = node; n && n < p->nodes.n; n = p->nodes.v[n].parent) {
+		const char *name = prof_str(p, p->frames.v[p->nodes.v[n].frame].func);
+		bool in_sched = false;
+		for (size_t i = 0; i < ARRAY_SIZE(sched) && !in_sched; i++)
+			in_sched = strstr(name, sched[i]) != NULL;
+		if (!in_sched)
+			return name;
+	}
+	return "";
+}
+
 /* Each off-CPU interval as an interval marker (phase 1) of the OffCPU
  * schema (emit_meta), with the stack it blocked in as its cause. */
 static void emit_markers(struct ff_state *s, struct ff_thread *t, uint32_t tid,
@@ -371,7 +389,12 @@ static void emit_markers(struct ff_state *s, struct ff_thread *t, uint32_t tid,
 		const struct ff_sample *e = &t->off_cpu.v[i];
 		long long st = stack_index(s, t, e->node);
 		uint64_t t_out = e->t_ns > s->t0 ? e->t_ns - s->t0 : 0;
-		sb_adds(&data, i ? ",{\"type\":\"OffCPU\"" : "{\"type\":\"OffCPU\"");
+		sb_adds(&data, i ? ",{\"type\":\"OffCPU\",\"state\":" : "{\"type\":\"OffCPU\",\"state\":");
+		json_str(&data, off_cpu_name(e->cpu_ns));
+		sb_adds(&data, ",\"duration\":");
+		json_ms(&data, e->weight, false);
+		sb_adds(&data, ",\"wchan\":");
+		json_str(&data, wait_channel(s->p, e->node));
 		if (st >= 0) {
 			sb_addf(&data, ",\"cause\":{\"tid\":%u,\"time\":", tid);
 			json_ms(&data, t_out, false);
@@ -386,7 +409,7 @@ static void emit_markers(struct ff_state *s, struct ff_thread *t, uint32_t tid,
 		"\"startTime\":[%s],\"endTime\":[%s]", n, sb_str(&data), sb_str(&name),
 		sb_str(&start), sb_str(&end));
 	col_const(sb, "phase", n, "1");
-	col_const(sb, "category", n, "0");
+	col_const(sb, "category", n, "4");	/* CAT_OFFCPU */
 	sb_adds(sb, "},\n");
 	sb_release(&data);
 	sb_release(&name);
@@ -519,7 +542,38 @@ static double start_time_ms(const struct prof_profile *p)
 	return (double)timegm(&tm) * 1000.0;
 }
 
-static void emit_meta(struct ff_state *s, struct strbuf *sb)
+/* Profile Info's platform section from what the recorder noted: the OS
+ * and kernel, the CPU's model and count, the memory. */
+static void emit_platform(const struct prof_profile *p, struct strbuf *sb)
+{
+	const char *kernel = prof_meta_get(p, "kernel"), *arch = prof_meta_get(p, "arch");
+	const char *cpu = prof_meta_get(p, "cpu_model"), *cpus = prof_meta_get(p, "cpus");
+	const char *mem = prof_meta_get(p, "memory_bytes");
+	struct strbuf os = STRBUF_INIT;
+
+	sb_adds(sb, ",\"platform\":\"Linux\",\"oscpu\":");
+	sb_adds(&os, "Linux");
+	if (kernel && *kernel)
+		sb_addf(&os, " %s", kernel);
+	if (arch && *arch)
+		sb_addf(&os, " %s", arch);
+	json_str(sb, sb_str(&os));
+	if (arch && *arch) {
+		sb_adds(sb, ",\"abi\":");
+		json_str(sb, arch);
+	}
+	if (cpu && *cpu) {
+		sb_adds(sb, ",\"CPUName\":");
+		json_str(sb, cpu);
+	}
+	if (cpus && *cpus && strspn(cpus, "0123456789") == strlen(cpus))
+		sb_addf(sb, ",\"logicalCPUs\":%s", cpus);
+	if (mem && *mem && strspn(mem, "0123456789") == strlen(mem))
+		sb_addf(sb, ",\"mainMemory\":%s", mem);
+	sb_release(&os);
+}
+
+static void emit_meta(struct ff_state *s, struct strbuf *sb, size_t nthreads)
 {
 	const struct prof_profile *p = s->p;
 	const char *cmd = prof_meta_get(p, "command");
@@ -532,10 +586,19 @@ static void emit_meta(struct ff_state *s, struct strbuf *sb)
 	json_number(sb, start_time_ms(p));
 	sb_adds(sb, ",\"product\":");
 	json_str(sb, cmd ? cmd : s->v->title ? s->v->title : "prof");
+	emit_platform(p, sb);
+	sb_adds(sb, ",\"initialVisibleThreads\":[");	/* every thread recorded, however idle */
+	for (size_t i = 0; i < nthreads; i++)
+		sb_addf(sb, i ? ",%zu" : "%zu", i);
+	sb_adds(sb, "]");
 	sb_adds(sb, ",\"importedFrom\":\"prof\",\"symbolicated\":true,"
 		"\"usesOnlyOneStackType\":true,\"sourceCodeIsNotOnSearchfox\":true,"
 		"\"markerSchema\":[{\"name\":\"OffCPU\",\"display\":[\"marker-chart\","
-		"\"marker-table\",\"timeline-overview\"],\"fields\":[],\"description\":"
+		"\"marker-table\",\"timeline-overview\"],\"chartLabel\":\"{marker.data.state}\","
+		"\"tableLabel\":\"{marker.data.state} in {marker.data.wchan}\",\"fields\":["
+		"{\"key\":\"state\",\"label\":\"State\",\"format\":\"string\"},"
+		"{\"key\":\"duration\",\"label\":\"Duration\",\"format\":\"duration\"},"
+		"{\"key\":\"wchan\",\"label\":\"Wait channel\",\"format\":\"string\"}],\"description\":"
 		"\"The thread was off the CPU: waiting for I/O, in another uninterruptible "
 		"wait, sleeping, or preempted. Its stack is where it blocked.\"}],"
 		"\"extensions\":{\"length\":0,\"baseURL\":[],\"id\":[],"
@@ -544,7 +607,8 @@ static void emit_meta(struct ff_state *s, struct strbuf *sb)
 		"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
 		"{\"name\":\"User\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},"
 		"{\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":[\"Other\"]},"
-		"{\"name\":\"JIT\",\"color\":\"green\",\"subcategories\":[\"Other\"]}]},\n");
+		"{\"name\":\"JIT\",\"color\":\"green\",\"subcategories\":[\"Other\"]},"
+		"{\"name\":\"Off-CPU\",\"color\":\"blue\",\"subcategories\":[\"Other\"]}]},\n");
 }
 
 int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof_view *v)
@@ -552,7 +616,7 @@ int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	struct ff_state s = { .p = p, .v = v };
 	struct strbuf threads = STRBUF_INIT, out = STRBUF_INIT;
 	struct u64map seen_tids = { 0 };
-	size_t *start = NULL, *order = NULL;
+	size_t *start = NULL, *order = NULL, nthreads = 0;
 	bool first = true;
 
 	s.time_metric = v->metric != PROF_VIEW_CPU;
@@ -573,11 +637,13 @@ int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	if (p->timed.n)
 		timed_by_thread(p, &start, &order);
 	for (uint32_t t = 0; t < p->threads.n; t++)
-		if (emit_thread(&s, &threads, t, &seen_tids, first, start, order))
+		if (emit_thread(&s, &threads, t, &seen_tids, first, start, order)) {
 			first = false;
+			nthreads++;
+		}
 
 	sb_addch(&out, '{');
-	emit_meta(&s, &out);
+	emit_meta(&s, &out, nthreads);
 	emit_libs(&s, &out);
 	sb_adds(&out, "\"shared\":{\"stringArray\":");
 	json_strtab(&out, &s.strs);

@@ -84,6 +84,31 @@ static void on_stop_signal(int sig)
 
 /* --- meta data ------------------------------------------------------------------ */
 
+/* The machine a recording ran on (the Firefox export's Profile Info):
+ * the CPU's model name, the online CPUs and the memory. */
+static void set_machine_meta(struct prof_profile *p)
+{
+	char *info = read_file("/proc/cpuinfo", NULL), *model = info ? strstr(info, "model name") : NULL;
+	char num[32];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_PHYS_PAGES);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (model && (model = strchr(model, ':'))) {
+		model += 1 + strspn(model + 1, " \t");
+		model[strcspn(model, "\n")] = 0;
+		prof_meta_set(p, "cpu_model", model);
+	}
+	free(info);
+	if (cpus > 0) {
+		snprintf(num, sizeof(num), "%ld", cpus);
+		prof_meta_set(p, "cpus", num);
+	}
+	if (pages > 0 && page > 0) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)pages * (unsigned long long)page);
+		prof_meta_set(p, "memory_bytes", num);
+	}
+}
+
 static void set_meta(struct prof_profile *p, const struct prof_session_opts *o)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -120,6 +145,8 @@ static void set_meta(struct prof_profile *p, const struct prof_session_opts *o)
 	gethostname(host, sizeof(host) - 1);
 	prof_meta_set(p, "hostname", host);
 	prof_meta_set(p, "kernel", uname(&u) == 0 ? u.release : "");
+	prof_meta_set(p, "arch", uname(&u) == 0 ? u.machine : "");
+	set_machine_meta(p);
 	prof_meta_set(p, "prof_version", o->version);
 	prof_meta_set(p, "callgraph", prof_callgraph_name(o->perf.callgraph));
 	prof_meta_set(p, "unwinder", o->perf.callgraph == PROF_CG_DWARF ? o->unwinder_name
