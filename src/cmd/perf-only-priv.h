@@ -26,10 +26,10 @@ struct perf_only_table {
 	size_t n;
 };
 
-/* Appends the rows of t to table from row n (ids first_id + i), never
- * past row cap; returns the new row count. */
-size_t perf_only_append(const struct perf_only_table *t, struct opt *table, size_t n,
-			size_t cap, int first_id);
+/* Appends the rows of t (ids first_id + i) after table's own rows (which
+ * end at a zero id), never past row cap; returns table for opt_parse(). */
+const struct opt *perf_only_append(const struct perf_only_table *t, struct opt *table, size_t cap,
+				   int first_id);
 /* The one usage line for row i of t as typed (flag): "perf's FLAG (MEANING)
  * is not supported by prof: WHY"; -EINVAL. */
 int perf_only_refuse(const struct perf_only_table *t, int i, const char *flag);

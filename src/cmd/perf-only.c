@@ -6,12 +6,16 @@
 #include "perf-only-priv.h"
 #include <errno.h>
 
-size_t perf_only_append(const struct perf_only_table *t, struct opt *table, size_t n,
-			size_t cap, int first_id)
+const struct opt *perf_only_append(const struct perf_only_table *t, struct opt *table, size_t cap,
+				   int first_id)
 {
-	for (size_t i = 0; i < t->n && n < cap; i++, n++)
+	size_t n = 0;
+
+	while (table[n].id && table[n].id != first_id)
+		n++;
+	for (size_t i = 0; i < t->n && n < cap; i++, n++)	/* again: the same rows */
 		table[n] = (struct opt){ first_id + (int)i, t->v[i].s, t->v[i].l, t->v[i].kind };
-	return n;
+	return table;
 }
 
 int perf_only_refuse(const struct perf_only_table *t, int i, const char *flag)

@@ -110,17 +110,6 @@ static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_NOOP, 'N', "no-buildid-cache", OPT_FLAG },
 };
 
-/* The real rows, then the perf-only ones behind them, once. */
-static const struct opt *option_table(void)
-{
-	size_t n = 0;
-
-	while (options[n].id)
-		n++;
-	perf_only_append(&record_perf_only, options, n, ARRAY_SIZE(options) - 1, O_PERF_ONLY);
-	return options;
-}
-
 static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 {
 	struct record_opts *o = ctx;
@@ -214,7 +203,8 @@ int record_parse_options(struct record_opts *o, int argc, char **argv)
 	int rest, ret;
 
 	set_defaults(o);
-	ret = opt_parse(option_table(), argc, argv, OPT_STOP_AT_ARG, apply_option, o, &rest);
+	ret = opt_parse(perf_only_append(&record_perf_only, options, ARRAY_SIZE(options) - 1, O_PERF_ONLY),
+			argc, argv, OPT_STOP_AT_ARG, apply_option, o, &rest);
 	if (ret)
 		return ret;
 	if (rest < argc)

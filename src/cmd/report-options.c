@@ -39,17 +39,6 @@ static struct opt options[O_PERF_ONLY + PERF_ONLY_MAX + 1] = {
 	{ O_COLOR, 0, "color", OPT_OPTIONAL },
 };
 
-/* The real rows, then the perf-only ones behind them, once. */
-static const struct opt *option_table(void)
-{
-	size_t n = 0;
-
-	while (options[n].id)
-		n++;
-	perf_only_append(&report_perf_only, options, n, ARRAY_SIZE(options) - 1, O_PERF_ONLY);
-	return options;
-}
-
 /* perf's comma lists: --pid 1,2 --tid 3 (repeated flags add to the list). */
 static int parse_ids(const char *flag, const char *arg, uint32_t *ids, size_t *n)
 {
@@ -169,7 +158,8 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 /* Returns 0, OPT_HELP or -EINVAL. */
 int report_parse_args(int argc, char **argv, struct report_opts *o)
 {
-	int ret = opt_parse(option_table(), argc, argv, 0, apply_option, o, NULL);
+	int ret = opt_parse(perf_only_append(&report_perf_only, options, ARRAY_SIZE(options) - 1, O_PERF_ONLY),
+			argc, argv, 0, apply_option, o, NULL);
 
 	if (ret)
 		return ret;
