@@ -71,7 +71,7 @@ const char *prof_frame_module_path(const struct prof_profile *p, const struct pr
 
 /* --- timeline data hook for the HTML report --------------------------------
  * `prof record` stores a per-process timeline (p->timeline); a source that samples CPU%, RSS or I/O wait
- * over time fills a prof_timeline and passes it to prof_render_html_ex();
+ * over time fills a prof_timeline and passes it to prof_output_html_ex();
  * the HTML "Timeline" section is emitted only when at least one series has
  * points.
  */
@@ -86,29 +86,29 @@ struct prof_timeline {
 };
 /* CPU%, RSS and I/O-wait% series from the timeline `prof record` stored
  * (the process with the most points); empty when there is none.
- * prof_render_html() uses it.  Free with prof_timeline_free. */
+ * prof_output_html() uses it.  Free with prof_timeline_free. */
 void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl);
 void prof_timeline_free(struct prof_timeline *tl);
 
 /* --- renderers -------------------------------------------------------------- */
-int prof_render_flamegraph(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_output_flamegraph(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 /* difffolded.pl convention: shaped by head; red = grew, blue = shrank
  * (per-frame inclusive share, base normalised to head's total); stacks only
  * in base are drawn as a separate grey flame graph below, sized by their
  * base weight, titled "Disappeared". */
-int prof_render_flamegraph_diff(FILE *f, const struct prof_profile *base,
+int prof_output_flamegraph_diff(FILE *f, const struct prof_profile *base,
 				const struct prof_profile *head, const struct prof_view *v);
-int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_output_html(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 /* The same page for two recordings: head's flame graph coloured by the
  * change of share (red grew, blue shrank) and a movers table. */
-int prof_render_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
+int prof_output_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
 			  const struct prof_view *v);
-int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+int prof_output_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 			const struct prof_timeline *timeline);
-int prof_render_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v);
-int prof_render_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v);
-int prof_render_callgrind(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_output_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_output_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_output_callgrind(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 /* The Firefox Profiler's processed profile format (src/output/firefox.c). */
-int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_output_firefox(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 
 #endif

@@ -222,7 +222,7 @@ static void cg_write(struct strbuf *sb, struct cg_state *s, const struct prof_vi
 	sb_addf(sb, "totals: %llu\n", (unsigned long long)total);
 }
 
-int prof_render_callgrind(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+int prof_output_callgrind(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct cg_state s = { .p = p };
 	struct strbuf sb = STRBUF_INIT;

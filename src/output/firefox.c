@@ -611,7 +611,7 @@ static void emit_meta(struct ff_state *s, struct strbuf *sb, size_t nthreads)
 		"{\"name\":\"Off-CPU\",\"color\":\"blue\",\"subcategories\":[\"Other\"]}]},\n");
 }
 
-int prof_render_firefox(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+int prof_output_firefox(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct ff_state s = { .p = p, .v = v };
 	struct strbuf threads = STRBUF_INIT, out = STRBUF_INIT;

@@ -260,7 +260,7 @@ static void subtitle_of(struct strbuf *sb, const struct prof_profile *p, const s
 	render_weight(sb, v, total);
 }
 
-int prof_render_flamegraph(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+int prof_output_flamegraph(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct flame_tree t;
 	struct fg_area a;
@@ -299,7 +299,7 @@ static void diff_max_delta(struct fg_area *a)
 	}
 }
 
-int prof_render_flamegraph_diff(FILE *f, const struct prof_profile *base,
+int prof_output_flamegraph_diff(FILE *f, const struct prof_profile *base,
 				const struct prof_profile *head, const struct prof_view *v)
 {
 	struct flame_tree t;

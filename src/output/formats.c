@@ -24,13 +24,13 @@ static const struct format_desc {
 	[PROF_FMT_TEXT] = { "text", NULL, prof_output_text_diff, NULL, false },
 	[PROF_FMT_FOLDED] = { "folded", prof_output_folded, prof_output_folded_diff, NULL, false },
 	[PROF_FMT_JSON] = { "json", prof_output_json, NULL, NULL, false },
-	[PROF_FMT_FLAMEGRAPH] = { "flamegraph", prof_render_flamegraph, prof_render_flamegraph_diff,
+	[PROF_FMT_FLAMEGRAPH] = { "flamegraph", prof_output_flamegraph, prof_output_flamegraph_diff,
 				  "flamegraph.svg", false },
-	[PROF_FMT_HTML] = { "html", prof_render_html, prof_render_html_diff, "prof.html", true },
-	[PROF_FMT_SPEEDSCOPE] = { "speedscope", prof_render_speedscope, NULL, NULL, true },
-	[PROF_FMT_PPROF] = { "pprof", prof_render_pprof, NULL, "prof.pb.gz", false },
-	[PROF_FMT_CALLGRIND] = { "callgrind", prof_render_callgrind, NULL, NULL, false },
-	[PROF_FMT_FIREFOX] = { "firefox", prof_render_firefox, NULL, NULL, true },
+	[PROF_FMT_HTML] = { "html", prof_output_html, prof_output_html_diff, "prof.html", true },
+	[PROF_FMT_SPEEDSCOPE] = { "speedscope", prof_output_speedscope, NULL, NULL, true },
+	[PROF_FMT_PPROF] = { "pprof", prof_output_pprof, NULL, "prof.pb.gz", false },
+	[PROF_FMT_CALLGRIND] = { "callgrind", prof_output_callgrind, NULL, NULL, false },
+	[PROF_FMT_FIREFOX] = { "firefox", prof_output_firefox, NULL, NULL, true },
 };
 
 int prof_format_parse(const char *name, enum prof_format *out)

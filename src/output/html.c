@@ -552,25 +552,25 @@ static int html_page(FILE *f, const struct prof_profile *p, const struct prof_vi
 	return rc;
 }
 
-int prof_render_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+int prof_output_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
 			const struct prof_timeline *tl)
 {
 	return html_page(f, p, v, tl, NULL);
 }
 
-int prof_render_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
+int prof_output_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
 			  const struct prof_view *v)
 {
 	return html_page(f, head, v, NULL, base);
 }
 
-int prof_render_html(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+int prof_output_html(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct prof_timeline tl;
 	int ret;
 
 	prof_timeline_from_profile(p, &tl);
-	ret = prof_render_html_ex(f, p, v, &tl);
+	ret = prof_output_html_ex(f, p, v, &tl);
 	prof_timeline_free(&tl);
 	return ret;
 }

@@ -325,7 +325,7 @@ static bool agg_in_export(const struct prof_profile *p, const struct prof_view *
 	return prof_view_weight(p, &any, a) != 0;
 }
 
-int prof_render_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+int prof_output_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct pprof_state s = { .p = p };
 	struct strbuf out = STRBUF_INIT, gz = STRBUF_INIT;

@@ -161,7 +161,7 @@ static bool thread_profile(struct strbuf *sb, struct speedscope_state *s,
 	return n > 0;
 }
 
-int prof_render_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+int prof_output_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct speedscope_state s = { .p = p };
 	struct strbuf profiles = STRBUF_INIT, out = STRBUF_INIT;

@@ -143,7 +143,7 @@ static void test_flamegraph(const struct prof_profile *p)
 	char *svg;
 
 	prof_view_init(&v);
-	svg = render(prof_render_flamegraph, p, &v, NULL);
+	svg = render(prof_output_flamegraph, p, &v, NULL);
 	ok(strstr(svg, "<svg") && strstr(svg, "</svg>"), "svg document");
 	ok(strstr(svg, "&lt;img src=x onerror=alert(1)&gt;") != NULL, "hostile name kept as text");
 	no_injection(svg, "svg");
@@ -158,14 +158,14 @@ static void test_flamegraph(const struct prof_profile *p)
 	ok(strstr(svg, ">Flame Graph<") != NULL, "flame title");
 	free(svg);
 	v.inverted = true;
-	svg = render(prof_render_flamegraph, p, &v, NULL);
+	svg = render(prof_output_flamegraph, p, &v, NULL);
 	ok(strstr(svg, ">Icicle Graph<") != NULL, "inverted: icicle title");
 	/* icicle: root frame at the top row */
 	ok(strstr(svg, "y=\"64.0\" width=\"1180.00\"") != NULL, "inverted: root at the top");
 	free(svg);
 	v.inverted = false;
 	v.tids[v.ntids++] = 101;
-	svg = render(prof_render_flamegraph, p, &v, NULL);
+	svg = render(prof_output_flamegraph, p, &v, NULL);
 	ok(strstr(svg, ">spin<") == NULL && strstr(svg, "5 samples (100.00%)"), "view filter applies (tid 101)");
 	free(svg);
 }
@@ -178,7 +178,7 @@ static void test_diff(const struct prof_profile *base, const struct prof_profile
 	FILE *f = open_memstream(&buf, &n);
 
 	prof_view_init(&v);
-	ok(prof_render_flamegraph_diff(f, base, head, &v) == 0, "diff renders");
+	ok(prof_output_flamegraph_diff(f, base, head, &v) == 0, "diff renders");
 	fclose(f);
 	ok(strstr(buf, "Disappeared") != NULL, "vanished stacks get their own section");
 	ok(strstr(buf, "gone_fn") != NULL && strstr(buf, "in base, gone in head"), "gone_fn shown as gone");
@@ -199,7 +199,7 @@ static void test_html(const struct prof_profile *p)
 	char *html;
 
 	prof_view_init(&v);
-	html = render(prof_render_html, p, &v, NULL);
+	html = render(prof_output_html, p, &v, NULL);
 	no_injection(html, "html");
 	ok(strstr(html, "\\u003c/script\\u003e") != NULL, "</script> in JSON data escaped");
 	ok(!strstr(html, "src=\"http") && !strstr(html, "href=\"http"), "no network loads");
@@ -218,7 +218,7 @@ static void test_html(const struct prof_profile *p)
 	char *buf = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
-	ok(prof_render_html_ex(f, p, &v, &tl) == 0, "html with timeline renders");
+	ok(prof_output_html_ex(f, p, &v, &tl) == 0, "html with timeline renders");
 	fclose(f);
 	ok(strstr(buf, "id=\"timeline\"") && strstr(buf, "<polyline"), "timeline section when data exists");
 	ok(strstr(buf, "RSS &lt;b&gt;") != NULL, "series name escaped");
@@ -296,7 +296,7 @@ static void test_html_caps(void)
 	p.samples = 61000;
 	prof_timed_sort(&p);
 	prof_view_init(&v);
-	char *html = render(prof_render_html, &p, &v, NULL);
+	char *html = render(prof_output_html, &p, &v, NULL);
 	const char *trim = strstr(html, "\"trim_samples\":"), *rows = strstr(html, "\"rows\":{\"count\":");
 	const char *col = strstr(html, ",\"n\":"), *stacks = strstr(html, "\"stacks\":\"");
 	size_t nrows = rows ? strtoul(rows + strlen("\"rows\":{\"count\":"), NULL, 10) : 0;
@@ -320,7 +320,7 @@ static void test_speedscope(const struct prof_profile *p)
 	char *js;
 
 	prof_view_init(&v);
-	js = render(prof_render_speedscope, p, &v, NULL);
+	js = render(prof_output_speedscope, p, &v, NULL);
 	ok(strstr(js, "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\"") != NULL, "schema");
 	is_u64(count(js, "\"type\":\"sampled\""), 2, "one sampled profile per thread");
 	ok(strstr(js, "quote\\\"back\\\\slash") != NULL, "JSON string escaped");
@@ -343,7 +343,7 @@ static void test_pprof(const struct prof_profile *p)
 	char *gz, *pb;
 
 	prof_view_init(&v);
-	gz = render(prof_render_pprof, p, &v, &len);
+	gz = render(prof_output_pprof, p, &v, &len);
 	ok(len > 2 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b, "gzip magic");
 	pb = gunzip(gz, len, &plen);
 	ok(pb != NULL, "gunzips");
@@ -384,7 +384,7 @@ static void test_callgrind(const struct prof_profile *p)
 	char *cg;
 
 	prof_view_init(&v);
-	cg = render(prof_render_callgrind, p, &v, NULL);
+	cg = render(prof_output_callgrind, p, &v, NULL);
 	ok(strstr(cg, "events: Samples\n") && strstr(cg, "totals: 18\n"), "header and totals");
 	ok(strstr(cg, "fn=(") && strstr(cg, "cfn=(") && strstr(cg, "calls="), "self and call records");
 	ok(strstr(cg, "ob=(1) /usr/bin/app") != NULL, "module as ob=");
@@ -407,17 +407,17 @@ static void write_outputs(const char *dir, const struct prof_profile *base, cons
 	char path[4096];
 
 	prof_view_init(&v);
-	write_file(dir, "flame.svg", prof_render_flamegraph, head, &v);
-	write_file(dir, "report.html", prof_render_html, head, &v);
-	write_file(dir, "speedscope.json", prof_render_speedscope, head, &v);
-	write_file(dir, "profile.pb.gz", prof_render_pprof, head, &v);
-	write_file(dir, "callgrind.out", prof_render_callgrind, head, &v);
-	write_file(dir, "firefox.json", prof_render_firefox, head, &v);
+	write_file(dir, "flame.svg", prof_output_flamegraph, head, &v);
+	write_file(dir, "report.html", prof_output_html, head, &v);
+	write_file(dir, "speedscope.json", prof_output_speedscope, head, &v);
+	write_file(dir, "profile.pb.gz", prof_output_pprof, head, &v);
+	write_file(dir, "callgrind.out", prof_output_callgrind, head, &v);
+	write_file(dir, "firefox.json", prof_output_firefox, head, &v);
 	snprintf(path, sizeof(path), "%s/diff.svg", dir);
 	FILE *f = fopen(path, "w");
-	ok(f && prof_render_flamegraph_diff(f, base, head, &v) == 0 && fclose(f) == 0, "wrote diff.svg");
+	ok(f && prof_output_flamegraph_diff(f, base, head, &v) == 0 && fclose(f) == 0, "wrote diff.svg");
 	v.inverted = true;
-	write_file(dir, "icicle.svg", prof_render_flamegraph, head, &v);
+	write_file(dir, "icicle.svg", prof_output_flamegraph, head, &v);
 	v.inverted = false;
 
 	/* The timeline hook, with two made-up but deterministic series. */
@@ -432,7 +432,7 @@ static void write_outputs(const char *dir, const struct prof_profile *base, cons
 	VEC_PUSH(&tl.series, rss);
 	snprintf(path, sizeof(path), "%s/timeline.html", dir);
 	f = fopen(path, "w");
-	ok(f && prof_render_html_ex(f, head, &v, &tl) == 0 && fclose(f) == 0, "wrote timeline.html");
+	ok(f && prof_output_html_ex(f, head, &v, &tl) == 0 && fclose(f) == 0, "wrote timeline.html");
 	VEC_FREE(&cpu.points);
 	VEC_FREE(&rss.points);
 	VEC_FREE(&tl.series);
@@ -443,8 +443,8 @@ static void test_empty(void)
 {
 	struct prof_profile p;
 	struct prof_view v;
-	render_fn fns[] = { prof_render_flamegraph, prof_render_html, prof_render_speedscope,
-			    prof_render_pprof, prof_render_callgrind, prof_render_firefox };
+	render_fn fns[] = { prof_output_flamegraph, prof_output_html, prof_output_speedscope,
+			    prof_output_pprof, prof_output_callgrind, prof_output_firefox };
 	const char *names[] = { "flamegraph", "html", "speedscope", "pprof", "callgrind",
 				"firefox" };
 
@@ -511,7 +511,7 @@ static void test_random(void)
 	ok(sums, "random: every node = self + children");
 	flame_tree_free(&t);
 
-	char *cg = render(prof_render_callgrind, &p, &v, NULL), want[64];
+	char *cg = render(prof_output_callgrind, &p, &v, NULL), want[64];
 	snprintf(want, sizeof(want), "totals: %llu\n", (unsigned long long)total);
 	ok(strstr(cg, want) != NULL, "random: callgrind totals = total");
 	bool bounded = true;
@@ -521,17 +521,17 @@ static void test_random(void)
 	}
 	ok(bounded, "random: no call edge costs more than the total (recursion counted once)");
 	free(cg);
-	char *js = render(prof_render_speedscope, &p, &v, NULL);
+	char *js = render(prof_output_speedscope, &p, &v, NULL);
 	uint64_t ends = 0;
 	for (const char *c = js; (c = strstr(c, "\"endValue\":")); c++)
 		ends += strtoull(c + 11, NULL, 10);
 	is_u64(ends, total, "random: speedscope endValues sum to total");
 	free(js);
-	free(render(prof_render_html, &p, &v, NULL));
-	free(render(prof_render_pprof, &p, &v, NULL));
-	free(render(prof_render_flamegraph, &p, &v, NULL));
+	free(render(prof_output_html, &p, &v, NULL));
+	free(render(prof_output_pprof, &p, &v, NULL));
+	free(render(prof_output_flamegraph, &p, &v, NULL));
 	if (getenv("RENDER_OUT_DIR"))	/* t5201 checks it: no times, inlined frames */
-		write_file(getenv("RENDER_OUT_DIR"), "firefox-random.json", prof_render_firefox,
+		write_file(getenv("RENDER_OUT_DIR"), "firefox-random.json", prof_output_firefox,
 			   &p, &v);
 	prof_profile_free(&p);
 }
