@@ -5,6 +5,15 @@
  *
  * Renderers read the model only; they never know where it came from
  * (recording, perf.data, callgrind).  Each returns 0 or a negative errno.
+ *
+ * The picture and interop renderers (second half): interactive flame graph
+ * SVG (plain and differential), a self-contained HTML report, speedscope
+ * JSON, pprof (gzipped profile.proto), a callgrind-format export and the
+ * Firefox Profiler's processed profile.  Also the "flame tree" they share:
+ * the trie merged by (function, module, inlined) along each path, as
+ * flamegraph.pl merges sibling frames by name.  No renderer writes a raw
+ * symbol name: SVG/HTML go through xml_escape, JSON through json_escape
+ * (and, inside HTML <script>, '<' '>' '&' become \u003c...).
  */
 #ifndef PROF_OUTPUT_H
 #define PROF_OUTPUT_H
@@ -76,5 +85,99 @@ struct prof_stat_report {
 };
 void prof_output_stat_text(struct strbuf *sb, const struct prof_stat_report *r);
 void prof_output_stat_json(struct strbuf *sb, const struct prof_stat_report *r);
+
+/* --- flame tree (src/output/flametree.c) ----------------------------------
+ * Nodes are keyed by their *strings* (name, module path, inlined), not by
+ * profile ids, so stacks of two different profiles merge into one tree
+ * (the differential flame graph needs that).  Node 0 is the root.
+ * Invariants: value[k] of a node = sum of value[k] of its children + its
+ * own self[k]; children of a node are sorted by name after flame_finish().
+ */
+enum { FLAME_HEAD, FLAME_BASE, FLAME_GONE, FLAME_SLOTS };
+
+struct flame_node {
+	uint32_t parent;
+	const char *name, *module, *file;	/* borrowed from the profile */
+	const char *name_key, *module_key;	/* what merges: the same, or identities */
+	uint32_t line;
+	uint8_t kind, inlined;
+	uint64_t value[FLAME_SLOTS];		/* inclusive weight per slot */
+	uint64_t self[FLAME_SLOTS];
+	uint32_t first_child, n_children;	/* into tree->child_ids, after flame_finish */
+	uint32_t depth;
+};
+
+struct flame_tree {
+	VEC(struct flame_node) nodes;
+	VEC(uint32_t) child_ids;
+	struct u64map index;	/* hash(parent, strings) + probe -> node id */
+	uint32_t max_depth;
+	/* Diffs of two builds merge frames by identity (src/model/identity.c):
+	 * the name without compiler hashes, the module by role (the program,
+	 * a soname), so builds of other names and paths share their frames. */
+	bool by_identity;
+	struct strtab keys;	/* the identity strings, by_identity only */
+};
+
+void flame_tree_init(struct flame_tree *t);
+/* A tree for a base/head diff: frames merge by identity (see above). */
+void flame_tree_init_identity(struct flame_tree *t);
+void flame_tree_free(struct flame_tree *t);
+/* Add every agg of p passing the view, with its view weight, to slot. */
+void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
+			    const struct prof_view *v, int slot);
+/* Base stacks for a diff: adds to FLAME_BASE, and to FLAME_GONE along
+ * paths (or path tails) that the head slot never reached. */
+void flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
+			 const struct prof_view *v);
+void flame_tree_finish(struct flame_tree *t);	/* sorts children, sets depths */
+/* The stack of one node as frame ids, outermost first, into out (reset). */
+struct u32vec { uint32_t *v; size_t n, cap; };
+void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
+				  struct u32vec *out);
+/* Module path of a frame, "" if none. */
+const char *prof_frame_module_path(const struct prof_profile *p, const struct prof_frame *f);
+
+/* --- timeline data hook for the HTML report --------------------------------
+ * `prof record` stores a per-process timeline (p->timeline); a source that samples CPU%, RSS or I/O wait
+ * over time fills a prof_timeline and passes it to prof_output_html_ex();
+ * the HTML "Timeline" section is emitted only when at least one series has
+ * points.
+ */
+struct prof_timeline_point { uint64_t t_ns; double value; };
+struct prof_timeline_series {
+	const char *name;	/* "CPU", "RSS", "I/O wait" */
+	const char *unit;	/* "%", "bytes", "ms/s" */
+	VEC(struct prof_timeline_point) points;	/* time-ordered */
+};
+struct prof_timeline {
+	VEC(struct prof_timeline_series) series;
+};
+/* CPU%, RSS and I/O-wait% series from the timeline `prof record` stored
+ * (the process with the most points); empty when there is none.
+ * prof_output_html() uses it.  Free with prof_timeline_free. */
+void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl);
+void prof_timeline_free(struct prof_timeline *tl);
+
+/* --- renderers -------------------------------------------------------------- */
+int prof_output_flamegraph(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* difffolded.pl convention: shaped by head; red = grew, blue = shrank
+ * (per-frame inclusive share, base normalised to head's total); stacks only
+ * in base are drawn as a separate grey flame graph below, sized by their
+ * base weight, titled "Disappeared". */
+int prof_output_flamegraph_diff(FILE *f, const struct prof_profile *base,
+				const struct prof_profile *head, const struct prof_view *v);
+int prof_output_html(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* The same page for two recordings: head's flame graph coloured by the
+ * change of share (red grew, blue shrank) and a movers table. */
+int prof_output_html_diff(FILE *f, const struct prof_profile *base, const struct prof_profile *head,
+			  const struct prof_view *v);
+int prof_output_html_ex(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+			const struct prof_timeline *timeline);
+int prof_output_speedscope(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_output_pprof(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+int prof_output_callgrind(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+/* The Firefox Profiler's processed profile format (src/output/firefox.c). */
+int prof_output_firefox(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 
 #endif

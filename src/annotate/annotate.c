@@ -13,7 +13,7 @@
  *    line twice for one sample.
  */
 #include "prof/annotate.h"
-#include "prof/render.h"
+#include "prof/output.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

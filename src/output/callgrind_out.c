@@ -18,7 +18,7 @@
  *  - calls= cannot be known from sampling: we write the number of distinct
  *    sampled (thread, stack) aggregates through the edge (always >= 1).
  */
-#include "prof/render.h"
+#include "prof/output.h"
 #include "output-priv.h"
 #include <stdlib.h>
 #include <string.h>

@@ -35,7 +35,7 @@
  *  - A profile without sample times (callgrind input) gets one sample per
  *    (thread, stack) aggregate, all at time 0, with its weight.
  */
-#include "prof/render.h"
+#include "prof/output.h"
 #include "output-priv.h"
 #include <string.h>
 #include <sys/utsname.h>

@@ -16,7 +16,7 @@
  * name goes through xml_escape (the script reads names back through the
  * DOM, which unescapes, and only ever assigns them to textContent).
  */
-#include "prof/render.h"
+#include "prof/output.h"
 #include "output-priv.h"
 #include <string.h>
 

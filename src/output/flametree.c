@@ -16,7 +16,7 @@
  *  - child lists exist only after flame_tree_finish(), sorted by name like
  *    flamegraph.pl's alphabetical sibling order.
  */
-#include "prof/render.h"
+#include "prof/output.h"
 #include "prof/identity.h"
 #include <string.h>
 

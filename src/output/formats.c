@@ -6,7 +6,6 @@
  * a format here instead of keeping their own tables.
  */
 #include "prof/output.h"
-#include "prof/render.h"
 #include <errno.h>
 #include <string.h>
 

@@ -25,7 +25,7 @@
  *    `?sort=COLUMN` sorts the functions table (descending) as a header click does.
  */
 #include "output-priv.h"
-#include "prof/render.h"
+#include "prof/output.h"
 #include <string.h>
 
 #define HTML_MAX_FN_ROWS 500

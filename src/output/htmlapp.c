@@ -48,7 +48,7 @@
  */
 #include "output-priv.h"
 #include "prof/annotate.h"
-#include "prof/render.h"
+#include "prof/output.h"
 #include <string.h>
 
 #define HTML_BUCKETS 1000

@@ -20,7 +20,7 @@
  *    filters with a weight in any sample type (not only the view's
  *    metric), with pid/tid/thread labels, and one value per sample_type.
  */
-#include "prof/render.h"
+#include "prof/output.h"
 #include "output-priv.h"
 #include <errno.h>
 #include <string.h>

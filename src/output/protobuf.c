@@ -8,7 +8,7 @@
  * Nested messages are encoded bottom-up: build the sub-message in its own
  * strbuf, then pb_bytes() it into the parent; no length back-patching.
  */
-#include "prof/render.h"
+#include "prof/output.h"
 #include "output-priv.h"
 #include <errno.h>
 #include <string.h>

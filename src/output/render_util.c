@@ -1,13 +1,13 @@
 /*
  * render_util.c - small helpers shared by the picture/interop renderers
- * (render.h): quoted JSON strings, JSON made safe to embed in an HTML
+ * (output.h): quoted JSON strings, JSON made safe to embed in an HTML
  * <script> element, writing a finished buffer out, and the walk over the
  * timed samples that the time-ordered exports (speedscope, Firefox
  * Profiler) and the HTML application share: grouped by thread, filtered
  * and weighed under the view; and the order of a capped list, heaviest
  * first.
  */
-#include "prof/render.h"
+#include "prof/output.h"
 #include "output-priv.h"
 #include <errno.h>
 #include <string.h>

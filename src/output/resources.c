@@ -8,7 +8,7 @@
  * files, perf.data, callgrind) prints zeros in JSON and no text lines.
  */
 #include "output-priv.h"
-#include "prof/render.h"
+#include "prof/output.h"
 #include <string.h>
 
 static int cmp_u32(const void *a, const void *b)

@@ -16,7 +16,7 @@
  *  - Without times (callgrind input), each (thread, stack) aggregate
  *    becomes one weighted sample, as before.
  */
-#include "prof/render.h"
+#include "prof/output.h"
 #include "output-priv.h"
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * render.c - unit tests for the picture and interop renderers (render.h):
+ * render.c - unit tests for the picture and interop renderers (output.h):
  * the flame tree merges siblings by name, the SVG/HTML/JSON outputs escape
  * hostile symbol names, the diff flame graph colours and shows vanished
  * stacks, speedscope/pprof/callgrind carry the profile's totals.
@@ -11,7 +11,7 @@
  */
 #include "tap.h"
 #include "prof/callgrind.h"
-#include "prof/render.h"
+#include "prof/output.h"
 #include "../../src/output/output-priv.h"
 #include <stdlib.h>
 #include <string.h>
