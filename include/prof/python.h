@@ -96,16 +96,6 @@ struct prof_pysample {
 struct prof_python;
 struct prof_python *prof_python_new(void);
 void prof_python_free(struct prof_python *py);
-/*
- * The Python frames tid of pid is executing now: the count written to out
- * (up to max), -ENOENT when pid runs no CPython this reader knows (or was
- * not looked at yet: a thread of the reader looks at each new process,
- * away from the sample path), -ESRCH when tid has no thread state (yet), -EFAULT when
- * the memory changed under the reader, -ESTALE when smp (may be NULL)
- * shows the thread ran other Python code at the sample or came too late.
- */
-int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
-		     struct prof_pyframe *out, size_t max);
 /* Forgets pid (exec, exit): it is looked at again at its next sample. */
 void prof_python_forget(struct prof_python *py, pid_t pid);
 /* A code object read earlier; NULL for an unknown id.  Any thread. */
@@ -127,12 +117,9 @@ size_t prof_python_record(struct prof_python *py, uint32_t pid, uint32_t tid, ui
 int prof_python_record_parse(const struct perf_event_header *h, uint32_t *pid, uint32_t *tid,
 			     uint64_t *time, struct prof_pyframe *out);
 
-/* The ring pump's hook (struct prof_perf's hook, arg a struct
- * prof_python): PROF_RECORD_PYSTACK records before CPython samples. */
 struct prof_perf;
-size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
-			     void *out, size_t max);
-/* Installs the hook with py on pf (before its pump starts); returns py. */
+/* Installs the ring pump's hook (PROF_RECORD_PYSTACK records before
+ * CPython samples) with py on pf (before its pump starts); returns py. */
 struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py);
 
 #endif

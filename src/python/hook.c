@@ -16,7 +16,9 @@
  * from the same place, which no check can tell (docs/python.md). */
 #define MAX_LAG_NS 2000000
 
-size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
+/* The ring pump's hook (struct prof_perf's hook, arg a struct
+ * prof_python): PROF_RECORD_PYSTACK records before CPython samples. */
+static size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
 			     void *out, size_t max)
 {
 	struct prof_python *py = arg;

@@ -604,7 +604,15 @@ static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_py
 static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
 		       struct prof_pyframe *out, size_t max);
 
-int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
+/*
+ * The Python frames tid of pid is executing now: the count written to out
+ * (up to max), -ENOENT when pid runs no CPython this reader knows (or was
+ * not looked at yet: a thread of the reader looks at each new process,
+ * away from the sample path), -ESRCH when tid has no thread state (yet), -EFAULT when
+ * the memory changed under the reader, -ESTALE when smp (may be NULL)
+ * shows the thread ran other Python code at the sample or came too late.
+ */
+static int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
 		     struct prof_pyframe *out, size_t max)
 {
 	int ret;
