@@ -7,7 +7,7 @@
  * comes from the intervals the off-CPU consumer (src/record/offcpu.c)
  * charged; both are consumers of the replay engine (prof/replay.h).
  *
- * Limits (also in the report's README): /proc values have clock-tick
+ * Limits: /proc values have clock-tick
  * resolution (10 ms) for CPU time.  A thread that exits between two
  * samples keeps the values of its last sample, unless its /proc entry is
  * still readable when its PERF_RECORD_EXIT is processed (rarely: threads

@@ -3,7 +3,7 @@
  * growable vectors, a string buffer, a u64->u64 hash map, a string intern
  * table, LEB128 varints and the one-line error/warning reporters.
  *
- * Conventions (see README "Code conventions"): functions below src/cmd/
+ * Conventions (see docs/hacking.md, "Code conventions"): functions below src/cmd/
  * return 0 or a negative errno (or NULL) and never exit; they may call
  * error()/warning() to say *what* failed.  Allocation failure is the one
  * exception: x*alloc() abort with a message, as git does, because every

@@ -1,9 +1,9 @@
 /*
  * procs.c - what the formats say per process, from one pass over the
  * profile: its name, how many tasks it had, the off-CPU sums of each
- * process and each thread, and its timeline points.  The formats used to
- * scan every thread, aggregate and timeline point once per process (or
- * per thread), which is quadratic: `prof report --format=json` of an
+ * process and each thread, and its timeline points.  One pass, because
+ * scanning every thread, aggregate and timeline point once per process (or
+ * per thread) is quadratic: `prof report --format=json` of an
  * hour of `prof record -a` (32,500 processes, 46,417 threads) ran for
  * over ten CPU-minutes in those scans.  Here each lookup is one hash.
  */

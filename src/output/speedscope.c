@@ -14,7 +14,7 @@
  *    off-CPU metrics, both for wall.  A profile without periods (not a
  *    clock event) weighs each CPU sample 1 with unit "none".
  *  - Without times (callgrind input), each (thread, stack) aggregate
- *    becomes one weighted sample, as before.
+ *    becomes one weighted sample.
  */
 #include "prof/output.h"
 #include "output-priv.h"

@@ -16,7 +16,7 @@
  *    both, and reads `used` again after seeing `next` (it is final then).
  *  - Memory is bounded: once max_bytes of chunks are queued the pump stops
  *    reading that CPU's kernel ring, which then fills and makes the kernel
- *    count LOST records as before: no sample is dropped silently.
+ *    count LOST records: no sample is dropped silently.
  *  - Per CPU, queued records are older than those still in the kernel
  *    ring, so draining a CPU's queue before its ring keeps the order.
  *  - Each queue publishes a mark: the clock read before the data_head of

@@ -16,7 +16,7 @@
  *  - Written to a mkstemp file (0600) in the cache directory, then renamed:
  *    no reader ever sees a partial copy and no planted symlink is followed.
  *  - Every failure (unwritable cache, disk full, libelf error) just means
- *    the original file is used, as before.
+ *    the original file is used.
  */
 #include "symbol-priv.h"
 #include "ksyms-priv.h"

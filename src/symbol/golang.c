@@ -22,7 +22,7 @@
  *
  * Design notes: opened once per prof_elf at the first lookup and freed
  * with it; a table of an unknown version is said once per binary and the
- * binary then symbolizes as before.
+ * binary then symbolizes from its ELF symbols and DWARF alone.
  */
 #include "symbol-priv.h"
 #include "gopclntab-priv.h"

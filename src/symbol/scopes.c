@@ -13,7 +13,7 @@
  *    it, before its Dwfl: the stored Dwarf_Die values point into it).
  *  - The chain is innermost first: the deepest inlined_subroutine
  *    containing the address, ..., the subprogram, exactly the frames
- *    dwarf.c used to keep from dwarf_getscopes_die.
+ *    dwarf_getscopes_die gives.
  *  - Addresses no listed function contains return 0, and dwarf.c falls
  *    back to dwarf_getscopes, so odd DWARF still gets the old answer.
  *  - The CU of an address normally comes from libdw (.debug_aranges);

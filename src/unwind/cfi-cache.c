@@ -20,7 +20,7 @@
  *    every process of the same libc or shell shares them, so a new process
  *    costs no CFI parsing at all.  In front of them each address space
  *    keeps its own cache by runtime pc, dropped whenever its mappings
- *    change; a hit there is one hash lookup, as before.
+ *    change; a hit there is one hash lookup.
  *  - "ra undefined" (the outermost frame, e.g. _start) ends the walk as
  *    complete, exactly as libdw reports it.
  */
