@@ -17,7 +17,8 @@
 # second and per process CPU second, as ratios (goal: >= 0.98 of bare).
 # Also printed: the mismatch rate over every python recording (stacks kept
 # native because the chain moved before it was read), and the load.
-# PY= picks the interpreter (default: python3's real binary).
+# PY= picks the interpreter (default: python3's real binary);
+# LAUNCH_REPEAT= and ATTACH_REPEAT= override REPEAT for each half.
 . "$(dirname "$0")/lib.sh"
 bench_build
 PY=${PY:-$(python3 -c 'import sys; print(sys.executable)')}
@@ -42,14 +43,14 @@ python_stats() {
 }
 
 load0=$(cut -d' ' -f1 /proc/loadavg)
-for i in $(seq "$REPEAT"); do
+for i in $(seq "${LAUNCH_REPEAT:-$REPEAT}"); do
 	one bare "$PY" "$APP" "$ROUNDS"
 	one nopy "$PROF" record -q -F 999 --no-python -o "$BENCH_TMP/n.data" -- "$PY" "$APP" "$ROUNDS"
 	one py "$PROF" record -q -F 999 -o "$BENCH_TMP/p.data" -- "$PY" "$APP" "$ROUNDS"
 	python_stats "$BENCH_TMP/p.data"
 done
 m() { echo "$1" | tr ' ' '\n' | grep . | median; }
-for f in wall cpu; do
+[ "${LAUNCH_REPEAT:-$REPEAT}" -gt 0 ] && for f in wall cpu; do
 	declare -n t=$f
 	label=$([ $f = wall ] && echo "rounds per wall s" || echo "rounds per main-thread CPU s")
 	ok=""
@@ -76,11 +77,12 @@ attach_one() {	# key, prof record's extra flag (or none: bare)
 	loops[$1]+="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["loops"])' "$BENCH_TMP/a.json") "
 	lcpu[$1]+="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["loops"] / d["cpu"])' "$BENCH_TMP/a.json") "
 }
-for i in $(seq "$REPEAT"); do
+for i in $(seq "${ATTACH_REPEAT:-$REPEAT}"); do
 	attach_one bare
 	attach_one nopy --no-python
 	attach_one prof
 done
+[ "${ATTACH_REPEAT:-$REPEAT}" -gt 0 ] && {
 row "py -p, 50 threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[prof]}")" \
 	"$(ratio "$(m "${loops[prof]}")" "$(m "${loops[bare]}")")" \
 	"$(verdict "$(ratio "$(m "${loops[prof]}")" "$(m "${loops[bare]}")") >= 0.98")"
@@ -88,8 +90,9 @@ row "py -p, 50 threads" "loops per wall s / --no-python" "$(m "${loops[nopy]}")"
 	"$(ratio "$(m "${loops[prof]}")" "$(m "${loops[nopy]}")")" "info"
 row "py -p, 50 threads" "loops per CPU s / bare" "$(m "${lcpu[bare]}")" "$(m "${lcpu[prof]}")" \
 	"$(ratio "$(m "${lcpu[prof]}")" "$(m "${lcpu[bare]}")")" "info"
+}
 
 awk '{s += $1; m += $2; x += $3; u += $4} END {
 	printf "# python stacks: %d, with Python frames %d (%.2f%%), mismatched %d (%.2f%%), unreadable %d\n",
 		s, m, s ? 100 * m / s : 0, x, s ? 100 * x / s : 0, u }' "$BENCH_TMP/py.stats" >&2
-echo "# $PY, $ROUNDS rounds x $REPEAT, attach ${SECS}s x $REPEAT; load average $load0 at start, $(cut -d' ' -f1 /proc/loadavg) at end" >&2
+echo "# $PY, $ROUNDS rounds x ${LAUNCH_REPEAT:-$REPEAT}, attach ${SECS}s x ${ATTACH_REPEAT:-$REPEAT}; load average $load0 at start, $(cut -d' ' -f1 /proc/loadavg) at end" >&2

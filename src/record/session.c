@@ -615,8 +615,6 @@ int prof_session_start(struct prof_session *s)
 	}
 	if (s->oc) {
 		start_pump(prof_offcpu_switch_perf(s->oc));
-		if (s->py)	/* a switched-out thread's chain holds still: exact */
-			prof_python_hook_set(prof_offcpu_perf(s->oc), s->py);
 		start_pump(prof_offcpu_perf(s->oc));
 		if (s->o->system_wide && (ret = prof_offcpu_exclude_self(s->oc)) < 0)
 			warning("cannot filter prof's own switches out of the off-CPU stacks (%s); they are dropped later",
