@@ -62,7 +62,7 @@ if [ -x "$PY" ]; then
 		"$PROF" report -i native.data >native.txt &&
 		check_not_contains native.txt "^# python:"
 	'
-	test_expect_success 'json and speedscope name the Python functions with their module' '
+	test_expect_success 'json, speedscope and the flame graph name the Python functions' '
 		data=$(ls pyenv.data debian.data 2>/dev/null | head -n 1) &&
 		"$PROF" report -i $data --format=json >py.json &&
 		python3 -c "
@@ -73,7 +73,9 @@ print(m[:1])
 sys.exit(0 if m and m[0][\"module\"].endswith(\"pysplit.py\") else 1)
 " &&
 		"$PROF" report -i $data --format=speedscope >py.speedscope &&
-		grep -q "pure_loop (pysplit.py:" py.speedscope
+		grep -q "pure_loop (pysplit.py:" py.speedscope &&
+		"$PROF" report -i $data --format=flamegraph >py.svg &&
+		grep -q "pure_loop (pysplit.py:[0-9]*) \[python\]" py.svg
 	'
 else
 	test_skip '--no-python' 'no CPython 3.11 here'

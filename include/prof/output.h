@@ -101,6 +101,7 @@ struct flame_node {
 	const char *name_key, *module_key;	/* what merges: the same, or identities */
 	uint32_t line;
 	uint8_t kind, inlined;
+	bool python;				/* a Python function (PROF_MOD_PYTHON) */
 	uint64_t value[FLAME_SLOTS];		/* inclusive weight per slot */
 	uint64_t self[FLAME_SLOTS];
 	uint32_t first_child, n_children;	/* into tree->child_ids, after flame_finish */

@@ -63,6 +63,8 @@ static void kind_colour(struct strbuf *sb, const struct flame_node *n)
 		sb_addf(sb, "rgb(%d,%d,0)", (int)(190 + 65 * v1), (int)(90 + 65 * v1));
 	else if (n->kind == PROF_FRAME_JIT)
 		sb_addf(sb, "rgb(%d,%d,%d)", (int)(50 * v1), (int)(200 + 55 * v2), (int)(50 * v3));
+	else if (n->python)	/* blue, as Python's own colours */
+		sb_addf(sb, "rgb(%d,%d,%d)", (int)(60 + 50 * v1), (int)(120 + 60 * v2), (int)(200 + 55 * v3));
 	else if (n->kind == PROF_FRAME_ANON || n->kind == PROF_FRAME_UNKNOWN || !strcmp(n->name, "[unknown]"))
 		sb_addf(sb, "rgb(%d,%d,%d)", (int)(160 + 40 * v1), (int)(160 + 40 * v1), (int)(170 + 40 * v1));
 	else
@@ -113,6 +115,8 @@ static void frame_title(struct strbuf *sb, const struct fg_area *a, const struct
 		sb_adds(&t, " [inlined]");
 	if (n->kind == PROF_FRAME_KERNEL)
 		sb_adds(&t, " [kernel]");
+	if (n->python)
+		sb_adds(&t, " [python]");
 	if (*n->module)
 		sb_addf(&t, " (%s)", n->module);
 	if (*n->file)

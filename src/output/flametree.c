@@ -106,6 +106,8 @@ static uint32_t flame_child(struct flame_tree *t, uint32_t parent,
 				.name_key = name_key, .module_key = module_key,
 				.file = prof_str(p, f->file), .line = f->line,
 				.kind = f->kind, .inlined = f->inlined,
+				.python = f->module < p->modules.n &&
+					  (p->modules.v[f->module].flags & PROF_MOD_PYTHON),
 				.depth = t->nodes.v[parent].depth + 1,
 			};
 			*slot = t->nodes.n;
