@@ -86,7 +86,8 @@ ok = h[\"rate_bytes\"] == 128 and abs(h[\"live_bytes\"] - 4194304) < 0.1 * 41943
 sys.exit(0 if ok else 1)
 " &&
 	"$PROF" report -i glibc.data --format=html -o glibc.html &&
-	grep -q "\"heap\":\[\[[0-9]*,[0-9.]*,[0-9]*\]" glibc.html
+	grep -q "\"heap\":\[\[[0-9]*,[0-9.]*,[0-9]*\]" glibc.html &&
+	grep -q "\"alloc_b\":" glibc.html && grep -q "<option value=\"live-bytes\">" glibc.html
 '
 
 if command -v go >/dev/null; then

@@ -54,6 +54,12 @@ enum prof_metric {
 	PROF_METRIC_COUNT
 };
 #define PROF_M_HEAP_FIRST PROF_M_ALLOCS	/* heap metrics: PROF_M_HEAP_FIRST .. PEAK_BYTES */
+/* An off-CPU interval's length in ns (its sample's time is the start);
+ * the heap metrics are bytes and counts, never durations. */
+static inline bool prof_metric_is_duration(unsigned m)
+{
+	return m >= PROF_M_OFFCPU_NS && m <= PROF_M_PREEMPT_NS;
+}
 
 enum prof_frame_kind {
 	PROF_FRAME_USER,	/* native code in a file-backed mapping */

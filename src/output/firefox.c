@@ -240,7 +240,7 @@ static void timed_samples(struct ff_state *s, struct ff_thread *t, const size_t 
 		struct ff_sample *last = t->samples.n ? &t->samples.v[t->samples.n - 1] : NULL;
 		if (e->node >= p->nodes.n)
 			continue;
-		if (e->metric >= PROF_M_IOWAIT_NS && e->metric < PROF_METRIC_COUNT &&
+		if (e->metric >= PROF_M_IOWAIT_NS && prof_metric_is_duration(e->metric) &&
 		    view_passes(p, s->v, e->thread, e->node))
 			VEC_PUSH(&t->off_cpu, ((struct ff_sample){ e->t_ns, e->value, e->metric,
 								  e->node }));

@@ -118,7 +118,8 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 	else
 		sb_addch(sb, '{');
 	sb_addf(sb, "\"unit\":\"%s\",\"inverted\":%s,\"app\":%s,\"strings\":",
-		v->metric == PROF_VIEW_CPU ? "samples" : "ns", v->inverted ? "true" : "false",
+		v->metric == PROF_VIEW_CPU ? "samples" : prof_view_metric_is_heap(v->metric)
+			? prof_view_metric_unit(v->metric) : "ns", v->inverted ? "true" : "false",
 		p->timed.n && !base ? "true" : "false");
 	json_strtab(sb, &js.tab);
 	sb_adds(sb, ",\n\"nodes\":[");

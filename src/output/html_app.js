@@ -55,7 +55,8 @@ function vlq(txt) {
 function unpackRows(P) {
 	var n = P.count, R = { b: new Int32Array(n), th: new Int32Array(n), st: new Int32Array(n),
 		n: new Float64Array(n).fill(1), cpu: new Float64Array(n), off: new Float64Array(n),
-		io: new Float64Array(n), sl: new Float64Array(n) };
+		io: new Float64Array(n), sl: new Float64Array(n), ac: new Float64Array(n),
+		ab: new Float64Array(n), fb: new Float64Array(n), pk: new Float64Array(n) };
 	var runs = vlq(P.runs), dst = vlq(P.st);
 	for (var i = 0, r = 0; i < runs.length; i += 3)
 		for (var k = 0, prev = 0; k < runs[i + 2]; k++, r++) {
@@ -74,6 +75,12 @@ function unpackRows(P) {
 	sparse(P.io_us, R.io, 1000);
 	sparse(P.sl_us, R.sl, 1000);
 	for (i = 0; i < n; i++) R.off[i] += R.io[i] + R.sl[i];
+	if (P.allocs !== undefined) {	// record --heap
+		sparse(P.allocs, R.ac, 1);
+		sparse(P.alloc_b, R.ab, 1);
+		sparse(P.free_b, R.fb, 1);
+		sparse(P.peak_b, R.pk, 1);
+	}
 	return R;
 }
 function sParent(s) { return ST[2 * s]; }
@@ -81,7 +88,8 @@ function sFrame(s) { return ST[2 * s + 1] - 1; }	// -1 for the root
 function fName(f) { return AS[FR[f][0]]; }
 function fMod(f) { return AS[FR[f][1]]; }
 function fKey(f) { return fName(f) + '\t' + fMod(f); }
-function unit() { return st.m == 'cpu' ? 'samples' : 'ns'; }
+var HEAP_UNITS = { 'allocs': 'allocations', 'alloc-bytes': 'bytes', 'live-bytes': 'bytes', 'peak-bytes': 'bytes' };
+function unit() { return st.m == 'cpu' ? 'samples' : HEAP_UNITS[st.m] || 'ns'; }
 function weightOf(i) {
 	switch (st.m) {
 	case 'cpu': return R.n[i];
@@ -89,6 +97,12 @@ function weightOf(i) {
 	case 'io-wait': return R.io[i];
 	case 'sleep': return R.sl[i];
 	case 'wall': return R.cpu[i] + R.off[i];
+	case 'allocs': return R.ac[i];
+	case 'alloc-bytes': return R.ab[i];
+	// allocated minus freed in the selection: live at its end minus live
+	// at its start (the snapshot diff); stacks that shrank count 0
+	case 'live-bytes': return R.ab[i] - R.fb[i];
+	case 'peak-bytes': return R.pk[i];
 	}
 	return 0;
 }
@@ -98,7 +112,12 @@ function rowIn(i) {
 	if (st.pid !== null && TH[R.th[i]][0] != st.pid) return false;
 	return true;
 }
-function fmtW(v) { return unit() == 'samples' ? String(Math.round(v)) : (v / 1e6).toFixed(3) + ' ms'; }
+function fmtW(v) {
+	var u = unit();
+	if (u == 'bytes') return v >= 1048576 ? (v / 1048576).toFixed(2) + ' MiB' : v >= 1024 ? (v / 1024).toFixed(1) + ' KiB' : Math.round(v) + ' B';
+	if (u == 'allocations') return Math.round(v) + ' allocs';
+	return u == 'samples' ? String(Math.round(v)) : (v / 1e6).toFixed(3) + ' ms';
+}
 function tMs(b) { return (b * A.bucket_ns / 1e6).toFixed(1); }
 
 // --- selection -> per-stack weights -> panels ------------------------------
@@ -111,6 +130,13 @@ function aggregate() {
 		if (!w) continue;
 		sw[R.st[i]] += w;
 		total += w;
+	}
+	if (st.m == 'live-bytes') {	// a stack whose heap shrank in the range: 0
+		total = 0;
+		for (var k = 0; k < sw.length; k++) {
+			if (sw[k] < 0) sw[k] = 0;
+			total += sw[k];
+		}
 	}
 }
 
@@ -724,7 +750,7 @@ function update() {
 	N = flameNodes();
 	MARK.flameNodes = performance.now() - t;
 	S = AS;
-	D.unit = unit() == 'samples' ? 'samples' : 'ns';
+	D.unit = unit();
 	K = [];
 	N.forEach(function (n, i) { K.push([]); if (i) K[n[0]].push(i); });
 	zoomId = 0;

@@ -9,7 +9,7 @@ var D=JSON.parse(document.getElementById('prof-data').textContent),S=D.strings,N
 N.forEach(function(n,i){K.push([]);if(i)K[n[0]].push(i);});
 function nm(i){return i?S[N[i][1]]:'all';}
 function key(i){return S[N[i][1]]+'\t'+S[N[i][2]];}
-function fmt(v){return D.unit=='samples'?v+' samples':(v/1e6).toFixed(3)+' ms';}
+function fmt(v){return D.unit=='samples'?v+' samples':D.unit=='bytes'?(v>=1048576?(v/1048576).toFixed(2)+' MiB':v>=1024?(v/1024).toFixed(1)+' KiB':v+' B'):D.unit=='allocations'?v+' allocations':(v/1e6).toFixed(3)+' ms';}
 function pct(v){return (N[0][7]?100*v/N[0][7]:0).toFixed(2)+'%';}
 function hue(s){var h=0;for(var i=0;i<s.length;i++)h=(h*31+s.charCodeAt(i))>>>0;return h;}
 function dcolour(i){var n=N[i],d=(N[0][7]?n[7]/N[0][7]:0)-(D.base_total?n[9]/D.base_total:0),x=Math.min(1,Math.abs(d)/D.max_delta);

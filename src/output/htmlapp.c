@@ -58,7 +58,9 @@
 #define HTML_TRIM_SHARE 1e-4
 #define TRIMMED_FRAME UINT32_MAX	/* in app.frames: the "(trimmed)" frame */
 
-enum { C_N, C_CPU, C_OFF, C_IO, C_SL, C_COLS };
+/* columns; the heap's: allocations, bytes allocated and bytes freed at
+ * their times, bytes live at the peak (in the peak's bucket) */
+enum { C_N, C_CPU, C_OFF, C_IO, C_SL, C_AC, C_AB, C_FB, C_PK, C_COLS };
 
 struct app_row {
 	uint32_t bucket, thread, stack;
@@ -192,7 +194,25 @@ static void add_timed(struct app *a, const struct prof_timed_sample *e)
 	case PROF_M_OFFCPU_NS: add_spread(a, e->thread, st, C_OFF, e->t_ns, e->value); break;
 	case PROF_M_IOWAIT_NS: add_spread(a, e->thread, st, C_IO, e->t_ns, e->value); break;
 	case PROF_M_SLEEP_NS: add_spread(a, e->thread, st, C_SL, e->t_ns, e->value); break;
+	case PROF_M_ALLOCS: row_for(a, bucket_of(a, e->t_ns), e->thread, st)->v[C_AC] += e->value; break;
+	case PROF_M_ALLOC_BYTES: row_for(a, bucket_of(a, e->t_ns), e->thread, st)->v[C_AB] += e->value; break;
+	case PROF_M_FREE_BYTES: row_for(a, bucket_of(a, e->t_ns), e->thread, st)->v[C_FB] += e->value; break;
 	default: break;
+	}
+}
+
+/* PROF_M_PEAK_BYTES is derived on load, not timed: in the peak's bucket. */
+static void add_peak(struct app *a)
+{
+	const struct prof_profile *p = a->p;
+
+	for (size_t i = 0; p->heap.present && i < p->aggs.n; i++) {
+		const struct prof_agg *g = &p->aggs.v[i];
+		if (!g->value[PROF_M_PEAK_BYTES] || g->thread >= p->threads.n || g->node >= p->nodes.n ||
+		    !view_passes(p, a->v, g->thread, g->node))
+			continue;
+		row_for(a, p->timed.n ? bucket_of(a, p->heap.peak_ns) : 0, g->thread,
+			a->node_stack[g->node])->v[C_PK] += g->value[PROF_M_PEAK_BYTES];
 	}
 }
 
@@ -204,7 +224,7 @@ static void build_rows(struct app *a)
 	a->t0 = p->timed.n ? p->timed.v[0].t_ns : 0;
 	for (size_t i = 0; i < p->timed.n; i++) {
 		const struct prof_timed_sample *e = &p->timed.v[i];
-		uint64_t end = e->t_ns + (e->metric >= PROF_M_OFFCPU_NS ? e->value : 0);
+		uint64_t end = e->t_ns + (prof_metric_is_duration(e->metric) ? e->value : 0);
 		t_end = end > t_end ? end : t_end;
 		a->cpu_ns_seen |= e->metric == PROF_M_CPU_NS;
 	}
@@ -217,6 +237,7 @@ static void build_rows(struct app *a)
 		if (e->thread < p->threads.n && e->node < p->nodes.n && view_passes(p, a->v, e->thread, e->node))
 			add_timed(a, e);
 	}
+	add_peak(a);
 	if (p->timed.n)
 		return;
 	for (size_t i = 0; i < p->aggs.n; i++) {	/* no times: one bucket */
@@ -229,6 +250,9 @@ static void build_rows(struct app *a)
 		r->v[C_OFF] += g->value[PROF_M_OFFCPU_NS];
 		r->v[C_IO] += g->value[PROF_M_IOWAIT_NS];
 		r->v[C_SL] += g->value[PROF_M_SLEEP_NS];
+		r->v[C_AC] += g->value[PROF_M_ALLOCS];
+		r->v[C_AB] += g->value[PROF_M_ALLOC_BYTES];
+		r->v[C_FB] += g->value[PROF_M_FREE_BYTES];
 	}
 }
 
@@ -585,6 +609,8 @@ static uint64_t column_value(const struct app *a, size_t i, int col, uint64_t sc
 		x = x > waits ? x - waits : 0;
 	uint64_t v = (x + scale / 2) / scale;
 	*expected = x == expect || (col > C_CPU && !v);
+	if (col >= C_AC)	/* the heap's: 0 expected */
+		*expected = !v;
 	return v;
 }
 
@@ -651,6 +677,12 @@ static void emit_rows(struct app *a, struct strbuf *sb)
 	emit_column(a, sb, "other_us", C_OFF, 1000);
 	emit_column(a, sb, "io_us", C_IO, 1000);
 	emit_column(a, sb, "sl_us", C_SL, 1000);
+	if (a->p->heap.present) {
+		emit_column(a, sb, "allocs", C_AC, 1);
+		emit_column(a, sb, "alloc_b", C_AB, 1);
+		emit_column(a, sb, "free_b", C_FB, 1);
+		emit_column(a, sb, "peak_b", C_PK, 1);
+	}
 	sb_addch(sb, '}');
 }
 
