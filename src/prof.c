@@ -20,7 +20,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "sample a command or running processes into prof.data" },
 	{ "report", cmd_report, "show a recording (or perf.data): text, tree, flame graph, html, json..." },
 	{ "top", cmd_top, "live view of the hottest functions of running processes or the whole machine" },
-	{ "annotate", cmd_annotate_function, "one function's costs per source line and per instruction" },
+	{ "annotate", cmd_annotate, "one function's costs per source line and per instruction" },
 	{ "stat", cmd_stat, "run a command N times: CPU, RSS, I/O wait statistics" },
 	{ "diff", cmd_diff, "compare recordings: per-function change with confidence and a verdict" },
 	{ "callgrind", cmd_callgrind, "annotate, run and compare callgrind profiles" },

@@ -18,8 +18,9 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
-/* `prof annotate` (src/cmd/annotate.c); callgrind.c has a static cmd_annotate */
-int cmd_annotate_function(int argc, char **argv);
+/* `prof annotate` (src/cmd/annotate.c); `prof callgrind annotate` is
+ * cmd_callgrind_annotate, inside cmd/callgrind.c */
+int cmd_annotate(int argc, char **argv);
 int cmd_callgrind(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

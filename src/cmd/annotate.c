@@ -83,7 +83,7 @@ static int annotate(const struct annotate_opts *o, const struct prof_profile *p)
 	return ret;
 }
 
-int cmd_annotate_function(int argc, char **argv)
+int cmd_annotate(int argc, char **argv)
 {
 	struct annotate_opts o = { 0 };
 	struct prof_profile p;

@@ -82,7 +82,7 @@ static int annotate_option(void *ctx, int id, const char *arg, const char *flag)
 	return -EINVAL;
 }
 
-static int cmd_annotate(int argc, char **argv)
+static int cmd_callgrind_annotate(int argc, char **argv)
 {
 	struct annotate_args a = { .o = { .threshold = 99 } };
 	struct cg_profile p;
@@ -215,7 +215,7 @@ int cmd_callgrind(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "annotate"))
-		return cmd_annotate(argc - 1, argv + 1);
+		return cmd_callgrind_annotate(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
 		return callgrind_cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
