@@ -16,8 +16,12 @@ libiberty-dev libc6-dbg binutils procps libcapstone-dev"
 # (tests/resources/slowdisk.c).
 # g++ lld mold golang-go rustc nodejs: the kinds of binaries of the
 # compatibility matrix (tests/t1200, scripts/compat.sh); gold is in binutils.
+# libjemalloc2 libtcmalloc-minimal4: the allocators `record --heap` is tested
+# with (tests/t1400; golang-go's `go tool pprof` reads its export);
+# heaptrack redis-server redis-tools: scripts/bench/heap.sh.
 TEST_PKGS="valgrind linux-perf clang libclang-rt-14-dev protobuf-compiler chromium time
-util-linux python3 g++ lld mold golang-go libfuse3-dev fuse3 e2fsprogs"
+util-linux python3 g++ lld mold golang-go libfuse3-dev fuse3 e2fsprogs
+libjemalloc2 libtcmalloc-minimal4 heaptrack redis-server redis-tools"
 # A rustc (rustup) or node installed some other way is used as it is: the
 # Debian package would shadow or conflict with it.
 command -v rustc >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/rustc" ] || TEST_PKGS="$TEST_PKGS rustc"
