@@ -5,11 +5,12 @@
 # -p/-d while it keeps running.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-test_expect_success '--help lists every option' '
+test_expect_success '--help lists every option, and records nothing' '
 	"$PROF" record --help >out &&
-	for o in -o -F -e -g --stack-size --unwinder -m -p -d -q; do
+	for o in -o -F -e -g --stack-size --unwinder -m -p -d -q --offcpu-stacks; do
 		check_contains out " $o" || return 1
-	done
+	done &&
+	test ! -e prof.data
 '
 
 test_expect_failure_exit 'stack size over the u16 record limit is refused' 2 '

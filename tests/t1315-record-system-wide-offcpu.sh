@@ -18,9 +18,7 @@ RB="$BUILD_DIR/tests/resources"
 # so there is I/O wait to measure whatever the host's disk is.
 slow_disk_setup 500 5000 || skip_all "$SLOW_DISK_WHY"
 
-"$PROF" record -o probe.data -- true 2>probe.err
-grep -q "no off-CPU stacks" probe.err &&
-	skip_all "off-CPU tracepoint unavailable here: $(sed -n 's/.*no off-CPU stacks in this recording: //p' probe.err)"
+require_offcpu
 
 # json_get FILE EXPR: a python expression over p (the report's only process).
 json_get() {

@@ -10,10 +10,7 @@
 RB="$BUILD_DIR/tests/resources"
 require_perf_events
 
-"$PROF" record -o probe.data -- true 2>probe.err
-if grep -q "no off-CPU stacks" probe.err; then
-	skip_all "off-CPU tracepoint unavailable here: $(sed -n 's/.*no off-CPU stacks in this recording: //p' probe.err) (kernel-notes/offcpu.md)"
-fi
+require_offcpu
 
 # json_get FILE EXPR: a python expression over d (the report) and p (processes[0]).
 json_get() {
@@ -108,13 +105,21 @@ test_expect_success '--no-resources records no off-CPU data and no timeline' '
 # over pipes, >= 100k switches/s): the kernel drops most switch-out stack
 # samples, yet every off-CPU interval comes from the context-switch records,
 # so the threads' off-CPU time matches their own (wall - thread CPU time).
-# pingpong_check DATA OUT: prof's ping+pong off-CPU within 10% of theirs.
+# pingpong_check DATA OUT: prof's ping+pong off-CPU against theirs (see below).
+# Within 10%, plus 2 us a context switch: the thread's own clock
+# (CLOCK_THREAD_CPUTIME_ID) runs from the moment the scheduler picks it,
+# before the switch itself and before the switch-in record that ends
+# prof's interval; that part of each switch (1.3-1.4 us here, with any
+# recorder, --offcpu-stacks=all included) is CPU by the thread's clock
+# and off-CPU by the switch records.  At 250k switches/s it is 13% of
+# pingpong's off-CPU time.
 pingpong_check() {
 	truth=$(sed -n "s/^offcpu_ns //p" "$2") &&
+	switches=$(($(sed -n "s/^switches_per_s //p" "$2") * 2)) &&
 	"$PROF" report -i "$1" --format=json >"$1.json" &&
 	got=$(json_get "$1.json" "int(sum(t[\"off_cpu_s\"] for t in p[\"threads\"] if t[\"comm\"] in (\"ping\", \"pong\")) * 1e9)") &&
 	say "$(sed -n "s/^switches_per_s //p" "$2") switches/s; off-CPU: own clock $truth ns, prof $got ns" &&
-	python3 -c "import sys; t,g=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(g-t) <= 0.10*t else 1)" "$truth" "$got"
+	python3 -c "import sys; t,g,n=map(int,sys.argv[1:]); sys.exit(0 if abs(g-t) <= 0.10*t + 2000*n else 1)" "$truth" "$got" "$switches"
 }
 
 test_expect_success 'switch-heavy threads: off-CPU time within 10% of their own, at the defaults' '

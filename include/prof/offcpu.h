@@ -1,12 +1,13 @@
 /*
- * offcpu.h - off-CPU profiling during `prof record` (src/perf/offcpu.c):
+ * offcpu.h - off-CPU profiling during `prof record` (src/record/offcpu.c):
  * every off-CPU interval of a profiled thread is bounded by its
  * context-switch records (attr.context_switch=1, in a ring of their own),
- * classified (I/O wait, other uninterruptible, sleep, preempted) and
- * charged in ns to the stack of the sched:sched_switch sample taken at
- * the switch-out (same user regs + stack copy and kernel callchain as the
- * CPU event), or to "[stack lost]" when the kernel dropped that sample.
- * Facts about the kernel: kernel-notes/offcpu.md.
+ * classified (I/O wait, other uninterruptible, sleep, preempted) from the
+ * sched:sched_switch sample taken at the switch-out, and charged in ns to
+ * the stack of its blocking site (sampled mode: the site's last full
+ * stack sample; all: the switch-out's own), or to "[stack lost]" when the
+ * kernel dropped that sample.  Facts about the kernel:
+ * kernel-notes/offcpu.md; the method and its error: docs/offcpu.md.
  */
 #ifndef PROF_OFFCPU_H
 #define PROF_OFFCPU_H
@@ -16,12 +17,35 @@
 
 struct prof_offcpu;
 
+enum prof_offcpu_mode {
+	PROF_OFFCPU_SAMPLED,	/* every switch-out's state and site; full stacks of
+				 * 1 in 61 switch-outs and of every D-state one (-g dwarf) */
+	PROF_OFFCPU_ALL,	/* every switch-out's full stack (--offcpu-stacks=all) */
+	PROF_OFFCPU_STATE,	/* state and kernel callchain only (prof stat) */
+};
+
+struct prof_offcpu_stats {
+	uint64_t lost;		/* switch-out samples the kernel dropped */
+	uint64_t full_lost;	/* sampled full stacks the kernel dropped */
+	uint64_t stacks_lost;	/* intervals charged to [stack lost] */
+	uint64_t switches_lost;	/* switch records dropped: off-CPU time missing */
+	uint64_t full_stacks;	/* sampled full stacks */
+	uint64_t site_hits;	/* switch-outs at a site with a full stack */
+	uint64_t site_partial;	/* ... at a site known from the small copy only */
+	uint64_t site_misses;	/* ... at a new site: unwound from the small copy */
+	uint64_t unsampled;	/* intervals charged without their site's full stack */
+	uint64_t stacks_read;	/* new sites' stacks read from the blocked thread */
+};
+
 /*
  * Probes tracefs and the permission to sample the tracepoint with raw
  * data; on success returns the (not yet opened) off-CPU events set up like
  * main's callgraph.  NULL with the reason in why (one line) otherwise.
  */
-struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, char *why, size_t len);
+struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offcpu_mode mode,
+				    char *why, size_t len);
+/* The mode in use (sampled falls back to all without -g dwarf). */
+enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc);
 /* One event per CPU for tid (inherit=1), like prof_perf_open_task. */
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
 /* System-wide (-a): both events on cpu for every task; 0 / -errno. */
@@ -50,17 +74,16 @@ uint64_t prof_offcpu_iowait_between(const struct prof_offcpu *oc, uint32_t pid,
 				    uint64_t from, uint64_t to);
 /* Forgets the I/O intervals that ended before t (nobody asks about them). */
 void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t);
-/* Switch-out stack samples the kernel dropped (ring full, counted). */
-uint64_t prof_offcpu_lost(const struct prof_offcpu *oc);
-/* Intervals charged to [stack lost] (their stack sample was dropped). */
-uint64_t prof_offcpu_stacks_lost(const struct prof_offcpu *oc);
-/* Switch records the kernel dropped from the time ring: time is missing. */
-uint64_t prof_offcpu_switches_lost(const struct prof_offcpu *oc);
+const struct prof_offcpu_stats *prof_offcpu_stats(const struct prof_offcpu *oc);
 /* The time ring (context-switch records), drained like the others. */
 struct prof_perf *prof_offcpu_switch_perf(struct prof_offcpu *oc);
+/* Every ring of the off-CPU events, for the driver to drain (at most
+ * PROF_OFFCPU_MAX_PERFS); how many. */
+#define PROF_OFFCPU_MAX_PERFS 4
+size_t prof_offcpu_perfs(struct prof_offcpu *oc, struct prof_perf **out);
 void prof_offcpu_free(struct prof_offcpu *oc);
 
-/* For a reader of its own (prof stat's I/O wait, src/resource/iowait.c):
+/* For a reader of its own (prof stat's I/O wait, src/record/iowait.c):
  * the prev_state of a decoded switch-out sample. */
 uint64_t prof_offcpu_prev_state(const struct prof_offcpu *oc, const struct prof_perf_sample *s);
 

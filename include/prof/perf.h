@@ -113,6 +113,7 @@ struct prof_perf {
 	size_t (*hook)(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
 		       void *out, size_t max);
 	void *hook_arg;
+	const char *open_filter;	/* tracepoint filter set on each event as it opens */
 };
 
 /* Fills attr from cfg; no syscalls.  0 / -EINVAL. */

@@ -14,6 +14,7 @@
 #ifndef PROF_SESSION_H
 #define PROF_SESSION_H
 
+#include "prof/offcpu.h"
 #include "prof/perf.h"
 #include "prof/unwind.h"
 
@@ -34,6 +35,7 @@ struct prof_session_opts {
 					 * pids or system_wide it only bounds the recording,
 					 * as perf's does: recorded only when -a covers it */
 	bool no_resources;		/* no off-CPU events, no /proc sampling */
+	bool offcpu_all;		/* every switch-out's own stack, not sampled ones */
 	bool children;			/* attach: also the descendants running now */
 	bool heap;			/* --heap: sampled allocations (heap.h) */
 	uint64_t heap_rate;		/* mean bytes between heap samples, 1: all */
@@ -52,9 +54,8 @@ struct prof_session_info {
 	bool ring_shrunk;		/* rings cut to ring_kib by the mlock limit */
 	uint32_t ring_kib;
 	/* after prof_session_run */
-	uint64_t samples, lost, truncated, bytes_written, offcpu_lost;
-	uint64_t offcpu_stacks_lost;	/* intervals charged to [stack lost] */
-	uint64_t offcpu_switches_lost;	/* switch records dropped: off-CPU time missing */
+	uint64_t samples, lost, truncated, bytes_written;
+	struct prof_offcpu_stats offcpu;
 	size_t processes, threads;
 	size_t spaces_peak, spaces_freed;	/* address spaces alive at once, freed */
 	bool launched, write_failed;

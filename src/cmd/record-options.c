@@ -90,7 +90,7 @@ static int parse_freq(struct record_opts *o, const char *flag, const char *arg)
 
 enum { O_OUTPUT = 1, O_FREQ, O_COUNT, O_EVENT, O_G, O_CALLGRAPH, O_STACK, O_UNWINDER, O_PAGES,
        O_PID, O_TID, O_NO_INHERIT, O_DURATION, O_QUIET, O_VERBOSE, O_NO_RESOURCES, O_ALL_CPUS,
-       O_CPU, O_CHILDREN, O_HEAP, O_HEAP_RATE, O_NO_PYTHON, O_NOOP, O_PERF_ONLY };
+       O_CPU, O_CHILDREN, O_HEAP, O_HEAP_RATE, O_NO_PYTHON, O_OFFCPU_STACKS, O_NOOP, O_PERF_ONLY };
 
 static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_OUTPUT, 'o', "output", OPT_VALUE }, { O_FREQ, 'F', "freq", OPT_VALUE },
@@ -105,6 +105,7 @@ static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_CHILDREN, 0, "children", OPT_FLAG },
 	{ O_HEAP, 0, "heap", OPT_FLAG }, { O_HEAP_RATE, 0, "heap-rate", OPT_VALUE },
 	{ O_NO_PYTHON, 0, "no-python", OPT_FLAG },
+	{ O_OFFCPU_STACKS, 0, "offcpu-stacks", OPT_VALUE },
 	/* perf's no-ops here: timestamps, CPU ids and build-ids are always recorded */
 	{ O_NOOP, 'T', "timestamp", OPT_FLAG }, { O_NOOP, 0, "sample-cpu", OPT_FLAG },
 	{ O_NOOP, 'N', "no-buildid-cache", OPT_FLAG },
@@ -163,6 +164,11 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case O_HEAP_RATE:
 		o->heap = true;
 		return opt_u64(flag, arg, 1, 1ULL << 40, &o->heap_rate);
+	case O_OFFCPU_STACKS:
+		if (strcmp(arg, "sampled") && strcmp(arg, "all"))
+			return usage_error("unknown %s '%s' (want sampled or all)", flag, arg);
+		o->offcpu_all = !strcmp(arg, "all");
+		return 0;
 	}
 	return perf_only_refuse(&record_perf_only, id - O_PERF_ONLY, flag);
 }

@@ -41,6 +41,10 @@ static void print_self_cost(const struct prof_session_info *in)
 		fprintf(stderr, "prof record: own cpu: %.3f s user, %.3f s sys, max rss %ld KiB\n",
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
+	fprintf(stderr, "prof record: off-CPU: %llu full stacks sampled; switch-outs at a known site %llu, known from the small copy %llu, new %llu (%llu read while blocked); %llu intervals without a full stack\n",
+		(unsigned long long)in->offcpu.full_stacks, (unsigned long long)in->offcpu.site_hits,
+		(unsigned long long)in->offcpu.site_partial, (unsigned long long)in->offcpu.site_misses,
+		(unsigned long long)in->offcpu.stacks_read, (unsigned long long)in->offcpu.unsampled);
 	fprintf(stderr, "prof record: address spaces: %zu processes seen, at most %zu alive at once, %zu freed\n",
 		in->processes, in->spaces_peak, in->spaces_freed);
 }
@@ -66,7 +70,8 @@ static int record(const struct record_opts *o)
 		.unwinder_name = o->unwinder_name, .duration = o->duration, .pids = o->pids.v,
 		.npids = o->pids.n, .tids = o->tids.v, .ntids = o->tids.n,
 		.system_wide = o->system_wide, .cpus = o->cpus, .ncpus = o->ncpus,
-		.argv = o->argv, .no_resources = o->no_resources, .no_python = o->no_python, .children = o->children,
+		.argv = o->argv, .no_resources = o->no_resources, .no_python = o->no_python,
+		.offcpu_all = o->offcpu_all, .children = o->children,
 		.heap = o->heap, .heap_rate = o->heap_rate, .heap_seed = o->heap_seed,
 		.version = PROF_VERSION,
 	};
@@ -88,12 +93,12 @@ static int record(const struct record_opts *o)
 		print_summary(in, record_to_stdout(o) ? "stdout" : o->output);
 	else if (!status)
 		status = 1;	/* the command succeeded, the recording did not */
-	if (in->offcpu_stacks_lost)
+	if (in->offcpu.stacks_lost)
 		warning("%llu off-CPU stacks lost (ring full): their time is charged to [stack lost]",
-			(unsigned long long)in->offcpu_stacks_lost);
-	if (in->offcpu_switches_lost)
+			(unsigned long long)in->offcpu.stacks_lost);
+	if (in->offcpu.switches_lost)
 		warning("%llu context-switch records lost: off-CPU times are too low",
-			(unsigned long long)in->offcpu_switches_lost);
+			(unsigned long long)in->offcpu.switches_lost);
 	if (getenv("PROF_RECORD_STATS"))	/* benchmarks: prof's own cost */
 		print_self_cost(in);
 	prof_session_free(s);

@@ -8,34 +8,29 @@
  *
  * Design notes:
  *  - The events, their tracepoint layout and the classification are
- *    src/perf/offcpu.c's (prof_offcpu_new with a "-g none" configuration:
- *    kernel callchain only, no user stacks); this file only reads their
- *    rings and adds up intervals, without a profile or a recorder.
+ *    src/record/offcpu.c's (PROF_OFFCPU_STATE: kernel callchain only, no
+ *    user stacks), and the pairing of switch-outs with switch-ins is
+ *    src/record/switchpair.c's; this file only reads the rings and adds up
+ *    the I/O-wait intervals, without a profile or a recorder.
  *  - A reader thread drains the rings while the command runs (every
  *    50 ms, or when a ring reaches its watermark), so memory stays flat
  *    however long the command runs; what the kernel still drops is
  *    counted in lost, and the sum is then a lower bound.
  *  - Kernel addresses are named through the symbolizer (kallsyms) into a
  *    scratch profile; io_pc caches each address's verdict (1 I/O, 2 not).
- *  - The switch-outs (samples, one ring) and switch-ins (switch records,
- *    their own ring) are paired per thread by time (switched_in); an
- *    interval with no switch-in (the thread exited) is not counted: only
- *    measured time is.
+ *  - Only measured time is counted: an interval whose switch-out sample
+ *    was lost is counted only if the thread's last sampled voluntary
+ *    switch was I/O wait (the pairing's guess), and lost samples are
+ *    reported.
  */
 #include "prof/offcpu.h"
 #include "prof/resource.h"
+#include "prof/switchpair.h"
 #include "prof/symbol.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-
-/* A switch-out's sample, waiting for the thread's next switch-in. */
-struct switch_out {
-	uint64_t time;
-	uint32_t tid;
-	bool io;
-};
 
 struct res_iowait {
 	struct prof_perf main;		/* configuration only: never opened */
@@ -43,7 +38,7 @@ struct res_iowait {
 	struct prof_profile scratch;	/* kernel frame names */
 	struct prof_symbolizer *sym;
 	struct u64map io_pc;
-	VEC(struct switch_out) outs;	/* classified switch-outs not yet paired */
+	struct prof_switchpair *sp;
 	uint64_t io_ns, lost;
 	pthread_t reader;
 	bool reading;
@@ -77,47 +72,42 @@ static bool kernel_chain_in_io(struct res_iowait *iw, const struct prof_perf_sam
 	return false;
 }
 
+static void charge(void *arg, const struct prof_switch_interval *iv, const struct prof_switch_sample *s,
+		   enum prof_metric m)
+{
+	struct res_iowait *iw = arg;
+
+	if (m == PROF_M_IOWAIT_NS)
+		iw->io_ns += iv->t_in - iv->t_out;
+}
+
 static void switched_out(struct res_iowait *iw, const struct prof_perf_sample *s)
 {
 	enum prof_metric m = prof_offcpu_classify(prof_offcpu_prev_state(iw->oc, s),
 						  kernel_chain_in_io(iw, s));
 
-	VEC_PUSH(&iw->outs, ((struct switch_out){ s->time, s->tid, m == PROF_M_IOWAIT_NS }));
+	prof_switchpair_sample(iw->sp, s->tid, &(struct prof_switch_sample){ s->time, 0, 0, PROF_NONE, (uint8_t)m });
 }
 
-/*
- * The samples and the switch records come from two rings drained one
- * after the other, so a drain may hold many switch-outs of a thread
- * before its switch-ins: a switch-in at t pairs with the thread's latest
- * switch-out before t, and older ones of the thread are done with.  A
- * switch-out whose sample arrives after its switch-in was read is not
- * charged (its time is unknown here).
- */
-static void switched_in(struct res_iowait *iw, uint32_t tid, uint64_t t)
+static void on_switch(struct res_iowait *iw, const struct perf_event_header *h)
 {
-	const struct switch_out *last = NULL;
-	size_t k = 0;
+	struct prof_perf_sample_id id;
+	uint16_t misc = prof_perf_record_misc(h);
 
-	for (size_t i = 0; i < iw->outs.n; i++) {
-		const struct switch_out *o = &iw->outs.v[i];
-		if (o->tid == tid && o->time < t) {
-			if (!last || o->time > last->time)
-				last = o;
-		}
-	}
-	if (last && last->io)
-		iw->io_ns += t - last->time;
-	for (size_t i = 0; i < iw->outs.n; i++)
-		if (iw->outs.v[i].tid != tid || iw->outs.v[i].time >= t)
-			iw->outs.v[k++] = iw->outs.v[i];
-	iw->outs.n = k;
+	if (prof_perf_parse_id(&prof_offcpu_switch_perf(iw->oc)->attr, h, &id) < 0)
+		return;
+	if (misc & PERF_RECORD_MISC_SWITCH_OUT)
+		prof_switchpair_out(iw->sp, id.tid, id.pid, 0, id.time,
+				    (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0);
+	else
+		prof_switchpair_in(iw->sp, id.tid, id.time);
 }
 
 static int on_record(void *ctx, const struct perf_event_header *h)
 {
 	struct res_iowait *iw = ctx;
 	struct prof_perf_sample s;
-	struct prof_perf_sample_id id;
+	struct prof_perf_task tk;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
@@ -125,8 +115,11 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 			switched_out(iw, &s);
 		break;
 	case PERF_RECORD_SWITCH:
-		if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) && prof_perf_parse_id(&prof_offcpu_switch_perf(iw->oc)->attr, h, &id) == 0)
-			switched_in(iw, id.tid, id.time);
+		on_switch(iw, h);
+		break;
+	case PERF_RECORD_EXIT:
+		if (prof_perf_parse_task(h, &tk) == 0)
+			prof_switchpair_exit(iw->sp, tk.tid, tk.time);
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -142,6 +135,7 @@ static void drain_both(struct res_iowait *iw)
 {
 	prof_perf_drain(prof_offcpu_perf(iw->oc), on_record, iw);
 	prof_perf_drain(prof_offcpu_switch_perf(iw->oc), on_record, iw);
+	prof_switchpair_prune(iw->sp);
 }
 
 static void *reader_main(void *arg)
@@ -167,7 +161,7 @@ static void iowait_free(struct res_iowait *iw)
 		prof_symbolizer_free(iw->sym);
 	prof_profile_free(&iw->scratch);
 	u64map_free(&iw->io_pc);
-	VEC_FREE(&iw->outs);
+	prof_switchpair_free(iw->sp);
 	prof_perf_close(&iw->main);
 	free(iw);
 }
@@ -186,12 +180,13 @@ static struct res_iowait *iowait_new(char *why, size_t len)
 		free(iw);
 		return NULL;
 	}
-	if (!(iw->oc = prof_offcpu_new(&iw->main, why, len))) {
+	if (!(iw->oc = prof_offcpu_new(&iw->main, PROF_OFFCPU_STATE, why, len))) {
 		prof_perf_close(&iw->main);
 		free(iw);
 		return NULL;
 	}
 	prof_profile_init(&iw->scratch);
+	iw->sp = prof_switchpair_new(charge, iw);
 	return iw;
 }
 
@@ -238,6 +233,7 @@ uint64_t res_iowait_finish(struct res_iowait *iw, uint64_t *lost)
 	iw->reading = false;
 	prof_offcpu_disable(iw->oc);
 	drain_both(iw);
+	prof_switchpair_finish(iw->sp);
 	ns = iw->io_ns;
 	*lost = iw->lost;
 	iowait_free(iw);

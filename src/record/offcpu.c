@@ -1,37 +1,49 @@
 /*
  * offcpu.c - off-CPU time with stacks during `prof record` (see
- * include/prof/offcpu.h).  Two events per profiled thread and CPU
- * (inherit=1, like the CPU event), each with its own rings:
+ * include/prof/offcpu.h).  Events per profiled thread or CPU, each with
+ * its own rings:
  *  - the time ring: a dummy software event with attr.context_switch=1,
  *    whose only records are PERF_RECORD_SWITCH (32 bytes): the thread's
  *    switch-out (flagged preempted or not) and its next switch-in bound
  *    every off-CPU interval;
- *  - the stack ring: the sched:sched_switch tracepoint sampled with
- *    period 1, whose samples (kilobytes: stack copy, kernel callchain,
- *    prev_state in the raw data) give each interval its stack and state.
- * The kernel drops the big stack samples first when the reader falls
- * behind, and counts what it drops; the small switch records ride in
- * their own ring, drained first, so the time survives.  An interval
- * whose stack sample is gone is charged in full to a "[stack lost]"
- * frame: the time is right and the loss is visible.
+ *  - the switch ring: the sched:sched_switch tracepoint on every
+ *    switch-out, for the state (prev_state in the raw data), the kernel
+ *    callchain and the user site: the user registers and a small copy of
+ *    the top of the user stack (OFFCPU_SITE_COPY);
+ *  - the stack ring: the same tracepoint 1 in OFFCPU_STACK_PERIOD
+ *    switch-outs, with the kernel callchain and a full user stack copy;
+ *  - the D ring: the same full samples of every switch-out in D state
+ *    (a tracepoint filter on prev_state): an uninterruptible wait is
+ *    where the kernel stack says what the wait is (I/O or not), and such
+ *    waits are few next to sleeps, so each has its own stack.
+ * With --offcpu-stacks=all the switch ring has the full stack of every
+ * switch-out and there is no stack ring: exact, and what the sampled
+ * mode is checked against.
  *
  * Design notes / invariants:
- *  - This file is a consumer of the replay engine: it sees switch-out
- *    samples already resolved into (thread, node) and switch records with
- *    their thread, and puts charged intervals into a sink.
- *  - The two rings are drained independently, so either may run ahead:
- *    per tid, closed intervals and stack samples wait in two FIFOs until
- *    match() can pair them (see there).  At the end every interval left
- *    is charged as lost.
- *  - A switch-in without a switch-out seen (recording started while the
- *    thread was blocked) charges nothing; a switch-out never followed by
- *    a switch-in (thread exited, recording ended) charges nothing: only
- *    measured intervals are reported.
- *  - The state of a lost stack: preempted when the switch record says so;
- *    otherwise S or D cannot be told apart without the sample, so it gets
- *    the state of the thread's last sampled voluntary switch (a thread
- *    blocking in fdatasync stays I/O wait, a sleeper stays sleep), sleep
- *    when none was sampled yet.
+ *  - Time is never sampled: the pairing (src/record/switchpair.c) charges
+ *    every interval; an interval whose switch sample the kernel dropped is
+ *    charged in full to a "[stack lost]" frame.
+ *  - Time and state (preempted, sleep, uninterruptible) are exact for
+ *    every interval, and a D-state interval has its own full stack (so
+ *    I/O wait or not is exact); another interval's stack is its site's.
+ *  - Every switch-out names its site: (tid, user ip, user sp, state class
+ *    R/S/D) and the return addresses that an unwind of that site found in
+ *    the top OFFCPU_SITE_COPY bytes (checked word by word in each small
+ *    copy, so two callers of the same blocking function at the same
+ *    stack depth are two sites).  A site's stack is its last full stack
+ *    sample: which switch-outs the stack ring samples decides only how
+ *    soon a site is known, not how its intervals are shared, so a fixed
+ *    period cannot alias with a periodic blocking pattern.  What a site
+ *    cannot tell apart is carried: different kernel paths under the same
+ *    user site and state (S or R) get the kernel frames of its last full
+ *    sample.
+ *  - An interval at a site with no full sample yet waits for one (in
+ *    `pending`, at most PENDING_NS of switch time); then, or at the end,
+ *    it is charged to the site's stack unwound from the small copy or
+ *    read from the blocked thread (read_blocked_stack), with no kernel
+ *    frames, under "[stack not sampled]" when it was cut by the copy.  The samples of one switch-out
+ *    arrive in any order; the full one wins.
  *  - The offset and size of prev_state come from the tracepoint's format
  *    file, never hard-coded.
  *  - io keeps the I/O-wait intervals (pid, start, end) until the timeline
@@ -39,10 +51,12 @@
  */
 #include "prof/offcpu.h"
 #include "prof/proc.h"
+#include "prof/switchpair.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* 32-byte records, two per switch: 1 MiB per CPU holds 16k switches,
@@ -58,8 +72,31 @@
  * fits four times more samples than the 32 KiB of the CPU event. */
 #define OFFCPU_STACK_SIZE 8192
 
-/* How long an exited tid waits for its last switch-out (see on_task). */
-#define EXITED_WAIT_NS 1000000000ULL
+/* Bytes of user stack each switch-out copies to name its site: the
+ * syscall wrapper's frame and a few callers' return addresses. */
+#define OFFCPU_SITE_COPY 512
+
+/* One switch-out in this many gets a full stack (kernel callchain and
+ * OFFCPU_STACK_SIZE bytes of user stack).  Prime, so that no short
+ * blocking cycle keeps a site out of the samples. */
+#define OFFCPU_STACK_PERIOD 61
+
+/* The switch ring (~800-byte records: regs, the small copy, raw data)
+ * is this fraction of the CPU event's (-m): 2 MiB per CPU by default on
+ * 2 CPUs, 2.6k switch-outs. */
+#define OFFCPU_SITE_RING_SHARE 8
+
+/* The D ring's filter: switch-outs in TASK_UNINTERRUPTIBLE. */
+#define D_FILTER "prev_state & 2"
+
+/* The two samples of one switch-out are this close in time. */
+#define SAME_SWITCH_NS 20000
+
+/* The site cache starts over beyond this many sites (tids come and go). */
+#define MAX_SITES 262144
+
+/* How long an interval waits for its site's first full stack. */
+#define PENDING_NS 2000000000ULL
 
 /* prev_state bits as the tracepoint reports them (TASK_REPORT). */
 #define TS_INTERRUPTIBLE 0x1
@@ -67,58 +104,52 @@
 #define TS_DEAD_MASK (0x10 | 0x20)	/* X, Z: the thread is exiting */
 #define TS_REPORT_MASK 0xff		/* above: TASK_REPORT_MAX = preempted */
 
-/* One off-CPU interval from the switch records. */
-struct interval {
-	uint64_t t_on;		/* the switch-in before it (0: not seen) */
-	uint64_t t_out, t_in;
-	uint32_t thread, pid;	/* profile thread at the switch-out */
-	bool preempt;
+/* A switch-out site seen before: a thread blocked at the same user ip
+ * and sp, in the same kind of state, with the same return addresses in
+ * the top of its stack copy, has the same stack (see the notes above). */
+#define SITE_SIGS 3
+struct site {
+	uint32_t tid, node, next;	/* next: another site with the same key hash */
+	uint64_t ip, sp;
+	uint8_t cls;			/* state class: R, S or D */
+	bool full;			/* node from a full stack sample (else: the small copy's) */
+	bool io;			/* the kernel stack waits on I/O */
+	uint8_t nsig;
+	uint16_t sig_off[SITE_SIGS];	/* offsets from sp of return addresses... */
+	uint64_t sig_val[SITE_SIGS];	/* ...and their values */
 };
-
-/* One switch-out stack sample, resolved and classified. */
-struct stack {
-	uint64_t time;
-	uint32_t thread, node;
-	uint8_t metric;		/* enum prof_metric, PROF_METRIC_COUNT: exiting */
-};
-
-/* Per tid: the open interval, and the two FIFOs that wait to be paired. */
-struct thr {
-	struct interval open;
-	bool is_open;
-	uint64_t last_in;
-	VEC(struct interval) ivs;
-	size_t iv_head;
-	VEC(struct stack) stacks;
-	size_t st_head;
-	uint8_t vol_metric;	/* of the last sampled voluntary switch */
-};
-
-static void thr_free(struct thr *t)
-{
-	VEC_FREE(&t->ivs);
-	VEC_FREE(&t->stacks);
-	free(t);
-}
 
 struct io_interval {
 	uint64_t start, end;
 	uint32_t pid;
 };
 
+/* An interval waiting for its site's full stack. */
+struct pending {
+	struct prof_switch_interval iv;
+	uint32_t thread, site;
+	uint8_t metric;
+};
+
 struct prof_offcpu {
-	struct prof_perf pf;		/* sched_switch samples: the stacks */
+	enum prof_offcpu_mode mode;
+	struct prof_perf pf;		/* sched_switch, every switch-out: state and site */
+	struct prof_perf st;		/* sched_switch, sampled: full stacks (sampled mode) */
+	struct prof_perf dd;		/* sched_switch in D state: full stacks (sampled mode) */
 	struct prof_perf sw;		/* dummy event, context_switch=1: the time */
 	struct prof_perf_event_desc desc;
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
 	struct prof_profile *p;		/* reads the kernel frames; gets [stack lost] */
 	struct prof_replay_sink sink;	/* where charged intervals go */
-	struct u64map by_tid;		/* tid -> struct thr * */
-	struct u64map exited;		/* tid -> EXIT time, until its last switch-out */
-	uint64_t last_time;		/* of the newest switch record */
-	uint32_t lost_node;
+	struct prof_switchpair *sp;
+	uint32_t lost_node, unsampled_frame;
+	struct u64map site_index;	/* key hash -> index + 1 of the first site */
+	VEC(struct site) sites;
+	VEC(struct pending) pending;
+	uint64_t newest;		/* the newest interval end seen */
 	VEC(struct io_interval) io;
-	uint64_t lost, stacks_lost, switches, switches_lost;
+	struct prof_offcpu_stats stats;
+	uint8_t stack_buf[OFFCPU_STACK_SIZE];	/* read_blocked_stack */
 };
 
 /* "field:long prev_state;\toffset:32;\tsize:8;" -> 32, 8. */
@@ -170,19 +201,24 @@ static int read_tracepoint(struct prof_offcpu *oc, char *why, size_t len)
 	return 0;
 }
 
-static void setup_attr(struct prof_offcpu *oc)
+/* A sched_switch sample every `period` switch-outs, with the raw data;
+ * kchain: the kernel callchain, which tells I/O wait from other
+ * uninterruptible sleeps (user frames: by the stack copy, or none). */
+static void setup_attr(struct prof_perf *pf, uint64_t period, bool kchain)
 {
-	struct perf_event_attr *a = &oc->pf.attr;
+	struct perf_event_attr *a = &pf->attr;
 
 	a->freq = 0;
-	a->sample_period = 1;		/* every switch-out */
+	a->sample_period = period;
 	a->sample_type |= PERF_SAMPLE_RAW;
 	a->exclude_kernel = 0;		/* the tracepoint fires in the kernel */
-	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;	/* the CPU event has them */
-	/* -g none: still the kernel chain, which tells I/O wait from other
-	 * uninterruptible sleeps (no user frames then). */
-	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-	if (oc->pf.cfg.callgraph == PROF_CG_NONE)
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = 0;	/* the CPU event has them */
+	/* PERF_SAMPLE_PERIOD with a fixed period makes every hit of a software
+	 * event a sample (perf_swevent_event), whatever the period. */
+	a->sample_type &= ~(uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD);
+	if (kchain)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (kchain && pf->cfg.callgraph == PROF_CG_NONE)
 		a->exclude_callchain_user = 1;
 }
 
@@ -222,6 +258,41 @@ static int setup_switch_event(struct prof_offcpu *oc, const struct prof_perf_con
 	return 0;
 }
 
+/* The full-stack event: the main event's call graph, OFFCPU_STACK_SIZE
+ * bytes at most, the kernel chain; every `period` switch-outs. */
+static int setup_stack_event(struct prof_offcpu *oc, struct prof_perf *pf,
+			     const struct prof_perf_config *main, uint64_t period)
+{
+	struct prof_perf_config cfg = *main;
+
+	cfg.event = &oc->desc;
+	cfg.freq = 1;
+	cfg.stack_size = MIN(cfg.stack_size, OFFCPU_STACK_SIZE);
+	cfg.ring_pages = stack_ring_pages(&cfg, main->ring_pages);
+	if (prof_perf_init(pf, &cfg) < 0)
+		return -EINVAL;
+	setup_attr(pf, period, true);
+	return 0;
+}
+
+/* The site event of the sampled mode: every switch-out, the user regs
+ * and OFFCPU_SITE_COPY bytes of stack.  No kernel callchain: unwinding
+ * the kernel stack in every switch costs the target ~2 us a switch here
+ * (docs/offcpu.md), more than everything else prof does per switch. */
+static int setup_site_event(struct prof_offcpu *oc, const struct prof_perf_config *main)
+{
+	struct prof_perf_config cfg = *main;
+
+	cfg.event = &oc->desc;
+	cfg.freq = 1;
+	cfg.stack_size = OFFCPU_SITE_COPY;
+	cfg.ring_pages = MAX(16u, main->ring_pages / OFFCPU_SITE_RING_SHARE);
+	if (prof_perf_init(&oc->pf, &cfg) < 0)
+		return -EINVAL;
+	setup_attr(&oc->pf, 1, false);
+	return 0;
+}
+
 /* Can we open the event here (paranoid, CAP_PERFMON)?  On ourselves. */
 static int probe(struct prof_offcpu *oc, char *why, size_t len)
 {
@@ -241,30 +312,65 @@ static int probe(struct prof_offcpu *oc, char *why, size_t len)
 	return 0;
 }
 
-struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, char *why, size_t len)
+static void close_events(struct prof_offcpu *oc)
 {
-	struct prof_offcpu *oc = xcalloc(1, sizeof(*oc));
+	if (oc->pf.rings)
+		prof_perf_close(&oc->pf);
+	if (oc->st.rings)
+		prof_perf_close(&oc->st);
+	if (oc->dd.rings)
+		prof_perf_close(&oc->dd);
+	if (oc->sw.rings)
+		prof_perf_close(&oc->sw);
+}
+
+/* The events of the mode; 0 or -EINVAL. */
+static int setup_events(struct prof_offcpu *oc, const struct prof_perf *main)
+{
 	struct prof_perf_config cfg = main->cfg;
 
+	switch (oc->mode) {
+	case PROF_OFFCPU_SAMPLED:
+		if (setup_site_event(oc, &cfg) < 0)
+			return -EINVAL;
+		if (setup_stack_event(oc, &oc->st, &cfg, OFFCPU_STACK_PERIOD) < 0 ||
+		    setup_stack_event(oc, &oc->dd, &cfg, 1) < 0) {
+			close_events(oc);
+			return -EINVAL;
+		}
+		oc->dd.open_filter = D_FILTER;
+		return 0;
+	case PROF_OFFCPU_STATE:
+		cfg.callgraph = PROF_CG_NONE;
+		/* fall through */
+	case PROF_OFFCPU_ALL:
+		return setup_stack_event(oc, &oc->pf, &cfg, 1);
+	}
+	return -EINVAL;
+}
+
+
+struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offcpu_mode mode,
+				    char *why, size_t len)
+{
+	struct prof_offcpu *oc = xcalloc(1, sizeof(*oc));
+
+	/* Sites need a stack copy to tell them apart: with -g fp or none
+	 * every switch-out's own stack is cheap, and the only one. */
+	if (mode == PROF_OFFCPU_SAMPLED && main->cfg.callgraph != PROF_CG_DWARF)
+		mode = PROF_OFFCPU_ALL;
+	oc->mode = mode;
 	oc->desc = (struct prof_perf_event_desc){ "sched:sched_switch", PERF_TYPE_TRACEPOINT, 0, false };
 	if (read_tracepoint(oc, why, len) < 0)
 		goto fail;
-	cfg.event = &oc->desc;
-	cfg.freq = 1;
-	cfg.stack_size = MIN(cfg.stack_size, OFFCPU_STACK_SIZE);
-	cfg.ring_pages = stack_ring_pages(&cfg, main->cfg.ring_pages);
-	if (prof_perf_init(&oc->pf, &cfg) < 0) {
+	if (setup_events(oc, main) < 0) {
 		snprintf(why, len, "bad off-CPU event configuration");
 		goto fail;
 	}
-	setup_attr(oc);
-	if (probe(oc, why, len) < 0) {
-		prof_perf_close(&oc->pf);
-		goto fail;
-	}
-	if (setup_switch_event(oc, &main->cfg) < 0) {
-		snprintf(why, len, "bad context-switch event configuration");
-		prof_perf_close(&oc->pf);
+	if (probe(oc, why, len) < 0 || setup_switch_event(oc, &main->cfg) < 0) {
+		if (!*why)
+			snprintf(why, len, "bad context-switch event configuration");
+		close_events(oc);
 		goto fail;
 	}
 	return oc;
@@ -273,18 +379,26 @@ fail:
 	return NULL;
 }
 
+/* open() on every event, the time ring first: 0 or the first -errno. */
+static int open_each(struct prof_offcpu *oc, int (*open)(struct prof_perf *, int), int arg)
+{
+	struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
+	size_t n = prof_offcpu_perfs(oc, pfs);
+	int ret = 0;
+
+	for (size_t i = 0; i < n && ret >= 0; i++)
+		ret = open(pfs[i], arg);
+	return ret;
+}
+
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid)
 {
-	int ret = prof_perf_open_task(&oc->sw, tid);
-
-	return ret < 0 ? ret : prof_perf_open_task(&oc->pf, tid);
+	return open_each(oc, prof_perf_open_task, tid);
 }
 
 int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
 {
-	int ret = prof_perf_open_cpu(&oc->sw, cpu);
-
-	return ret < 0 ? ret : prof_perf_open_cpu(&oc->pf, cpu);
+	return open_each(oc, prof_perf_open_cpu, cpu);
 }
 
 /* prev_pid is the tid going off the CPU: a filter on it keeps the stack
@@ -303,6 +417,14 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 	for (size_t i = 0; i < n; i++)
 		sb_addf(&f, " && prev_pid != %d", (int)tids[i]);
 	ret = prof_perf_set_filter(&oc->pf, sb_str(&f));
+	if (ret >= 0 && oc->st.rings)
+		ret = prof_perf_set_filter(&oc->st, sb_str(&f));
+	if (ret >= 0 && oc->dd.rings) {
+		struct strbuf d = STRBUF_INIT;
+		sb_addf(&d, "(%s) && %s", D_FILTER, sb_str(&f));
+		ret = prof_perf_set_filter(&oc->dd, sb_str(&d));
+		sb_release(&d);
+	}
 	free(tids);
 	sb_release(&f);
 	return ret;
@@ -314,10 +436,18 @@ void prof_offcpu_enable(struct prof_offcpu *oc)
 {
 	prof_perf_enable(&oc->sw);
 	prof_perf_enable(&oc->pf);
+	if (oc->st.rings)
+		prof_perf_enable(&oc->st);
+	if (oc->dd.rings)
+		prof_perf_enable(&oc->dd);
 }
 
 void prof_offcpu_disable(struct prof_offcpu *oc)
 {
+	if (oc->dd.rings)
+		prof_perf_disable(&oc->dd);
+	if (oc->st.rings)
+		prof_perf_disable(&oc->st);
 	prof_perf_disable(&oc->pf);
 	prof_perf_disable(&oc->sw);
 }
@@ -326,16 +456,11 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 {
 	if (!oc)
 		return;
-	if (oc->pf.rings)
-		prof_perf_close(&oc->pf);
-	if (oc->sw.rings)
-		prof_perf_close(&oc->sw);
-	size_t it = 0;
-	uint64_t tid, t;
-	while (u64map_next(&oc->by_tid, &it, &tid, &t))
-		thr_free((struct thr *)(uintptr_t)t);
-	u64map_free(&oc->by_tid);
-	u64map_free(&oc->exited);
+	close_events(oc);
+	prof_switchpair_free(oc->sp);
+	u64map_free(&oc->site_index);
+	VEC_FREE(&oc->sites);
+	VEC_FREE(&oc->pending);
 	VEC_FREE(&oc->io);
 	free(oc);
 }
@@ -365,24 +490,29 @@ void prof_offcpu_io_prune(struct prof_offcpu *oc, uint64_t t)
 		oc->io.n = k;
 }
 
-uint64_t prof_offcpu_lost(const struct prof_offcpu *oc)
+const struct prof_offcpu_stats *prof_offcpu_stats(const struct prof_offcpu *oc)
 {
-	return oc ? oc->lost : 0;
-}
+	static const struct prof_offcpu_stats none;
 
-uint64_t prof_offcpu_stacks_lost(const struct prof_offcpu *oc)
-{
-	return oc ? oc->stacks_lost : 0;
-}
-
-uint64_t prof_offcpu_switches_lost(const struct prof_offcpu *oc)
-{
-	return oc ? oc->switches_lost : 0;
+	return oc ? &oc->stats : &none;
 }
 
 struct prof_perf *prof_offcpu_switch_perf(struct prof_offcpu *oc)
 {
 	return &oc->sw;
+}
+
+size_t prof_offcpu_perfs(struct prof_offcpu *oc, struct prof_perf **out)
+{
+	size_t n = 0;
+
+	out[n++] = &oc->sw;
+	out[n++] = &oc->pf;
+	if (oc->st.rings)
+		out[n++] = &oc->st;
+	if (oc->dd.rings)
+		out[n++] = &oc->dd;
+	return n;
 }
 
 /* --- classification ------------------------------------------------------- */
@@ -453,134 +583,341 @@ uint64_t prof_offcpu_prev_state(const struct prof_offcpu *oc, const struct prof_
 	return prev_state_of(oc, s);
 }
 
-static struct thr *thr_of(struct prof_offcpu *oc, uint32_t tid)
+/* A root frame named `name`, interned once into *id. */
+static uint32_t marker_frame(struct prof_offcpu *oc, uint32_t *id, const char *name)
 {
-	bool created;
-	uint64_t *slot = u64map_slot(&oc->by_tid, tid, &created);
-
-	if (created) {
-		struct thr *t = xcalloc(1, sizeof(*t));
-		t->vol_metric = PROF_M_SLEEP_NS;
-		*slot = (uintptr_t)t;
+	if (!*id) {
+		struct prof_frame f = { .func = prof_intern(oc->p, name), .file = prof_intern(oc->p, ""),
+					.module = PROF_NONE, .kind = PROF_FRAME_UNKNOWN };
+		*id = prof_frame_intern(oc->p, &f) + 1;
 	}
-	return (struct thr *)(uintptr_t)*slot;
+	return *id - 1;
 }
 
-/* The node charged when a switch's stack sample was lost: a root frame
+/* The node charged when a switch's sample was lost: a root frame
  * "[stack lost]", so the loss shows in every view with its time. */
 static uint32_t lost_node(struct prof_offcpu *oc)
 {
-	if (!oc->lost_node) {
-		struct prof_frame f = { .func = prof_intern(oc->p, "[stack lost]"), .file = prof_intern(oc->p, ""),
-					.module = PROF_NONE, .kind = PROF_FRAME_UNKNOWN };
-		oc->lost_node = prof_node_child(oc->p, 0, prof_frame_intern(oc->p, &f));
-	}
+	uint32_t f = 0;
+
+	if (!oc->lost_node)
+		oc->lost_node = prof_node_child(oc->p, 0, marker_frame(oc, &f, "[stack lost]"));
 	return oc->lost_node;
 }
 
-static void charge(struct prof_offcpu *oc, const struct interval *iv, uint32_t thread, uint32_t node,
-		   enum prof_metric m)
+static void add(struct prof_offcpu *oc, const struct prof_switch_interval *iv, uint32_t thread,
+		uint32_t node, enum prof_metric m)
 {
 	uint64_t ns = iv->t_in - iv->t_out;
 
-	if (m == PROF_METRIC_COUNT)	/* the thread was exiting */
-		return;
 	oc->sink.add(oc->sink.arg, iv->t_out, thread, node, PROF_M_OFFCPU_NS, ns, 0);
 	oc->sink.add(oc->sink.arg, iv->t_out, thread, node, m, ns, 0);
 	if (m == PROF_M_IOWAIT_NS)
 		VEC_PUSH(&oc->io, ((struct io_interval){ iv->t_out, iv->t_in, iv->pid }));
 }
 
-/* An interval whose stack sample the kernel dropped: the time in full, at
- * [stack lost], preempted when the switch record says so, else the state
- * of the thread's last sampled voluntary switch (see offcpu.h). */
-static void charge_lost(struct prof_offcpu *oc, struct thr *t, const struct interval *iv)
+/* A D state's verdict from a site's (full) kernel frames. */
+static enum prof_metric with_io(enum prof_metric m, bool io)
 {
-	charge(oc, iv, iv->thread, lost_node(oc),
-	       iv->preempt ? PROF_M_PREEMPT_NS : (enum prof_metric)t->vol_metric);
-	oc->stacks_lost++;
+	return m == PROF_M_UNINT_NS && io ? PROF_M_IOWAIT_NS : m;
+}
+
+/* The pairing's verdict on one interval: its time in full, now, or once
+ * its site has a full stack. */
+static void charge(void *arg, const struct prof_switch_interval *iv, const struct prof_switch_sample *s,
+		   enum prof_metric m)
+{
+	struct prof_offcpu *oc = arg;
+
+	oc->newest = MAX(oc->newest, iv->t_in);
+	if (!s) {
+		oc->stats.stacks_lost++;
+		add(oc, iv, iv->thread, lost_node(oc), m);
+	} else if (s->tag != PROF_NONE && s->tag < oc->sites.n && oc->sites.v[s->tag].full) {
+		const struct site *st = &oc->sites.v[s->tag];
+		add(oc, iv, s->thread, st->node, with_io(m, st->io));
+	} else if (s->tag != PROF_NONE && s->tag < oc->sites.n) {
+		VEC_PUSH(&oc->pending, ((struct pending){ *iv, s->thread, s->tag, (uint8_t)m }));
+	} else {
+		add(oc, iv, s->thread, s->node, m);
+	}
+}
+
+/* Charges the waiting intervals whose site now has a full stack, and
+ * (all: the end, or the cache starting over) those that waited long
+ * enough, with the small copy's stack. */
+static void settle_pending(struct prof_offcpu *oc, bool all)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < oc->pending.n; i++) {
+		const struct pending *pd = &oc->pending.v[i];
+		const struct site *st = &oc->sites.v[pd->site];
+		if (st->full)
+			add(oc, &pd->iv, pd->thread, st->node, with_io((enum prof_metric)pd->metric, st->io));
+		else if (all || pd->iv.t_in + PENDING_NS < oc->newest) {
+			oc->stats.unsampled++;
+			add(oc, &pd->iv, pd->thread, st->node, (enum prof_metric)pd->metric);
+		} else
+			oc->pending.v[k++] = *pd;
+	}
+	oc->pending.n = k;
+}
+
+/* --- sites: the sampled mode's cache of stacks ------------------------------------ */
+
+/* R, S or D: a site's stack in one state says nothing of another. */
+static uint8_t state_class(uint64_t prev_state)
+{
+	uint64_t st = prev_state & TS_REPORT_MASK;
+
+	return st == 0 ? 0 : (st & TS_UNINTERRUPTIBLE) ? 2 : 1;
+}
+
+static uint64_t stack_word(const struct prof_perf_sample *s, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, s->stack + off, 8);
+	return v;
+}
+
+/* The site key of a switch-out sample (no signature yet). */
+static struct site site_key(const struct prof_perf_sample *s, uint64_t prev_state)
+{
+	uint64_t r[PERF_REG_X86_IP + 1] = { 0 };
+
+	prof_perf_sample_regs(s, r, ARRAY_SIZE(r));
+	return (struct site){ .tid = s->tid, .ip = r[PERF_REG_X86_IP], .sp = r[PERF_REG_X86_SP],
+			      .cls = state_class(prev_state) };
+}
+
+static uint64_t site_hash(const struct site *k)
+{
+	return hash64(k->tid ^ hash64(k->ip ^ hash64(k->sp * 4 + k->cls)));
+}
+
+static bool same_key(const struct site *a, const struct site *b)
+{
+	return a->tid == b->tid && a->ip == b->ip && a->sp == b->sp && a->cls == b->cls;
+}
+
+/* Where the unwind's return addresses sit in the top OFFCPU_SITE_COPY
+ * bytes of the stack copy, in order. */
+static void site_sign(struct site *k, const struct prof_perf_sample *s, const uint64_t *upcs, size_t n)
+{
+	size_t reach = MIN((size_t)s->stack_size, (size_t)OFFCPU_SITE_COPY), off = 0;
+
+	k->nsig = 0;
+	for (size_t i = 1; i < n && k->nsig < SITE_SIGS; i++) {
+		while (off + 8 <= reach && stack_word(s, off) != upcs[i])
+			off += 8;
+		if (off + 8 > reach)
+			break;
+		k->sig_off[k->nsig] = (uint16_t)off;
+		k->sig_val[k->nsig++] = upcs[i];
+		off += 8;
+	}
+}
+
+static bool sig_matches(const struct site *k, const struct prof_perf_sample *s)
+{
+	for (uint8_t i = 0; i < k->nsig; i++)
+		if ((size_t)k->sig_off[i] + 8 > s->stack_size || stack_word(s, k->sig_off[i]) != k->sig_val[i])
+			return false;
+	return true;
+}
+
+static bool same_sig(const struct site *a, const struct site *b)
+{
+	return a->nsig == b->nsig && !memcmp(a->sig_off, b->sig_off, a->nsig * sizeof(a->sig_off[0])) &&
+	       !memcmp(a->sig_val, b->sig_val, a->nsig * sizeof(a->sig_val[0]));
+}
+
+/* The site whose key and signature this sample has, or NULL. */
+static const struct site *site_find(struct prof_offcpu *oc, const struct site *k, const struct prof_perf_sample *s)
+{
+	uint64_t i;
+
+	if (!u64map_get(&oc->site_index, site_hash(k), &i))
+		return NULL;
+	for (i--; i != PROF_NONE; i = oc->sites.v[i].next)
+		if (same_key(&oc->sites.v[i], k) && sig_matches(&oc->sites.v[i], s))
+			return &oc->sites.v[i];
+	return NULL;
+}
+
+/* Adds k, or updates the site with the same key and signature; its
+ * index, or PROF_NONE when the cache is full (MAX_SITES: new sites are
+ * then not remembered). */
+static uint32_t site_put(struct prof_offcpu *oc, const struct site *k)
+{
+	bool created;
+	uint64_t *head;
+
+	if (oc->sites.n >= MAX_SITES && !u64map_get(&oc->site_index, site_hash(k), NULL))
+		return PROF_NONE;
+	head = u64map_slot(&oc->site_index, site_hash(k), &created);
+	for (uint64_t i = created ? PROF_NONE : *head - 1; i != PROF_NONE; i = oc->sites.v[i].next)
+		if (same_key(&oc->sites.v[i], k) && same_sig(&oc->sites.v[i], k)) {
+			uint32_t next = oc->sites.v[i].next;
+			oc->sites.v[i] = *k;
+			oc->sites.v[i].next = next;
+			return (uint32_t)i;
+		}
+	VEC_PUSH(&oc->sites, *k);
+	oc->sites.v[oc->sites.n - 1].next = created ? PROF_NONE : (uint32_t)(*head - 1);
+	*head = oc->sites.n;
+	return (uint32_t)(oc->sites.n - 1);
+}
+
+/* A stack from the small copy alone: under "[stack not sampled]" when
+ * the unwind ran out of the copied bytes (a stack that stops for another
+ * reason, such as a stripped binary, would stop there in a full copy
+ * too). */
+static uint32_t small_copy_node(struct prof_offcpu *oc, const struct prof_replay_sample *rs,
+				const struct prof_replay_stack *st)
+{
+	uint32_t frames[PROF_MAX_FRAMES + 1];
+	size_t n = 0;
+
+	if (!st->copy_exhausted)
+		return st->node;
+	for (uint32_t node = st->node; node && node < oc->p->nodes.n && n < PROF_MAX_FRAMES;
+	     node = oc->p->nodes.v[node].parent)
+		frames[n++] = oc->p->nodes.v[node].frame;
+	frames[n++] = marker_frame(oc, &oc->unsampled_frame, "[stack not sampled]");
+	return prof_node_from_stack(oc->p, frames, n);
 }
 
 /*
- * Pairs t's closed intervals with its stack samples, oldest first.  The
- * sched_switch sample of a switch is taken in the same __schedule() call,
- * just before its PERF_RECORD_SWITCH out: the sample belongs to the first
- * interval of the thread that starts at or after it, and a sample older
- * than the switch-in before that interval belongs to no interval we saw.
- * A sample newer than an interval's start means that interval's own
- * sample was dropped.  What
- * cannot be decided yet (the other ring lags) waits; at the end (final)
- * every interval left is charged as lost.
+ * A new site whose small copy did not reach the thread's root: a thread
+ * blocked there keeps its stack as it was at the switch-out, so while it
+ * still sleeps (or sleeps there again) its stack memory, read now, is the
+ * full copy the kernel did not take.  It is used only if its unwind
+ * begins with the frames the small copy gave (the same return addresses:
+ * the thread is at the same call path).  Sites of long-blocked threads
+ * (a server's idle workers) are where count-sampled full stacks rarely
+ * land, and where most of a host's off-CPU time is.
  */
-static void match(struct prof_offcpu *oc, struct thr *t, bool final)
+static bool read_blocked_stack(struct prof_offcpu *oc, const struct prof_replay_sample *rs,
+			       struct prof_replay_stack *st)
 {
-	while (t->iv_head < t->ivs.n) {
-		const struct interval *iv = &t->ivs.v[t->iv_head];
-		struct stack *st = t->st_head < t->stacks.n ? &t->stacks.v[t->st_head] : NULL;
+	struct prof_perf_sample s = *rs->s;
+	struct prof_replay_sample again = *rs;
+	struct prof_replay_stack deep;
+	uint64_t r[PERF_REG_X86_IP + 1] = { 0 }, small[PROF_MAX_FRAMES];
+	struct iovec local = { oc->stack_buf, OFFCPU_STACK_SIZE }, remote;
+	size_t k = MIN(st->n_upcs, (size_t)PROF_MAX_FRAMES);
+	ssize_t n;
 
-		if (st && st->time < iv->t_on) {	/* its interval was charged as lost, or unseen */
-			t->st_head++;
-			continue;
-		}
-		if (!st && !final)
-			break;
-		if (st && st->time <= iv->t_out) {
-			if (st->metric != PROF_M_PREEMPT_NS && st->metric != PROF_METRIC_COUNT)
-				t->vol_metric = st->metric;
-			charge(oc, iv, st->thread, st->node, (enum prof_metric)st->metric);
-			t->st_head++;
-		} else {
-			charge_lost(oc, t, iv);
-		}
-		t->iv_head++;
-	}
-	if (t->iv_head == t->ivs.n)
-		t->ivs.n = t->iv_head = 0;
-	if (t->st_head == t->stacks.n)
-		t->stacks.n = t->st_head = 0;
+	if (!s.regs_abi || !k)
+		return false;	/* a kernel thread, or nothing to check against */
+	memcpy(small, st->upcs, k * sizeof(small[0]));
+	prof_perf_sample_regs(rs->s, r, ARRAY_SIZE(r));
+	remote = (struct iovec){ (void *)(uintptr_t)r[PERF_REG_X86_SP], OFFCPU_STACK_SIZE };
+	n = process_vm_readv((pid_t)s.pid, &local, 1, &remote, 1, 0);
+	if (n <= (ssize_t)s.stack_size)
+		return false;
+	s.stack = oc->stack_buf;
+	s.stack_size = (uint64_t)n;
+	again.s = &s;
+	prof_replay_resolve(&again, &deep);
+	if (deep.n_upcs < k || memcmp(deep.upcs, small, k * sizeof(small[0])))
+		return false;
+	oc->stats.stacks_read++;
+	*st = deep;
+	return true;
 }
 
-static void on_switch_out(void *arg, const struct prof_replay_sample *rs)
+/* Sampled mode, every switch-out: its site's stack, from the cache or
+ * (a new site) from its own small copy. */
+static void site_switch_out(struct prof_offcpu *oc, const struct prof_replay_sample *rs,
+			    uint64_t state, struct prof_switch_sample *out)
+{
+	struct site k = site_key(rs->s, state);
+	const struct site *hit = site_find(oc, &k, rs->s);
+	struct prof_replay_stack st;
+
+	if (hit) {
+		if (hit->full)
+			oc->stats.site_hits++;
+		else
+			oc->stats.site_partial++;
+		out->node = hit->node;
+		out->tag = (uint32_t)(hit - oc->sites.v);
+		return;
+	}
+	oc->stats.site_misses++;
+	prof_replay_resolve(rs, &st);
+	site_sign(&k, rs->s, st.upcs, st.n_upcs);	/* before a read replaces the pcs */
+	k.node = small_copy_node(oc, rs, &st);
+	if (st.copy_exhausted && read_blocked_stack(oc, rs, &st))
+		k.node = st.node;
+	out->node = k.node;
+	out->tag = site_put(oc, &k);
+}
+
+/* Sampled mode, a full stack sample: its site is known from now on, and
+ * its own switch-out (sampled by both events) gets it. */
+static void on_full_stack(struct prof_offcpu *oc, const struct prof_replay_sample *rs)
+{
+	uint64_t state = prev_state_of(oc, rs->s);
+	struct site k = site_key(rs->s, state);
+	enum prof_metric m;
+
+	k.full = true;
+	k.node = rs->node;
+	k.io = kernel_stack_in_io(oc->p, rs->node);
+	site_sign(&k, rs->s, rs->upcs, rs->n_upcs);
+	site_put(oc, &k);
+	oc->stats.full_stacks++;
+	m = prof_offcpu_classify(state, k.io);
+	if (m == PROF_METRIC_COUNT)
+		return;
+	prof_switchpair_restack(oc->sp, rs->s->tid, rs->s->time, SAME_SWITCH_NS, rs->node, (uint8_t)m);
+}
+
+/* --- the replay consumer ------------------------------------------------------------ */
+
+static void on_sample(void *arg, const struct prof_replay_sample *rs)
 {
 	struct prof_offcpu *oc = arg;
 	const struct prof_perf_sample *s = rs->s;
+	struct prof_switch_sample out = { s->time, rs->thread, rs->node, PROF_NONE, 0 };
+	uint64_t state;
 
-	if (rs->event != &oc->pf || !s->pid || u64map_get(&oc->exited, s->tid, NULL))
-		return;	/* the idle task (-a), or the last switch-out of an exited thread */
-	enum prof_metric m = prof_offcpu_classify(prev_state_of(oc, s),
-						  kernel_stack_in_io(oc->p, rs->node));
-	struct thr *t = thr_of(oc, s->tid);
-	VEC_PUSH(&t->stacks, ((struct stack){ s->time, rs->thread, rs->node, (uint8_t)m }));
-	match(oc, t, false);
+	if (!s->pid)
+		return;	/* the idle task (-a) */
+	if (rs->event == &oc->st || rs->event == &oc->dd) {
+		on_full_stack(oc, rs);
+		return;
+	}
+	if (rs->event != &oc->pf)
+		return;
+	state = prev_state_of(oc, s);
+	out.metric = (uint8_t)prof_offcpu_classify(state, false);
+	if (out.metric == PROF_METRIC_COUNT)
+		;	/* exiting: nothing charged, no stack needed */
+	else if (oc->mode == PROF_OFFCPU_SAMPLED)
+		site_switch_out(oc, rs, state, &out);
+	else
+		out.metric = (uint8_t)prof_offcpu_classify(state, kernel_stack_in_io(oc->p, rs->node));
+	prof_switchpair_sample(oc->sp, s->tid, &out);
 }
 
-/* The switch records of the time ring: an out opens the thread's
- * interval, the next in closes it. */
+/* The switch records of the time ring. */
 static void on_switch(void *arg, const void *event, const struct prof_replay_switch *sw)
 {
 	struct prof_offcpu *oc = arg;
 	const struct prof_perf_sample_id *id = sw->id;
-	struct thr *t;
 
 	if (event != &oc->sw || !id->pid)
 		return;	/* the idle task's switches (-a) are no one's off-CPU time */
-	if (u64map_del(&oc->exited, id->tid) && sw->out)
-		return;	/* the exited thread's last switch-out; an in is a new thread */
-	t = thr_of(oc, id->tid);
-	oc->switches++;
-	oc->last_time = MAX(oc->last_time, id->time);
-	if (sw->out) {
-		t->open = (struct interval){ t->last_in, id->time, 0, sw->thread, id->pid, sw->preempt };
-		t->is_open = true;
-		return;
-	}
-	t->last_in = id->time;
-	if (!t->is_open || id->time <= t->open.t_out)
-		return;	/* recording started while it was off the CPU */
-	t->is_open = false;
-	t->open.t_in = id->time;
-	VEC_PUSH(&t->ivs, t->open);
-	match(oc, t, false);
+	if (sw->out)
+		prof_switchpair_out(oc->sp, id->tid, id->pid, sw->thread, id->time, sw->preempt);
+	else
+		prof_switchpair_in(oc->sp, id->tid, id->time);
 }
 
 static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
@@ -588,61 +925,41 @@ static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, 
 	struct prof_offcpu *oc = arg;
 
 	if (event == &oc->pf)
-		oc->lost += n;
+		oc->stats.lost += n;
+	else if (event == &oc->st || event == &oc->dd)
+		oc->stats.full_lost += n;
 	else if (event == &oc->sw)
-		oc->switches_lost += n;
+		oc->stats.switches_lost += n;
 }
 
-/*
- * A thread's EXIT record: its intervals are settled and its state freed,
- * so that memory follows the live threads however many come and go (-a
- * under churn).  Its last switch-out comes after EXIT; the tid waits in
- * `exited` until then so that the switch-out does not bring it back.
- */
 static void on_task(void *arg, const struct prof_perf_task *tk, bool exit)
 {
 	struct prof_offcpu *oc = arg;
-	uint64_t t;
 
-	if (!exit || !u64map_get(&oc->by_tid, tk->tid, &t))
-		return;
-	match(oc, (struct thr *)(uintptr_t)t, true);
-	thr_free((struct thr *)(uintptr_t)t);
-	u64map_del(&oc->by_tid, tk->tid);
-	u64map_put(&oc->exited, tk->tid, tk->time);
+	if (exit)
+		prof_switchpair_exit(oc->sp, tk->tid, tk->time);
 }
 
-/* Events on tasks (not -a) are gone with the task, so its last switch-out
- * never comes: a tid waits in `exited` for a second of switch records at
- * most, and the map stays as small as the threads exiting per second. */
-static void prune_exited(void *arg)
+static void on_batch_end(void *arg)
 {
 	struct prof_offcpu *oc = arg;
-	VEC(uint64_t) old = { 0 };
-	size_t it = 0;
-	uint64_t tid, t;
 
-	while (u64map_next(&oc->exited, &it, &tid, &t))
-		if (t + EXITED_WAIT_NS < oc->last_time)
-			VEC_PUSH(&old, tid);
-	for (size_t i = 0; i < old.n; i++)
-		u64map_del(&oc->exited, old.v[i]);
-	VEC_FREE(&old);
+	prof_switchpair_prune(oc->sp);
+	settle_pending(oc, false);
 }
 
 void prof_offcpu_finish(struct prof_offcpu *oc)
 {
-	size_t it = 0;
-	uint64_t tid, t;
-
-	while (oc && u64map_next(&oc->by_tid, &it, &tid, &t))
-		match(oc, (struct thr *)(uintptr_t)t, true);
+	if (!oc)
+		return;
+	prof_switchpair_finish(oc->sp);
+	settle_pending(oc, true);
 }
 
 static const struct prof_replay_ops offcpu_ops = {
-	.sample = on_switch_out,
+	.sample = on_sample,
 	.task = on_task,
-	.batch_end = prune_exited,
+	.batch_end = on_batch_end,
 	.context_switch = on_switch,
 	.lost = on_lost,
 };
@@ -652,10 +969,18 @@ void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 {
 	oc->p = p;
 	oc->sink = *sink;
+	oc->sp = prof_switchpair_new(charge, oc);
+	if (oc->mode == PROF_OFFCPU_SAMPLED)
+		prof_replay_lazy(rp, &oc->pf);
 	prof_replay_add_consumer(rp, &offcpu_ops, oc);
 }
 
 struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc)
 {
 	return &oc->pf;
+}
+
+enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc)
+{
+	return oc->mode;
 }

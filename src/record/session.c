@@ -212,6 +212,12 @@ static int feed(void *ctx, const struct perf_event_header *h)
 	return 0;
 }
 
+/* The off-CPU events' rings; how many. */
+static size_t offcpu_perfs(struct prof_session *s, struct prof_perf **out)
+{
+	return s->oc ? prof_offcpu_perfs(s->oc, out) : 0;
+}
+
 /*
  * One batch: at most ~200 ms of records, so that the deadline, the
  * flushes, Ctrl-C and the frees of exited processes' spaces (at the end
@@ -221,17 +227,14 @@ static int feed(void *ctx, const struct perf_event_header *h)
  */
 static bool drain(struct prof_session *s)
 {
-	struct source ctx[3] = { { s->rp, &s->pf } };
-	struct prof_perf_source srcs[3 + PROF_HEAP_SOURCES] = { { &s->pf, feed, &ctx[0] } };
-	size_t n = 1;
+	struct prof_perf *pfs[1 + PROF_OFFCPU_MAX_PERFS] = { &s->pf };
+	struct source ctx[1 + PROF_OFFCPU_MAX_PERFS];
+	struct prof_perf_source srcs[1 + PROF_OFFCPU_MAX_PERFS + PROF_HEAP_SOURCES];
+	size_t n = 1 + offcpu_perfs(s, pfs + 1);
 
-	if (s->oc) {
-		ctx[n] = (struct source){ s->rp, prof_offcpu_switch_perf(s->oc) };
-		srcs[n] = (struct prof_perf_source){ ctx[n].pf, feed, &ctx[n] };
-		n++;
-		ctx[n] = (struct source){ s->rp, prof_offcpu_perf(s->oc) };
-		srcs[n] = (struct prof_perf_source){ ctx[n].pf, feed, &ctx[n] };
-		n++;
+	for (size_t i = 0; i < n; i++) {
+		ctx[i] = (struct source){ s->rp, pfs[i] };
+		srcs[i] = (struct prof_perf_source){ pfs[i], feed, &ctx[i] };
 	}
 	if (s->heap)
 		n += prof_heap_sources(s->heap, srcs + n);
@@ -434,12 +437,16 @@ static void setup_resources(struct prof_session *s)
 {
 	struct prof_replay_sink sink = { sink_add, s->w };
 
-	s->oc = prof_offcpu_new(&s->pf, s->offcpu_why, sizeof(s->offcpu_why));
+	s->oc = prof_offcpu_new(&s->pf, s->o->offcpu_all ? PROF_OFFCPU_ALL : PROF_OFFCPU_SAMPLED,
+				s->offcpu_why, sizeof(s->offcpu_why));
 	if (s->oc)
 		prof_offcpu_attach(s->oc, s->rp, &s->p, &sink);
 	else
 		s->info.offcpu_why = s->offcpu_why;
 	prof_meta_set(&s->p, "off_cpu", s->oc ? "sched_switch" : "unavailable");
+	if (s->oc)
+		prof_meta_set(&s->p, "off_cpu_stacks",
+			      prof_offcpu_mode(s->oc) == PROF_OFFCPU_SAMPLED ? "sampled" : "all");
 	if (s->o->system_wide)
 		return;
 	s->rt = res_track_new(&s->p, s->oc);
@@ -614,8 +621,9 @@ int prof_session_start(struct prof_session *s)
 		start_pump(prof_heap_perf(s->heap, 1));
 	}
 	if (s->oc) {
-		start_pump(prof_offcpu_switch_perf(s->oc));
-		start_pump(prof_offcpu_perf(s->oc));
+		struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
+		for (size_t i = 0, n = offcpu_perfs(s, pfs); i < n; i++)
+			start_pump(pfs[i]);
 		if (s->o->system_wide && (ret = prof_offcpu_exclude_self(s->oc)) < 0)
 			warning("cannot filter prof's own switches out of the off-CPU stacks (%s); they are dropped later",
 				strerror(-ret));
@@ -642,9 +650,7 @@ void prof_session_run(struct prof_session *s)
 	in->truncated = s->p.samples_truncated;
 	in->processes = prof_replay_processes(s->rp);
 	in->threads = prof_task_count(&s->p, PROF_NONE);
-	in->offcpu_lost = prof_offcpu_lost(s->oc);
-	in->offcpu_stacks_lost = prof_offcpu_stacks_lost(s->oc);
-	in->offcpu_switches_lost = prof_offcpu_switches_lost(s->oc);
+	in->offcpu = *prof_offcpu_stats(s->oc);
 	prof_replay_space_stats(s->rp, &in->spaces_peak, &in->spaces_freed);
 	if (s->heap) {
 		struct prof_heap_stats hs;

@@ -147,6 +147,16 @@ require_perf_events() {
 	rm -f "$TRASH/.probe.data"
 }
 
+# Skips the whole test when prof records no off-CPU data here (no
+# tracefs, no permission), saying why in prof's words.
+require_offcpu() {
+	"$PROF" record -o "$TRASH/.probe.data" -- true 2>"$TRASH/.probe.err"
+	rm -f "$TRASH/.probe.data"
+	grep -q "no off-CPU stacks" "$TRASH/.probe.err" &&
+		skip_all "off-CPU tracepoint unavailable here: $(sed -n 's/.*no off-CPU stacks in this recording: //p' "$TRASH/.probe.err") (kernel-notes/offcpu.md)"
+	return 0
+}
+
 # Assert helpers: print what went wrong, return non-zero.
 check_contains() {	# file pattern
 	grep -q -- "$2" "$1" || { echo "expected '$2' in $1:"; head -n 50 "$1"; return 1; }

@@ -1,0 +1,177 @@
+#!/bin/bash
+# busy-host.sh - what recording costs two real servers on this machine:
+# PostgreSQL 15 under `pgbench -c 4 -j 2` and redis-server under
+# `redis-benchmark -c 20 -t get`, both on loopback, both loading the host
+# for the whole run.  WINDOW-second windows (default 8) with nothing
+# recording alternate with windows where one recorder runs, ROUNDS times
+# (default 3):
+#   prof -a         `prof record -a` with its defaults (off-CPU on)
+#   prof -p         `prof record -p REDIS,POSTMASTER --children`
+#   prof -a nores   `prof record -a --no-resources` (CPU samples only)
+#   prof -a all     `prof record -a --offcpu-stacks=all` (every switch-out's stack)
+#   perf -a         `perf record -a --call-graph dwarf -F 999`
+# Figures, each a median over the rounds:
+#   throughput      each server's own count over the window (redis:
+#                   INFO total_commands_processed; postgres: pgbench's
+#                   per-second progress, --progress-timestamp), over the
+#                   mean of the two unrecorded windows around it
+#   recorder CPU    the recorder's user+sys seconds (runstat) for one window
+#   finish_task_switch  the share of the servers' CPU samples whose
+#                   innermost frame is finish_task_switch (prof report; the
+#                   perf.data through prof's own importer)
+#   [stack lost], [stack not sampled]  shares of the servers' off-CPU time
+# Not a test: the VM is shared, so the load average is printed with the
+# figures.  Needs root, perf, PostgreSQL 15 (/usr/lib/postgresql/15/bin)
+# and redis; the servers are started on private ports and stopped at exit.
+. "$(dirname "$0")/lib.sh"
+bench_build
+WINDOW=${WINDOW:-8}
+ROUNDS=${ROUNDS:-3}
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+PGPORT=${PGPORT:-54329}
+RPORT=${RPORT:-63799}
+B="$BENCH_TMP/busy"
+CONFIGS=${CONFIGS:-prof_a prof_p nores all perf}
+
+[ "$(id -u)" = 0 ] || { echo "busy-host.sh: needs root (perf -a, the postgres user)" >&2; exit 1; }
+for t in "$PGBIN/postgres" "$PGBIN/pgbench" redis-server redis-benchmark redis-cli perf; do
+	command -v "$t" >/dev/null || { echo "busy-host.sh: $t is missing" >&2; exit 1; }
+done
+rm -rf "$B"
+mkdir -p "$B"
+chown postgres "$B"
+
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$B/pg" -m fast stop >/dev/null 2>&1
+	redis-cli -p "$RPORT" shutdown nosave >/dev/null 2>&1
+	wait 2>/dev/null
+}
+trap cleanup EXIT
+
+start_servers() {
+	runuser -u postgres -- "$PGBIN/initdb" -D "$B/pg" -A trust -U postgres >"$B/initdb.log" 2>&1 &&
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$B/pg" -l "$B/pg.log" -w start \
+		-o "-p $PGPORT -k $B -c listen_addresses=127.0.0.1 -c shared_buffers=64MB" >/dev/null &&
+	"$PGBIN/pgbench" -i -q -s 4 -h 127.0.0.1 -p "$PGPORT" -U postgres postgres >"$B/init.log" 2>&1 ||
+		{ echo "busy-host.sh: cannot start PostgreSQL (see $B)" >&2; exit 1; }
+	redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes \
+		--logfile "$B/redis.log" >/dev/null && sleep 0.5 &&
+	redis-cli -p "$RPORT" set key:__rand_int__ x >/dev/null ||
+		{ echo "busy-host.sh: cannot start redis-server" >&2; exit 1; }
+	POSTMASTER=$(head -1 "$B/pg/postmaster.pid")
+	REDIS=$(redis-cli -p "$RPORT" info server | sed -n 's/^process_id:\([0-9]*\).*/\1/p')
+}
+
+start_load() {
+	"$PGBIN/pgbench" -c 4 -j 2 -T 100000 -P 1 --progress-timestamp -h 127.0.0.1 -p "$PGPORT" \
+		-U postgres postgres >/dev/null 2>"$B/pgbench.progress" &
+	pids+=($!)
+	redis-benchmark -p "$RPORT" -c 20 -t get -n 2000000000 -q >/dev/null 2>&1 &
+	pids+=($!)
+	sleep 3	# connections made, caches warm
+}
+
+redis_count() { redis-cli -p "$RPORT" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'; }
+now() { date +%s.%N; }
+
+# Postgres transactions per second in [from, to] from pgbench's progress lines
+# ("progress: EPOCH s, TPS tps, ..."): the seconds that end inside the window.
+pg_tps() {
+	awk -v a="$1" -v b="$2" '/^progress:/ {t = $2 + 0; if (t > a + 0.5 && t <= b + 0.5) {s += $4; n++}}
+		END {if (n) printf "%.1f", s / n; else print 0}' "$B/pgbench.progress"
+}
+
+# The recorder of a configuration, for one window, writing $B/rec.*.
+recorder() {
+	case $1 in
+	prof_a) "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
+	prof_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$WINDOW" -o "$B/rec.prof" ;;
+	nores) "$PROF" record -q -a --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
+	all) "$PROF" record -q -a --offcpu-stacks=all -d "$WINDOW" -o "$B/rec.prof" ;;
+	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$WINDOW" ;;
+	esac
+}
+
+declare -A redis pg cpu fts lost unsampled
+# One window: nothing, or the recorder of config $1 under runstat.
+window() {	# config|bare
+	local r0 r1 t0 t1
+	rm -f "$B"/rec.*
+	r0=$(redis_count); t0=$(now)
+	if [ "$1" = bare ]; then
+		sleep "$WINDOW"
+	else
+		"$RUNSTAT" bash -c 'recorder "$0"' "$1" >/dev/null 2>"$B/rec.err" 3>"$B/rec.stat"
+	fi
+	r1=$(redis_count); t1=$(now)
+	W_REDIS=$(awk -v a="$r0" -v b="$r1" -v s="$t0" -v e="$t1" 'BEGIN {printf "%.0f", (b - a) / (e - s)}')
+	W_PG=$(pg_tps "$t0" "$t1")
+}
+export -f recorder
+export PROF WINDOW B REDIS POSTMASTER
+
+# Shares from a recording: finish_task_switch in the servers' CPU samples,
+# [stack lost] and [stack not sampled] in their off-CPU time.
+shares() {	# file config
+	local f=$1
+	"$PROF" report -i "$f" --format=folded 2>/dev/null |
+		awk '$1 ~ /^(postgres|redis-server)[;]/ {n = $NF; t += n; $NF = ""; k = split($0, a, ";");
+			sub(/ +$/, "", a[k]); if (a[k] ~ /^finish_task_switch/) f += n}
+			END {printf "%.2f", t ? 100 * f / t : 0}'
+	echo -n " "
+	"$PROF" report -i "$f" --format=folded --metric=off-cpu 2>/dev/null |
+		awk '$1 ~ /^(postgres|redis-server)[;]/ {t += $NF; if ($0 ~ /\[stack lost\]/) l += $NF;
+			if ($0 ~ /\[stack not sampled\]/) u += $NF}
+			END {printf "%.2f %.2f", t ? 100 * l / t : 0, t ? 100 * u / t : 0}'
+}
+
+start_servers
+start_load
+echo "# busy host: load average at start $(cut -d' ' -f1-3 /proc/loadavg); redis pid $REDIS, postmaster $POSTMASTER" >&2
+for round in $(seq "$ROUNDS"); do
+	window bare
+	prev_r=$W_REDIS prev_p=$W_PG
+	for c in $CONFIGS; do
+		window "$c"
+		cr=$W_REDIS cp=$W_PG
+		rc=$(awk '{print $1}' "$B/rec.stat")
+		cpu[$c]+="$rc "
+		f="$B/rec.prof"
+		[ "$c" = perf ] && f="$B/rec.perf"
+		read -r s l u <<<"$(shares "$f")"
+		[ -n "${KEEP:-}" ] && cp "$f" "$KEEP/$c.$round.data"
+		fts[$c]+="$s "
+		lost[$c]+="$l "
+		unsampled[$c]+="$u "
+		rm -f "$B"/rec.*
+		window bare
+		redis[$c]+="$(awk -v x="$cr" -v a="$prev_r" -v b="$W_REDIS" 'BEGIN {print 2 * x / (a + b)}') "
+		pg[$c]+="$(awk -v x="$cp" -v a="$prev_p" -v b="$W_PG" 'BEGIN {print 2 * x / (a + b)}') "
+		echo "# round $round $c: redis $cr/s, postgres $cp tps (around: $prev_r..$W_REDIS, $prev_p..$W_PG); cpu $rc s; finish_task_switch $s%, stack lost $l%, not sampled $u%; load $(cut -d' ' -f1 /proc/loadavg)" >&2
+		prev_r=$W_REDIS prev_p=$W_PG
+	done
+done
+m() { echo "$1" | tr ' ' '\n' | grep . | median; }
+name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";; nores) echo "prof -a --no-resources";;
+	all) echo "prof -a --offcpu-stacks=all";; perf) echo "perf -a dwarf 999 Hz";; esac; }
+for c in $CONFIGS; do
+	row "busy host: $(name "$c")" "redis / postgres / unrecorded" "" \
+		"$(printf '%.3f / %.3f' "$(m "${redis[$c]}")" "$(m "${pg[$c]}")")" "" \
+		"$(verdict "$(m "${redis[$c]}") >= 0.95 && $(m "${pg[$c]}") >= 0.95")"
+done
+pc=$(m "${cpu[perf]}")
+for c in prof_a prof_p; do
+	row "busy host: recorder CPU" "s per ${WINDOW} s, $(name "$c")" "$pc" "$(m "${cpu[$c]}")" \
+		"$(ratio "$(m "${cpu[$c]}")" "$pc")" "$(verdict "$(m "${cpu[$c]}") <= 2 * $pc")"
+done
+row "busy host: finish_task_switch" "% of servers' CPU samples" "$(m "${fts[perf]}")" \
+	"$(m "${fts[prof_a]}") (nores $(m "${fts[nores]}"))" "" \
+	"$(verdict "$(m "${fts[prof_a]}") - $(m "${fts[nores]}") <= 2")"
+row "busy host: [stack lost]" "% of servers' off-CPU, -a / -p" "" \
+	"$(m "${lost[prof_a]}") / $(m "${lost[prof_p]}")" "" \
+	"$(verdict "$(m "${lost[prof_a]}") < 1 && $(m "${lost[prof_p]}") < 1")"
+row "busy host: [stack not sampled]" "% of servers' off-CPU, -a / -p" "" \
+	"$(m "${unsampled[prof_a]}") / $(m "${unsampled[prof_p]}")" "" "info"
+echo "# busy host: load average at end $(cut -d' ' -f1-3 /proc/loadavg); ${ROUNDS} rounds of ${WINDOW} s windows; --offcpu-stacks=all: redis $(m "${redis[all]}"), postgres $(m "${pg[all]}"), cpu $(m "${cpu[all]}") s, finish_task_switch $(m "${fts[all]}")%" >&2

@@ -1,0 +1,64 @@
+/*
+ * sites.c - one thread that blocks at three known sites in the cycle
+ * A B A C, each site's nap a different length, and measures its own
+ * truth: the time spent inside each site's blocking call (CLOCK_MONOTONIC
+ * around it).  The three sites call the same blocking function at the
+ * same stack depth with same-sized frames, so only the return addresses
+ * on the stack tell them apart; a kilobyte frame below them keeps the
+ * thread's root out of a small stack copy.  The off-CPU stacks' shares
+ * of the three sites must match the measured ones.
+ * Prints "site_a_ns N", "site_b_ns N", "site_c_ns N".
+ * usage: sites [ROUNDS]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static unsigned long long spent[3];
+
+static unsigned long long now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+__attribute__((noinline)) static void block(int site, long us)
+{
+	struct timespec nap = { 0, us * 1000 };
+	unsigned long long t0 = now();
+
+	nanosleep(&nap, NULL);
+	spent[site] += now() - t0;
+}
+
+/* The asm keeps each call a real call (no tail call): its return address
+ * is what names the site. */
+__attribute__((noinline)) static void site_a(void) { block(0, 100); __asm__ volatile(""); }
+__attribute__((noinline)) static void site_b(void) { block(1, 300); __asm__ volatile(""); }
+__attribute__((noinline)) static void site_c(void) { block(2, 200); __asm__ volatile(""); }
+
+__attribute__((noinline)) static void cycle(int rounds)
+{
+	volatile char pad[1024];
+
+	memset((char *)pad, 1, sizeof(pad));
+	for (int i = 0; i < rounds; i++) {
+		site_a();
+		site_b();
+		site_a();
+		site_c();
+	}
+	__asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 1000;
+
+	cycle(rounds);
+	printf("site_a_ns %llu\nsite_b_ns %llu\nsite_c_ns %llu\n", spent[0], spent[1], spent[2]);
+	return 0;
+}
