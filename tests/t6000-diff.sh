@@ -114,7 +114,10 @@ assert hi - lo > 20, hot   # widened by the assumed 5% run-to-run CV
 "
 '
 
-# main's inclusive time moves +33% (hot + steady): missed as hot above, < 1e-7.
+# main's inclusive time moves +33% (hot + steady).  main, its three libc
+# callers and hot are the tested rows that move; the four share one p, so
+# main's q is at most 1.5 x its p: missed with `bounds.py moved 33 0.05 5
+# 3 1.5` = 1.3e-5 (10^6 draws).
 test_expect_success '--inclusive: main regresses too' '
 	"$PROF" diff --inclusive --base b?.data --head h?.data >incl.txt
 	check_contains incl.txt "^regression .* main (planted)"

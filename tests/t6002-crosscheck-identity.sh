@@ -116,12 +116,17 @@ test_expect_success 'report --diff: hot and steady are not gone and new' '
 '
 # The two builds' folded stacks join: a stack through hot has both counts
 # (before the identity layer the comm and module paths differed, so every
-# line had a 0 on one side), and so do the flame graph's frames.
+# line had a 0 on one side), and so do the flame graph's frames.  A line
+# is one-sided when the timer hit hot inside a kernel path (an interrupt)
+# that the other run did not: 0 of 84 base samples of hot, 1 of 126 drawn
+# as gone (2026-12-03), 5 of 170 once (docs/regressions.md).  Over a fifth
+# of them at a rate of 3%: `bounds.py above 84 3 20` = 4.8e-10, and 2.2e-15
+# for the flame graph's ~130 (tests/README.md).
 test_expect_success 'report --diff folded: the renamed builds share their stacks' '
 	"$PROF" report --diff cb1.data ch1.data --format=folded >rd.folded &&
 	grep ";hot " rd.folded | head -3 &&
 	awk "/;hot / { all += \$(NF-1) } /;hot / && \$NF == 0 { alone += \$(NF-1) }
-	     END { print \"hot in base:\", all, \"of it on base-only lines:\", alone; exit !(all > 0 && alone * 10 < all) }" rd.folded
+	     END { print \"hot in base:\", all, \"of it on base-only lines:\", alone; exit !(all > 0 && alone * 5 < all) }" rd.folded
 '
 test_expect_success 'report --diff flamegraph: few base samples are drawn as gone' '
 	"$PROF" report --diff cb1.data ch1.data --format=flamegraph -o rd.svg &&
