@@ -6,6 +6,12 @@
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 CHECK="python3 $TOP/tests/workloads/wlcheck.py"
+# False-failure bounds (tests/README.md; tests/lib/bounds.py, binomial):
+# a 2 s run gets ~2000 samples (2008 on 2026-12-03 at load 17); under load
+# kernel frames take ~2% (spin_a 58.6%, spin_b 28.7%, spin_c 10.7%).  Out
+# of +-7 points: spin_a `bounds.py below 2000 58.6 53` = 1.9e-7 (the
+# tightest; +side 4.4e-11), spin_b 3.7e-9, spin_c < 1e-17; the main->spin_a
+# edge under 40%: 3e-63.  Sum 2e-7.
 
 test_expect_success 'record split for 2 s' '
 	"$PROF" record -o split.data -- "$WL/split" 2 >run.out 2>record.err;

@@ -54,6 +54,12 @@ test_expect_success 'the hot function of the target shows up' '
 
 say "spin_a was on screen $(cat visible-after.txt 2>/dev/null) s after prof top started"
 
+# Sampling (tests/README.md, tests/lib/bounds.py): the table is a window of
+# up to 5 s, read 2 s or more after spin_c shows: >= 400 samples even if
+# split gets a fifth of a CPU.  spin_a (58.6% loaded) at 40% or less:
+# `bounds.py below 400 58.6 40.01` = 5.5e-14; spin_b (30%) not above spin_c
+# (10%): smaller; main's total (99%) at 95% or less: `bounds.py below 400
+# 99 95.01` = 7.5e-9.
 test_expect_success 'rows are sorted by self: spin_a > spin_b > spin_c' '
 	wait_screen "spin_c " && sleep 2 && screen >/dev/null &&
 	a=$(row_of spin_a | cut -d" " -f1) && b=$(row_of spin_b | cut -d" " -f1) &&

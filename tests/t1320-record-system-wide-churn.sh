@@ -7,6 +7,9 @@
 # processes' spaces are freed, and the file reads back with the churned
 # workload's functions.
 # The hour-long version is scripts/soak.sh (figures in docs/system-wide.md).
+# Sampling: each churned split runs 20 ms of CPU (~20 samples, ~99% in
+# spin_*), so with >= 10 of them spin_ under 1% has P < 1e-100
+# (tests/README.md); the other checks count processes, not samples.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] ||

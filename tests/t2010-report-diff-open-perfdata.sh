@@ -2,6 +2,9 @@
 # t2010-report-diff-open-perfdata: `prof report --diff BASE HEAD` in text,
 # folded and flamegraph form; `--open`; perf.data input through report;
 # output files never written through a planted symlink.
+# report --diff draws two recordings side by side and gives no verdict:
+# the only sampled claim is that spin_a (60% of ~1000 samples) has a row,
+# absent with P = 0.4^1000 (tests/README.md).
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 

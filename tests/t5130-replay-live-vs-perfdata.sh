@@ -12,6 +12,11 @@
 # next on a busy VM, so only the top 3 must be the workload's.  perf runs
 # with -B (no build-ids): perf 6.1 aborts in util/build-id.c when other
 # perf runs update the shared ~/.debug cache at the same time.
+# False-failure bound (tests/README.md, tests/lib/bounds.py): each run
+# has ~3000 samples (parent_work ~48%, the widest binomial spread); the two
+# shares differ by 15 points only if one strays 7.5 from the truth:
+# 2 x `bounds.py share 3000 48.3 7.5` = 3e-16.  The ratio spin_a > spin_c
+# (6:1 of ~600 split samples): < 1e-60.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 command -v perf >/dev/null || skip_all "perf is not installed"
