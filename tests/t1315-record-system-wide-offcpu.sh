@@ -7,7 +7,8 @@
 # block_in_fdatasync).  prof's own waits are left out.  The recording is
 # stopped by SIGINT once both workloads are done, after prof's reader
 # threads exist (the events are on by then): no guess at how long setup
-# takes on a loaded machine.
+# takes on a loaded machine.  Off-CPU and I/O wait count every switch
+# (no sampling; false-failure chance from sampling: none, tests/README.md).
 . "$(dirname "$0")/lib/test-lib.sh"
 . "$TOP/tests/lib/slowdisk.sh"
 require_perf_events

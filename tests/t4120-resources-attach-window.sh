@@ -8,7 +8,9 @@
 # The window is made exact on a loaded machine by stopping the target
 # (SIGSTOP) before prof starts and letting it run (SIGCONT) only after
 # prof has taken its first readings: its resource sampler thread,
-# "prof-resources", exists from then on.
+# "prof-resources", exists from then on.  No sampling: CPU time is read
+# from /proc at rest (the target stopped), ticks of 10 ms against a 10%
+# margin of ~2 s (tests/README.md).
 . "$(dirname "$0")/lib/test-lib.sh"
 
 RB="$BUILD_DIR/tests/resources"

@@ -6,7 +6,9 @@
 # children, like a server and its workers: one child (and its own child)
 # run before prof attaches, one more is started once prof's threads
 # exist (its events are on by then: no guess at how long attaching takes
-# on a loaded machine).
+# on a loaded machine).  "Sampled" asks for one sample of a burn that runs
+# for ~3 s: at load average 30 it still gets ~200 ms of CPU, ~200 timer
+# samples, none with P = e^-200 (Poisson; tests/README.md).
 . "$(dirname "$0")/lib/test-lib.sh"
 
 RB="$BUILD_DIR/tests/resources"

@@ -33,6 +33,11 @@ test_expect_success 'record the phases workload' '
 	"$PROF" report -i ph.data >report.txt
 '
 
+# Sampling (tests/README.md): work_function gets ~59 samples (~1 a ms of
+# its CPU), 10 or fewer with `bounds.py poisson-below 59 11` = 4e-15; all
+# 59 fell on loop lines 27-30 (18, 24, 17), so a line outside the loop
+# being the hottest would need ~15 of them: no sampling chance worth a
+# number.  The sums are compared exactly.
 test_expect_success 'per-line and per-instruction costs add up to the self samples' '
 	"$PROF" annotate -i ph.data --stdio work_function >ann.txt && head -30 ann.txt &&
 	want=$(awk "\$4 == \"work_function\" {print \$3}" report.txt) &&

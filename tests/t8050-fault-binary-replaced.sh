@@ -36,6 +36,8 @@ test_expect_success 'library replaced during recording: build-id change detected
 	check_contains r.err "symbolizing from the mapped original"
 '
 
+# old_lib_marker has 940 of 1003 samples (93.7%): under half,
+# `bounds.py below 1003 93.7 50` < 1e-300 (tests/README.md).
 test_expect_success 'its samples are symbolized from the original, also after deletion' '
 	"$PROF" report -i r.data --format=json -o r.json &&
 	old=$(json_field r.json "sum(f[\"self\"] for f in j[\"functions\"] if f[\"name\"] == \"old_lib_marker\")") &&
