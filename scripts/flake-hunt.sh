@@ -103,7 +103,7 @@ for i in range(runs):
     if len(summary) == 2:
         cur = None
         for line in summary[1].splitlines():
-            m = re.match(r"^(?:\./)?(\S+) \(Wstat", line)
+            m = re.match(r"^(?:\./)?(\S+)\s+\(Wstat", line)
             if m:
                 cur = m.group(1)
                 failed[cur] = "FAIL"
