@@ -49,8 +49,25 @@ def nm(obj):
     return defined, funcs, undef
 
 
+def stale(obj):
+    """An object whose source is gone (renamed or removed since the build
+    directory was last cleaned): its make dependency file names a first
+    source that no longer exists.  Such an object is not in the program."""
+    dep = obj[:-2] + ".d"
+    try:
+        text = open(dep, encoding="utf-8").read()
+    except OSError:
+        return False
+    words = text.replace("\\\n", " ").split()
+    if len(words) < 2:
+        return False
+    top = os.path.dirname(os.path.abspath(os.path.join(os.path.dirname(obj), "..", "..")))
+    src = words[1]
+    return not os.path.exists(src if os.path.isabs(src) else os.path.join(top, src))
+
+
 def src_objects(build):
-    objs = sorted(glob.glob(os.path.join(build, "src", "*", "*.o")))
+    objs = sorted(o for o in glob.glob(os.path.join(build, "src", "*", "*.o")) if not stale(o))
     if not objs:
         die(f"no objects under {build}/src (build first)")
     return objs

@@ -87,4 +87,18 @@ test_expect_success 'planted: a function nothing else calls fails the dead-code 
 	test "$(wc -l <out)" = 1
 '
 
+# An object left in the build directory by a source since renamed or removed
+# (its .d names a source that is gone) is not part of the program.
+test_expect_success 'planted: an object whose source is gone is not judged' '
+	rm -rf planted && layers_md "bottom  low" "top  high" &&
+	plant low a "int high_f(void); int low_f(void) { return high_f(); }" &&
+	plant low b "int low_g(void) { return 1; }" &&
+	plant high c "int low_g(void); int high_f(void) { return 2; } int main(void) { return low_g(); }" &&
+	check_fails out layers planted layers.md &&
+	echo "planted/src/low/a.o: src/low/a.c" >planted/src/low/a.d &&
+	python3 "$CHECK" layers planted layers.md &&
+	mkdir -p src/low && touch src/low/a.c &&
+	check_fails out layers planted layers.md
+'
+
 test_done

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	unsigned long rounds = 0;
 
 	while (wl_cpu_now() < end) {
-		outer_caller(100000UL);
+		outer_caller(100UL * wl_round_permille());
 		rounds++;
 	}
 	printf("inline: %lu rounds\n", rounds);

@@ -51,9 +51,11 @@ int main(int argc, char **argv)
 	if (!dl_spin)
 		return 1;
 	while (wl_cpu_now() < end) {
-		wl_lib_spin(500000UL);
-		dl_spin(300000UL);
-		main_spin(200000UL);
+		unsigned long unit = 100UL * wl_round_permille();
+
+		wl_lib_spin(5 * unit);
+		dl_spin(3 * unit);
+		main_spin(2 * unit);
 		rounds++;
 	}
 	printf("shlib: %lu rounds\n", rounds);

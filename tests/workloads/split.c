@@ -2,7 +2,8 @@
  * split - known time split between three functions.
  * Truth: spin_a 60%, spin_b 30%, spin_c 10% of the CPU samples (self).
  * Each round calls the three with iteration counts 6:3:1 through the same
- * burn loop (WL_BURN), so the split is set by the counts, not by timing.
+ * burn loop (WL_BURN), so the split is set by the counts, not by timing;
+ * rounds vary in length (wl_round_permille) so none aliases with the clock.
  * Usage: split [SECONDS=2]
  */
 #include "wl.h"
@@ -22,9 +23,11 @@ int main(int argc, char **argv)
 	unsigned long rounds = 0;
 
 	while (wl_cpu_now() < end) {
-		spin_a(6 * UNIT);
-		spin_b(3 * UNIT);
-		spin_c(1 * UNIT);
+		unsigned long unit = UNIT * wl_round_permille() / 1000;
+
+		spin_a(6 * unit);
+		spin_b(3 * unit);
+		spin_c(1 * unit);
 		rounds++;
 	}
 	printf("split: %lu rounds (a:b:c = 6:3:1)\n", rounds);

@@ -22,8 +22,10 @@ int main(int argc, char **argv)
 	unsigned long rounds = 0;
 
 	while (wl_cpu_now() < end) {
-		stripped_exported_spin(200000UL);
-		hidden_spin(100000UL);
+		unsigned long unit = 100UL * wl_round_permille();
+
+		stripped_exported_spin(2 * unit);
+		hidden_spin(unit);
 		rounds++;
 	}
 	printf("stripped: %lu rounds\n", rounds);

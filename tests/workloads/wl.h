@@ -59,6 +59,22 @@ static inline double wl_seconds_arg(int argc, char **argv, int i, double dflt)
 }
 
 /*
+ * A fixed-seed pseudo-random factor in [500, 1500) per mille, drawn once a
+ * round and applied to every function of the round.  Rounds that all take
+ * the same time lock onto the sampling clock and skew the split (1.11 ms
+ * rounds of split.c under a 901 Hz clock gave spin_b 22-34% instead of
+ * 30%); rounds of varying length leave no period to alias with, and the
+ * split within each round stays exact.  Per thread, so threads do not race.
+ */
+static inline unsigned long wl_round_permille(void)
+{
+	static __thread unsigned long state = 0x9e3779b97f4a7c15UL;
+
+	state = state * 6364136223846793005UL + 1442695040888963407UL;
+	return 500 + (state >> 33) % 1000;
+}
+
+/*
  * One LCG step per iteration with a volatile store: the same amount of work
  * per iteration everywhere, so iteration counts translate into CPU time.
  * `seed` differs per caller so identical-code folding cannot merge callers.

@@ -37,10 +37,15 @@ int main(int argc, char **argv)
 	auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(secs);
 	compat::Engine<long> engine;
 	compat::Counter counter;
+	// rounds of varying length (as wl_round_permille in ../wl.h): a
+	// fixed-length round can alias with the sampling clock
+	unsigned long state = 0x9e3779b97f4a7c15UL;
 	while (std::chrono::steady_clock::now() < end) {
-		engine.alpha(600000);
-		compat::beta(300000);
-		counter(100000);
+		state = state * 6364136223846793005UL + 1442695040888963407UL;
+		unsigned long unit = 100 * (500 + (state >> 33) % 1000);
+		engine.alpha(6 * unit);
+		compat::beta(3 * unit);
+		counter(unit);
 	}
 	std::printf("split-cxx done\n");
 	return 0;

@@ -48,10 +48,15 @@ func main() {
 	done := make(chan uint64)
 	go func() {
 		var sink uint64
+		// rounds of varying length (as wl_round_permille in ../wl.h):
+		// a fixed-length round can alias with the sampling clock
+		state := uint64(0x9e3779b97f4a7c15)
 		for time.Now().Before(end) {
-			sink ^= alpha(600000)
-			sink ^= beta(300000)
-			sink ^= gamma(100000)
+			state = state*6364136223846793005 + 1442695040888963407
+			unit := int(100 * (500 + (state>>33)%1000))
+			sink ^= alpha(6 * unit)
+			sink ^= beta(3 * unit)
+			sink ^= gamma(unit)
 		}
 		done <- sink
 	}()

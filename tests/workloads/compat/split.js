@@ -9,9 +9,14 @@ function beta(n) { let x = 0xb | 0; for (let i = 0; i < n; i++) x = (Math.imul(x
 function gamma(n) { let x = 0xc | 0; for (let i = 0; i < n; i++) x = (Math.imul(x, 1103515245) + 12345) | 0; return x; }
 const secs = parseFloat(process.argv[2] || '2');
 const end = Date.now() + secs * 1000;
+// rounds of varying length (as wl_round_permille in ../wl.h): a fixed-length
+// round can alias with the sampling clock.  A 31-bit LCG, fixed seed.
+let state = 12345;
 while (Date.now() < end) {
-  sink ^= alpha(600000);
-  sink ^= beta(300000);
-  sink ^= gamma(100000);
+  state = (Math.imul(state, 1103515245) + 12345) & 0x7fffffff;
+  const unit = 100 * (500 + (state >>> 8) % 1000);
+  sink ^= alpha(6 * unit);
+  sink ^= beta(3 * unit);
+  sink ^= gamma(unit);
 }
 console.log('split.js', sink & 1);

@@ -48,10 +48,15 @@ fn main() {
     // called through &dyn Fn: the closure keeps its own code and name
     let gamma: &dyn Fn(u64) -> u64 = &|n: u64| burn!(n, 0xc);
     let mut acc = 0u64;
+    // rounds of varying length (as wl_round_permille in ../wl.h): a
+    // fixed-length round can alias with the sampling clock
+    let mut state = 0x9e3779b97f4a7c15u64;
     while Instant::now() < end {
-        acc ^= std::hint::black_box(&w).score(std::hint::black_box(1_800_000));
-        acc ^= work::beta(std::hint::black_box(900_000));
-        acc ^= std::hint::black_box(gamma)(std::hint::black_box(300_000));
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let unit = 300 * (500 + (state >> 33) % 1000);
+        acc ^= std::hint::black_box(&w).score(std::hint::black_box(6 * unit));
+        acc ^= work::beta(std::hint::black_box(3 * unit));
+        acc ^= std::hint::black_box(gamma)(std::hint::black_box(unit));
     }
     println!("rsplit {}", acc & 1);
 }
