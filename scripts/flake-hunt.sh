@@ -16,7 +16,8 @@
 # Every run uses one fresh clone of the current commit under
 # ${FLAKE_ROOT:-/root}/prof-flake.XXXXXX (built once, as CI's clone is),
 # so uncommitted changes are not tested.  Per-run logs stay in the clone's
-# flake-logs/; the table is printed at the end and saved as
+# flake-logs/ (with the scratch directories of failed scripts,
+# runN-trash/); the table is printed at the end and saved as
 # flake-logs/table.txt.  Exit status: 0 when every run passed.
 # Needs root for notracefs/tmpfs/mixed (unshare -m, mount); as another
 # user those states are skipped and said so.
@@ -82,6 +83,8 @@ for ((i = 1; i <= runs; i++)); do
 	run_suite "$state" >"$logs/run$i.log" 2>&1
 	st=$?
 	run_state[i]=$state run_status[i]=$st run_secs[i]=$(($(date +%s) - t0))
+	# a failed script keeps its scratch directory: keep it past the next run
+	[ -d "$clone/tests/trash" ] && mv "$clone/tests/trash" "$logs/run$i-trash"
 	echo "flake-hunt: run $i ($state): exit $st, ${run_secs[i]} s, load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
