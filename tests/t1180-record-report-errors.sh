@@ -102,4 +102,13 @@ test_expect_success 'SIGKILLed recorder: its file reports with a warning, with s
 	$CHECK field killed.json samples gt 0
 '
 
+test_expect_success 'one pid-list parser: record, top and report say the same, touch no file' '
+	for c in "record -p" "record -t" "top -p" "report --pid" "report --tid"; do
+		"$PROF" $c 12,x -o ids.data >out 2>err; st=$?; cat err
+		test $st = 2 && one_line err && grep -q "invalid value .x. for -" err || return 1
+		"$PROF" $c , -o ids.data >out 2>err; st=$?; cat err
+		test $st = 2 && one_line err && grep -q "no id in .,. for -" err || return 1
+	done; test ! -e ids.data
+'
+
 test_done

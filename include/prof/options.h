@@ -69,6 +69,16 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int opt_u64(const char *flag, const char *value, uint64_t lo, uint64_t hi, uint64_t *out);
 int opt_double(const char *flag, const char *value, double lo, double hi, double *out);
+/*
+ * A comma-separated list of ids (-p 1,2,3; --tid): each id is checked as
+ * opt_u64 checks it and handed to add(ctx, id, flag), which stores it and
+ * returns 0 (or -EINVAL after its own error line, such as "too many").  A
+ * list without an id (",") is refused.  The one parser of every pid and
+ * tid list, so that record, top and report take the same lists.
+ */
+typedef int (*opt_id_fn)(void *ctx, uint64_t id, const char *flag);
+int opt_id_list(const char *flag, const char *value, uint64_t lo, uint64_t hi,
+		opt_id_fn add, void *ctx);
 /* The same for a percentage 0..hi given as "5" or "5%"; *out is a fraction (0.05). */
 int opt_percent(const char *flag, const char *value, double hi, double *out);
 /* value is one of the NULL-terminated names: its index, else -EINVAL after

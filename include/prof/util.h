@@ -125,9 +125,6 @@ int parse_u64(const char *s, uint64_t *out);	/* 0 or -EINVAL; accepts k/m/g */
 /* A CPU list as perf and taskset take it ("0,2-3"): distinct CPUs in the
  * order given, *cpus malloc'ed.  0 or -EINVAL (empty, bad or above 4095). */
 int parse_cpu_list(const char *s, int **cpus, size_t *n);
-/* "PID[,PID...]" (each 1..2^31-1), *pids malloc'ed.  0, or -EINVAL with
- * *bad pointing at the offending item inside s (at s when it is empty). */
-int parse_pid_list(const char *s, pid_t **pids, size_t *n, const char **bad);
 bool stderr_is_tty(void);
 /* Write all of buf, retrying on EINTR/short writes: 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);

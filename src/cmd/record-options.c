@@ -21,23 +21,14 @@ void record_usage(FILE *f)
 	fputs(help_prof_record, f);
 }
 
-/* "1,2,3" into list; flag for messages. */
-static int parse_id_list(const char *flag, const char *arg, void *vec)
+/* One id of a -p or -t list into its VEC(pid_t). */
+static int add_id(void *vec, uint64_t id, const char *flag)
 {
 	VEC(pid_t) *list = vec;
-	char *copy = xstrdup(arg), *save = NULL;
-	size_t before = list->n;
-	int ret = 0;
 
-	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-		if (!(ret = opt_u64(flag, t, 1, 0x7fffffff, &v)))
-			VEC_PUSH(list, (pid_t)v);
-	}
-	if (list->n == before && !ret)
-		ret = usage_error("no id in '%s' for %s", arg, flag);
-	free(copy);
-	return ret;
+	(void)flag;
+	VEC_PUSH(list, (pid_t)id);
+	return 0;
 }
 
 static int parse_stack_size(struct record_opts *o, const char *flag, const char *arg)
@@ -142,8 +133,8 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 		o->perf.ring_pages = (uint32_t)v;
 		o->perf.ring_shrink_ok = false;
 		return 0;
-	case O_PID: return parse_id_list(flag, arg, &o->pids);
-	case O_TID: return parse_id_list(flag, arg, &o->tids);
+	case O_PID: return opt_id_list(flag, arg, 1, 0x7fffffff, add_id, &o->pids);
+	case O_TID: return opt_id_list(flag, arg, 1, 0x7fffffff, add_id, &o->tids);
 	case O_NO_INHERIT: o->perf.no_inherit = true; return 0;
 	case O_DURATION: return opt_double(flag, arg, 1e-3, 1e9, &o->duration);
 	case O_QUIET: prof_quiet = 1; return 0;

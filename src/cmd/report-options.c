@@ -40,23 +40,26 @@ static struct opt options[O_PERF_ONLY + PERF_ONLY_MAX + 1] = {
 };
 
 /* perf's comma lists: --pid 1,2 --tid 3 (repeated flags add to the list). */
+struct id_slots {
+	uint32_t *ids;
+	size_t *n;
+};
+
+static int add_id(void *ctx, uint64_t id, const char *flag)
+{
+	struct id_slots *s = ctx;
+
+	if (*s->n == PROF_VIEW_IDS_MAX)
+		return usage_error("too many ids for %s (at most %d)", flag, PROF_VIEW_IDS_MAX);
+	s->ids[(*s->n)++] = (uint32_t)id;
+	return 0;
+}
+
 static int parse_ids(const char *flag, const char *arg, uint32_t *ids, size_t *n)
 {
-	char *copy = xstrdup(arg), *save = NULL;
-	size_t before = *n;
-	int ret = 0;
+	struct id_slots s = { ids, n };
 
-	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-		if (*n == PROF_VIEW_IDS_MAX)
-			ret = usage_error("too many ids for %s (at most %d)", flag, PROF_VIEW_IDS_MAX);
-		else if (!(ret = opt_u64(flag, t, 0, UINT32_MAX, &v)))
-			ids[(*n)++] = (uint32_t)v;
-	}
-	if (*n == before && !ret)
-		ret = usage_error("no id in '%s' for %s", arg, flag);
-	free(copy);
-	return ret;
+	return opt_id_list(flag, arg, 0, UINT32_MAX, add_id, &s);
 }
 
 /* A plain argument: HEAD after --diff BASE, else the input file. */

@@ -37,6 +37,18 @@ struct top_parse {
 	struct prof_perf_config *pc;
 };
 
+/* One id of -p (a later -p replaces the list). */
+static int add_pid(void *ctx, uint64_t id, const char *flag)
+{
+	struct prof_top_opts *o = ctx;
+	pid_t *pids = xrealloc((void *)o->pids, (o->npids + 1) * sizeof(*pids));
+
+	(void)flag;
+	pids[o->npids++] = (pid_t)id;
+	o->pids = pids;
+	return 0;
+}
+
 /* self, total, or perf top's sym (its default: one row per function, by self). */
 static int parse_sort(struct prof_top_opts *o, const char *flag, const char *arg)
 {
@@ -57,7 +69,6 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 {
 	struct top_parse *tp = ctx;
 	struct prof_top_opts *o = tp->o;
-	const char *bad_item;
 	uint64_t v;
 
 	switch (id) {
@@ -65,9 +76,8 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case T_PID:
 		free((void *)o->pids);
 		o->pids = NULL;
-		if (parse_pid_list(arg, (pid_t **)&o->pids, &o->npids, &bad_item) < 0)
-			return usage_error("bad pid list '%s' for %s", arg, flag);
-		return 0;
+		o->npids = 0;
+		return opt_id_list(flag, arg, 1, 0x7fffffff, add_pid, o);
 	case T_ALL_CPUS: o->system_wide = true; return 0;
 	case T_CPU:
 		o->system_wide = true;

@@ -128,26 +128,11 @@ static int cpu_item(const char *t, struct int_list *l)
 	return 0;
 }
 
-static int pid_item(const char *t, struct int_list *l)
-{
-	uint64_t pid;
-
-	if (parse_u64(t, &pid) < 0 || !pid || pid > 0x7fffffff)
-		return -EINVAL;
-	VEC_PUSH(l, (int)pid);
-	return 0;
-}
-
 int parse_cpu_list(const char *s, int **cpus, size_t *n)
 {
 	const char *bad;
 
 	return parse_list(s, cpu_item, cpus, n, &bad);
-}
-
-int parse_pid_list(const char *s, pid_t **pids, size_t *n, const char **bad)
-{
-	return parse_list(s, pid_item, (int **)pids, n, bad);	/* pid_t is int on Linux */
 }
 
 bool stderr_is_tty(void) { return isatty(2); }

@@ -146,6 +146,25 @@ int opt_u64(const char *flag, const char *value, uint64_t lo, uint64_t hi, uint6
 	return 0;
 }
 
+int opt_id_list(const char *flag, const char *value, uint64_t lo, uint64_t hi,
+		opt_id_fn add, void *ctx)
+{
+	char *copy = xstrdup(value), *save = NULL;
+	bool any = false;
+	int ret = 0;
+
+	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save)) {
+		uint64_t v = 0;
+		if (!(ret = opt_u64(flag, t, lo, hi, &v)))
+			ret = add(ctx, v, flag);
+		any = true;
+	}
+	if (!any)
+		ret = usage_error("no id in '%s' for %s", value, flag);
+	free(copy);
+	return ret;
+}
+
 int opt_double(const char *flag, const char *value, double lo, double hi, double *out)
 {
 	char *end;

@@ -5,6 +5,7 @@
  * frames that fit any terminal (20x5 included) with hostile names cleaned.
  */
 #include "tap.h"
+#include "prof/options.h"
 #include "prof/top.h"
 #include <stdlib.h>
 
@@ -279,13 +280,23 @@ static void test_keys(void)
 	prof_profile_free(&x.p);
 }
 
+struct pid_vec { pid_t *v; size_t n, cap; };
+
+static int add_pid(void *ctx, uint64_t id, const char *flag)
+{
+	struct pid_vec *l = ctx;
+
+	(void)flag;
+	VEC_PUSH(l, (pid_t)id);
+	return 0;
+}
+
 /* The -C and -p lists of top and record. */
 static void test_lists(void)
 {
 	int *cpus;
-	pid_t *pids;
+	struct pid_vec pids = { 0 };
 	size_t n;
-	const char *bad;
 
 	ok(parse_cpu_list("0,2-3,2", &cpus, &n) == 0 && n == 3 && cpus[0] == 0 && cpus[1] == 2 && cpus[2] == 3,
 	   "CPU list 0,2-3,2 is 0 2 3");
@@ -293,11 +304,14 @@ static void test_lists(void)
 	ok(parse_cpu_list("3-1", &cpus, &n) < 0 && parse_cpu_list("", &cpus, &n) < 0 &&
 		   parse_cpu_list("1,x", &cpus, &n) < 0 && parse_cpu_list("4096", &cpus, &n) < 0,
 	   "bad CPU lists are refused");
-	ok(parse_pid_list("12,34", &pids, &n, &bad) == 0 && n == 2 && pids[1] == 34, "pid list 12,34");
-	free(pids);
-	ok(parse_pid_list("12,0x,5", &pids, &n, &bad) < 0 && !strcmp(bad, "0x,5"), "a bad pid is pointed at");
-	ok(parse_pid_list(",", &pids, &n, &bad) < 0 && parse_pid_list("0", &pids, &n, &bad) < 0,
+	ok(opt_id_list("-p", "12,34", 1, 0x7fffffff, add_pid, &pids) == 0 && pids.n == 2 &&
+		   pids.v[1] == 34, "pid list 12,34");
+	ok(opt_id_list("-p", "12,0x,5", 1, 0x7fffffff, add_pid, &pids) < 0 && pids.n == 3,
+	   "a bad pid ends the list");
+	ok(opt_id_list("-p", ",", 1, 0x7fffffff, add_pid, &pids) < 0 &&
+		   opt_id_list("-p", "0", 1, 0x7fffffff, add_pid, &pids) < 0 && pids.n == 3,
 	   "no pid, pid 0: refused");
+	VEC_FREE(&pids);
 }
 
 int main(void)
