@@ -2,8 +2,9 @@
 # t5230-viewer-files: the viewer's code lives in real files that a
 # JavaScript parser reads.  Every script of src/output parses (node
 # --check), the two the HTML report loads into one page parse together,
-# and no C file of src/ holds script or style text in a string: the
-# renderers embed the files (OUTPUT_EMBED).  A planted syntax error shows
+# no C file of src/ holds script or style text in a string (the
+# renderers embed the files, OUTPUT_EMBED), and no markup holds an inline
+# event handler.  A planted syntax error shows
 # that the check fails.
 . "$(dirname "$0")/lib/test-lib.sh"
 command -v node >/dev/null || skip_all "node is not installed"
@@ -33,6 +34,25 @@ code_in_c() {	# files...
 
 test_expect_success 'no C file of src/ holds script or style text' '
 	! code_in_c "$TOP"/src/*/*.c "$TOP"/src/*.c
+'
+
+# An inline event handler (onclick="...") is script in markup: the
+# scripts attach their handlers themselves.  In C the attribute may open
+# a string of its own, after the element's name on the line above.
+handler_in_markup() {	# files...
+	grep -nE '(<[a-z][^>]* |")on[a-z]+=\\?"' "$@"
+}
+
+test_expect_success 'no markup of src/ (C strings, .html files) holds an inline handler' '
+	! handler_in_markup "$TOP"/src/*/*.c "$TOP"/src/*.c "$TOP"/src/output/*.html
+'
+
+test_expect_success 'planted: an inline handler is found' '
+	printf "sb_adds(sb, \"<button id=\\\"x\\\" onclick=\\\"go()\\\">\");\n" >h.c &&
+	printf "\t\"onclick=\\\"go()\\\">x</text>\");\n" >h2.c &&
+	printf "<th onclick=\"sortBy(0)\">F</th>\n" >h.html &&
+	cat h.c h2.c h.html &&
+	handler_in_markup h.c && handler_in_markup h2.c && handler_in_markup h.html
 '
 
 test_expect_success 'planted: a C string with a script or a rule is found' '

@@ -2,7 +2,7 @@
  * the picture is laid out in C and reads without it; this only re-lays
  * out on zoom, recolours on search and switches the colouring. */
 var svg,frames=[],details,matched,unzoom,W,XP=10,byModule=false;
-function init(evt){svg=document.documentElement;W=+svg.getAttribute('width');
+function init(){svg=document.documentElement;W=+svg.getAttribute('width');
  details=document.getElementById('details');matched=document.getElementById('matched');
  unzoom=document.getElementById('unzoom');
  var gs=document.querySelectorAll('g.f');
@@ -13,7 +13,9 @@ function init(evt){svg=document.documentElement;W=+svg.getAttribute('width');
  var q=new URLSearchParams(location.search),s=q.get('s'),z=q.get('z');
  if(!s&&location.hash.indexOf('#search=')==0)s=decodeURIComponent(location.hash.slice(8));
  if(s)search(s);
- if(z)frames.some(function(e){if(e._name==z){zoom(e);return true;}return false;});}
+ if(z)frames.some(function(e){if(e._name==z){zoom(e);return true;}return false;});
+ var ctl={unzoom:resetZoom,clear:clearSearch,search:askSearch,colour:toggleColour};
+ Object.keys(ctl).forEach(function(id){var t=document.getElementById(id);if(t)t.onclick=ctl[id];});}
 function over(){details.textContent=this.querySelector('title').textContent.replace(/\n/g,'  |  ');}
 function out(){details.textContent=' ';}
 function click(){zoom(this);}
@@ -41,3 +43,5 @@ function search(term){var re;try{re=new RegExp(term);}catch(err){matched.textCon
  matched.textContent=(100*cov/(W-2*XP)).toFixed(1)+'% matched';matched.setAttribute('data-term',term);}
 function askSearch(){var t=prompt('Search (regex):','');if(t)search(t);}
 function clearSearch(){frames.forEach(function(e){e.querySelector('rect').setAttribute('fill',fillOf(e));});matched.textContent=' ';}
+/* the picture's elements follow this script: start once they are all there */
+window.addEventListener('load',init);

@@ -217,8 +217,7 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 	sb_adds(sb, "</tbody>");
 	if (shown > HTML_PROC_ROWS_SHOWN)
 		sb_addf(sb, "<tbody><tr><td></td><td colspan=\"3\"><button id=\"procs-toggle\" "
-			"onclick=\"var m=document.getElementById('procs-more');m.hidden=!m.hidden;"
-			"this.textContent=m.hidden?'%zu more':'fewer'\">%zu more</button></td></tr></tbody>",
+			"data-more=\"%zu more\">%zu more</button></td></tr></tbody>",
 			shown - HTML_PROC_ROWS_SHOWN, shown - HTML_PROC_ROWS_SHOWN);
 	sb_adds(sb, "</table>\n");
 	free(order);
@@ -332,10 +331,10 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 	if (!app_fills)
 		prof_fn_table_build(p, v, &t);
 	sb_adds(sb, "<h2>Top functions</h2>\n<table id=\"fns\"><thead><tr>"
-		"<th onclick=\"sortBy(0,0)\">Function</th><th onclick=\"sortBy(1,0)\">Module</th>"
-		"<th class=\"n\" onclick=\"sortBy(2,1)\">Self</th><th class=\"n\" onclick=\"sortBy(3,1)\">Self%</th>"
-		"<th class=\"n\" onclick=\"sortBy(4,1)\">Total</th><th class=\"n\" onclick=\"sortBy(5,1)\">Total%</th>"
-		"<th onclick=\"sortBy(6,0)\">Location</th>"
+		"<th>Function</th><th>Module</th>"
+		"<th class=\"n\">Self</th><th class=\"n\">Self%</th>"
+		"<th class=\"n\">Total</th><th class=\"n\">Total%</th>"
+		"<th>Location</th>"
 		"</tr></thead><tbody>\n");
 	for (size_t i = 0; i < t.rows.n && i < HTML_MAX_FN_ROWS; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
@@ -451,9 +450,8 @@ static void movers(struct strbuf *sb, const struct prof_profile *base, const str
 static void flame_section(struct strbuf *sb)
 {
 	sb_adds(sb, "<h2>Flame graph</h2>\n<div class=\"ctl\">Search (regex): <input id=\"q\" "
-		"placeholder=\"e.g. ^spin|malloc\"> <button onclick=\"search(document.getElementById('q').value)\">"
-		"Search</button> <button onclick=\"search('')\">Clear</button> "
-		"<button onclick=\"zoomId=0;render()\">Reset zoom</button>"
+		"placeholder=\"e.g. ^spin|malloc\"> <button id=\"qgo\">Search</button> "
+		"<button id=\"qclear\">Clear</button> <button id=\"unzoom\">Reset zoom</button>"
 		"<span class=\"app\"> <button id=\"icicle\">Flame / icicle</button> "
 		"<label><input type=\"checkbox\" id=\"rec\"> collapse recursion</label> "
 		"<button id=\"focusbtn\">Focus on selected function</button> <button id=\"unfocus\">Unfocus</button> "

@@ -80,6 +80,15 @@ function sortBy(col,num){var tb=document.querySelector('#fns tbody'),rows=[].sli
   var c=num?(+x)-(+y):x.localeCompare(y);return desc?-c:c;});rows.forEach(function(r){tb.appendChild(r);});}
 document.querySelectorAll('#fns tbody tr').forEach(function(r){r.onclick=function(){sandwich(r.getAttribute('data-k'));};});
 document.getElementById('q').onkeyup=function(ev){if(ev.key=='Enter')search(this.value);};
+/* the controls' handlers (the page's HTML holds no script): a column
+ * heading sorts by it, numerically for Self, Self%, Total and Total% */
+document.querySelectorAll('#fns th').forEach(function(th,c){th.onclick=function(){sortBy(c,c>=2&&c<=5);};});
+document.getElementById('qgo').onclick=function(){search(document.getElementById('q').value);};
+document.getElementById('qclear').onclick=function(){search('');};
+document.getElementById('unzoom').onclick=function(){zoomId=0;render();};
+(function(){var b=document.getElementById('procs-toggle');if(!b)return;
+ b.onclick=function(){var m=document.getElementById('procs-more');m.hidden=!m.hidden;
+  b.textContent=m.hidden?b.getAttribute('data-more'):'fewer';};})();
 window.onresize=render;if(!D.app)render();
 (function(){var q=new URLSearchParams(location.search),s=q.get('s'),h=location.hash,c=q.get('sort');
  if(c!==null)sortBy(+c,+c>=2);
