@@ -3,7 +3,9 @@
 # before the recording: every figure covers the recording window only
 # (CPU against the target's own /proc delta over the window), and the text,
 # JSON and HTML reports list the same processes, with the window as the
-# duration even when nothing was sampled.
+# duration even when nothing was sampled.  A thread off the CPU when the
+# window begins or ends is charged up to that edge: asleep all along, its
+# off-CPU time is the window.
 #
 # The window is made exact on a loaded machine by stopping the target
 # (SIGSTOP) before prof starts and letting it run (SIGCONT) only after
@@ -97,6 +99,61 @@ test_expect_success 'text, JSON and HTML list the same processes' '
 	say "json [$j] text [$t] html [$h], duration_s $dur" &&
 	test "$j" = "$parent" && test "$t" = "$j" && test "$h" = "$j" &&
 	python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 0.8 else 1)" "$dur"
+'
+
+# Off-CPU at the window's edges.  The off-CPU events may be unavailable
+# here (no tracefs, not root): then these skip.
+"$PROF" record -o probe.data -- true 2>probe.err
+offcpu_why=$(sed -n 's/.*no off-CPU stacks in this recording: //p' probe.err)
+json_proc() {	# file expr over p (processes[0]) and d
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); p=d[\"processes\"][0]; print($2)" "$1"
+}
+offcpu_test() {	# title body: skipped without the off-CPU events
+	if [ -n "$offcpu_why" ]; then test_skip "$1" "$offcpu_why"; else test_expect_success "$1" "$2"; fi
+}
+
+# A process asleep in one nanosleep for the whole window (bounded by the
+# command after -p, which runs at least 1 s): no switch record of it ever
+# comes, and its off-CPU time is the window, all sleep, under the stack
+# /proc showed when the recording began.  No sampling (every switch and
+# the window's edges are counted): no false-failure chance.
+offcpu_test 'asleep the whole window: its off-CPU time is the window' '
+	sleep 600 &
+	pid=$!
+	"$PROF" record -o zz.data -p $pid -- sleep 1 2>zz.err; st=$?
+	kill $pid; wait $pid 2>/dev/null
+	cat zz.err && test "$st" = 0 &&
+	"$PROF" report -i zz.data --format=json >zz.json &&
+	got=$(json_proc zz.json "p[\"off_cpu_s\"], p[\"sleep_s\"], d[\"duration_s\"]") &&
+	say "off_cpu_s, sleep_s, duration_s: $got" &&
+	python3 -c "import sys; o,s,d=map(float,sys.argv[1:]); sys.exit(0 if o >= 0.99 and s == o and o <= d + 0.001 else 1)" $(echo "$got" | tr -d "(),") &&
+	"$PROF" report -i zz.data --format=folded --metric=off-cpu >zz.folded &&
+	cat zz.folded &&
+	grep -q "^sleep;\[off-CPU when recording began\];.*nanosleep" zz.folded
+'
+
+# A shell blocked in read() on a FIFO when the window begins; the command
+# after -p writes one line, the shell reads it and blocks in read() again
+# until the end.  Both waits are charged up to the window's edges: its
+# off-CPU time is the window but for its CPU time (/proc ticks, 10 ms
+# each: 20 ms of margin), the first wait under the stack /proc showed,
+# the last under its own switch-out's stack.
+offcpu_test 'blocked at both edges: charged from the start and to the end' '
+	rm -f fifo; mkfifo fifo
+	sh -c "exec 3<>fifo; while read l <&3; do :; done" &
+	pid=$!
+	sleep 0.5
+	"$PROF" record -o edge.data -p $pid -- sh -c "echo x >fifo; sleep 1" 2>edge.err; st=$?
+	kill $pid; wait $pid 2>/dev/null
+	cat edge.err && test "$st" = 0 &&
+	"$PROF" report -i edge.data --format=json >edge.json &&
+	got=$(json_proc edge.json "p[\"off_cpu_s\"], p[\"cpu_user_s\"] + p[\"cpu_sys_s\"], d[\"duration_s\"]") &&
+	say "off_cpu_s, cpu_s, duration_s: $got" &&
+	python3 -c "import sys; o,c,d=map(float,sys.argv[1:]); sys.exit(0 if o >= d - c - 0.02 else 1)" $(echo "$got" | tr -d "(),") &&
+	"$PROF" report -i edge.data --format=folded --metric=off-cpu >edge.folded &&
+	cat edge.folded &&
+	grep -q "^sh;\[off-CPU when recording began\];" edge.folded &&
+	grep -v "off-CPU when recording began" edge.folded | grep -q "^sh;.*read"
 '
 
 test_done

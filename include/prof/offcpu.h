@@ -46,7 +46,9 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offc
 				    char *why, size_t len);
 /* The mode in use (sampled falls back to all without -g dwarf). */
 enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc);
-/* One event per CPU for tid (inherit=1), like prof_perf_open_task. */
+/* One event per CPU for tid (inherit=1), like prof_perf_open_task.  A
+ * tid opened before prof_offcpu_enable existed when the recording began
+ * (attach): off the CPU then, it is charged from that start. */
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
 /* System-wide (-a): both events on cpu for every task; 0 / -errno. */
 int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu);
@@ -66,7 +68,8 @@ struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc);
 void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 			struct prof_profile *p, const struct prof_replay_sink *sink);
 /* End of the recording, after the last drain: the intervals still
- * waiting for a stack sample are charged to [stack lost]. */
+ * waiting for a stack sample are charged to [stack lost], and a thread
+ * still off the CPU is charged up to prof_offcpu_disable. */
 void prof_offcpu_finish(struct prof_offcpu *oc);
 /* I/O-wait ns of pid's threads that fall inside [from, to), from the
  * intervals charged so far (an interval still open is not known yet). */

@@ -139,6 +139,9 @@ enum {
  */
 int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *attr,
 		       const void *event, const struct perf_event_header *h);
+/* The profile thread of tid in process pid (live: named from /proc
+ * when new), for a consumer that charges a thread no record named. */
+uint32_t prof_replay_thread(struct prof_replay *rp, pid_t pid, pid_t tid);
 /* Ends a batch: consumers' batch_end, then exited processes are freed. */
 void prof_replay_batch_end(struct prof_replay *rp);
 

@@ -26,6 +26,13 @@ struct prof_switch_interval {
 	uint64_t t_out, t_in;
 	uint32_t tid, pid, thread;	/* thread: the caller's id at the switch-out */
 	bool preempt;			/* switched out while runnable */
+	uint8_t edge;			/* PROF_SWITCH_FROM_START, PROF_SWITCH_TO_END */
+};
+
+/* An interval cut by the recording's window: */
+enum {
+	PROF_SWITCH_FROM_START = 1,	/* off the CPU when it began: t_out is its start, no sample */
+	PROF_SWITCH_TO_END = 2,		/* still off the CPU when it ended: t_in is its end */
 };
 
 /* What a switch-out sample says about its interval. */
@@ -59,8 +66,20 @@ void prof_switchpair_exit(struct prof_switchpair *sp, uint32_t tid, uint64_t tim
 /* Forgets exited tids whose last switch-out never came (per-task events
  * die with the task); call between batches. */
 void prof_switchpair_prune(struct prof_switchpair *sp);
-/* End: every interval still waiting for a sample is charged as lost. */
-void prof_switchpair_finish(struct prof_switchpair *sp);
+/*
+ * A thread that exists when the recording starts at `start` (attach):
+ * if its first switch record is a switch-in, it was off the CPU from
+ * `start` until then (an interval with edge PROF_SWITCH_FROM_START,
+ * charged at once with no sample: the caller knows the stack, if
+ * anyone does); a switch-out first means it was running.
+ */
+void prof_switchpair_begin(struct prof_switchpair *sp, uint32_t tid, uint32_t pid, uint32_t thread,
+			   uint64_t start);
+/* End: every interval still waiting for a sample is charged as lost.
+ * With end (the window's end, else 0) a thread still off the CPU is
+ * charged up to it (PROF_SWITCH_TO_END): from its last switch-out, with
+ * that switch-out's sample, or from `start` when it never ran. */
+void prof_switchpair_finish(struct prof_switchpair *sp, uint64_t end);
 uint64_t prof_switchpair_switches(const struct prof_switchpair *sp);
 
 #endif

@@ -233,7 +233,7 @@ uint64_t res_iowait_finish(struct res_iowait *iw, uint64_t *lost)
 	iw->reading = false;
 	prof_offcpu_disable(iw->oc);
 	drain_both(iw);
-	prof_switchpair_finish(iw->sp);
+	prof_switchpair_finish(iw->sp, 0);
 	ns = iw->io_ns;
 	*lost = iw->lost;
 	iowait_free(iw);

@@ -46,6 +46,14 @@
  *    arrive in any order; the full one wins.
  *  - The offset and size of prev_state come from the tracepoint's format
  *    file, never hard-coded.
+ *  - The window: a thread opened by prof_offcpu_open_task before
+ *    prof_offcpu_enable (attach) existed when the recording began; one
+ *    off the CPU then is charged from that start (its first switch-in,
+ *    or the end if it never ran) to the stack /proc showed at the start
+ *    (its kernel frames, or the wait channel without root), under
+ *    "[off-CPU when recording began]": no switch-out of it was sampled.
+ *    A thread still off the CPU at the end is charged up to it, with the
+ *    stack of its last switch-out.
  *  - io keeps the I/O-wait intervals (pid, start, end) until the timeline
  *    sampler has used them for its I/O-wait% (prof_offcpu_io_prune).
  */
@@ -149,6 +157,11 @@ struct prof_offcpu {
 	uint64_t newest;		/* the newest interval end seen */
 	VEC(struct io_interval) io;
 	struct prof_offcpu_stats stats;
+	struct prof_replay *rp;		/* the threads of at-start intervals */
+	VEC(pid_t) opened;		/* tids opened before the window began */
+	struct u64map at_start;		/* tid -> node << 8 | metric, as /proc showed it at the start */
+	uint32_t at_start_frame;
+	uint64_t end;			/* the window's end (disable), 0 before */
 	uint8_t stack_buf[OFFCPU_STACK_SIZE];	/* read_blocked_stack */
 };
 
@@ -393,7 +406,11 @@ static int open_each(struct prof_offcpu *oc, int (*open)(struct prof_perf *, int
 
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid)
 {
-	return open_each(oc, prof_perf_open_task, tid);
+	int ret = open_each(oc, prof_perf_open_task, tid);
+
+	if (ret >= 0)
+		VEC_PUSH(&oc->opened, tid);
+	return ret;
 }
 
 int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
@@ -430,10 +447,13 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 	return ret;
 }
 
+static void begin_window(struct prof_offcpu *oc, uint64_t start);
+
 /* The time ring is on before the stacks and off after them: every stack
  * sample has its switch records. */
 void prof_offcpu_enable(struct prof_offcpu *oc)
 {
+	begin_window(oc, now_ns());
 	prof_perf_enable(&oc->sw);
 	prof_perf_enable(&oc->pf);
 	if (oc->st.rings)
@@ -450,6 +470,7 @@ void prof_offcpu_disable(struct prof_offcpu *oc)
 		prof_perf_disable(&oc->st);
 	prof_perf_disable(&oc->pf);
 	prof_perf_disable(&oc->sw);
+	oc->end = now_ns();
 }
 
 void prof_offcpu_free(struct prof_offcpu *oc)
@@ -462,6 +483,8 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 	VEC_FREE(&oc->sites);
 	VEC_FREE(&oc->pending);
 	VEC_FREE(&oc->io);
+	VEC_FREE(&oc->opened);
+	u64map_free(&oc->at_start);
 	free(oc);
 }
 
@@ -622,6 +645,95 @@ static enum prof_metric with_io(enum prof_metric m, bool io)
 	return m == PROF_M_UNINT_NS && io ? PROF_M_IOWAIT_NS : m;
 }
 
+/* --- the window's edges -------------------------------------------------------------- */
+
+/* A kernel frame named by /proc (no address: /proc hides them). */
+static uint32_t proc_kernel_frame(struct prof_offcpu *oc, const char *name)
+{
+	struct prof_frame f = { .func = prof_intern(oc->p, name), .file = prof_intern(oc->p, ""),
+				.module = prof_module_intern(oc->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL),
+				.kind = PROF_FRAME_KERNEL };
+
+	return prof_frame_intern(oc->p, &f);
+}
+
+/* Kernel frames of tid now, innermost first: /proc/TID/stack
+ * ("[<0>] do_nanosleep+0x6b/0x170"), or its wait channel alone when the
+ * stack is for root only; how many. */
+static size_t proc_kernel_stack(struct prof_offcpu *oc, pid_t tid, uint32_t *frames, size_t max)
+{
+	char path[64], *text, *line, *save = NULL;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", (int)tid);
+	if (!(text = read_file(path, NULL))) {
+		snprintf(path, sizeof(path), "/proc/%d/wchan", (int)tid);
+		text = read_file(path, NULL);
+	}
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && n < max; line = strtok_r(NULL, "\n", &save)) {
+		char *name = strstr(line, "] ") ? strstr(line, "] ") + 2 : line;
+		name[strcspn(name, "+ ")] = 0;
+		if (*name && strcmp(name, "0"))
+			frames[n++] = proc_kernel_frame(oc, name);
+	}
+	free(text);
+	return n;
+}
+
+/* tid's state letter in /proc/TID/stat (after the comm's ")"), or 0. */
+static char proc_state(pid_t tid)
+{
+	char path[64], *text, *p, c = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	if ((text = read_file(path, NULL)) && (p = strrchr(text, ')')) && p[1] == ' ')
+		c = p[2];
+	free(text);
+	return c;
+}
+
+/* What tid waited in when the window began, as /proc shows it: a stack
+ * under "[off-CPU when recording began]" and the state's metric. */
+static void note_at_start(struct prof_offcpu *oc, pid_t tid)
+{
+	uint32_t frames[PROF_MAX_FRAMES + 1], node;
+	char st = proc_state(tid);
+	size_t n = proc_kernel_stack(oc, tid, frames, PROF_MAX_FRAMES);
+	enum prof_metric m;
+
+	frames[n++] = marker_frame(oc, &oc->at_start_frame, "[off-CPU when recording began]");
+	node = prof_node_from_stack(oc->p, frames, n);
+	m = st == 'R' ? PROF_M_PREEMPT_NS : st == 'D' ? with_io(PROF_M_UNINT_NS, kernel_stack_in_io(oc->p, node))
+							: PROF_M_SLEEP_NS;
+	u64map_put(&oc->at_start, (uint64_t)tid, (uint64_t)node << 8 | (uint64_t)m);
+}
+
+/* The window begins at `start`: the threads opened so far existed then. */
+static void begin_window(struct prof_offcpu *oc, uint64_t start)
+{
+	for (size_t i = 0; oc->sp && i < oc->opened.n; i++) {
+		pid_t tid = oc->opened.v[i], pid = prof_proc_tgid(tid);
+		if (pid <= 0)
+			continue;	/* gone */
+		note_at_start(oc, tid);
+		prof_switchpair_begin(oc->sp, (uint32_t)tid, (uint32_t)pid,
+				      prof_replay_thread(oc->rp, pid, tid), start);
+	}
+	oc->opened.n = 0;
+}
+
+/* An interval that began before the window: no switch-out sampled it,
+ * so it goes to the stack /proc showed at the start. */
+static void charge_from_start(struct prof_offcpu *oc, const struct prof_switch_interval *iv)
+{
+	uint64_t v;
+
+	if (!u64map_get(&oc->at_start, iv->tid, &v))
+		v = (uint64_t)lost_node(oc) << 8 | PROF_M_SLEEP_NS;
+	if (iv->t_in > iv->t_out)
+		add(oc, iv, iv->thread, (uint32_t)(v >> 8), (enum prof_metric)(v & 0xff));
+}
+
 /* The pairing's verdict on one interval: its time in full, now, or once
  * its site has a full stack. */
 static void charge(void *arg, const struct prof_switch_interval *iv, const struct prof_switch_sample *s,
@@ -630,7 +742,9 @@ static void charge(void *arg, const struct prof_switch_interval *iv, const struc
 	struct prof_offcpu *oc = arg;
 
 	oc->newest = MAX(oc->newest, iv->t_in);
-	if (!s) {
+	if (iv->edge & PROF_SWITCH_FROM_START)
+		charge_from_start(oc, iv);
+	else if (!s) {
 		oc->stats.stacks_lost++;
 		add(oc, iv, iv->thread, lost_node(oc), m);
 	} else if (s->tag != PROF_NONE && s->tag < oc->sites.n && oc->sites.v[s->tag].full) {
@@ -952,7 +1066,7 @@ void prof_offcpu_finish(struct prof_offcpu *oc)
 {
 	if (!oc)
 		return;
-	prof_switchpair_finish(oc->sp);
+	prof_switchpair_finish(oc->sp, oc->end);
 	settle_pending(oc, true);
 }
 
@@ -968,6 +1082,7 @@ void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 			struct prof_profile *p, const struct prof_replay_sink *sink)
 {
 	oc->p = p;
+	oc->rp = rp;
 	oc->sink = *sink;
 	oc->sp = prof_switchpair_new(charge, oc);
 	if (oc->mode == PROF_OFFCPU_SAMPLED)

@@ -13,10 +13,14 @@
  *    or after it; a sample older than the switch-in before that interval
  *    belongs to no interval we saw; an interval that starts before the
  *    oldest waiting sample lost its own.
- *  - A switch-in without a switch-out seen (recording started while the
- *    thread was blocked) charges nothing; a switch-out never followed by
- *    a switch-in (thread exited, recording ended, the switch-in record
- *    lost) charges nothing, and its sample goes with no interval.
+ *  - A switch-in without a switch-out seen charges nothing (the records
+ *    of a thread born in the window start so), unless the caller said
+ *    the thread existed at the window's start (prof_switchpair_begin):
+ *    then it was off the CPU from that start.  A switch-out never
+ *    followed by a switch-in charges nothing if the thread exited or the
+ *    switch-in was lost; if the window ended first, finish() with the
+ *    end charges it up to the end.  An attached thread asleep for the
+ *    whole window has no record at all: it is charged start to end.
  *  - Nothing depends on the CPU: a thread that migrates is one tid.
  *  - EXIT settles a tid and frees it, so memory follows the live threads;
  *    its last switch-out comes after EXIT, so the tid waits in `exited`
@@ -30,6 +34,7 @@
 struct thr {
 	struct prof_switch_interval open;
 	bool is_open;
+	bool at_start;		/* begun, no switch record yet: open holds the window's start */
 	uint64_t last_in;
 	VEC(struct prof_switch_interval) ivs;
 	size_t iv_head;
@@ -167,6 +172,46 @@ bool prof_switchpair_restack(struct prof_switchpair *sp, uint32_t tid, uint64_t 
 	return true;
 }
 
+void prof_switchpair_begin(struct prof_switchpair *sp, uint32_t tid, uint32_t pid, uint32_t thread,
+			   uint64_t start)
+{
+	struct thr *t = thr_of(sp, tid);
+
+	if (t->is_open || t->last_in)
+		return;	/* records of it came already */
+	t->at_start = true;
+	t->open = (struct prof_switch_interval){ 0, start, 0, tid, pid, thread, false, PROF_SWITCH_FROM_START };
+}
+
+/* t was off the CPU from the window's start until `until`: no switch-out
+ * of it was seen, so there is no sample; its oldest interval, charged
+ * before any other of it. */
+static void charge_from_start(struct prof_switchpair *sp, struct thr *t, uint64_t until)
+{
+	struct prof_switch_interval iv = t->open;
+
+	t->at_start = false;
+	iv.t_in = MAX(until, iv.t_out);
+	sp->charge(sp->arg, &iv, NULL, (enum prof_metric)t->vol_metric);
+}
+
+/* The window ended at `end` with t off the CPU: its open interval ends
+ * there (it pairs with its switch-out's sample as any other). */
+static void close_at_end(struct prof_switchpair *sp, struct thr *t, uint64_t end)
+{
+	if (t->at_start) {
+		t->open.edge |= PROF_SWITCH_TO_END;
+		charge_from_start(sp, t, end);
+		return;
+	}
+	if (!t->is_open)
+		return;
+	t->is_open = false;
+	t->open.t_in = MAX(end, t->open.t_out);
+	t->open.edge |= PROF_SWITCH_TO_END;
+	VEC_PUSH(&t->ivs, t->open);
+}
+
 void prof_switchpair_out(struct prof_switchpair *sp, uint32_t tid, uint32_t pid, uint32_t thread,
 			 uint64_t time, bool preempt)
 {
@@ -177,6 +222,7 @@ void prof_switchpair_out(struct prof_switchpair *sp, uint32_t tid, uint32_t pid,
 	t = thr_of(sp, tid);
 	sp->switches++;
 	sp->last_time = MAX(sp->last_time, time);
+	t->at_start = false;	/* it was running when the window began */
 	if (t->is_open)	/* its switch-in was lost: it came after the last switch-out */
 		t->last_in = MAX(t->last_in, t->open.t_out + 1);
 	t->open = (struct prof_switch_interval){ t->last_in, time, 0, tid, pid, thread, preempt };
@@ -192,8 +238,10 @@ void prof_switchpair_in(struct prof_switchpair *sp, uint32_t tid, uint64_t time)
 	sp->switches++;
 	sp->last_time = MAX(sp->last_time, time);
 	t->last_in = time;
+	if (t->at_start)
+		charge_from_start(sp, t, time);
 	if (!t->is_open || time <= t->open.t_out)
-		return;	/* recording started while it was off the CPU */
+		return;	/* born in the window, or off the CPU at its unknown start */
 	t->is_open = false;
 	t->open.t_in = time;
 	VEC_PUSH(&t->ivs, t->open);
@@ -226,11 +274,14 @@ void prof_switchpair_prune(struct prof_switchpair *sp)
 	VEC_FREE(&old);
 }
 
-void prof_switchpair_finish(struct prof_switchpair *sp)
+void prof_switchpair_finish(struct prof_switchpair *sp, uint64_t end)
 {
 	size_t it = 0;
 	uint64_t tid, t;
 
-	while (sp && u64map_next(&sp->by_tid, &it, &tid, &t))
+	while (sp && u64map_next(&sp->by_tid, &it, &tid, &t)) {
+		if (end)
+			close_at_end(sp, (struct thr *)(uintptr_t)t, end);
 		match(sp, (struct thr *)(uintptr_t)t, true);
+	}
 }

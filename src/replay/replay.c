@@ -338,6 +338,11 @@ static uint32_t thread_of(struct prof_replay *rp, uint32_t pid, uint32_t tid)
 	return th;
 }
 
+uint32_t prof_replay_thread(struct prof_replay *rp, pid_t pid, pid_t tid)
+{
+	return thread_of(rp, (uint32_t)pid, (uint32_t)tid);
+}
+
 void prof_replay_add_child(struct prof_replay *rp, pid_t pid, const char *comm)
 {
 	space_set(rp, (uint32_t)pid, prof_addrspace_new(pid));

@@ -3,13 +3,15 @@
  * (src/record/switchpair.c), fed synthetic records: intervals with their
  * samples, rings that run ahead of each other, a lost sample, a lost
  * switch-in, a thread that exits (and a tid reused), a thread that
- * migrates between CPUs, and what is settled at the end.
+ * migrates between CPUs, what is settled at the end, and the window's
+ * edges (a thread off the CPU when it begins or ends).
  */
 #include "tap.h"
 #include "prof/switchpair.h"
 
 struct got {
 	uint64_t t_out, t_in;
+	int edge;
 	uint32_t node;		/* PROF_NONE: charged as lost */
 	int metric;
 };
@@ -22,7 +24,7 @@ static void charge(void *arg, const struct prof_switch_interval *iv, const struc
 {
 	(void)arg;
 	if (ncharged < ARRAY_SIZE(charged))
-		charged[ncharged] = (struct got){ iv->t_out, iv->t_in, s ? s->node : PROF_NONE, (int)m };
+		charged[ncharged] = (struct got){ iv->t_out, iv->t_in, iv->edge, s ? s->node : PROF_NONE, (int)m };
 	ncharged++;
 }
 
@@ -51,7 +53,7 @@ static void test_in_order(void)
 	prof_switchpair_out(sp, 7, 7, 1, 100, false);
 	prof_switchpair_in(sp, 7, 200);
 	ok(ncharged == 1 && is(0, 100, 200, 5, PROF_M_SLEEP_NS), "one interval, its sample's stack and state");
-	prof_switchpair_finish(sp);
+	prof_switchpair_finish(sp, 0);
 	is_u64(ncharged, 1, "nothing more at the end");
 	prof_switchpair_free(sp);
 }
@@ -108,7 +110,7 @@ static void test_lost_sample(void)
 	prof_switchpair_out(sp, 7, 7, 1, 100, false);
 	prof_switchpair_in(sp, 7, 200);
 	is_u64(ncharged, 0, "an interval waits while its sample may still come");
-	prof_switchpair_finish(sp);
+	prof_switchpair_finish(sp, 0);
 	ok(ncharged == 1 && is(0, 100, 200, PROF_NONE, PROF_M_SLEEP_NS), "at the end it is charged as lost (sleep: none known)");
 	prof_switchpair_free(sp);
 }
@@ -125,7 +127,7 @@ static void test_lost_switch_in(void)
 	prof_switchpair_in(sp, 7, 400);
 	ok(ncharged == 1 && is(0, 300, 400, 6, PROF_M_SLEEP_NS),
 	   "only the measured interval is charged, with its own sample, not the older one");
-	prof_switchpair_finish(sp);
+	prof_switchpair_finish(sp, 0);
 	is_u64(ncharged, 1, "the unmeasured one never is");
 	prof_switchpair_free(sp);
 }
@@ -193,6 +195,45 @@ static void test_restack(void)
 	prof_switchpair_free(sp);
 }
 
+/* Attached at 1000, ended at 5000 (prof_switchpair_begin, finish). */
+static void test_window_edges(void)
+{
+	struct prof_switchpair *sp = fresh();
+
+	prof_switchpair_begin(sp, 7, 7, 1, 1000);	/* asleep the whole window */
+	prof_switchpair_begin(sp, 8, 7, 2, 1000);	/* asleep at the start, wakes at 1500 */
+	prof_switchpair_begin(sp, 9, 7, 3, 1000);	/* running at the start */
+	prof_switchpair_in(sp, 8, 1500);
+	ok(ncharged == 1 && is(0, 1000, 1500, PROF_NONE, PROF_M_SLEEP_NS) && charged[0].edge == PROF_SWITCH_FROM_START,
+	   "blocked when the window began: charged from its start to the switch-in, with no sample");
+	sample(sp, 9, 1999, 6, PROF_M_SLEEP_NS);
+	prof_switchpair_out(sp, 9, 7, 3, 2000, false);
+	prof_switchpair_in(sp, 9, 2500);
+	ok(ncharged == 2 && is(1, 2000, 2500, 6, PROF_M_SLEEP_NS) && charged[1].edge == 0,
+	   "running when it began: nothing before its first switch-out");
+	sample(sp, 8, 2999, 5, PROF_M_IOWAIT_NS);
+	prof_switchpair_out(sp, 8, 7, 2, 3000, false);	/* still blocked at the end */
+	prof_switchpair_finish(sp, 5000);
+	ok(ncharged == 4, "two more at the end");
+	for (size_t i = 2; i < 4 && ncharged == 4; i++) {
+		if (charged[i].t_out == 1000)
+			ok(is(i, 1000, 5000, PROF_NONE, PROF_M_SLEEP_NS) &&
+			   charged[i].edge == (PROF_SWITCH_FROM_START | PROF_SWITCH_TO_END),
+			   "never ran: the whole window");
+		else
+			ok(is(i, 3000, 5000, 5, PROF_M_IOWAIT_NS) && charged[i].edge == PROF_SWITCH_TO_END,
+			   "off the CPU at the end: from its switch-out to the end, with its sample");
+	}
+	prof_switchpair_free(sp);
+
+	sp = fresh();
+	prof_switchpair_begin(sp, 7, 7, 1, 1000);
+	prof_switchpair_out(sp, 7, 7, 1, 3000, false);
+	prof_switchpair_finish(sp, 0);
+	is_u64(ncharged, 0, "without an end (prof stat) nothing open is charged");
+	prof_switchpair_free(sp);
+}
+
 int main(void)
 {
 	test_in_order();
@@ -202,5 +243,6 @@ int main(void)
 	test_exit();
 	test_migrating();
 	test_restack();
+	test_window_edges();
 	return done_testing();
 }
