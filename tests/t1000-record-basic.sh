@@ -28,8 +28,36 @@ test_expect_success 'launch: output passes through and the summary line is print
 	"$PROF" record -o out.data -- sh -c "echo to-stdout; echo to-stderr >&2" >out 2>err &&
 	check_contains out "^to-stdout$" &&
 	check_contains err "^to-stderr$" &&
-	check_contains err "^prof record: [0-9]* samples ([0-9]* lost, [0-9.]*% fully unwound), [0-9]* processes, [0-9]* threads, [0-9]* KiB written to out.data$" &&
+	check_contains err "^prof record: [0-9]* samples\{0,1\} ([0-9]* lost, [0-9.]*% fully unwound) in [0-9]* threads\{0,1\} of [0-9]* process\(es\)\{0,1\}\(, off-CPU time in [0-9]* threads\{0,1\} of [0-9]* process\(es\)\{0,1\}\)\{0,1\}; [0-9]* KiB written to out.data$" &&
 	test -s out.data
+'
+
+# The summary counts what the file holds: the threads (tasks: a child's
+# identities before and after its exec are one thread) and processes with
+# CPU samples, and those with off-CPU time, as the report of the file
+# lists them (not the processes seen, which include every process that
+# forked or exec'd without being sampled).  Two busy children of a
+# shell that waits: both are sampled whatever the sampling does (300 ms
+# of CPU each), the counts are compared, not predicted: no false-failure
+# chance from sampling.
+test_expect_success 'the summary counts the threads and processes the file has samples of' '
+	"$PROF" record -o cnt.data -- sh -c "\"$BUILD_DIR/tests/resources/burn\" 300 & \"$BUILD_DIR/tests/resources/burn\" 300 & wait" >/dev/null 2>cnt.err &&
+	cat cnt.err &&
+	line=$(grep "^prof record: " cnt.err) &&
+	for m in cpu off-cpu; do
+		"$PROF" report -i cnt.data --format=json --metric=$m >cnt.$m.json || return 1
+	done &&
+	counts() {	# json: "threads processes" with weight under the metric
+		python3 -c "import json,sys; ps=[p for p in json.load(open(sys.argv[1]))[\"processes\"] if p[\"threads\"]]; print(len({(p[\"pid\"], t[\"tid\"]) for p in ps for t in p[\"threads\"]}), len(ps))" "$1"
+	} &&
+	read -r ct cp <<<"$(counts cnt.cpu.json)" &&
+	read -r ot op <<<"$(counts cnt.off-cpu.json)" &&
+	say "report: cpu $ct threads of $cp processes, off-cpu $ot of $op" &&
+	test "$cp" -ge 2 &&
+	echo "$line" | grep -q " in $ct threads\{0,1\} of $cp process\(es\)\{0,1\}[,;]" &&
+	if grep -q "no off-CPU stacks" cnt.err; then :; else
+		echo "$line" | grep -q ", off-CPU time in $ot threads\{0,1\} of $op process\(es\)\{0,1\};"
+	fi
 '
 
 test_expect_success 'launch: a busy command gets samples' '

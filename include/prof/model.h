@@ -252,10 +252,6 @@ void prof_resources_set(struct prof_profile *p, const struct prof_resources *r);
 const struct prof_resources *prof_resources_get(const struct prof_profile *p,
 						uint32_t pid, uint32_t tid);
 
-/* Distinct (pid, tid) among the threads (an exec adds an entry for the
- * same task), of one pid or of all (pid PROF_NONE). */
-size_t prof_task_count(const struct prof_profile *p, uint32_t pid);
-
 /* Sum of one metric over all aggs. */
 uint64_t prof_total(const struct prof_profile *p, enum prof_metric m);
 

@@ -56,7 +56,10 @@ struct prof_session_info {
 	/* after prof_session_run */
 	uint64_t samples, lost, truncated, bytes_written;
 	struct prof_offcpu_stats offcpu;
-	size_t processes, threads;
+	size_t processes;			/* processes seen (address spaces made) */
+	size_t sampled_threads, sampled_processes;	/* with CPU samples */
+	size_t offcpu_threads, offcpu_processes;	/* with off-CPU time */
+	bool offcpu_recorded;			/* off-CPU time was recorded */
 	size_t spaces_peak, spaces_freed;	/* address spaces alive at once, freed */
 	bool launched, write_failed;
 	int exit_status;		/* the command's (128+signal when killed) */

@@ -18,14 +18,31 @@
 
 /* --- wiring and printing ------------------------------------------------------------ */
 
+/* "1 thread of 1 process", "3 threads of 2 processes". */
+static const char *threads_of(char *buf, size_t len, size_t threads, size_t processes)
+{
+	snprintf(buf, len, "%zu thread%s of %zu process%s", threads, threads == 1 ? "" : "s",
+		 processes, processes == 1 ? "" : "es");
+	return buf;
+}
+
+/* What the file holds, counted as it is: the threads (and their
+ * processes) that have CPU samples, those that have off-CPU time. */
 static void print_summary(const struct prof_session_info *in, const char *output)
 {
 	double full = in->samples ? 100.0 * (double)(in->samples - in->truncated) / (double)in->samples
 				  : 100.0;
+	char cpu[96], off[128] = "";
 
-	info("%llu samples (%llu lost, %.1f%% fully unwound), %zu processes, %zu threads, %llu KiB written to %s",
-	     (unsigned long long)in->samples, (unsigned long long)in->lost, full, in->processes,
-	     in->threads, (unsigned long long)((in->bytes_written + 1023) / 1024), output);
+	threads_of(cpu, sizeof(cpu), in->sampled_threads, in->sampled_processes);
+	if (in->offcpu_recorded) {
+		char t[96];
+		snprintf(off, sizeof(off), ", off-CPU time in %s",
+			 threads_of(t, sizeof(t), in->offcpu_threads, in->offcpu_processes));
+	}
+	info("%llu sample%s (%llu lost, %.1f%% fully unwound) in %s%s; %llu KiB written to %s",
+	     (unsigned long long)in->samples, in->samples == 1 ? "" : "s", (unsigned long long)in->lost, full, cpu, off,
+	     (unsigned long long)((in->bytes_written + 1023) / 1024), output);
 	if (in->heap)
 		info("heap: %llu allocations sampled (%s), %llu of them freed, %llu samples lost",
 		     (unsigned long long)in->heap_allocs,

@@ -262,20 +262,3 @@ const struct prof_resources *prof_resources_get(const struct prof_profile *p,
 {
 	return resources_find(p, pid, tid);
 }
-
-size_t prof_task_count(const struct prof_profile *p, uint32_t pid)
-{
-	struct u64map seen = { 0 };
-	size_t n = 0;
-	bool created;
-
-	for (size_t i = 0; i < p->threads.n; i++) {
-		const struct prof_thread *t = &p->threads.v[i];
-		if (pid != PROF_NONE && t->pid != pid)
-			continue;
-		u64map_slot(&seen, (uint64_t)t->pid << 32 | t->tid, &created);
-		n += created;
-	}
-	u64map_free(&seen);
-	return n;
-}

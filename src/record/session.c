@@ -68,8 +68,13 @@ struct prof_session {
 	bool bounds_only;	/* -a/-p with a command: it bounds the recording */
 	bool child_done;
 	int child_status;
+	VEC(uint8_t) charged;	/* per profile thread: CHARGED_CPU, CHARGED_OFFCPU */
 	struct prof_session_info info;
 };
+
+/* What a thread has in the file (the summary counts them). */
+#define CHARGED_CPU 1
+#define CHARGED_OFFCPU 2
 
 static volatile sig_atomic_t stop_requested;
 static volatile pid_t forward_to;
@@ -168,6 +173,48 @@ static void sink_add(void *arg, uint64_t time, uint32_t thread, uint32_t node,
 	prof_writer_sample(arg, time, thread, node, metric, value, flags);
 }
 
+static void mark_charged(struct prof_session *s, uint32_t thread, uint8_t what)
+{
+	if (thread == PROF_NONE)
+		return;
+	if (thread >= s->charged.n) {
+		VEC_GROW(&s->charged, (size_t)thread + 1);
+		memset(s->charged.v + s->charged.n, 0, thread + 1 - s->charged.n);
+		s->charged.n = (size_t)thread + 1;
+	}
+	s->charged.v[thread] |= what;
+}
+
+/* Off-CPU intervals: to the file, and their thread counted. */
+static void offcpu_sink_add(void *arg, uint64_t time, uint32_t thread, uint32_t node,
+			    enum prof_metric metric, uint64_t value, unsigned flags)
+{
+	struct prof_session *s = arg;
+
+	if (metric == PROF_M_OFFCPU_NS && value)
+		mark_charged(s, thread, CHARGED_OFFCPU);
+	if (s->w)
+		prof_writer_sample(s->w, time, thread, node, metric, value, flags);
+}
+
+/* The threads (tasks: an exec's new identity is the same thread) and
+ * processes with `what` in the file. */
+static void count_charged(const struct prof_session *s, uint8_t what, size_t *threads, size_t *processes)
+{
+	struct u64map tasks = { 0 }, pids = { 0 };
+
+	for (size_t i = 0; i < s->charged.n && i < s->p.threads.n; i++)
+		if (s->charged.v[i] & what) {
+			const struct prof_thread *t = &s->p.threads.v[i];
+			u64map_put(&tasks, (uint64_t)t->pid << 32 | t->tid, 1);
+			u64map_put(&pids, t->pid, 1);
+		}
+	*threads = tasks.n;
+	*processes = pids.n;
+	u64map_free(&tasks);
+	u64map_free(&pids);
+}
+
 static void on_cpu_sample(void *arg, const struct prof_replay_sample *rs)
 {
 	struct prof_session *s = arg;
@@ -180,6 +227,7 @@ static void on_cpu_sample(void *arg, const struct prof_replay_sample *rs)
 	 * as samples x period_ns (meta + summary), which keeps files small. */
 	prof_writer_sample(s->w, rs->s->time, rs->thread, rs->node, PROF_M_SAMPLES, 1, flags);
 	prof_replay_count_sample(&s->p, rs->s->time, rs->complete);
+	mark_charged(s, rs->thread, CHARGED_CPU);
 }
 
 static void on_cpu_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
@@ -435,7 +483,7 @@ static void start_pump(struct prof_perf *pf)
  * recording goes on with CPU samples (kernel-notes/offcpu.md). */
 static void setup_resources(struct prof_session *s)
 {
-	struct prof_replay_sink sink = { sink_add, s->w };
+	struct prof_replay_sink sink = { offcpu_sink_add, s };
 
 	s->oc = prof_offcpu_new(&s->pf, s->o->offcpu_all ? PROF_OFFCPU_ALL : PROF_OFFCPU_SAMPLED,
 				s->offcpu_why, sizeof(s->offcpu_why));
@@ -564,6 +612,7 @@ void prof_session_free(struct prof_session *s)
 	prof_python_free(s->py);	/* after the pump, whose hook reads with it */
 	prof_profile_free(&s->p);
 	prof_elf_cache_free();
+	VEC_FREE(&s->charged);
 	free(s);
 }
 
@@ -649,7 +698,9 @@ void prof_session_run(struct prof_session *s)
 	in->lost = s->p.lost;
 	in->truncated = s->p.samples_truncated;
 	in->processes = prof_replay_processes(s->rp);
-	in->threads = prof_task_count(&s->p, PROF_NONE);
+	count_charged(s, CHARGED_CPU, &in->sampled_threads, &in->sampled_processes);
+	count_charged(s, CHARGED_OFFCPU, &in->offcpu_threads, &in->offcpu_processes);
+	in->offcpu_recorded = s->oc != NULL;
 	in->offcpu = *prof_offcpu_stats(s->oc);
 	prof_replay_space_stats(s->rp, &in->spaces_peak, &in->spaces_freed);
 	if (s->heap) {
