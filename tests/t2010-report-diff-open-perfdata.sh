@@ -28,8 +28,9 @@ test_expect_success 'diff text: no row without self time on either side' '
 
 test_expect_success 'diff folded: two counts per line, sums equal each side' '
 	"$PROF" report --diff base.data head.data --format=folded >diff.folded &&
-	base=$("$PROF" report -i base.data --format=folded | awk "{s+=\$NF} END {print s}") &&
-	head=$("$PROF" report -i head.data --format=folded | awk "{s+=\$NF} END {print s}") &&
+	"$PROF" report -i base.data --format=folded >base.folded &&
+	"$PROF" report -i head.data --format=folded >head.folded &&
+	base=$(folded_sum base.folded) head=$(folded_sum head.folded) &&
 	awk -v b=$base -v h=$head "{sb+=\$(NF-1); sh+=\$NF} END {exit !(sb==b && sh==h)}" diff.folded
 '
 

@@ -39,11 +39,7 @@ if slow_disk_setup 500 5000; then
 
 	test_expect_success 'fdatasync: the io-wait stacks go through the blocking function' '
 		"$PROF" report -i io.data --format=folded --metric=io-wait >io.folded &&
-		total=$(awk "{s+=\$NF} END {print s}" io.folded) &&
-		lost=$(grep "^\[stack lost\]" io.folded | awk "{s+=\$NF} END {print s+0}") &&
-		inside=$(grep ";block_in_fdatasync;" io.folded | awk "{s+=\$NF} END {print s+0}") &&
-		say "io-wait us: $inside of $total under block_in_fdatasync ($lost with the stack lost)" &&
-		test "$total" -gt "$lost" && test $((inside * 100)) -ge $(((total - lost) * 90))
+		folded_share io.folded ";block_in_fdatasync;" "^\[stack lost\]" 90
 	'
 
 	test_expect_success 'fdatasync: io-wait stacks have kernel frames of the wait' '
@@ -88,9 +84,9 @@ test_expect_success 'every format works with every metric' '
 '
 
 test_expect_success 'folded weights: microseconds for time metrics, samples for cpu' '
-	cpu=$(awk "{s+=\$NF} END {print s}" out.cpu.folded) &&
-	wall=$(awk "{s+=\$NF} END {print s}" out.wall.folded) &&
-	off=$(awk "{s+=\$NF} END {print s}" out.off-cpu.folded) &&
+	cpu=$(folded_sum out.cpu.folded) &&
+	wall=$(folded_sum out.wall.folded) &&
+	off=$(folded_sum out.off-cpu.folded) &&
 	say "cpu $cpu samples, off-cpu $off us, wall $wall us" &&
 	test "$wall" -gt "$off" && test "$off" -gt "$cpu"
 '

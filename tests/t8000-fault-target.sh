@@ -56,10 +56,8 @@ test_expect_success 'dlopened library code is attributed to the library' '
 	cat dl.txt && grep -q "^old_lib_marker .*/libchurn_dl.so [1-9]" dl.txt &&
 	! grep -v " [^ ]*/libchurn_dl.so " dl.txt &&
 	grep ";dl_burn" churn.folded >dl.folded &&
-	total=$(awk "{s+=\$NF} END {print s}" dl.folded) &&
-	viamain=$(grep ";main;.*dl_burn" dl.folded | awk "{s+=\$NF} END {print s+0}") &&
-	echo "dl_burn samples $total, through main $viamain" &&
-	test $total -ge 100 && test $((viamain * 100)) -ge $((total * 95))
+	test "$(folded_sum dl.folded)" -ge 100 &&
+	folded_share dl.folded ";main;.*dl_burn" "" 95
 '
 
 test_expect_success 'the exec'\''ed image is sampled too' '

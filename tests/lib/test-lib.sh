@@ -174,3 +174,20 @@ one_error() {
 check_not_contains() {
 	! grep -q -- "$2" "$1" || { echo "unexpected '$2' in $1"; grep -- "$2" "$1" | head; return 1; }
 }
+
+# Folded stacks (prof report --format=folded): "frame;frame;... COUNT".
+# folded_sum FILE [PATTERN]: the sum of the counts (of the lines matching
+# the grep PATTERN).
+folded_sum() {
+	if [ $# -gt 1 ]; then grep -- "$2" "$1"; else cat "$1"; fi | awk '{s += $NF} END {print s + 0}'
+}
+# folded_share FILE INSIDE LOST PCT: of the weight whose stack is known
+# (lines not matching LOST; "": every line), at least PCT% is on lines
+# matching INSIDE.
+folded_share() {
+	local total lost=0 inside
+	total=$(folded_sum "$1") inside=$(folded_sum "$1" "$2")
+	[ -z "$3" ] || lost=$(folded_sum "$1" "$3")
+	say "$1: $inside of $total on '$2' ($lost with the stack lost)"
+	test "$total" -gt "$lost" && test $((inside * 100)) -ge $(((total - lost) * $4))
+}
