@@ -15,29 +15,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 [ -x "$top/prof" ] && [ -x "$top/tests/workloads/bin/heap" ] || make -C "$top" prof workloads >/dev/null
-mkdir -p "$top/build/node"
-if ! cmp -s "$top/tests/node/package.json" "$top/build/node/package.json" ||
-   [ ! -d "$top/build/node/node_modules/playwright-core" ]; then
-	cp "$top/tests/node/package.json" "$top/build/node/"
-	(cd "$top/build/node" && npm install --no-audit --no-fund --silent)
-fi
+TOP=$top
+. "$top/tests/lib/node-tools.sh"
+node_tools_ready || { echo "$0: $NODE_TOOLS_WHY" >&2; exit 1; }
 "$top/prof" record -q --heap --heap-rate 4096 -o "$tmp/heap.data" -- "$top/tests/workloads/bin/heap" 1000000 >/dev/null
 "$top/prof" report -i "$tmp/heap.data" --metric=live-bytes --format=html -o "$tmp/heap.html"
-cat >"$tmp/shot.js" <<'JS'
-const { chromium } = require('playwright-core');
-(async () => {
-	const b = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-		args: ['--headless', '--no-sandbox', '--disable-gpu'], headless: true });
-	const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
-	await page.goto('file://' + process.argv[2]);
-	await page.waitForSelector('body[data-app=ready]', { timeout: 120000 });
-	await page.evaluate(() => document.getElementById('tracks').scrollIntoView());
-	await page.evaluate(() => window.scrollBy(0, -60));
-	await page.screenshot({ path: process.argv[3] });
-	await b.close();
-})().catch((e) => { console.error(e); process.exit(1); });
-JS
-NODE_PATH="$top/build/node/node_modules" node "$tmp/shot.js" "$tmp/heap.html" "$tmp/heap.png"
+node "$top/tests/node/html-app-drive.js" shot "$tmp/heap.html" "$tmp/heap.png" 900 tracks >/dev/null
 mkdir -p "$(dirname "$out")"
 cp "$tmp/heap.png" "$out"
 echo "wrote $out"

@@ -16,30 +16,15 @@ pids=
 trap 'kill $pids 2>/dev/null; rm -rf "$tmp"' EXIT
 
 [ -x "$top/prof" ] && [ -x "$wl/split" ] || make -C "$top" prof workloads >/dev/null
-mkdir -p "$top/build/node"
-if ! cmp -s "$top/tests/node/package.json" "$top/build/node/package.json" ||
-   [ ! -d "$top/build/node/node_modules/playwright-core" ]; then
-	cp "$top/tests/node/package.json" "$top/build/node/"
-	(cd "$top/build/node" && npm install --no-audit --no-fund --silent)
-fi
+TOP=$top
+. "$top/tests/lib/node-tools.sh"
+node_tools_ready || { echo "$0: $NODE_TOOLS_WHY" >&2; exit 1; }
 "$wl/split" 30 >/dev/null & pids="$pids $!"
 "$wl/recursion" 30 >/dev/null & pids="$pids $!"
 sh -c 'while :; do ls / >/dev/null; sleep 0.2; done' & pids="$pids $!"
 "$top/prof" record -q -a -o "$tmp/sw.data" -- sleep 3
 "$top/prof" report -i "$tmp/sw.data" --format=html -o "$tmp/sw.html"
-cat >"$tmp/shot.js" <<'JS'
-const { chromium } = require('playwright-core');
-(async () => {
-	const b = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-		args: ['--headless', '--no-sandbox', '--disable-gpu'], headless: true });
-	const page = await b.newPage({ viewport: { width: 1400, height: 1000 } });
-	await page.goto('file://' + process.argv[2]);
-	await page.waitForSelector('body[data-app=ready]', { timeout: 120000 });
-	await page.screenshot({ path: process.argv[3] });
-	await b.close();
-})().catch((e) => { console.error(e); process.exit(1); });
-JS
-NODE_PATH="$top/build/node/node_modules" node "$tmp/shot.js" "$tmp/sw.html" "$tmp/sw.png"
+node "$top/tests/node/html-app-drive.js" shot "$tmp/sw.html" "$tmp/sw.png" 1000 >/dev/null
 mkdir -p "$(dirname "$out")"
 cp "$tmp/sw.png" "$out"
 echo "wrote $out"

@@ -14,17 +14,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 [ -x "$top/prof" ] && [ -x "$top/tests/workloads/bin/phases" ] ||
 	make -C "$top" prof workloads >/dev/null
-mkdir -p "$top/build/node"
-if ! cmp -s "$top/tests/node/package.json" "$top/build/node/package.json" ||
-   [ ! -d "$top/build/node/node_modules/playwright-core" ]; then
-	cp "$top/tests/node/package.json" "$top/build/node/"
-	(cd "$top/build/node" && npm install --no-audit --no-fund --silent)
-fi
+TOP=$top
+. "$top/tests/lib/node-tools.sh"
+node_tools_ready || { echo "$0: $NODE_TOOLS_WHY" >&2; exit 1; }
 "$top/prof" record -q -o "$tmp/ph.data" -- "$top/tests/workloads/bin/phases" "$tmp" 2 >"$tmp/run.out"
 "$top/prof" report -i "$tmp/ph.data" --format=html -o "$tmp/report.html"
 set -- $(sed -n 's/^phases: io_start_ns \([0-9]*\) io_end_ns \([0-9]*\)/\1 \2/p' "$tmp/run.out")
-SHOT_DIR=$tmp NODE_PATH="$top/build/node/node_modules" \
-	node "$top/tests/node/html-app-drive.js" phases "$tmp/report.html" "$1" "$2" >/dev/null
+SHOT_DIR=$tmp node "$top/tests/node/html-app-drive.js" phases "$tmp/report.html" "$1" "$2" >/dev/null
 mkdir -p "$(dirname "$out")"
 cp "$tmp/phases.png" "$out"
 echo "wrote $out"

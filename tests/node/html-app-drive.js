@@ -14,6 +14,9 @@
 //   warm N REPORT...                      each report N times, interleaved, in
 //                                         one browser: per report the median
 //                                         of each of the page's marks
+//   shot REPORT OUT.png HEIGHT [ID]       the page at 1400xHEIGHT into OUT.png,
+//                                         scrolled to element ID (the
+//                                         pictures of the docs, scripts/)
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -190,6 +193,20 @@ async function diff(browser, url, out, errors) {
 	}));
 }
 
+// A picture for the docs: the page at 1400xHEIGHT, scrolled to show the
+// element id (with 60 px above it) when one is named.
+async function shot(browser, url, png, height, id, errors) {
+	const page = await open(browser, url, errors);
+	await page.setViewportSize({ width: 1400, height });
+	if (id) {
+		await page.evaluate((i) => {
+			document.getElementById(i).scrollIntoView();
+			window.scrollBy(0, -60);
+		}, id);
+	}
+	await page.screenshot({ path: png });
+}
+
 // A many-process page: the first screen (1400x1000) and the tracks.
 async function machine(browser, url, out, errors) {
 	const page = await open(browser, url, errors);
@@ -304,6 +321,7 @@ function cpuOfTree(root) {
 		else if (mode === 'load') await load(browser, url, out, errors);
 		else if (mode === 'diff') await diff(browser, url, out, errors);
 		else if (mode === 'machine') await machine(browser, url, out, errors);
+		else if (mode === 'shot') await shot(browser, url, rest[0], +rest[1], rest[2], errors);
 		else if (mode === 'warm') await warm(browser, +report, rest, out, errors);
 		else throw new Error('unknown mode ' + mode);
 	} finally {
