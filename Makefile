@@ -38,6 +38,16 @@ DEP_CFLAGS += -DHAVE_CAPSTONE=1 $(shell $(PKG_CONFIG) --cflags capstone)
 DEP_LIBS += $(shell $(PKG_CONFIG) --libs capstone)
 endif
 
+# Python frames read at the sample by a BPF program (src/python/bpf/):
+# libbpf to load it and clang to build it; without them the reader reads
+# every chain from the recorder.
+BPF_CLANG ?= clang
+ifeq ($(shell $(PKG_CONFIG) --exists libbpf && command -v $(BPF_CLANG) >/dev/null && echo y),y)
+HAVE_PYBPF := y
+DEP_CFLAGS += -DHAVE_LIBBPF=1 $(shell $(PKG_CONFIG) --cflags libbpf)
+DEP_LIBS += $(shell $(PKG_CONFIG) --libs libbpf)
+endif
+
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Wshadow -Wformat=2 -Wno-format-nonliteral
 ifdef DEVELOPER
@@ -100,6 +110,17 @@ $(HEAP_SO): src/record/preload/libprofheap.c
 		-o $@ $< -ldl -lm
 $(BUILD)/src/record/heap.o: $(HEAP_SO)
 $(BUILD)/src/record/heap.o: ALL_CFLAGS += -DPROF_HEAP_SO='"$(HEAP_SO)"'
+
+# The BPF frame reader, embedded in python/bpf.o with .incbin.
+PYBPF_OBJ := $(BUILD)/gen/pyframes.bpf.o
+$(PYBPF_OBJ): src/python/bpf/frames.c src/python/bpf/frames.h
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall $(if $(DEVELOPER),-Werror) \
+		-c -o $@ $<
+ifeq ($(HAVE_PYBPF),y)
+$(BUILD)/src/python/bpf.o: $(PYBPF_OBJ)
+$(BUILD)/src/python/bpf.o: ALL_CFLAGS += -DPROF_PYBPF_OBJ='"$(PYBPF_OBJ)"'
+endif
 
 $(BUILD)/libprof.a: $(LIB_OBJS)
 	@rm -f $@

@@ -7,8 +7,10 @@
 set -eu
 
 # libiberty-dev: the C++/Rust demangler (optional: names stay mangled without it).
+# libbpf-dev clang: the BPF program that reads Python frames at the sample
+# (optional: without them the recorder reads them after it).
 BUILD_PKGS="gcc make pkg-config libdw-dev libelf-dev libunwind-dev zlib1g-dev libzstd-dev
-libiberty-dev libc6-dbg binutils procps libcapstone-dev"
+libiberty-dev libc6-dbg binutils procps libcapstone-dev libbpf-dev clang"
 # valgrind: callgrind tests; linux-perf: side-by-side tests and benchmarks;
 # clang + libclang-rt: libFuzzer targets; protobuf-compiler: pprof decoding;
 # chromium: the SVG/HTML reports are loaded in a real browser; time: /usr/bin/time;

@@ -6,6 +6,9 @@
 # split, zlib's native code above the Python function that called it, all
 # 16 frames of a recursion (tests/workloads/pysplit_check.py); the report
 # header says how many stacks got Python frames; --no-python turns it off.
+# As root with a build that has libbpf the BPF program reads the frames at
+# the sample; one more run of pyenv's build has the recorder read them
+# after it (PROF_PYTHON_NO_BPF=1), as it does without the privilege.
 #
 # False failures: 100 rounds give the main thread 3,800-5,000 samples in
 # the three functions (the checker fails below 3,800: too few to judge).
@@ -13,7 +16,7 @@
 # out) stayed under 1 point in 6 runs at load 22-26 (docs/python.md);
 # allowing 1.5 of the 5-point margin, tests/lib/bounds.py at 3,800
 # samples: share 3800 49 3.5 -> 1.5e-5, share 3800 35 3.5 -> 5.6e-6,
-# share 3800 17 3.5 -> 1.1e-8; 4.2e-5 for both builds.  The zlib check
+# share 3800 17 3.5 -> 1.1e-8; 2.1e-5 a run, 6.3e-5 for the three runs.  The zlib check
 # allows 2% of deflate samples elsewhere (0 of 9,661 seen) and 20% of
 # compress samples outside zlib (3-4% seen); the recursion check 5% of
 # recurse samples not 16 deep (under 1% seen).
@@ -25,14 +28,14 @@ APP="$TOP/tests/workloads/pysplit.py"
 PYENV=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 case "$PYENV" in /usr/bin/*) PYENV= ;; esac	# not pyenv's: the Debian one is next
 
-run_build() {	# name interpreter
-	local name=$1 py=$2
+run_build() {	# name interpreter [env assignment for prof]
+	local name=$1 py=$2 env=${3:-}
 	if [ -z "$py" ] || ! "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
 		test_skip "$name: record, shares, zlib, recursion" "no CPython 3.11 at '${py:-pyenv}'"
 		return
 	fi
 	test_expect_success "$name: record python3 pysplit.py 100" '
-		"$PROF" record -q -o $name.data -- "$py" "$APP" 100 >$name.json &&
+		env $env "$PROF" record -q -o $name.data -- "$py" "$APP" 100 >$name.json &&
 		pid=$(python3 -c "import json; print(json.load(open(\"$name.json\"))[\"pid\"])") &&
 		"$PROF" report -i $name.data --format=folded --tid $pid >$name.folded &&
 		"$PROF" report -i $name.data >$name.txt
@@ -51,6 +54,28 @@ run_build() {	# name interpreter
 
 run_build pyenv "$PYENV"
 run_build debian /usr/bin/python3.11
+run_build read-after "${PYENV:-/usr/bin/python3.11}" PROF_PYTHON_NO_BPF=1
+
+# Which way the chains were read: at the sample when prof can load its BPF
+# program (root and a build linked with libbpf), else after it.
+if [ "$(id -u)" = 0 ] && ldd "$PROF" 2>/dev/null | grep -q libbpf; then
+	for name in pyenv debian; do
+		[ -f $name.txt ] || continue
+		# after it: only a thread's first samples, before the program knew it
+		test_expect_success "$name: read at the sample by the BPF program" '
+			sed -n "s/.*chains read at the sample (BPF) \([0-9]*\), after it \([0-9]*\)$/\1 \2/p" \
+				$name.txt >$name.read && cat $name.read &&
+			awk "{ a = \$1; b = \$2 } END { exit !(NR == 1 && a > 0 && b * 10 < a) }" $name.read
+		'
+	done
+else
+	test_skip 'chains read at the sample' 'not root, or prof built without libbpf'
+fi
+if [ -f read-after.txt ]; then
+	test_expect_success 'PROF_PYTHON_NO_BPF=1: every chain read after the sample' '
+		check_contains read-after.txt "chains read at the sample (BPF) 0, after it [1-9][0-9]*$"
+	'
+fi
 
 PY=${PYENV:-/usr/bin/python3.11}
 if [ -x "$PY" ]; then

@@ -105,14 +105,16 @@ struct prof_perf {
 	 * as soon as it leaves the kernel ring: it may write up to max bytes
 	 * of records of its own (whole records, sizes multiples of 8, with
 	 * the sample_id trailer ring.c orders by) to out, queued right before
-	 * the record; returns their size.  While it adds records, the pump
-	 * looks at the rings every millisecond instead of at their watermark,
-	 * so that what the hook reads is close to the sample's time.  Set
-	 * before prof_perf_pump_start; NULL: none.
+	 * the record; returns their size.  While it adds records, and unless
+	 * hook_lazy, the pump looks at the rings every millisecond instead of
+	 * at their watermark, so that what the hook reads is close to the
+	 * sample's time.  Set before prof_perf_pump_start; NULL: none.
 	 */
 	size_t (*hook)(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
 		       void *out, size_t max);
 	void *hook_arg;
+	bool hook_lazy;			/* the hook's records do not depend on haste */
+	int bpf_prog;			/* > 0: a BPF program set on each event as it opens */
 	const char *open_filter;	/* tracepoint filter set on each event as it opens */
 };
 

@@ -94,7 +94,13 @@ struct prof_pysample {
 };
 
 struct prof_python;
+/* A reader; with the BPF frame reader loaded if it can be (root or
+ * CAP_BPF + CAP_PERFMON, a build with libbpf) and PROF_PYTHON_NO_BPF is
+ * not set in the environment. */
 struct prof_python *prof_python_new(void);
+/* The BPF program to set on the CPU-sampling events (PERF_EVENT_IOC_SET_BPF)
+ * so that they read the frame chains at the sample; -1 when not loaded. */
+int prof_python_bpf_prog(const struct prof_python *py);
 void prof_python_free(struct prof_python *py);
 /* Forgets pid (exec, exit): it is looked at again at its next sample. */
 void prof_python_forget(struct prof_python *py, pid_t pid);
@@ -102,6 +108,9 @@ void prof_python_forget(struct prof_python *py, pid_t pid);
 const struct prof_pycode *prof_python_code(struct prof_python *py, uint32_t id);
 /* Interpreters found so far, and the version of the last (0x030b...). */
 size_t prof_python_found(struct prof_python *py, uint16_t *last_version);
+/* Chains read so far by the BPF program at the sample, and by the
+ * recorder after it. */
+void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after);
 
 /*
  * The record the recorder queues just before a sample of a CPython thread

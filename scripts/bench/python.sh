@@ -6,6 +6,8 @@
 #   bare         python3 pysplit.py ROUNDS
 #   --no-python  prof record -F 999 --no-python -- python3 pysplit.py ROUNDS
 #   python       prof record -F 999 -- python3 pysplit.py ROUNDS
+#   read         the same with PROF_PYTHON_NO_BPF=1: the recorder reads the
+#                frames after the sample instead of the BPF program at it
 # Two throughput figures per configuration, as ratios of medians:
 #   wall         ROUNDS per wall second (at the mercy of the VM's other tenants)
 #   main CPU     ROUNDS per CPU second of the main thread (the work is fixed:
@@ -15,8 +17,9 @@
 # main thread), bare, with `prof record --no-python -p PID` and with
 # `prof record -p PID` for the whole run; its spinning loops per wall
 # second and per process CPU second, as ratios (goal: >= 0.98 of bare).
-# Also printed: the mismatch rate over every python recording (stacks kept
-# native because the chain moved before it was read), and the load.
+# Also printed: the mismatch rate over the python recordings and over the
+# read ones (stacks kept native because the chain moved before it was
+# read), and the load.
 # PY= picks the interpreter (default: python3's real binary);
 # LAUNCH_REPEAT= and ATTACH_REPEAT= override REPEAT for each half.
 . "$(dirname "$0")/lib.sh"
@@ -27,6 +30,7 @@ ROUNDS=${ROUNDS:-40}
 SECS=${SECS:-10}
 declare -A wall cpu
 : >"$BENCH_TMP/py.stats"
+: >"$BENCH_TMP/read.stats"
 
 # one CONFIG CMD...: runs CMD, adds its ROUNDS/wall and ROUNDS/main-CPU.
 one() {
@@ -37,9 +41,9 @@ one() {
 	wall[$key]+="$(awk -v r="$ROUNDS" -v w="$w" 'BEGIN {print r / w}') "
 	cpu[$key]+="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(sys.argv[2]) / (d["pure_loop"] + d["compress"] + d["recurse"]))' "$BENCH_TMP/py.json" "$ROUNDS") "
 }
-# python_stats DATA: appends "stacks merged mismatched unread" of a recording
+# python_stats DATA FILE: appends "stacks merged mismatched unread" of a recording
 python_stats() {
-	"$PROF" report -i "$1" --header 2>/dev/null | sed -n 's/^# python_samples: //p' >>"$BENCH_TMP/py.stats"
+	"$PROF" report -i "$1" --header 2>/dev/null | sed -n 's/^# python_samples: //p' >>"$2"
 }
 
 load0=$(cut -d' ' -f1 /proc/loadavg)
@@ -47,7 +51,9 @@ for i in $(seq "${LAUNCH_REPEAT:-$REPEAT}"); do
 	one bare "$PY" "$APP" "$ROUNDS"
 	one nopy "$PROF" record -q -F 999 --no-python -o "$BENCH_TMP/n.data" -- "$PY" "$APP" "$ROUNDS"
 	one py "$PROF" record -q -F 999 -o "$BENCH_TMP/p.data" -- "$PY" "$APP" "$ROUNDS"
-	python_stats "$BENCH_TMP/p.data"
+	python_stats "$BENCH_TMP/p.data" "$BENCH_TMP/py.stats"
+	one read env PROF_PYTHON_NO_BPF=1 "$PROF" record -q -F 999 -o "$BENCH_TMP/r.data" -- "$PY" "$APP" "$ROUNDS"
+	python_stats "$BENCH_TMP/r.data" "$BENCH_TMP/read.stats"
 done
 m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 [ "${LAUNCH_REPEAT:-$REPEAT}" -gt 0 ] && for f in wall cpu; do
@@ -60,6 +66,8 @@ m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 	[ $f = cpu ] && ok=$(verdict "$(ratio "$(m "${t[py]}")" "$(m "${t[bare]}")") >= 0.97")
 	row "py frames vs bare" "$label" "$(m "${t[bare]}")" "$(m "${t[py]}")" \
 		"$(ratio "$(m "${t[py]}")" "$(m "${t[bare]}")")" "${ok:-info}"
+	row "read after vs --no-python" "$label" "$(m "${t[nopy]}")" "$(m "${t[read]}")" \
+		"$(ratio "$(m "${t[read]}")" "$(m "${t[nopy]}")")" info
 done
 
 # Attached to 50 spinning threads for the whole run.
@@ -68,12 +76,16 @@ attach_one() {	# key, prof record's extra flag (or none: bare)
 	local pid rec=
 	"$PY" "$APP" --seconds "$SECS" 50 >"$BENCH_TMP/a.json" &
 	pid=$!
-	if [ "$1" != bare ]; then
+	if [ "$1" = read ]; then
+		PROF_PYTHON_NO_BPF=1 "$PROF" record -q -F 999 -o "$BENCH_TMP/a.data" -p $pid 2>/dev/null &
+		rec=$!
+	elif [ "$1" != bare ]; then
 		"$PROF" record -q -F 999 ${2:-} -o "$BENCH_TMP/a.data" -p $pid 2>/dev/null &
 		rec=$!
 	fi
 	wait $pid
-	[ -n "$rec" ] && wait $rec && [ "$1" = prof ] && python_stats "$BENCH_TMP/a.data"
+	[ -n "$rec" ] && wait $rec && [ "$1" = prof ] && python_stats "$BENCH_TMP/a.data" "$BENCH_TMP/py.stats"
+	[ -n "$rec" ] && [ "$1" = read ] && python_stats "$BENCH_TMP/a.data" "$BENCH_TMP/read.stats"
 	loops[$1]+="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["loops"])' "$BENCH_TMP/a.json") "
 	lcpu[$1]+="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["loops"] / d["cpu"])' "$BENCH_TMP/a.json") "
 }
@@ -81,6 +93,7 @@ for i in $(seq "${ATTACH_REPEAT:-$REPEAT}"); do
 	attach_one bare
 	attach_one nopy --no-python
 	attach_one prof
+	attach_one read
 done
 [ "${ATTACH_REPEAT:-$REPEAT}" -gt 0 ] && {
 row "py -p, 50 threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[prof]}")" \
@@ -90,9 +103,29 @@ row "py -p, 50 threads" "loops per wall s / --no-python" "$(m "${loops[nopy]}")"
 	"$(ratio "$(m "${loops[prof]}")" "$(m "${loops[nopy]}")")" "info"
 row "py -p, 50 threads" "loops per CPU s / bare" "$(m "${lcpu[bare]}")" "$(m "${lcpu[prof]}")" \
 	"$(ratio "$(m "${lcpu[prof]}")" "$(m "${lcpu[bare]}")")" "info"
+row "read after, -p, 50 threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[read]}")" \
+	"$(ratio "$(m "${loops[read]}")" "$(m "${loops[bare]}")")" "info"
 }
 
-awk '{s += $1; m += $2; x += $3; u += $4} END {
-	printf "# python stacks: %d, with Python frames %d (%.2f%%), mismatched %d (%.2f%%), unreadable %d\n",
-		s, m, s ? 100 * m / s : 0, x, s ? 100 * x / s : 0, u }' "$BENCH_TMP/py.stats" >&2
+# BPF_STATS=1: one more recording with kernel.bpf_stats_enabled=1 (machine-
+# wide, set back after) for the program's own time a sample, which is what
+# the sampled thread pays for its Python frames beyond --no-python.
+if [ "${BPF_STATS:-0}" = 1 ]; then
+	old=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -q kernel.bpf_stats_enabled=1
+	"$PROF" record -q -F 999 -o "$BENCH_TMP/s.data" -- "$PY" "$APP" "$ROUNDS" >"$BENCH_TMP/s.json" &
+	rec=$! last=
+	while kill -0 $rec 2>/dev/null; do	# the program goes with prof: the last reading counts
+		x=$(bpftool prog show name pyframes 2>/dev/null | sed -n 's/.* run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2/p')
+		[ -n "$x" ] && last=$x
+		sleep 0.2
+	done
+	sysctl -q kernel.bpf_stats_enabled="$old"
+	echo "$last" | awk '$2 { printf "# BPF program: %d runs, %.2f us a run\n", $2, $1 / $2 / 1000 }' >&2
+fi
+for f in py read; do
+	awk -v f=$f '{s += $1; m += $2; x += $3; u += $4} END {
+	printf "# %s: python stacks %d, with Python frames %d (%.2f%%), mismatched %d (%.2f%%), unreadable %d\n",
+		f, s, m, s ? 100 * m / s : 0, x, s ? 100 * x / s : 0, u }' "$BENCH_TMP/$f.stats" >&2
+done
 echo "# $PY, $ROUNDS rounds x ${LAUNCH_REPEAT:-$REPEAT}, attach ${SECS}s x ${ATTACH_REPEAT:-$REPEAT}; load average $load0 at start, $(cut -d' ' -f1 /proc/loadavg) at end" >&2

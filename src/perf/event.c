@@ -268,6 +268,12 @@ static int open_one(struct prof_perf *pf, pid_t tid, int cpu)
 		close(fd);
 		return -e;
 	}
+	/* A program the kernel refuses costs only what it would have added:
+	 * the hook reads after the sample then, and so in haste. */
+	if (fd >= 0 && pf->bpf_prog > 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pf->bpf_prog) < 0) {
+		pf->bpf_prog = -1;
+		pf->hook_lazy = false;
+	}
 	return fd < 0 ? -errno : fd;
 }
 

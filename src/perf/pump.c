@@ -38,8 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sched.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #define CHUNK_BYTES (1u << 20)
@@ -156,7 +154,6 @@ whole:
 	return h->size;
 }
 
-static __thread bool on_pump_thread;	/* pump_main's thread, not a final drain */
 
 /* The hook's records for h, queued before it; false when over budget. */
 static bool pump_hook(struct prof_pump *pp, struct queue *q, const struct perf_event_header *h)
@@ -170,18 +167,7 @@ static bool pump_hook(struct prof_pump *pp, struct queue *q, const struct perf_e
 		return false;
 	memcpy(dst, pp->hook_out, n);
 	queue_commit(q, n);
-	if (!pp->hooked && on_pump_thread) {
-		/* What the hook reads must be close to the sample.  At load 16
-		 * on 2 vCPUs a 1 ms poll of this thread returned after 4-10 ms
-		 * at nice 0 and at nice -20 alike (the next tick), up to 130 ms;
-		 * at SCHED_FIFO 1 a few times a second over 4 ms.  Its work per
-		 * wake is small (about 20 us a sample).  Root or CAP_SYS_NICE
-		 * only: otherwise nice -20, or as it was. */
-		struct sched_param sp = { .sched_priority = 1 };
-		if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
-			(void)setpriority(PRIO_PROCESS, (id_t)gettid(), -20);
-	}
-	pp->hooked = true;
+	pp->hooked = !pp->pf->hook_lazy;
 	return true;
 }
 
@@ -237,7 +223,6 @@ static void *pump_main(void *arg)
 	nfds_t n = 0;
 	uint64_t one = 1;
 
-	on_pump_thread = true;
 	fds[n++] = (struct pollfd){ .fd = pp->stop_fd, .events = POLLIN };
 	for (int i = 0; i < pp->pf->ncpus && n < ARRAY_SIZE(fds); i++)
 		if (pp->pf->rings[i].fd >= 0)

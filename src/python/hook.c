@@ -49,5 +49,7 @@ struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_pytho
 {
 	pf->hook = prof_python_pump_hook;
 	pf->hook_arg = py;
+	if ((pf->bpf_prog = prof_python_bpf_prog(py)) > 0)
+		pf->hook_lazy = true;	/* the frames were read at the sample */
 	return py;
 }

@@ -19,7 +19,7 @@
  *    change, freed with the reader.  Everything else is under rlock: the
  *    pumps of two events (CPU samples, switch-outs) read at once.
  */
-#include "prof/python.h"
+#include "python-priv.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -36,6 +36,7 @@
 #define MAX_LINETABLE (1u << 20)
 #define MAX_THREADS 100000	/* a thread list longer than this is corrupt */
 #define CODE_KEY_LEN 96		/* covers firstlineno..linetable in every layout */
+#define RAW_MAX (4 * PROF_PY_MAX_FRAMES)	/* frames walked, shims (3.12+) included */
 
 struct code_key {		/* what the cache checks before trusting an id */
 	uint64_t addr;
@@ -81,7 +82,10 @@ struct prof_python {
 	VEC(struct prof_pycode *) codes;
 	size_t found;
 	uint16_t last_version;
-	uint64_t chain[PROF_PY_MAX_FRAMES];	/* code addresses of one read */
+	struct pyraw chain[PROF_PY_MAX_FRAMES];	/* the Python frames of raw[] */
+	struct prof_pybpf *bpf;		/* reads chains at the sample; NULL: none */
+	uint64_t at_sample, after;	/* chains read by the program, by the recorder */
+	struct pyraw raw[RAW_MAX];	/* one chain as read */
 };
 
 struct prof_python *prof_python_new(void)
@@ -91,7 +95,14 @@ struct prof_python *prof_python_new(void)
 	pthread_mutex_init(&py->lock, NULL);
 	pthread_mutex_init(&py->rlock, NULL);
 	pthread_cond_init(&py->wake, NULL);
+	if (!getenv("PROF_PYTHON_NO_BPF"))
+		(void)prof_pybpf_open(&py->bpf);
 	return py;
+}
+
+int prof_python_bpf_prog(const struct prof_python *py)
+{
+	return py->bpf ? prof_pybpf_prog_fd(py->bpf) : -1;
 }
 
 static void proc_free(struct proc *p)
@@ -117,6 +128,7 @@ void prof_python_free(struct prof_python *py)
 		pthread_join(py->detector, NULL);
 	}
 	pthread_cond_destroy(&py->wake);
+	prof_pybpf_free(py->bpf);
 	for (size_t i = 0; i < py->proc.n; i++)
 		proc_free(py->proc.v[i]);
 	VEC_FREE(&py->proc);
@@ -307,6 +319,8 @@ static void detect(struct prof_python *py, pid_t pid, struct found *out)
 	fclose(f);
 }
 
+static void scan_threads(struct proc *p, struct prof_pybpf *bpf);
+
 /* The detector thread: looks at the processes first seen by the readers,
  * oldest first, away from them: reading a big process's maps took up to
  * 41 ms, and the samples queued behind it would all come too late. */
@@ -337,6 +351,8 @@ static void *detector_main(void *arg)
 			if (fd.python) {
 				py->found++;
 				py->last_version = fd.l.version;
+				if (py->bpf)	/* the program reads from the next sample on */
+					scan_threads(p, py->bpf);
 			}
 		}
 	}
@@ -372,10 +388,22 @@ void prof_python_forget(struct prof_python *py, pid_t pid)
 
 	pthread_mutex_lock(&py->rlock);
 	if (u64map_get(&py->procs, (uint64_t)pid, &i) && i) {
+		size_t it = 0;
+		uint64_t tid, ts;
+		while (py->bpf && py->proc.v[i - 1] && u64map_next(&py->proc.v[i - 1]->tstates, &it, &tid, &ts))
+			prof_pybpf_del_thread(py->bpf, (pid_t)tid);
 		proc_free(py->proc.v[i - 1]);
 		py->proc.v[i - 1] = NULL;
 		u64map_del(&py->procs, (uint64_t)pid);
 	}
+	pthread_mutex_unlock(&py->rlock);
+}
+
+void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after)
+{
+	pthread_mutex_lock(&py->rlock);
+	*at_sample = py->at_sample;
+	*after = py->after;
 	pthread_mutex_unlock(&py->rlock);
 }
 
@@ -400,8 +428,9 @@ static size_t tstate_len(const struct prof_py_layout *l)
 	return (size_t)m + 8;
 }
 
-/* Walks every interpreter's thread list and caches tid -> thread state. */
-static void scan_threads(struct proc *p)
+/* Walks every interpreter's thread list and caches tid -> thread state,
+ * telling the BPF program (bpf may be NULL) about every thread. */
+static void scan_threads(struct proc *p, struct prof_pybpf *bpf)
 {
 	const struct prof_py_layout *l = &p->l;
 	uint64_t interp, ts;
@@ -417,6 +446,8 @@ static void scan_threads(struct proc *p)
 			return;
 		while (ts && seen++ < MAX_THREADS && rd(p->pid, ts, buf, len) == 0) {
 			u64map_put(&p->tstates, u64_at(buf, l->tstate_native_tid), ts);
+			if (bpf)
+				prof_pybpf_add_thread(bpf, p->pid, (pid_t)u64_at(buf, l->tstate_native_tid), ts, l);
 			ts = u64_at(buf, l->tstate_next);
 		}
 		if (rd(p->pid, interp, &interp, 8) < 0)	/* PyInterpreterState.next is first */
@@ -424,18 +455,21 @@ static void scan_threads(struct proc *p)
 	}
 }
 
-/* The thread state of tid read into buf (tstate_len bytes); 0 / -ESRCH. */
-static int read_tstate(struct proc *p, pid_t tid, uint8_t *buf)
+/* The thread state of tid read into buf (tstate_len bytes), its address
+ * in *addr; 0 / -ESRCH. */
+static int read_tstate(struct proc *p, struct prof_pybpf *bpf, pid_t tid, uint8_t *buf, uint64_t *addr)
 {
 	size_t len = tstate_len(&p->l);
 	uint64_t ts;
 
 	for (int pass = 0; pass < 2; pass++) {
 		if (u64map_get(&p->tstates, (uint64_t)tid, &ts) && rd(p->pid, ts, buf, len) == 0 &&
-		    u64_at(buf, p->l.tstate_native_tid) == (uint64_t)tid)
+		    u64_at(buf, p->l.tstate_native_tid) == (uint64_t)tid) {
+			*addr = ts;
 			return 0;
+		}
 		if (pass == 0)
-			scan_threads(p);
+			scan_threads(p, bpf);
 	}
 	return -ESRCH;
 }
@@ -464,6 +498,11 @@ static char *read_str(struct proc *p, uint64_t addr)
 	}
 	for (uint64_t i = 0; i < len; i++) {
 		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
+		if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000)) {	/* not a str: memory reused */
+			free(raw);
+			sb_release(&sb);
+			return xstrdup("?");
+		}
 		if (c < 0x80) {
 			sb_addch(&sb, (char)c);
 		} else if (c < 0x800) {
@@ -526,34 +565,56 @@ const struct prof_pycode *prof_python_code(struct prof_python *py, uint32_t id)
 	return c;
 }
 
-/* Ids of the n code objects of one chain: one batched read of their keys,
- * a full read only of those not seen (or changed) since. */
+/* Whether a code key (bytes from co_firstlineno) holds the name pointers
+ * the BPF program saw in the code object at the sample. */
+static bool key_named(const struct prof_py_layout *l, const uint8_t *key, const struct pyraw *r)
+{
+	uint16_t base = l->code_firstlineno;
+
+	return u64_at(key, l->code_filename - base) == r->filename &&
+	       u64_at(key, l->code_qualname - base) == r->qualname;
+}
+
+/* Ids of the n code objects of one chain (py->chain): known ones whose
+ * names the sample saw unchanged as they are; one batched read of the
+ * others' keys, and a full read of those not seen (or changed) since.
+ * -ESTALE when a code object is no longer the one the sample saw. */
 static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe *out, size_t n)
 {
 	static __thread uint8_t keys[PROF_PY_MAX_FRAMES][CODE_KEY_LEN];
 	struct iovec lv[PROF_PY_MAX_FRAMES], rv[PROF_PY_MAX_FRAMES];
+	size_t need[PROF_PY_MAX_FRAMES], m = 0;
 	uint16_t base = p->l.code_firstlineno;
 	size_t len = (size_t)p->l.code_linetable + 8 - base;
+	uint64_t k;
 
 	if (len > CODE_KEY_LEN)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
-		lv[i] = (struct iovec){ keys[i], len };
-		rv[i] = (struct iovec){ (void *)(uintptr_t)(py->chain[i] + base), len };
-	}
-	if (n && process_vm_readv(p->pid, lv, n, rv, n, 0) != (ssize_t)(len * n))
-		return -EFAULT;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k;
-		bool created;
-		if (u64map_get(&p->codes, py->chain[i], &k) && !memcmp(p->keys.v[k].bytes, keys[i], len)) {
+		const struct pyraw *r = &py->chain[i];
+		if (r->named && u64map_get(&p->codes, r->code, &k) && key_named(&p->l, p->keys.v[k].bytes, r)) {
 			out[i].code = p->key_ids.v[k];
 			continue;
 		}
-		struct code_key ck = { .addr = py->chain[i] };
-		memcpy(ck.bytes, keys[i], len);
-		uint32_t id = add_code(py, p, py->chain[i], keys[i]);
-		uint64_t *slot = u64map_slot(&p->codes, py->chain[i], &created);
+		lv[m] = (struct iovec){ keys[m], len };
+		rv[m] = (struct iovec){ (void *)(uintptr_t)(r->code + base), len };
+		need[m++] = i;
+	}
+	if (m && process_vm_readv(p->pid, lv, m, rv, m, 0) != (ssize_t)(len * m))
+		return -EFAULT;
+	for (size_t j = 0; j < m; j++) {
+		const struct pyraw *r = &py->chain[need[j]];
+		bool created;
+		if (r->named && !key_named(&p->l, keys[j], r))
+			return -ESTALE;	/* freed since the sample, its memory reused */
+		if (u64map_get(&p->codes, r->code, &k) && !memcmp(p->keys.v[k].bytes, keys[j], len)) {
+			out[need[j]].code = p->key_ids.v[k];
+			continue;
+		}
+		struct code_key ck = { .addr = r->code };
+		memcpy(ck.bytes, keys[j], len);
+		uint32_t id = add_code(py, p, r->code, keys[j]);
+		uint64_t *slot = u64map_slot(&p->codes, r->code, &created);
 		if (created) {
 			VEC_PUSH(&p->keys, ck);
 			VEC_PUSH(&p->key_ids, id);
@@ -562,7 +623,7 @@ static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe 
 			p->keys.v[*slot] = ck;
 			p->key_ids.v[*slot] = id;
 		}
-		out[i].code = id;
+		out[need[j]].code = id;
 	}
 	return 0;
 }
@@ -601,71 +662,105 @@ static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_py
 	return 0;
 }
 
-static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
-		       struct prof_pyframe *out, size_t max);
-
-/*
- * The Python frames tid of pid is executing now: the count written to out
- * (up to max), -ENOENT when pid runs no CPython this reader knows (or was
- * not looked at yet: a thread of the reader looks at each new process,
- * away from the sample path), -ESRCH when tid has no thread state (yet), -EFAULT when
- * the memory changed under the reader, -ESTALE when smp (may be NULL)
- * shows the thread ran other Python code at the sample or came too late.
- */
-static int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
-		     struct prof_pyframe *out, size_t max)
+/* The raw chain of tid read now, from the recorder (up to RAW_MAX frames
+ * into py->raw): the count or a negative errno as prof_python_read's. */
+static int chain_now(struct prof_python *py, struct proc *p, pid_t tid, const struct prof_pysample *smp)
 {
-	int ret;
-
-	pthread_mutex_lock(&py->rlock);
-	ret = read_locked(py, pid, tid, smp, out, max);
-	pthread_mutex_unlock(&py->rlock);
-	return ret;
-}
-
-static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, const struct prof_pysample *smp,
-		       struct prof_pyframe *out, size_t max)
-{
-	struct proc *p = proc_of(py, pid);
 	const struct prof_py_layout *l = &p->l;
 	uint8_t ts[512], fr[256];
-	size_t n = 0;
-	int ret;
+	uint64_t frame, addr;
+	int n = 0, ret;
 
-	if (!p->python)
-		return -ENOENT;	/* also while pending */
-	if (smp && smp->late)
-		return -ESTALE;
 	if (l->frame_size > sizeof(fr))
 		return -EINVAL;
-	if ((ret = read_tstate(p, tid, ts)) < 0)
+	if (smp && smp->late && !py->bpf)
+		return -ESTALE;
+	if ((ret = read_tstate(p, py->bpf, tid, ts, &addr)) < 0)
 		return ret;
-	max = MIN(max, (size_t)PROF_PY_MAX_FRAMES);
-	uint64_t frame;
+	if (py->bpf)	/* the program reads this thread's next samples */
+		prof_pybpf_add_thread(py->bpf, p->pid, tid, addr, l);
+	if (smp && smp->late)
+		return py->bpf ? -EAGAIN : -ESTALE;
 	if ((ret = current_frame(p, ts, smp, &frame)) < 0)
 		return ret;
-	for (int steps = 0; frame && n < max && steps < 4 * PROF_PY_MAX_FRAMES; steps++) {
-		if (rd(pid, frame, fr, l->frame_size) < 0)
+	for (; frame && n < RAW_MAX; n++) {
+		if (rd(p->pid, frame, fr, l->frame_size) < 0)
 			return -EFAULT;
-		uint64_t code = u64_at(fr, l->frame_code), instr = u64_at(fr, l->frame_instr);
-		uint8_t owner = fr[l->frame_owner];
+		py->raw[n] = (struct pyraw){
+			.code = u64_at(fr, l->frame_code), .instr = u64_at(fr, l->frame_instr),
+			.owner = fr[l->frame_owner], .is_entry = l->frame_is_entry ? fr[l->frame_is_entry] : 0,
+		};
 		frame = u64_at(fr, l->frame_previous);
-		if (owner == l->owner_cstack) {	/* 3.12+: the shim ends an activation */
+	}
+	return n;
+}
+
+/* The Python frames of a raw chain (up to max into out, their raw frames
+ * into py->chain): shim frames (3.12+) mark the entry of the
+ * frame before them. */
+static size_t frames_of(struct prof_python *py, const struct prof_py_layout *l, size_t nraw,
+			struct prof_pyframe *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nraw && n < max; i++) {
+		const struct pyraw *r = &py->raw[i];
+		if (r->owner == l->owner_cstack) {
 			if (n)
 				out[n - 1].entry = true;
 			continue;
 		}
-		int64_t units = instr ? ((int64_t)instr - (int64_t)(code + l->code_adaptive)) / 2 : 0;
-		py->chain[n] = code;
+		int64_t units = r->instr ? ((int64_t)r->instr - (int64_t)(r->code + l->code_adaptive)) / 2 : 0;
+		py->chain[n] = *r;
 		out[n] = (struct prof_pyframe){
 			.lasti = units > 0 ? (uint32_t)MIN(units, (int64_t)UINT32_MAX) : 0,
-			.entry = l->frame_is_entry && fr[l->frame_is_entry],
+			.entry = l->frame_is_entry && r->is_entry,
 		};
 		n++;
 	}
-	if ((ret = code_ids(py, p, out, n)) < 0)
+	return n;
+}
+
+/*
+ * The Python frames tid of pid was executing at its sample at `time`: as
+ * the BPF program read them then, or else read now.  The count written to
+ * out (up to max), -ENOENT when pid runs no CPython this reader knows (or
+ * was not looked at yet: a thread of the reader looks at each new
+ * process, away from the sample path), -ESRCH when tid has no thread
+ * state (yet), -EFAULT when the memory changed under the reader, -ESTALE
+ * when smp (may be NULL) shows the thread ran other Python code at the
+ * sample or came too late, -EAGAIN when the BPF program did not know the
+ * thread yet and the sample came too late to read it now.
+ */
+static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, uint64_t time,
+		       const struct prof_pysample *smp, struct prof_pyframe *out, size_t max)
+{
+	struct proc *p = proc_of(py, pid);
+	int n = -ENOENT, ret;
+
+	if (!p->python)
+		return -ENOENT;	/* also while pending */
+	if (py->bpf && (n = prof_pybpf_take(py->bpf, tid, time, py->raw, RAW_MAX)) >= 0)
+		py->at_sample++;
+	else if ((n = chain_now(py, p, tid, smp)) < 0)
+		return n;
+	else
+		py->after++;
+	size_t nf = frames_of(py, &p->l, (size_t)n, out, MIN(max, (size_t)PROF_PY_MAX_FRAMES));
+	if ((ret = code_ids(py, p, out, nf)) < 0)
 		return ret;
-	return (int)n;
+	return (int)nf;
+}
+
+static int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, uint64_t time,
+			    const struct prof_pysample *smp, struct prof_pyframe *out, size_t max)
+{
+	int ret;
+
+	pthread_mutex_lock(&py->rlock);
+	ret = read_locked(py, pid, tid, time, smp, out, max);
+	pthread_mutex_unlock(&py->rlock);
+	return ret;
 }
 
 /* --- the record ------------------------------------------------------------------------------ */
@@ -678,7 +773,7 @@ size_t prof_python_record(struct prof_python *py, uint32_t pid, uint32_t tid, ui
 			  const struct prof_pysample *smp, void *out, size_t max)
 {
 	struct prof_pyframe f[PROF_PY_MAX_FRAMES];
-	int n = prof_python_read(py, (pid_t)pid, (pid_t)tid, smp, f, PROF_PY_MAX_FRAMES);
+	int n = prof_python_read(py, (pid_t)pid, (pid_t)tid, time, smp, f, PROF_PY_MAX_FRAMES);
 	uint8_t *b = out;
 	struct perf_event_header h = { .type = PROF_RECORD_PYSTACK };
 	int32_t status = n < 0 ? n : 0;

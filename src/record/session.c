@@ -361,6 +361,11 @@ static void python_meta(struct prof_session *s)
 		(unsigned long long)st.merged, (unsigned long long)st.mismatched,
 		(unsigned long long)st.unread);
 	prof_meta_set(&s->p, "python_samples", sb_str(&sb));
+	sb_reset(&sb);
+	uint64_t at, after;
+	prof_python_read_counts(s->py, &at, &after);
+	sb_addf(&sb, "%llu %llu", (unsigned long long)at, (unsigned long long)after);
+	prof_meta_set(&s->p, "python_read", sb_str(&sb));
 	sb_release(&sb);
 }
 

@@ -1,0 +1,219 @@
+/*
+ * bpf.c - loads the BPF frame reader (src/python/bpf/frames.c, embedded
+ * as build/gen/pyframes.bpf.o) and hands its records to the reader: the
+ * frame chain of a CPython thread as it was at the sample, read in the
+ * sampled thread's context, so the recorder need neither hurry nor check
+ * whether the chain moved (docs/python.md).
+ *
+ * Design notes / invariants:
+ *  - Records come from one ring buffer for every CPU and are matched to
+ *    samples by tid and time (the program stamps them with the clock
+ *    perf's samples use, a few microseconds before the sample's own).
+ *    Records not taken yet wait in `waiting`; a record older than a
+ *    second is dropped (its sample was lost or never came).
+ *  - Called under the reader's rlock only: no lock of its own.
+ *  - Without libbpf (HAVE_LIBBPF unset) prof_pybpf_open fails and the
+ *    reader reads every chain itself.
+ */
+#include "python-priv.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HAVE_LIBBPF
+#include "bpf/frames.h"
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#ifndef PROF_PYBPF_OBJ
+#define PROF_PYBPF_OBJ "build/gen/pyframes.bpf.o"
+#endif
+__asm__(".section .rodata\n"
+	".balign 8\n"
+	".global prof_pybpf_obj\n"
+	"prof_pybpf_obj:\n"
+	".incbin \"" PROF_PYBPF_OBJ "\"\n"
+	".global prof_pybpf_obj_end\n"
+	"prof_pybpf_obj_end:\n"
+	".previous\n");
+extern const char prof_pybpf_obj[], prof_pybpf_obj_end[];
+
+/* A record this far from its sample's time belongs to another sample. */
+#define MATCH_NS 200000
+#define KEEP_NS 1000000000ULL
+
+struct prof_pybpf {
+	struct bpf_object *obj;
+	int prog_fd, threads_fd;
+	struct ring_buffer *ring;
+	VEC(struct pybpf_rec *) waiting;
+	uint64_t newest;		/* time of the newest record seen */
+};
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct prof_pybpf *b = ctx;
+	const struct pybpf_rec *r = data;
+
+	if (size < PYBPF_REC_SIZE(0) || r->n > PYBPF_MAX_FRAMES || size < PYBPF_REC_SIZE(r->n))
+		return 0;
+	struct pybpf_rec *c = xmalloc(PYBPF_REC_SIZE(r->n));
+	memcpy(c, r, PYBPF_REC_SIZE(r->n));
+	VEC_PUSH(&b->waiting, c);
+	b->newest = MAX(b->newest, r->time);
+	return 0;
+}
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+int prof_pybpf_open(struct prof_pybpf **out)
+{
+	struct prof_pybpf *b = xcalloc(1, sizeof(*b));
+	struct bpf_program *prog;
+	int ret;
+
+	*out = NULL;
+	if (!getenv("PROF_PYBPF_VERBOSE")) libbpf_set_print(quiet);
+	b->obj = bpf_object__open_mem(prof_pybpf_obj, (size_t)(prof_pybpf_obj_end - prof_pybpf_obj), NULL);
+	if (!b->obj || libbpf_get_error(b->obj)) {
+		ret = -EINVAL;
+		b->obj = NULL;
+		goto fail;
+	}
+	if ((ret = bpf_object__load(b->obj)) < 0)
+		goto fail;
+	prog = bpf_object__find_program_by_name(b->obj, "pyframes");
+	b->prog_fd = prog ? bpf_program__fd(prog) : -ENOENT;
+	b->threads_fd = bpf_object__find_map_fd_by_name(b->obj, "threads");
+	int ring_fd = bpf_object__find_map_fd_by_name(b->obj, "frames");
+	if (b->prog_fd < 0 || b->threads_fd < 0 || ring_fd < 0) {
+		ret = -ENOENT;
+		goto fail;
+	}
+	if (!(b->ring = ring_buffer__new(ring_fd, on_record, b, NULL))) {
+		ret = -errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	prof_pybpf_free(b);
+	return ret < 0 ? ret : -EINVAL;
+}
+
+void prof_pybpf_free(struct prof_pybpf *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->ring);
+	bpf_object__close(b->obj);
+	for (size_t i = 0; i < b->waiting.n; i++)
+		free(b->waiting.v[i]);
+	VEC_FREE(&b->waiting);
+	free(b);
+}
+
+int prof_pybpf_prog_fd(const struct prof_pybpf *b)
+{
+	return b->prog_fd;
+}
+
+void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t tstate,
+			   const struct prof_py_layout *l)
+{
+	uint32_t key = (uint32_t)tid;
+	struct pybpf_thread t = {
+		.pid = (uint32_t)pid,
+		.tstate = tstate,
+		.l = {
+			.tstate_frame = l->version >= 0x030d ? l->tstate_current_frame : l->tstate_cframe,
+			.tstate_native_tid = l->tstate_native_tid,
+			.cframe_current_frame = l->cframe_current_frame,
+			.frame_code = l->frame_code, .frame_previous = l->frame_previous,
+			.frame_instr = l->frame_instr, .frame_is_entry = l->frame_is_entry,
+			.frame_owner = l->frame_owner,
+			.code_filename = l->code_filename,
+			.code_qualname = (uint8_t)(l->code_qualname - l->code_filename),
+			.cframe = l->version < 0x030d,
+			.named = l->code_qualname >= l->code_filename &&
+				 l->code_qualname - l->code_filename <= PYBPF_KEY_READ - 8,
+		},
+	};
+
+	(void)bpf_map_update_elem(b->threads_fd, &key, &t, BPF_ANY);	/* full: read by the reader */
+}
+
+void prof_pybpf_del_thread(struct prof_pybpf *b, pid_t tid)
+{
+	uint32_t key = (uint32_t)tid;
+
+	(void)bpf_map_delete_elem(b->threads_fd, &key);
+}
+
+/* Drops the records of tid up to time `upto` (their samples were taken or
+ * lost) and every record over a second old. */
+static void prune(struct prof_pybpf *b, pid_t tid, uint64_t upto)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < b->waiting.n; i++) {
+		struct pybpf_rec *r = b->waiting.v[i];
+		if ((r->tid == (uint32_t)tid && r->time <= upto) || r->time + KEEP_NS < b->newest)
+			free(r);
+		else
+			b->waiting.v[j++] = r;
+	}
+	b->waiting.n = j;
+}
+
+int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, struct pyraw *out, size_t max)
+{
+	struct pybpf_rec *best = NULL;
+	uint64_t best_d = MATCH_NS + 1;
+	int n = -ENOENT;
+
+	(void)ring_buffer__consume(b->ring);
+	for (size_t i = 0; i < b->waiting.n; i++) {
+		struct pybpf_rec *r = b->waiting.v[i];
+		uint64_t d = r->time > time ? r->time - time : time - r->time;
+		if (r->tid == (uint32_t)tid && d < best_d) {
+			best = r;
+			best_d = d;
+		}
+	}
+	if (best) {
+		n = (int)MIN((size_t)best->n, max);
+		for (int i = 0; i < n; i++)
+			out[i] = (struct pyraw){
+				.code = best->f[i].code, .instr = best->f[i].instr,
+				.filename = best->f[i].filename, .qualname = best->f[i].qualname,
+				.owner = best->f[i].owner, .is_entry = best->f[i].is_entry,
+				.named = best->f[i].named,
+			};
+	}
+	prune(b, tid, best ? best->time : time);
+	return n;
+}
+
+#else	/* no libbpf: the reader reads every chain itself */
+
+int prof_pybpf_open(struct prof_pybpf **out)
+{
+	*out = NULL;
+	return -ENOSYS;
+}
+
+void prof_pybpf_free(struct prof_pybpf *b) {}
+int prof_pybpf_prog_fd(const struct prof_pybpf *b) { return -1; }
+void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t tstate,
+			   const struct prof_py_layout *l) {}
+void prof_pybpf_del_thread(struct prof_pybpf *b, pid_t tid) {}
+int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, struct pyraw *out, size_t max)
+{
+	return -ENOENT;
+}
+
+#endif

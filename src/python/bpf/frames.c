@@ -1,0 +1,124 @@
+/*
+ * frames.c - the BPF program (BPF_PROG_TYPE_PERF_EVENT) that reads a
+ * CPython thread's frame chain at the sample itself, in the sampled
+ * thread's own context, attached to every CPU-sampling perf event of a
+ * recording (src/python/bpf.c loads it).  Built with clang -target bpf
+ * into build/gen/pyframes.bpf.o and embedded in prof.
+ *
+ * The recorder tells it which threads run CPython (map `threads`: tid ->
+ * pid, thread state address and the version's offsets); for a sample of
+ * such a thread it walks tstate -> current frame -> previous ... and puts
+ * each frame's code object and instruction pointer, with the frame's
+ * owner and entry bytes, into the ring buffer `frames`, stamped with the
+ * sample's clock (bpf_ktime_get_ns: CLOCK_MONOTONIC, perf's use_clockid);
+ * a record is as long as its chain.
+ * Nothing is decoded here: the recorder names code objects later, as it
+ * does for frames it reads itself; so that it can tell whether a code
+ * object is still the one of the sample (a module's code is freed once
+ * it has run, and its memory reused), the program also copies each code
+ * object's co_filename and co_qualname pointers.  The program never changes the sample
+ * (returns 1: keep it).  A read that faults (a page not present) ends the
+ * chain; the recorder sees a short chain and its check keeps the stack
+ * native.
+ */
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+
+#include "frames.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYBPF_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct pybpf_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PYBPF_RING_BYTES);
+} frames SEC(".maps");
+
+#define FRAME_COPY 128			/* a power of two >= PYBPF_FRAME_READ */
+
+struct scratch {			/* per CPU: a frame, a code key, the record being built */
+	__u8 frame[FRAME_COPY];
+	__u8 key[PYBPF_KEY_READ];
+	struct pybpf_rec rec;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/* Fields of the frame copy at offsets from the map: masked, so that the
+ * verifier sees every access inside the scratch value (the copy is
+ * followed by the record; the offsets are all below PYBPF_FRAME_READ). */
+static __always_inline __u64 at64(const __u8 *b, __u16 off)
+{
+	return *(const __u64 *)(b + (off & (FRAME_COPY - 1)));
+}
+
+static __always_inline __u8 at8(const __u8 *b, __u16 off)
+{
+	return b[off & (FRAME_COPY - 1)];
+}
+
+SEC("perf_event")
+int pyframes(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), frame = 0, tid64 = 0;
+	__u32 tid = (__u32)id, zero = 0;
+	struct pybpf_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct scratch *sc;
+	struct pybpf_rec *r;
+	__u8 *b;
+
+	if (!t || t->pid != (__u32)(id >> 32))
+		return 1;
+	/* a map entry outlives its thread: the tid must still be the state's */
+	if (bpf_probe_read_user(&tid64, 8, (void *)(t->tstate + t->l.tstate_native_tid)) ||
+	    tid64 != tid)
+		return 1;
+	if (t->l.cframe) {
+		__u64 cf = 0;
+		if (bpf_probe_read_user(&cf, 8, (void *)(t->tstate + t->l.tstate_frame)) ||
+		    bpf_probe_read_user(&frame, 8, (void *)(cf + t->l.cframe_current_frame)))
+			return 1;
+	} else if (bpf_probe_read_user(&frame, 8, (void *)(t->tstate + t->l.tstate_frame))) {
+		return 1;
+	}
+	if (!(sc = bpf_map_lookup_elem(&scratch, &zero)))
+		return 1;
+	b = sc->frame;
+	r = &sc->rec;
+	r->time = bpf_ktime_get_ns();
+	r->pid = t->pid;
+	r->tid = tid;
+	r->head = frame;
+	__u32 n = 0;	/* the loop's own count: the verifier knows its bound */
+	for (; n < PYBPF_MAX_FRAMES; n++) {
+		if (!frame || bpf_probe_read_user(b, PYBPF_FRAME_READ, (void *)frame))
+			break;
+		r->f[n].code = at64(b, t->l.frame_code);
+		r->f[n].instr = at64(b, t->l.frame_instr);
+		r->f[n].owner = at8(b, t->l.frame_owner);
+		r->f[n].is_entry = t->l.frame_is_entry ? at8(b, t->l.frame_is_entry) : 0;
+		r->f[n].named = t->l.named && r->f[n].code &&
+				!bpf_probe_read_user(sc->key, PYBPF_KEY_READ,
+						     (void *)(r->f[n].code + t->l.code_filename));
+		if (r->f[n].named) {
+			r->f[n].filename = *(const __u64 *)sc->key;
+			r->f[n].qualname = *(const __u64 *)(sc->key + (t->l.code_qualname & 31));
+		}
+		frame = at64(b, t->l.frame_previous);
+	}
+	r->n = n;
+	bpf_ringbuf_output(&frames, r, PYBPF_REC_SIZE(n), 0);
+	return 1;
+}
+
+char LICENSE[] SEC("license") = "GPL";
