@@ -640,6 +640,23 @@ int prof_session_open(struct prof_session **out, const struct prof_session_opts 
 	return 0;
 }
 
+/*
+ * The recording has started: now, and not before, it replaces the file at
+ * -o (which becomes .old), so that a command that cannot start leaves the
+ * old file alone.  A commit that fails (error() has said why) is a write
+ * failure like any other: the temporary file is removed, the run loop
+ * ends at once, a launched command runs to its end unrecorded, and the
+ * command exits non-zero without a summary.
+ */
+static void commit_file(struct prof_session *s)
+{
+	if (prof_writer_commit(s->w) == 0)
+		return;
+	s->info.write_failed = true;
+	prof_writer_abort(s->w);
+	s->w = NULL;
+}
+
 int prof_session_start(struct prof_session *s)
 {
 	int ret;
@@ -659,14 +676,7 @@ int prof_session_start(struct prof_session *s)
 			return ret;	/* nothing ran: prof.data stays as it was */
 		}
 	}
-	/* The recording has started: now, and not before, it replaces the
-	 * file at -o (which becomes .old).  A failure here is a write
-	 * failure like any other: the recording goes on, the summary says. */
-	if (prof_writer_commit(s->w) < 0) {
-		s->info.write_failed = true;
-		prof_writer_abort(s->w);
-		s->w = NULL;
-	}
+	commit_file(s);
 	if (s->rt)
 		res_track_start(s->rt);
 	start_pump(&s->pf);
