@@ -33,12 +33,12 @@ int cmd_top(int argc, char **argv);
  * exit 0, EXIT_REGRESSION or EXIT_USAGE.
  */
 struct an_cli;
-struct analysis_command {
+struct cmd_analysis {
 	bool crosscheck;
 	void (*usage)(FILE *f);
 	int (*check)(struct an_cli *c);
 	int (*run)(struct an_cli *c, bool *regression);
 };
-int analysis_main(int argc, char **argv, const struct analysis_command *cmd);
+int cmd_analysis_main(int argc, char **argv, const struct cmd_analysis *cmd);
 
 #endif

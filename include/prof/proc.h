@@ -28,12 +28,12 @@ int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 pid_t prof_proc_tgid(pid_t tid);
 
 /* Parsers of a task's /proc texts (src/proc/parse.c). */
-int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks);
-int res_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes);
+int prof_proc_parse_stat_blkio(const char *stat_text, uint64_t *ticks);
+int prof_proc_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes);
 /* Field number `field` (1-based, as in proc(5): 14 = utime) of a
  * /proc/.../stat line; 0 or -EINVAL. */
-int res_parse_stat_field(const char *stat_text, int field, uint64_t *value);
+int prof_proc_parse_stat_field(const char *stat_text, int field, uint64_t *value);
 /* The number after key ("\nVmHWM:", "\nread_bytes:") in a /proc text; 0 / -EINVAL. */
-int res_parse_keyed(const char *text, const char *key, uint64_t *v);
+int prof_proc_parse_keyed(const char *text, const char *key, uint64_t *v);
 
 #endif

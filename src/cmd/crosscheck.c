@@ -101,7 +101,7 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 
 int cmd_crosscheck(int argc, char **argv)
 {
-	static const struct analysis_command cmd = { true, usage, check_args, run_crosscheck };
+	static const struct cmd_analysis cmd = { true, usage, check_args, run_crosscheck };
 
-	return analysis_main(argc, argv, &cmd);
+	return cmd_analysis_main(argc, argv, &cmd);
 }

@@ -92,7 +92,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 	return ret;
 }
 
-int analysis_main(int argc, char **argv, const struct analysis_command *cmd)
+int cmd_analysis_main(int argc, char **argv, const struct cmd_analysis *cmd)
 {
 	struct an_cli c;
 	bool regression = false;
@@ -113,7 +113,7 @@ int analysis_main(int argc, char **argv, const struct analysis_command *cmd)
 
 int cmd_diff(int argc, char **argv)
 {
-	static const struct analysis_command cmd = { false, usage, check_files, run_diff };
+	static const struct cmd_analysis cmd = { false, usage, check_files, run_diff };
 
-	return analysis_main(argc, argv, &cmd);
+	return cmd_analysis_main(argc, argv, &cmd);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* Fields after the ")" of comm (which may contain spaces and parens). */
-int res_parse_stat_field(const char *stat_text, int want, uint64_t *value)
+int prof_proc_parse_stat_field(const char *stat_text, int want, uint64_t *value)
 {
 	const char *p = strrchr(stat_text, ')');	/* comm may hold spaces and ')' */
 	int field = 2;
@@ -35,12 +35,12 @@ int res_parse_stat_field(const char *stat_text, int want, uint64_t *value)
 	return -EINVAL;
 }
 
-int res_parse_stat_blkio(const char *stat_text, uint64_t *ticks)
+int prof_proc_parse_stat_blkio(const char *stat_text, uint64_t *ticks)
 {
-	return res_parse_stat_field(stat_text, 42, ticks);
+	return prof_proc_parse_stat_field(stat_text, 42, ticks);
 }
 
-int res_parse_keyed(const char *text, const char *key, uint64_t *v)
+int prof_proc_parse_keyed(const char *text, const char *key, uint64_t *v)
 {
 	const char *p = strstr(text, key);
 
@@ -50,10 +50,10 @@ int res_parse_keyed(const char *text, const char *key, uint64_t *v)
 	return 0;
 }
 
-int res_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes)
+int prof_proc_parse_io(const char *io_text, uint64_t *read_bytes, uint64_t *write_bytes)
 {
-	if (res_parse_keyed(io_text, "\nread_bytes:", read_bytes) < 0 ||
-	    res_parse_keyed(io_text, "\nwrite_bytes:", write_bytes) < 0)
+	if (prof_proc_parse_keyed(io_text, "\nread_bytes:", read_bytes) < 0 ||
+	    prof_proc_parse_keyed(io_text, "\nwrite_bytes:", write_bytes) < 0)
 		return -EINVAL;
 	return 0;
 }

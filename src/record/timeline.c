@@ -2,7 +2,7 @@
  * timeline.c - the /proc sampler of `prof record` (see
  * include/prof/restrack.h): resource totals per process and thread, and
  * the per-process timeline of RSS, CPU% and I/O-wait%.  Parsing reuses
- * res_parse_stat_field / res_parse_keyed / res_parse_io (src/proc/parse.c).
+ * prof_proc_parse_stat_field / prof_proc_parse_keyed / prof_proc_parse_io (src/proc/parse.c).
  *
  * Design notes / invariants:
  *  - A sampler thread reads /proc every 100 ms, whatever the main loop is
@@ -138,9 +138,9 @@ static int parse_stat(const struct res_track *rt, const char *stat, struct prof_
 {
 	uint64_t ut, st;
 
-	if (res_parse_stat_field(stat, 10, &raw->minflt) < 0 ||
-	    res_parse_stat_field(stat, 12, &raw->majflt) < 0 ||
-	    res_parse_stat_field(stat, 14, &ut) < 0 || res_parse_stat_field(stat, 15, &st) < 0)
+	if (prof_proc_parse_stat_field(stat, 10, &raw->minflt) < 0 ||
+	    prof_proc_parse_stat_field(stat, 12, &raw->majflt) < 0 ||
+	    prof_proc_parse_stat_field(stat, 14, &ut) < 0 || prof_proc_parse_stat_field(stat, 15, &st) < 0)
 		return -EINVAL;
 	raw->user_ns = ut * rt->tick_ns;
 	raw->sys_ns = st * rt->tick_ns;
@@ -184,8 +184,8 @@ static bool read_thread(struct res_track *rt, uint32_t pid, uint32_t tid,
 	bool ok = stat && parse_stat(rt, stat, raw) == 0;
 
 	if (ok && status) {
-		res_parse_keyed(status, "\nvoluntary_ctxt_switches:", &raw->vol_cs);
-		res_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &raw->invol_cs);
+		prof_proc_parse_keyed(status, "\nvoluntary_ctxt_switches:", &raw->vol_cs);
+		prof_proc_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &raw->invol_cs);
 	}
 	free(stat);
 	free(status);
@@ -246,14 +246,14 @@ static bool read_process(struct res_track *rt, uint32_t pid, struct prof_resourc
 		free(stat);
 		return false;
 	}
-	if (res_parse_stat_field(stat, 24, &v) == 0)
+	if (prof_proc_parse_stat_field(stat, 24, &v) == 0)
 		*rss = v * rt->page_size;
 	free(stat);
-	if ((status = read_proc(pid, 0, "status")) && res_parse_keyed(status, "\nVmHWM:", &v) == 0)
+	if ((status = read_proc(pid, 0, "status")) && prof_proc_parse_keyed(status, "\nVmHWM:", &v) == 0)
 		raw->rss_peak_bytes = v * 1024;
 	free(status);
 	if ((io = read_proc(pid, 0, "io")))
-		res_parse_io(io, &raw->io_read_bytes, &raw->io_write_bytes);
+		prof_proc_parse_io(io, &raw->io_read_bytes, &raw->io_write_bytes);
 	free(io);
 	return true;
 }

@@ -61,7 +61,7 @@ static void read_delays(pid_t pid, const char *stat_text, struct res_usage *out)
 		out->have_io_wait = out->have_runq_wait = true;
 		out->io_wait_resolution_s = 1e-9;
 		out->io_wait_source = "delayacct (taskstats)";
-	} else if (stat_text && res_parse_stat_blkio(stat_text, &ticks) == 0) {
+	} else if (stat_text && prof_proc_parse_stat_blkio(stat_text, &ticks) == 0) {
 		out->io_wait_s = (double)ticks / (double)sysconf(_SC_CLK_TCK);
 		out->have_io_wait = true;
 		out->io_wait_resolution_s = 1.0 / (double)sysconf(_SC_CLK_TCK);
@@ -81,7 +81,7 @@ static void read_zombie_proc(pid_t pid, struct res_usage *out, bool delayacct)
 	free(text);
 	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
 	text = read_file(path, NULL);
-	if (text && res_parse_io(text, &out->read_bytes, &out->write_bytes) == 0)
+	if (text && prof_proc_parse_io(text, &out->read_bytes, &out->write_bytes) == 0)
 		out->have_proc_io = true;
 	free(text);
 }

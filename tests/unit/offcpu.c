@@ -47,16 +47,16 @@ static void test_proc_parsers(void)
 			     "voluntary_ctxt_switches:\t17\nnonvoluntary_ctxt_switches:\t3\n";
 	uint64_t v = 0;
 
-	ok(res_parse_stat_field(stat, 10, &v) == 0 && v == 123, "stat: minflt (comm with ') ')");
-	ok(res_parse_stat_field(stat, 12, &v) == 0 && v == 7, "stat: majflt");
-	ok(res_parse_stat_field(stat, 14, &v) == 0 && v == 55, "stat: utime");
-	ok(res_parse_stat_field(stat, 15, &v) == 0 && v == 66, "stat: stime");
-	ok(res_parse_stat_field(stat, 24, &v) == 0 && v == 512, "stat: rss pages");
-	ok(res_parse_stat_field(stat, 99, &v) < 0, "stat: missing field is -EINVAL");
-	ok(res_parse_keyed(status, "\nVmHWM:", &v) == 0 && v == 204800, "status: VmHWM kB");
-	ok(res_parse_keyed(status, "\nvoluntary_ctxt_switches:", &v) == 0 && v == 17,
+	ok(prof_proc_parse_stat_field(stat, 10, &v) == 0 && v == 123, "stat: minflt (comm with ') ')");
+	ok(prof_proc_parse_stat_field(stat, 12, &v) == 0 && v == 7, "stat: majflt");
+	ok(prof_proc_parse_stat_field(stat, 14, &v) == 0 && v == 55, "stat: utime");
+	ok(prof_proc_parse_stat_field(stat, 15, &v) == 0 && v == 66, "stat: stime");
+	ok(prof_proc_parse_stat_field(stat, 24, &v) == 0 && v == 512, "stat: rss pages");
+	ok(prof_proc_parse_stat_field(stat, 99, &v) < 0, "stat: missing field is -EINVAL");
+	ok(prof_proc_parse_keyed(status, "\nVmHWM:", &v) == 0 && v == 204800, "status: VmHWM kB");
+	ok(prof_proc_parse_keyed(status, "\nvoluntary_ctxt_switches:", &v) == 0 && v == 17,
 	   "status: voluntary switches (not matched inside nonvoluntary)");
-	ok(res_parse_keyed(status, "\nVmSwap:", &v) < 0, "status: missing key is -EINVAL");
+	ok(prof_proc_parse_keyed(status, "\nVmSwap:", &v) < 0, "status: missing key is -EINVAL");
 }
 
 static void test_roundtrip(void)

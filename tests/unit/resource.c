@@ -18,12 +18,12 @@ static void test_stat_parse(void)
 		"1234 (a b) c)) Z 1 1234 1234 0 -1 4194828 100 0 0 0 5 6 0 0 20 0 1 0 999 0 0 "
 		"18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 17 0 0 0 0 0 0 0 0 0 0\n";
 	uint64_t t = 0;
-	int r = res_parse_stat_blkio(line, &t);
+	int r = prof_proc_parse_stat_blkio(line, &t);
 
 	ok(r == 0 && t == 17,
 	   "field 42 found after a comm containing ') ' (got %" PRIu64 ")", t);
-	ok(res_parse_stat_blkio("1 (x) S 1 2 3", &t) == -EINVAL, "short line rejected");
-	ok(res_parse_stat_blkio("garbage", &t) == -EINVAL, "no ')' rejected");
+	ok(prof_proc_parse_stat_blkio("1 (x) S 1 2 3", &t) == -EINVAL, "short line rejected");
+	ok(prof_proc_parse_stat_blkio("garbage", &t) == -EINVAL, "no ')' rejected");
 }
 
 static void test_io_parse(void)
@@ -32,8 +32,8 @@ static void test_io_parse(void)
 			 "write_bytes: 8192\ncancelled_write_bytes: 0\n";
 	uint64_t r = 0, w = 0;
 
-	ok(res_parse_io(io, &r, &w) == 0 && r == 4096 && w == 8192, "read_bytes/write_bytes");
-	ok(res_parse_io("rchar: 1\n", &r, &w) == -EINVAL, "missing keys rejected");
+	ok(prof_proc_parse_io(io, &r, &w) == 0 && r == 4096 && w == 8192, "read_bytes/write_bytes");
+	ok(prof_proc_parse_io("rchar: 1\n", &r, &w) == -EINVAL, "missing keys rejected");
 }
 
 static void test_baseline(void)
