@@ -11,7 +11,8 @@
  *    the last byte NUL).  Built in memory exactly as it is stored, so
  *    storing is one write and loading is one mmap.
  *  - Equal starts (aliases) keep /proc/kallsyms line order; lookups take
- *    the last entry with start <= addr, as the old per-entry table did.
+ *    the last entry with start <= addr: an alias resolves to the name
+ *    listed last.
  *  - A cache is valid for one boot (boot_id) and one set of loaded modules
  *    (names, sizes, load addresses of /proc/modules; refcounts are left out
  *    because they change all the time).  BPF programs and ftrace

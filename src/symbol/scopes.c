@@ -15,7 +15,7 @@
  *    containing the address, ..., the subprogram, exactly the frames
  *    dwarf_getscopes_die gives.
  *  - Addresses no listed function contains return 0, and dwarf.c falls
- *    back to dwarf_getscopes, so odd DWARF still gets the old answer.
+ *    back to dwarf_getscopes, so odd DWARF still gets libdw's own answer.
  *  - The CU of an address normally comes from libdw (.debug_aranges);
  *    clang and Go write no .debug_aranges, and libdw 0.188 then finds no
  *    CU at all, so elf_cu_at lists every CU's own ranges (DW_AT_ranges
