@@ -7,7 +7,8 @@
 # block_in_fdatasync).  prof's own waits are left out.  The recording is
 # stopped by SIGINT once both workloads are done, after prof's reader
 # threads exist (the events are on by then): no guess at how long setup
-# takes on a loaded machine.  Off-CPU and I/O wait count every switch
+# takes on a loaded machine.  A process asleep across the whole recording
+# has the window as off-CPU time.  Off-CPU and I/O wait count every switch
 # (no sampling; false-failure chance from sampling: none, tests/README.md).
 . "$(dirname "$0")/lib/test-lib.sh"
 . "$TOP/tests/lib/slowdisk.sh"
@@ -73,6 +74,24 @@ test_expect_success "prof's own off-CPU time is left out" '
 test_expect_success 'off-CPU is recorded for other processes too (kernel threads, shells)' '
 	"$PROF" report -i sw.data --metric=off-cpu --sort pid -q >pids.txt &&
 	test $(wc -l <pids.txt) -ge 3
+'
+
+# A process asleep in one nanosleep across the whole recording (bounded
+# by the command after -a, at least 1 s): none of its switches happen in
+# the window, yet its off-CPU time is the window, as sleep, under the
+# stack /proc showed when the recording began.  Counted, not sampled.
+test_expect_success 'asleep the whole window: its off-CPU time is the window' '
+	sleep 600 &
+	zz=$!
+	"$PROF" record -a -o zz.data -- sleep 1 2>zz.err; st=$?
+	kill $zz; wait $zz 2>/dev/null
+	cat zz.err && test "$st" = 0 &&
+	"$PROF" report -i zz.data --pid $zz --metric=off-cpu --format=json >zz.json &&
+	got=$(json_get zz.json "p[\"off_cpu_s\"], p[\"sleep_s\"]") &&
+	say "pid $zz: off_cpu_s, sleep_s: $got" &&
+	python3 -c "import sys; o,s=map(float,sys.argv[1:]); sys.exit(0 if o >= 0.99 and s == o else 1)" $(echo "$got" | tr -d "(),") &&
+	"$PROF" report -i zz.data --pid $zz --format=folded --metric=off-cpu >zz.folded &&
+	grep -q "^sleep;\[off-CPU when recording began\];.*nanosleep" zz.folded
 '
 
 test_expect_success '--no-resources leaves off-CPU out of -a' '

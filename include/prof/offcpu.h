@@ -50,6 +50,10 @@ enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc);
  * tid opened before prof_offcpu_enable existed when the recording began
  * (attach): off the CPU then, it is charged from that start. */
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
+/* A thread that exists now, watched by per-CPU events (-a): as one opened
+ * by prof_offcpu_open_task, if it is off the CPU when prof_offcpu_enable
+ * begins the recording, it is charged from that start. */
+void prof_offcpu_present(struct prof_offcpu *oc, pid_t tid);
 /* System-wide (-a): both events on cpu for every task; 0 / -errno. */
 int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu);
 /* -a: leaves the switches of the idle task and of prof's own threads

@@ -46,8 +46,9 @@
  *    arrive in any order; the full one wins.
  *  - The offset and size of prev_state come from the tracepoint's format
  *    file, never hard-coded.
- *  - The window: a thread opened by prof_offcpu_open_task before
- *    prof_offcpu_enable (attach) existed when the recording began; one
+ *  - The window: a thread opened by prof_offcpu_open_task (attach) or
+ *    named by prof_offcpu_present (-a) before prof_offcpu_enable existed
+ *    when the recording began; one
  *    off the CPU then is charged from that start (its first switch-in,
  *    or the end if it never ran) to the stack /proc showed at the start
  *    (its kernel frames, or the wait channel without root), under
@@ -409,8 +410,13 @@ int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid)
 	int ret = open_each(oc, prof_perf_open_task, tid);
 
 	if (ret >= 0)
-		VEC_PUSH(&oc->opened, tid);
+		prof_offcpu_present(oc, tid);
 	return ret;
+}
+
+void prof_offcpu_present(struct prof_offcpu *oc, pid_t tid)
+{
+	VEC_PUSH(&oc->opened, tid);
 }
 
 int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)

@@ -10,7 +10,9 @@
  *    before they are enabled.  A process that starts in between has no
  *    FORK record and no snapshot: the replay engine loads it from /proc the
  *    first time one of its records arrives, so nothing is lost, only read
- *    later.  Processes that vanish during the scan are skipped.
+ *    later.  Processes that vanish during the scan are skipped.  Without
+ *    -C, the threads found are those the off-CPU pairing charges from the
+ *    start when they were blocked then.
  */
 #include "prof/target.h"
 #include "prof/proc.h"
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 static void raise_fd_limit(void)
 {
@@ -123,6 +126,22 @@ static int open_cpu(struct prof_perf *pf, struct prof_offcpu *oc, int cpu)
 	return ret;
 }
 
+/* Every thread of pids but prof's own exists when the recording begins:
+ * one off the CPU then is charged from the start.  Not with -C: a thread
+ * that does not run on those CPUs may run on others. */
+static void offcpu_present_all(struct prof_offcpu *oc, const pid_t *pids, size_t np)
+{
+	for (size_t i = 0; i < np; i++) {
+		pid_t *tids;
+		size_t n;
+		if (pids[i] == getpid() || prof_proc_tids(pids[i], &tids, &n) < 0)
+			continue;
+		for (size_t t = 0; t < n; t++)
+			prof_offcpu_present(oc, tids[t]);
+		free(tids);
+	}
+}
+
 int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,
 			    size_t n, struct prof_offcpu *oc)
 {
@@ -144,6 +163,8 @@ int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const 
 		return error("cannot list /proc: %s", strerror(-ret)), ret;
 	for (size_t i = 0; i < np; i++)
 		prof_replay_add_process(rp, pids[i]);	/* -ESRCH: it just exited */
+	if (oc && !cpus)
+		offcpu_present_all(oc, pids, np);
 	free(pids);
 	return 0;
 }
