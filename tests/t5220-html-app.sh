@@ -142,6 +142,36 @@ test_expect_success 'many processes: flame graph and busiest processes first, tr
 	q machine.json "[l[\"open\"] for l in d[\"expanded\"] if l[\"proc\"]][:2] == [True, True] and len([l for l in d[\"expanded\"] if not l[\"proc\"]]) > len([l for l in d[\"lanes\"] if not l[\"proc\"]])"
 '
 
+# A whole machine of over 200 threads (HTML_TRACK_THREADS): the threads
+# past 200 fold into one "other threads" track, and which keep a track
+# goes by CPU time first.  Every thread alive across the window has the
+# window as CPU plus off-CPU time (a sleeper too, charged from the
+# start), so a busy process that lived for part of it must not be folded
+# behind them: it keeps a track (the machine's busiest process, whichever
+# it is on a shared host, the first one).  250 threads of one process sleep
+# across the recording; split runs 0.5 s of CPU after a 0.5 s sleep (its
+# samples are never few: ~500 at 999 Hz).
+if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ]; then
+	test_expect_success 'whole machine: the busiest process keeps the first track past 200 threads' '
+		python3 -c "import threading, time
+for _ in range(250): threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+print(\"ready\", flush=True); time.sleep(600)" >sleepers.out &
+		sl=$!
+		while ! grep -q ready sleepers.out; do sleep 0.1; done
+		"$PROF" record -q -a -o wide.data -- sh -c "sleep 0.5; \"$WL/split\" 0.5 >/dev/null"; st=$?
+		kill $sl; wait $sl 2>/dev/null
+		test $st = 0 &&
+		"$PROF" report -i wide.data --format=html -o wide.html &&
+		$DRIVE machine wide.html >wide.json &&
+		q wide.json "d[\"errors\"] == [] and any(l[\"pid\"] < 0 for l in d[\"lanes\"])" &&
+		q wide.json "[l[\"pid\"] for l in d[\"lanes\"] if l.get(\"proc\")][0] == d[\"procs\"][0][\"pid\"]" &&
+		q wide.json "[p[\"pid\"] for p in d[\"procs\"] if p[\"comm\"] == \"split\"][0] in [l[\"pid\"] for l in d[\"lanes\"] if l.get(\"proc\")]"
+	'
+else
+	test_skip 'whole machine: the busiest process keeps the first track past 200 threads' \
+		"-a needs root or perf_event_paranoid <= 0"
+fi
+
 # Markers come from the kernel's fork, exec and exit records: split was
 # forked by sh, exec'd and exited in the recording (kinds 0, 1, 2; the
 # fork on the pre-exec sh track when that one had a sample); the

@@ -272,21 +272,29 @@ static size_t count_pids(const struct app *a, const size_t *order, size_t from, 
 }
 
 /*
- * Over HTML_TRACK_THREADS threads with samples: the busiest (CPU plus
- * off-CPU time) keep a track and are renumbered 0..N-1 in profile order,
- * every other thread's rows move to thread N, "other threads".  Rows of
- * one key are merged later (coarsen_rows()).
+ * Over HTML_TRACK_THREADS threads with samples: the busiest (on-CPU time,
+ * then off-CPU time, as the tracks are ordered) keep a track and are
+ * renumbered 0..N-1 in profile order, every other thread's rows move to
+ * thread N, "other threads".  Rows of one key are merged later
+ * (coarsen_rows()).  CPU comes first: CPU plus off-CPU time is a thread's
+ * life in the window, as long for a sleeper as for the busiest.
  */
 static void fold_threads(struct app *a)
 {
 	size_t nt = a->p->threads.n, active = 0, *order;
-	uint64_t *ns = xcalloc(nt + 1, sizeof(*ns));
+	uint64_t *ns = xcalloc(nt + 1, sizeof(*ns)), *cpu = xcalloc(nt + 1, sizeof(*cpu));
 	uint32_t *map;
 
-	for (size_t i = 0; i < a->rows.n; i++)	/* + 1: a row with no time still counts */
-		ns[a->rows.v[i].thread] += a->rows.v[i].v[C_CPU] + a->rows.v[i].v[C_OFF] + 1;
-	for (size_t t = 0; t < nt; t++)
+	for (size_t i = 0; i < a->rows.n; i++) {	/* + 1: a row with no time still counts */
+		ns[a->rows.v[i].thread] += a->rows.v[i].v[C_OFF] + 1;
+		cpu[a->rows.v[i].thread] += a->rows.v[i].v[C_CPU];
+	}
+	for (size_t t = 0; t < nt; t++) {
 		active += ns[t] > 0;
+		if (cpu[t])	/* any CPU time ranks above any off-CPU time */
+			ns[t] = 1ULL << 63 | MIN(cpu[t], (1ULL << 63) - 1);
+	}
+	free(cpu);
 	if (active <= HTML_TRACK_THREADS) {
 		free(ns);
 		return;
