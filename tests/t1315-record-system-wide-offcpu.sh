@@ -83,6 +83,10 @@ test_expect_success 'off-CPU is recorded for other processes too (kernel threads
 test_expect_success 'asleep the whole window: its off-CPU time is the window' '
 	sleep 600 &
 	zz=$!
+	for _ in $(seq 600); do	# until it sleeps (S), at most 60 s
+		[ "$(cat /proc/$zz/comm)" = sleep ] && [ "$(sed "s/.*) //" /proc/$zz/stat | cut -c1)" = S ] && break
+		sleep 0.1
+	done
 	"$PROF" record -a -o zz.data -- sleep 1 2>zz.err; st=$?
 	kill $zz; wait $zz 2>/dev/null
 	cat zz.err && test "$st" = 0 &&

@@ -111,6 +111,23 @@ json_proc() {	# file expr over p (processes[0]) and d
 offcpu_test() {	# title body: skipped without the off-CPU events
 	if [ -n "$offcpu_why" ]; then test_skip "$1" "$offcpu_why"; else test_expect_success "$1" "$2"; fi
 }
+wait_asleep() {	# pid comm: until it is comm and asleep (S), at most 60 s
+	for _ in $(seq 600); do
+		[ "$(cat /proc/"$1"/comm)" = "$2" ] && [ "$(sed "s/.*) //" /proc/"$1"/stat | cut -c1)" = S ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+attached() {	# name pid cmd...: record pid bounded by cmd, end pid; NAME.json, NAME.folded (off-CPU)
+	n=$1 pid=$2
+	shift 2
+	"$PROF" record -o $n.data -p $pid -- "$@" 2>$n.err; st=$?
+	kill $pid; wait $pid 2>/dev/null
+	cat $n.err && test "$st" = 0 &&
+	"$PROF" report -i $n.data --format=json >$n.json &&
+	"$PROF" report -i $n.data --format=folded --metric=off-cpu >$n.folded &&
+	cat $n.folded
+}
 
 # A process asleep in one nanosleep for the whole window (bounded by the
 # command after -p, which runs at least 1 s): no switch record of it ever
@@ -120,15 +137,11 @@ offcpu_test() {	# title body: skipped without the off-CPU events
 offcpu_test 'asleep the whole window: its off-CPU time is the window' '
 	sleep 600 &
 	pid=$!
-	"$PROF" record -o zz.data -p $pid -- sleep 1 2>zz.err; st=$?
-	kill $pid; wait $pid 2>/dev/null
-	cat zz.err && test "$st" = 0 &&
-	"$PROF" report -i zz.data --format=json >zz.json &&
+	{ wait_asleep $pid sleep || { kill $pid; false; }; } &&
+	attached zz $pid sleep 1 &&
 	got=$(json_proc zz.json "p[\"off_cpu_s\"], p[\"sleep_s\"], d[\"duration_s\"]") &&
 	say "off_cpu_s, sleep_s, duration_s: $got" &&
 	python3 -c "import sys; o,s,d=map(float,sys.argv[1:]); sys.exit(0 if o >= 0.99 and s == o and o <= d + 0.001 else 1)" $(echo "$got" | tr -d "(),") &&
-	"$PROF" report -i zz.data --format=folded --metric=off-cpu >zz.folded &&
-	cat zz.folded &&
 	grep -q "^sleep;\[off-CPU when recording began\];.*nanosleep" zz.folded
 '
 
@@ -142,16 +155,11 @@ offcpu_test 'blocked at both edges: charged from the start and to the end' '
 	rm -f fifo; mkfifo fifo
 	sh -c "exec 3<>fifo; while read l <&3; do :; done" &
 	pid=$!
-	sleep 0.5
-	"$PROF" record -o edge.data -p $pid -- sh -c "echo x >fifo; sleep 1" 2>edge.err; st=$?
-	kill $pid; wait $pid 2>/dev/null
-	cat edge.err && test "$st" = 0 &&
-	"$PROF" report -i edge.data --format=json >edge.json &&
+	{ wait_asleep $pid sh || { kill $pid; false; }; } &&
+	attached edge $pid sh -c "echo x >fifo; sleep 1" &&
 	got=$(json_proc edge.json "p[\"off_cpu_s\"], p[\"cpu_user_s\"] + p[\"cpu_sys_s\"], d[\"duration_s\"]") &&
 	say "off_cpu_s, cpu_s, duration_s: $got" &&
 	python3 -c "import sys; o,c,d=map(float,sys.argv[1:]); sys.exit(0 if o >= d - c - 0.02 else 1)" $(echo "$got" | tr -d "(),") &&
-	"$PROF" report -i edge.data --format=folded --metric=off-cpu >edge.folded &&
-	cat edge.folded &&
 	grep -q "^sh;\[off-CPU when recording began\];" edge.folded &&
 	grep -v "off-CPU when recording began" edge.folded | grep -q "^sh;.*read"
 '
