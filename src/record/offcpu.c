@@ -453,13 +453,13 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 	return ret;
 }
 
-static void begin_window(struct prof_offcpu *oc, uint64_t start);
+static void begin_window(struct prof_offcpu *oc);
 
 /* The time ring is on before the stacks and off after them: every stack
  * sample has its switch records. */
 void prof_offcpu_enable(struct prof_offcpu *oc)
 {
-	begin_window(oc, now_ns());
+	begin_window(oc);
 	prof_perf_enable(&oc->sw);
 	prof_perf_enable(&oc->pf);
 	if (oc->st.rings)
@@ -714,17 +714,28 @@ static void note_at_start(struct prof_offcpu *oc, pid_t tid)
 	u64map_put(&oc->at_start, (uint64_t)tid, (uint64_t)node << 8 | (uint64_t)m);
 }
 
-/* The window begins at `start`: the threads opened so far existed then. */
-static void begin_window(struct prof_offcpu *oc, uint64_t start)
+/* The window begins: the threads opened so far exist.  /proc is read
+ * first, the start taken after, so that it is the events' enabling (a
+ * thread that ran during a long scan of a big host is not charged for
+ * it). */
+static void begin_window(struct prof_offcpu *oc)
 {
+	uint32_t *ids = xcalloc(2 * oc->opened.n + 1, sizeof(*ids));	/* pid, thread */
+	uint64_t start;
+
 	for (size_t i = 0; oc->sp && i < oc->opened.n; i++) {
 		pid_t tid = oc->opened.v[i], pid = prof_proc_tgid(tid);
 		if (pid <= 0)
 			continue;	/* gone */
 		note_at_start(oc, tid);
-		prof_switchpair_begin(oc->sp, (uint32_t)tid, (uint32_t)pid,
-				      prof_replay_thread(oc->rp, pid, tid), start);
+		ids[2 * i] = (uint32_t)pid;
+		ids[2 * i + 1] = prof_replay_thread(oc->rp, pid, tid);
 	}
+	start = now_ns();
+	for (size_t i = 0; oc->sp && i < oc->opened.n; i++)
+		if (ids[2 * i])
+			prof_switchpair_begin(oc->sp, (uint32_t)oc->opened.v[i], ids[2 * i], ids[2 * i + 1], start);
+	free(ids);
 	oc->opened.n = 0;
 }
 
