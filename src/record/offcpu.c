@@ -48,13 +48,12 @@
  *    file, never hard-coded.
  *  - The window: a thread opened by prof_offcpu_open_task (attach) or
  *    named by prof_offcpu_present (-a) before prof_offcpu_enable existed
- *    when the recording began; one
- *    off the CPU then is charged from that start (its first switch-in,
- *    or the end if it never ran) to the stack /proc showed at the start
- *    (its kernel frames, or the wait channel without root), under
- *    "[off-CPU when recording began]": no switch-out of it was sampled.
- *    A thread still off the CPU at the end is charged up to it, with the
- *    stack of its last switch-out.
+ *    when the recording began.  One off the CPU then is charged from
+ *    that start (to its first switch-in, or the end if it never ran) to
+ *    the stack /proc showed at the start (its kernel frames, or the wait
+ *    channel without root), under "[off-CPU when recording began]": no
+ *    switch-out of it was sampled.  A thread still off the CPU at the
+ *    end is charged up to it, with the stack of its last switch-out.
  *  - io keeps the I/O-wait intervals (pid, start, end) until the timeline
  *    sampler has used them for its I/O-wait% (prof_offcpu_io_prune).
  */
