@@ -224,6 +224,11 @@ uint32_t prof_node_child(struct prof_profile *p, uint32_t parent, uint32_t frame
 uint32_t prof_node_from_stack(struct prof_profile *p, const uint32_t *frames_inner_first, size_t n);
 /* Depth of a node (root = 0). */
 size_t prof_node_depth(const struct prof_profile *p, uint32_t node);
+/* A list of frame or node ids. */
+struct u32vec { uint32_t *v; size_t n, cap; };
+/* The stack of one node as frame ids, outermost first, into out (reset). */
+void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
+				  struct u32vec *out);
 
 /* Finds or creates the thread; a non-empty comm replaces the stored one. */
 uint32_t prof_thread_intern(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm);
@@ -333,5 +338,7 @@ uint64_t prof_view_percent_base(const struct prof_profile *p, const struct prof_
 
 /* Basename of a module's path, "" for PROF_NONE. */
 const char *prof_module_basename(const struct prof_profile *p, uint32_t module);
+/* Module path of a frame, "" if none. */
+const char *prof_frame_module_path(const struct prof_profile *p, const struct prof_frame *f);
 
 #endif

@@ -132,12 +132,6 @@ void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
 void flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
 			 const struct prof_view *v);
 void flame_tree_finish(struct flame_tree *t);	/* sorts children, sets depths */
-/* The stack of one node as frame ids, outermost first, into out (reset). */
-struct u32vec { uint32_t *v; size_t n, cap; };
-void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
-				  struct u32vec *out);
-/* Module path of a frame, "" if none. */
-const char *prof_frame_module_path(const struct prof_profile *p, const struct prof_frame *f);
 
 /* --- timeline data hook for the HTML report --------------------------------
  * `prof record` stores a per-process timeline (p->timeline); a source that samples CPU%, RSS or I/O wait

@@ -13,7 +13,6 @@
  *    line twice for one sample.
  */
 #include "prof/annotate.h"
-#include "prof/output.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

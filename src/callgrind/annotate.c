@@ -6,7 +6,6 @@
  * the parts a command line selects and checks them before printing any.
  */
 #include "prof/callgrind.h"
-#include "prof/output.h"
 #include <errno.h>
 #include <string.h>
 

@@ -128,6 +128,21 @@ size_t prof_node_depth(const struct prof_profile *p, uint32_t node)
 	return d;
 }
 
+void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
+				  struct u32vec *out)
+{
+	out->n = 0;
+	while (node != 0 && node != PROF_NONE && node < p->nodes.n) {
+		VEC_PUSH(out, p->nodes.v[node].frame);
+		node = p->nodes.v[node].parent;
+	}
+	for (size_t i = 0, j = out->n; i + 1 < j; i++, j--) {
+		uint32_t tmp = out->v[i];
+		out->v[i] = out->v[j - 1];
+		out->v[j - 1] = tmp;
+	}
+}
+
 uint32_t prof_thread_intern(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm)
 {
 	bool created;

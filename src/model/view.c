@@ -61,6 +61,13 @@ const char *prof_module_basename(const struct prof_profile *p, uint32_t module)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+const char *prof_frame_module_path(const struct prof_profile *p, const struct prof_frame *f)
+{
+	if (f->module == PROF_NONE || f->module >= p->modules.n)
+		return "";
+	return prof_str(p, p->modules.v[f->module].path);
+}
+
 /* name is one of the comma list's items. */
 static bool in_list(const char *list, const char *name)
 {

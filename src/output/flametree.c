@@ -44,28 +44,6 @@ void flame_tree_free(struct flame_tree *t)
 		strtab_free(&t->keys);
 }
 
-void prof_node_frames_outer_first(const struct prof_profile *p, uint32_t node,
-				  struct u32vec *out)
-{
-	out->n = 0;
-	while (node != 0 && node != PROF_NONE && node < p->nodes.n) {
-		VEC_PUSH(out, p->nodes.v[node].frame);
-		node = p->nodes.v[node].parent;
-	}
-	for (size_t i = 0, j = out->n; i + 1 < j; i++, j--) {
-		uint32_t tmp = out->v[i];
-		out->v[i] = out->v[j - 1];
-		out->v[j - 1] = tmp;
-	}
-}
-
-const char *prof_frame_module_path(const struct prof_profile *p, const struct prof_frame *f)
-{
-	if (f->module == PROF_NONE || f->module >= p->modules.n)
-		return "";
-	return prof_str(p, p->modules.v[f->module].path);
-}
-
 /* The strings a frame merges by: its own, or its identity in a diff tree
  * (name + clone suffix without hashes, module role; interned in t->keys). */
 static void frame_keys(struct flame_tree *t, const char *name, const char *module,
