@@ -166,7 +166,7 @@ static void process_row(struct strbuf *sb, const struct prof_profile *p, const s
 }
 
 /*
- * The processes of report_process_pids(), busiest first, named by their
+ * The processes of view_process_pids(), busiest first, named by their
  * main thread: the first HTML_PROC_ROWS_SHOWN rows, the others behind a
  * button, and over HTML_MAX_PROC_ROWS one line for the rest.  The heading
  * counts the same processes and threads the rows do.
@@ -176,7 +176,7 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 	struct strbuf w = STRBUF_INIT;
 	struct proc_table pt;
 	size_t np, tasks = 0;
-	uint32_t *pids = report_process_pids(p, v, &np);
+	uint32_t *pids = view_process_pids(p, v, &np);
 	uint64_t *weight = xcalloc(np + 1, sizeof(*weight));
 	struct u64map row = { 0 };	/* pid -> its row */
 

@@ -50,7 +50,7 @@ static void add_str_field(struct strbuf *sb, const char *key, const char *val)
 	json_escape(sb, val ? val : "");
 }
 
-/* processes[] (report_process_pids), each with its threads that weigh
+/* processes[] (view_process_pids), each with its threads that weigh
  * something under the view, heaviest first. */
 static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 			  const struct prof_view *v)
@@ -59,7 +59,7 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 	VEC(struct thread_w) ts = { 0 };
 	struct proc_table pt;
 	size_t np, j = 0;
-	uint32_t *pids = report_process_pids(p, v, &np);
+	uint32_t *pids = view_process_pids(p, v, &np);
 
 	proc_table_build(&pt, p);
 	for (size_t i = 0; i < p->aggs.n; i++)

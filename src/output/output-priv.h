@@ -104,7 +104,7 @@ void json_thread_resources(struct strbuf *sb, const struct prof_profile *p,
  * was never sampled is still there; a perf.data file's idle processes are
  * not).  --pid limits it to that process.
  */
-uint32_t *report_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n);
+uint32_t *view_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n);
 /* --pid limits the lines to that process. */
 void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 /* HTML process table: extra <th> / <td> cells (CPU user/sys, peak RSS,

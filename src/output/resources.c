@@ -34,7 +34,7 @@ static void pid_set_add(struct pid_set *s, uint32_t pid)
 		VEC_PUSH(&s->pids, pid);
 }
 
-uint32_t *report_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n)
+uint32_t *view_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n)
 {
 	bool unweighted_too = !v->ntids && !v->comm && !v->dso;
 	struct pid_set s = { .v = v };
@@ -138,7 +138,7 @@ static void text_process_line(FILE *f, const struct prof_resources *r, const str
 
 #define TEXT_MAX_PROCESSES 8
 
-/* One line per process of report_process_pids(): the command (recorded
+/* One line per process of view_process_pids(): the command (recorded
  * first), then the busiest by CPU time, at most TEXT_MAX_PROCESSES lines.
  * Nothing for a profile without resource data. */
 void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v)
@@ -153,7 +153,7 @@ void text_resources_header(FILE *f, const struct prof_profile *p, const struct p
 			first = p->resources.v[i].pid;
 	if (first == PROF_NONE)
 		return;
-	pids = report_process_pids(p, v, &n);
+	pids = view_process_pids(p, v, &n);
 	for (size_t i = 0; i < n; i++) {
 		const struct prof_resources *r = prof_resources_get(p, pids[i], 0);
 		VEC_PUSH(&procs, r ? *r : (struct prof_resources){ .pid = pids[i] });
