@@ -102,6 +102,19 @@ sys.exit(0 if m and m[0][\"module\"].endswith(\"pysplit.py\") else 1)
 		"$PROF" report -i $data --format=flamegraph >py.svg &&
 		grep -q "pure_loop (pysplit.py:[0-9]*) \[python\]" py.svg
 	'
+	test_expect_success 'the HTML viewer flags Python functions (coloured as Python), not C ones' '
+		data=$(ls pyenv.data debian.data 2>/dev/null | head -n 1) &&
+		"$PROF" report -i $data --format=html -o py.html &&
+		python3 -c "
+import json, re, sys
+s = open(\"py.html\").read()
+d = json.loads(re.search(r\"<script type=.application/json. id=.prof-app.>(.*?)</script>\", s, re.S).group(1))
+S, F = d[\"strings\"], d[\"frames\"]
+flags = {S[f[0]].split(\" (\")[0]: f[5] for f in F}
+print({k: flags.get(k) for k in (\"pure_loop\", \"deflate\")})
+sys.exit(0 if flags.get(\"pure_loop\", 0) & 2 and not flags.get(\"deflate\", 2) & 2 else 1)
+"
+	'
 else
 	test_skip '--no-python' 'no CPython 3.11 here'
 fi

@@ -14,7 +14,7 @@
  *    json_script_safe() so a symbol containing "</script>" stays text; the
  *    script only ever puts names into textContent / title, never innerHTML.
  *  - Flame tree JSON: nodes in preorder, each [parent, name, module, file,
- *    line, kind, inlined, value, self] with string-table indexes, so the
+ *    line, kind, flags (1 inlined, 2 Python), value, self] with string-table indexes, so the
  *    page is small and the script rebuilds children from parents.
  *  - The application layer (tracks, range selection, metric switch, call
  *    tree, stack chart, source view; html_app.js, data from htmlapp.c)
@@ -55,8 +55,9 @@ static uint32_t js_id(struct json_strings *js, const char *s)
 	return strtab_intern(&js->tab, s);
 }
 
-/* A node: [parent, name, module, file, line, kind, inlined, value, self],
- * and in a diff the base value as a tenth element. */
+/* A node: [parent, name, module, file, line, kind, flags, value, self]
+ * (flags: 1 inlined, 2 a Python function), and in a diff the base value
+ * as a tenth element. */
 static void tree_json_node(struct strbuf *sb, struct json_strings *js, const struct flame_tree *t,
 			   uint32_t id, uint32_t parent_out, uint32_t *next_out, bool first, bool diff)
 {
@@ -65,7 +66,7 @@ static void tree_json_node(struct strbuf *sb, struct json_strings *js, const str
 
 	sb_addf(sb, "%s[%u,%u,%u,%u,%u,%u,%u,%llu,%llu", first ? "" : ",\n", parent_out,
 		js_id(js, n->name), js_id(js, n->module), js_id(js, n->file), n->line,
-		n->kind, n->inlined, (unsigned long long)n->value[FLAME_HEAD],
+		n->kind, (n->inlined ? 1u : 0u) | (n->python ? 2u : 0u), (unsigned long long)n->value[FLAME_HEAD],
 		(unsigned long long)n->self[FLAME_HEAD]);
 	if (diff)
 		sb_addf(sb, ",%llu", (unsigned long long)n->value[FLAME_BASE]);

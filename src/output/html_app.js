@@ -183,7 +183,7 @@ var FN = [], FN_OF = new Int32Array(FR.length);
 		if (id === undefined) { id = FN.length; ids.set(k, id); FN.push({ k: k, name: fName(f), mod: fMod(f), file: '', line: 0 }); }
 		FN_OF[f] = id;
 		var fn = FN[id], file = AS[FR[f][2]], line = FR[f][3];	// where it starts: its first line
-		if (file && !FR[f][5] && (!fn.file || (file == fn.file && line && (!fn.line || line < fn.line)))) { fn.file = file; fn.line = line; }
+		if (file && !(FR[f][5] & 1) && (!fn.file || (file == fn.file && line && (!fn.line || line < fn.line)))) { fn.file = file; fn.line = line; }
 	}
 })();
 function functionRows() {

@@ -15,12 +15,13 @@ function hue(s){var h=0;for(var i=0;i<s.length;i++)h=(h*31+s.charCodeAt(i))>>>0;
 function dcolour(i){var n=N[i],d=(N[0][7]?n[7]/N[0][7]:0)-(D.base_total?n[9]/D.base_total:0),x=Math.min(1,Math.abs(d)/D.max_delta);
  var c=220-(190*x|0);return d>0?'rgb(255,'+c+','+c+')':d<0?'rgb('+c+','+c+',255)':'rgb(225,225,225)';}
 function colour(i){if(D.diff)return dcolour(i);var n=N[i],h=hue(S[n[1]]),v=(h%100)/100;
- if(n[6])return 'rgb('+(50+60*v|0)+','+(165+55*v|0)+','+(165+55*v|0)+')';
+ if(n[6]&1)return 'rgb('+(50+60*v|0)+','+(165+55*v|0)+','+(165+55*v|0)+')';
  if(n[5]==1)return 'rgb('+(190+65*v|0)+','+(90+65*v|0)+',0)';
  if(n[5]==2)return 'rgb(40,'+(200+55*v|0)+',40)';
+ if(n[6]&2)return 'rgb('+(60+50*v|0)+','+(120+60*((h>>8)%100)/100|0)+','+(200+55*((h>>16)%100)/100|0)+')';
  if(n[5]>=3)return 'rgb(180,180,190)';
  return 'rgb('+(205+50*v|0)+','+(230*((h>>8)%100)/100|0)+','+(55*((h>>16)%100)/100|0)+')';}
-function tip(i){var n=N[i],t=nm(i);if(n[6])t+=' [inlined]';if(n[5]==1)t+=' [kernel]';
+function tip(i){var n=N[i],t=nm(i);if(n[6]&1)t+=' [inlined]';if(n[6]&2)t+=' [python]';if(n[5]==1)t+=' [kernel]';
  if(S[n[2]])t+=' ('+S[n[2]]+')';if(S[n[3]])t+='  '+S[n[3]]+':'+n[4];t+='  '+fmt(n[7])+' ('+pct(n[7])+')';
  if(D.diff)t+=', base '+fmt(n[9])+' ('+(D.base_total?100*n[9]/D.base_total:0).toFixed(2)+'%)';return t;}
 function depthOf(i){var d=0;while(i){i=N[i][0];d++;}return d;}
@@ -43,7 +44,7 @@ function render(){var box=document.getElementById('flame'),W=D.width||box.client
  FB=[];items.forEach(function(it){var i=it[0],n=nm(i),x=it[1],w=Math.max(it[2],1),
   y=D.inverted?it[3]*H:(maxd-it[3])*H,c=re&&i&&re.test(n)?'#e600e6':colour(i);
   g.globalAlpha=it[4]?0.55:1;g.fillStyle=c;g.fillRect(x,y+1,Math.max(w-1,1),H-2);
-  if(N[i][6]){g.setLineDash([3,2]);g.strokeStyle='#333';g.strokeRect(x+0.5,y+1.5,w-2,H-3);g.setLineDash([]);}
+  if(N[i][6]&1){g.setLineDash([3,2]);g.strokeStyle='#333';g.strokeRect(x+0.5,y+1.5,w-2,H-3);g.setLineDash([]);}
   if(w>28){g.fillStyle='#000';g.fillText(fit(g,n,w-6),x+3,y+H/2);}
   FB.push([i,x,w,y,c]);names.add(n);});
  g.globalAlpha=1;box.setAttribute('data-names',JSON.stringify(Array.from(names)));}

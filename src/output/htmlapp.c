@@ -574,9 +574,12 @@ static void emit_strings_of_frames(struct app *a, struct strbuf *sb)
 		}
 		const struct prof_frame *f = &p->frames.v[a->frames.v[i]];
 		const char *mod = f->module < p->modules.n ? prof_str(p, p->modules.v[f->module].path) : "";
+		bool py = f->module < p->modules.n && (p->modules.v[f->module].flags & PROF_MOD_PYTHON);
+		/* the flags as the flame nodes' (html.c): 1 inlined, 2 Python */
 		sb_addf(sb, "%s[%u,%u,%u,%u,%u,%u]", i ? "," : "",
 			strtab_intern(&a->strs, prof_str(p, f->func)), strtab_intern(&a->strs, mod),
-			strtab_intern(&a->strs, prof_str(p, f->file)), f->line, f->kind, f->inlined);
+			strtab_intern(&a->strs, prof_str(p, f->file)), f->line, f->kind,
+			(f->inlined ? 1u : 0u) | (py ? 2u : 0u));
 	}
 	/* per stack: its distance to its parent (small: a child follows its
 	 * parent closely) and its frame + 1, as base64 VLQ numbers */
