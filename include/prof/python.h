@@ -35,16 +35,17 @@ struct prof_py_layout {
 	uint16_t interp_threads_head;	/* PyInterpreterState.threads.head */
 	uint16_t tstate_next;		/* PyThreadState.next */
 	uint16_t tstate_cframe;		/* PyThreadState.cframe (3.11, 3.12) */
-	uint16_t tstate_current_frame;	/* PyThreadState.current_frame (3.13+) */
-	uint16_t tstate_native_tid;	/* PyThreadState.native_thread_id */
+	uint16_t tstate_current_frame;	/* PyThreadState.current_frame (3.13+), .frame (3.8-3.10) */
+	uint16_t tstate_native_tid;	/* PyThreadState.native_thread_id; 3.8-3.10: thread_id */
+	uint16_t pthread_tid;		/* 3.8-3.10: the tid in glibc's struct pthread at thread_id */
 	uint16_t cframe_current_frame;	/* _PyCFrame.current_frame */
 	uint16_t frame_code;		/* _PyInterpreterFrame.f_code / f_executable */
-	uint16_t frame_previous;
-	uint16_t frame_instr;		/* prev_instr (3.11, 3.12) / instr_ptr (3.13) */
+	uint16_t frame_previous;	/* 3.8-3.10: PyFrameObject.f_back */
+	uint16_t frame_instr;		/* prev_instr (3.11, 3.12) / instr_ptr (3.13) / f_lasti (int) */
 	uint16_t frame_is_entry;	/* 3.11 only (0: none) */
 	uint16_t frame_owner;
 	uint16_t frame_size;		/* bytes to read per frame */
-	uint16_t code_firstlineno, code_filename, code_qualname, code_linetable;
+	uint16_t code_firstlineno, code_filename, code_qualname, code_linetable;	/* 3.8-3.10: co_name, co_lnotab / co_linetable */
 	uint16_t code_adaptive;		/* co_code_adaptive: the code units */
 	uint16_t unicode_length, unicode_state;
 	uint16_t ascii_size;		/* sizeof(PyASCIIObject): compact ASCII data */
@@ -52,6 +53,14 @@ struct prof_py_layout {
 	uint16_t bytes_size, bytes_sval;	/* PyBytesObject ob_size, ob_sval */
 	uint8_t owner_cstack;		/* FRAME_OWNED_BY_CSTACK (3.12+), 0xff: none */
 	bool instr_is_prev;		/* the pointer is to the last executed unit */
+	bool frame_objects;		/* 3.8-3.10: PyFrameObjects, each its own activation */
+	uint8_t lines;			/* PROF_PY_LINES_* */
+};
+
+enum {	/* how a code object maps instructions to lines */
+	PROF_PY_LINES_LOCATIONS,	/* 3.11+: Objects/locations.md, code units */
+	PROF_PY_LINES_LNOTAB,		/* 3.8, 3.9: co_lnotab, f_lasti in bytes */
+	PROF_PY_LINES_LINETABLE,	/* 3.10: co_linetable, f_lasti in code units */
 };
 
 /* The table entry of a version (0x030b...), or NULL when it has none. */
@@ -63,14 +72,21 @@ int prof_py_layout_from_debug(const uint64_t *words, size_t n, struct prof_py_la
 /* Line of the code unit lasti in a 3.11+ location table (Objects/
  * locations.md), starting at firstlineno; -1 when the table has none. */
 int prof_py_line(const uint8_t *table, size_t len, int firstlineno, uint32_t lasti);
+/* The same for 3.8 and 3.9's co_lnotab (lasti: the byte offset) and 3.10's
+ * co_linetable (Objects/lnotab_notes.txt; lasti: the code unit). */
+int prof_py_line_lnotab(const uint8_t *table, size_t len, int firstlineno, uint32_t lasti);
+int prof_py_line_310(const uint8_t *table, size_t len, int firstlineno, uint32_t lasti);
 
 /* One code object as read from the interpreter. */
 struct prof_pycode {
-	char *qualname, *filename;	/* UTF-8, never NULL */
+	char *qualname, *filename;	/* UTF-8, never NULL; 3.8-3.10: the name */
 	int firstlineno;
 	uint8_t *linetable;
 	size_t linetable_len;
+	uint8_t lines;			/* PROF_PY_LINES_*: the table's format */
 };
+/* The line of code unit / offset lasti of c (the format's), -1: none. */
+int prof_pycode_line(const struct prof_pycode *c, uint32_t lasti);
 
 /* One Python frame of a thread, innermost first. */
 struct prof_pyframe {

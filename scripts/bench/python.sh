@@ -115,8 +115,11 @@ if [ "${BPF_STATS:-0}" = 1 ]; then
 	sysctl -q kernel.bpf_stats_enabled=1
 	"$PROF" record -q -F 999 -o "$BENCH_TMP/s.data" -- "$PY" "$APP" "$ROUNDS" >"$BENCH_TMP/s.json" &
 	rec=$! last=
-	while kill -0 $rec 2>/dev/null; do	# the program goes with prof: the last reading counts
-		x=$(bpftool prog show name pyframes 2>/dev/null | sed -n 's/.* run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2/p')
+	# the program goes with prof: the last reading of the recorder's own
+	# program fd (its fdinfo; other prof runs may load one too) counts
+	while kill -0 $rec 2>/dev/null; do
+		x=$(cat /proc/$rec/fdinfo/* 2>/dev/null | awk '/^prog_type:/ {p = 1} p && /^run_time_ns:/ {t = $2}
+			p && /^run_cnt:/ {print t, $2; exit}')
 		[ -n "$x" ] && last=$x
 		sleep 0.2
 	done

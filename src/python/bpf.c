@@ -129,7 +129,8 @@ void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t 
 		.pid = (uint32_t)pid,
 		.tstate = tstate,
 		.l = {
-			.tstate_frame = l->version >= 0x030d ? l->tstate_current_frame : l->tstate_cframe,
+			.tstate_frame = l->version >= 0x030d || l->frame_objects ? l->tstate_current_frame
+										   : l->tstate_cframe,
 			.tstate_native_tid = l->tstate_native_tid,
 			.cframe_current_frame = l->cframe_current_frame,
 			.frame_code = l->frame_code, .frame_previous = l->frame_previous,
@@ -137,7 +138,8 @@ void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t 
 			.frame_owner = l->frame_owner,
 			.code_filename = l->code_filename,
 			.code_qualname = (uint8_t)(l->code_qualname - l->code_filename),
-			.cframe = l->version < 0x030d,
+			.pthread_tid = l->pthread_tid,
+			.cframe = l->version < 0x030d && !l->frame_objects,
 			.named = l->code_qualname >= l->code_filename &&
 				 l->code_qualname - l->code_filename <= PYBPF_KEY_READ - 8,
 		},

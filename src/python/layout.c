@@ -10,13 +10,42 @@
  * cpython/bytesobject.h) for x86-64; tests/unit/python.c checks them
  * against mirrors of those definitions, and the 3.11 row was read with gdb
  * from the DWARF of a 3.11.7 libpython (`ptype/o struct _ts` ...).
- * 3.8 - 3.10 keep their frames as PyFrameObjects and have no row yet.
+ * 3.8 - 3.10 keep their frames as PyFrameObjects, a chain from
+ * PyThreadState.frame through f_back, each evaluated by its own
+ * _PyEval_EvalFrameDefault call; their thread states hold the pthread_t,
+ * not the tid, which glibc keeps in its struct pthread (offset 720 in
+ * glibc 2.36 x86-64; a tid read there must match the sample's, so another
+ * libc only leaves the stacks native).  Their rows were read with gdb from
+ * the DWARF of pyenv's 3.8.18, 3.9.18 and 3.10.13 (`ptype/o struct _ts`,
+ * `struct _frame`, `PyCodeObject`) and tests/unit/python.c checks them
+ * against mirrors of Include/cpython/pystate.h, Include/cpython/frameobject.h
+ * and Include/cpython/code.h of each.
  */
 #include "prof/python.h"
 #include <errno.h>
 #include <string.h>
 
+#define GLIBC_PTHREAD_TID 720	/* offsetof(struct pthread, tid), glibc 2.36 x86-64 */
+
+/* 3.8-3.10: what their rows share (f_lasti and co_linetable differ). */
+#define FRAME_OBJECT_ROW                                                            \
+	.runtime_interp_head = 32, .interp_threads_head = 8,                        \
+	.tstate_next = 8, .tstate_current_frame = 24, .tstate_native_tid = 176,     \
+	.pthread_tid = GLIBC_PTHREAD_TID,                                           \
+	.frame_code = 32, .frame_previous = 24, .frame_owner = 0,                   \
+	.code_firstlineno = 40, .code_filename = 104, .code_qualname = 112,         \
+	.code_linetable = 120,                                                      \
+	.unicode_length = 16, .unicode_state = 32, .ascii_size = 48, .compact_size = 72, \
+	.bytes_size = 16, .bytes_sval = 32,                                         \
+	.owner_cstack = 0xff, .frame_objects = true
+
 static const struct prof_py_layout layouts[] = {
+	{ .version = 0x0308, FRAME_OBJECT_ROW, .frame_instr = 104, .frame_size = 112,
+	  .lines = PROF_PY_LINES_LNOTAB },
+	{ .version = 0x0309, FRAME_OBJECT_ROW, .frame_instr = 104, .frame_size = 112,
+	  .lines = PROF_PY_LINES_LNOTAB },
+	{ .version = 0x030a, FRAME_OBJECT_ROW, .frame_instr = 96, .frame_size = 104,
+	  .lines = PROF_PY_LINES_LINETABLE },
 	{	/* 3.11 */
 		.version = 0x030b,
 		.runtime_interp_head = 40, .interp_threads_head = 16,
@@ -182,4 +211,53 @@ int prof_py_line(const uint8_t *table, size_t len, int firstlineno, uint32_t las
 		addr += units;
 	}
 	return -1;
+}
+
+int prof_py_line_lnotab(const uint8_t *table, size_t len, int firstlineno, uint32_t lasti)
+{
+	int line = firstlineno;
+	uint64_t addr = 0;
+
+	/* PyCode_Addr2Line of 3.8: (address increment, signed line increment) */
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		addr += table[i];
+		if (addr > lasti)
+			break;
+		line += (int8_t)table[i + 1];
+	}
+	return line;
+}
+
+int prof_py_line_310(const uint8_t *table, size_t len, int firstlineno, uint32_t lasti)
+{
+	uint64_t start = 0, end = 0, at = (uint64_t)lasti * 2;	/* bytes */
+	int line = firstlineno, ar_line = -1;
+
+	/* advance() of 3.10's codeobject.c: (byte delta, line delta or -128) */
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		start = end;
+		end += table[i];
+		int8_t d = (int8_t)table[i + 1];
+		if (d == -128) {
+			ar_line = -1;
+		} else {
+			line += d;
+			ar_line = line;
+		}
+		if (start <= at && at < end)
+			return ar_line;
+	}
+	return -1;
+}
+
+int prof_pycode_line(const struct prof_pycode *c, uint32_t lasti)
+{
+	switch (c->lines) {
+	case PROF_PY_LINES_LNOTAB:
+		return prof_py_line_lnotab(c->linetable, c->linetable_len, c->firstlineno, lasti);
+	case PROF_PY_LINES_LINETABLE:
+		return prof_py_line_310(c->linetable, c->linetable_len, c->firstlineno, lasti);
+	default:
+		return prof_py_line(c->linetable, c->linetable_len, c->firstlineno, lasti);
+	}
 }

@@ -428,6 +428,18 @@ static size_t tstate_len(const struct prof_py_layout *l)
 	return (size_t)m + 8;
 }
 
+/* The kernel tid of a thread state read into buf (3.8-3.10: through the
+ * pthread_t it holds); 0 when it cannot be read. */
+static uint64_t tstate_tid(struct proc *p, const uint8_t *buf)
+{
+	uint64_t v = u64_at(buf, p->l.tstate_native_tid);
+	uint32_t tid = 0;
+
+	if (!p->l.pthread_tid)
+		return v;
+	return rd(p->pid, v + p->l.pthread_tid, &tid, 4) == 0 ? tid : 0;
+}
+
 /* Walks every interpreter's thread list and caches tid -> thread state,
  * telling the BPF program (bpf may be NULL) about every thread. */
 static void scan_threads(struct proc *p, struct prof_pybpf *bpf)
@@ -445,9 +457,10 @@ static void scan_threads(struct proc *p, struct prof_pybpf *bpf)
 		if (rd(p->pid, interp + l->interp_threads_head, &ts, 8) < 0)
 			return;
 		while (ts && seen++ < MAX_THREADS && rd(p->pid, ts, buf, len) == 0) {
-			u64map_put(&p->tstates, u64_at(buf, l->tstate_native_tid), ts);
-			if (bpf)
-				prof_pybpf_add_thread(bpf, p->pid, (pid_t)u64_at(buf, l->tstate_native_tid), ts, l);
+			uint64_t tid = tstate_tid(p, buf);
+			u64map_put(&p->tstates, tid, ts);
+			if (bpf && tid)
+				prof_pybpf_add_thread(bpf, p->pid, (pid_t)tid, ts, l);
 			ts = u64_at(buf, l->tstate_next);
 		}
 		if (rd(p->pid, interp, &interp, 8) < 0)	/* PyInterpreterState.next is first */
@@ -464,7 +477,7 @@ static int read_tstate(struct proc *p, struct prof_pybpf *bpf, pid_t tid, uint8_
 
 	for (int pass = 0; pass < 2; pass++) {
 		if (u64map_get(&p->tstates, (uint64_t)tid, &ts) && rd(p->pid, ts, buf, len) == 0 &&
-		    u64_at(buf, p->l.tstate_native_tid) == (uint64_t)tid) {
+		    tstate_tid(p, buf) == (uint64_t)tid) {
 			*addr = ts;
 			return 0;
 		}
@@ -536,6 +549,7 @@ static uint32_t add_code(struct prof_python *py, struct proc *p, uint64_t addr, 
 	uint64_t lt = u64_at(key, l->code_linetable - base), n = 0;
 
 	memcpy(&c->firstlineno, key, 4);
+	c->lines = l->lines;
 	c->filename = read_str(p, u64_at(key, l->code_filename - base));
 	c->qualname = read_str(p, u64_at(key, l->code_qualname - base));
 	if (rd(p->pid, lt + l->bytes_size, &n, 8) == 0 && n && n <= MAX_LINETABLE) {
@@ -645,7 +659,7 @@ static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_py
 	uint64_t cf, f = 0;
 
 	*head = 0;
-	if (p->l.version >= 0x030d) {
+	if (p->l.version >= 0x030d || p->l.frame_objects) {
 		*head = u64_at(ts, p->l.tstate_current_frame);
 		return 0;
 	}
@@ -705,16 +719,17 @@ static size_t frames_of(struct prof_python *py, const struct prof_py_layout *l, 
 
 	for (size_t i = 0; i < nraw && n < max; i++) {
 		const struct pyraw *r = &py->raw[i];
-		if (r->owner == l->owner_cstack) {
+		if (l->owner_cstack != 0xff && r->owner == l->owner_cstack) {
 			if (n)
 				out[n - 1].entry = true;
 			continue;
 		}
-		int64_t units = r->instr ? ((int64_t)r->instr - (int64_t)(r->code + l->code_adaptive)) / 2 : 0;
+		int64_t units = l->frame_objects ? (int32_t)(uint32_t)r->instr	/* f_lasti, -1 before the first */
+			: r->instr ? ((int64_t)r->instr - (int64_t)(r->code + l->code_adaptive)) / 2 : 0;
 		py->chain[n] = *r;
 		out[n] = (struct prof_pyframe){
 			.lasti = units > 0 ? (uint32_t)MIN(units, (int64_t)UINT32_MAX) : 0,
-			.entry = l->frame_is_entry && r->is_entry,
+			.entry = l->frame_objects || (l->frame_is_entry && r->is_entry),
 		};
 		n++;
 	}

@@ -120,7 +120,7 @@ static const struct code_names *names_of(struct prof_pysplice *ps, uint32_t code
 static uint32_t python_frame(struct prof_pysplice *ps, const struct prof_pyframe *f)
 {
 	const struct prof_pycode *c = prof_python_code(ps->py, f->code);
-	int line = c ? prof_py_line(c->linetable, c->linetable_len, c->firstlineno, f->lasti) : -1;
+	int line = c ? prof_pycode_line(c, f->lasti) : -1;
 	uint64_t key = (uint64_t)f->code << 32 | (uint32_t)(line < 0 ? 0 : line);
 	bool created;
 	uint64_t *slot = u64map_slot(&ps->frames, key, &created);

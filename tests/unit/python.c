@@ -1,7 +1,7 @@
 /*
  * python.c - the CPython layouts of src/python/layout.c against mirrors of
  * each version's structure definitions, the _Py_DebugOffsets decoding, and
- * the location-table decoder against a table CPython 3.11 wrote.
+ * the line decoders against tables CPython 3.8, 3.10 and 3.11 wrote.
  *
  * The mirrors below list the fields of each structure in the order the
  * version's header declares them, up to the last field the reader uses
@@ -78,6 +78,43 @@ struct co312 { P ob_refcnt, ob_type; long ob_size; P co_consts, co_names, co_exc
 struct as312 { P ob_refcnt, ob_type; long length, hash; unsigned state; };
 struct cu312 { struct as312 base; long utf8_length; P utf8; };
 
+/* --- 3.8, 3.9, 3.10 -------------------------------------------------------------------- */
+/* Field lists as `ptype struct _ts` (...) prints them from the DWARF of
+ * pyenv's 3.8.18, 3.9.18 and 3.10.13, i.e. their headers as compiled. */
+/* Include/internal/pycore_runtime.h: struct pyruntimestate, up to
+ * interpreters.head (3.8: PyThreadState *finalizing; 3.9, 3.10:
+ * _Py_atomic_address _finalizing, a pointer as well) */
+struct rt38 { int preinitializing, preinitialized, core_initialized, initialized; P finalizing;
+	      struct { P mutex; P head; P main; long long next_id; } interpreters; };
+/* Include/internal/pycore_interp.h: struct _is, up to tstate_head */
+struct is38 { P next; P tstate_head; };
+/* _PyErr_StackItem (cpython/pystate.h): exc_type, exc_value, exc_traceback, previous_item */
+struct esi38 { P exc_type, exc_value, exc_traceback, previous_item; };
+/* Include/cpython/pystate.h: struct _ts, up to thread_id (3.8, 3.9) */
+struct ts38 { P prev, next, interp, frame; int recursion_depth; char overflowed, recursion_critical;
+	      int stackcheck_counter, tracing, use_tracing; P c_profilefunc, c_tracefunc, c_profileobj,
+	      c_traceobj, curexc_type, curexc_value, curexc_traceback; struct esi38 exc_state;
+	      P exc_info, dict; int gilstate_counter; P async_exc; unsigned long thread_id; };
+/* 3.10: recursion_headroom and cframe in place of overflowed..use_tracing */
+struct ts310 { P prev, next, interp, frame; int recursion_depth, recursion_headroom, stackcheck_counter,
+	       tracing; P cframe, c_profilefunc, c_tracefunc, c_profileobj, c_traceobj, curexc_type,
+	       curexc_value, curexc_traceback; struct esi38 exc_state; P exc_info, dict;
+	       int gilstate_counter; P async_exc; unsigned long thread_id; };
+/* cpython/frameobject.h: struct _frame (PyVarObject ob_base first) */
+struct fr38 { P ob_refcnt, ob_type; long ob_size; P f_back, f_code, f_builtins, f_globals, f_locals,
+	      f_valuestack, f_stacktop, f_trace; char f_trace_lines, f_trace_opcodes; P f_gen;
+	      int f_lasti, f_lineno, f_iblock; char f_executing; };
+struct fr310 { P ob_refcnt, ob_type; long ob_size; P f_back, f_code, f_builtins, f_globals, f_locals,
+	       f_valuestack, f_trace; int f_stackdepth; char f_trace_lines, f_trace_opcodes; P f_gen;
+	       int f_lasti, f_lineno, f_iblock; };
+/* Include/cpython/code.h: PyCodeObject up to co_lnotab (3.10: co_linetable) */
+struct co38 { P ob_refcnt, ob_type; int co_argcount, co_posonlyargcount, co_kwonlyargcount, co_nlocals,
+	      co_stacksize, co_flags, co_firstlineno; P co_code, co_consts, co_names, co_varnames,
+	      co_freevars, co_cellvars, co_cell2arg, co_filename, co_name, co_lnotab; };
+/* glibc 2.36 (nptl/descr.h) puts struct pthread's tid after its list_t
+ * list and header: not mirrored; layout.c's 720 is what gdb's ptype/o
+ * of libc6-dbg says, and t1174 reads real threads through it. */
+
 #define IS(ver, field, want) is_u64((ver)->field, (want), "%x %s", (ver)->version, #field)
 
 static void layout_311(void)
@@ -145,6 +182,49 @@ static void layout_312(void)
 	ok(l->instr_is_prev && l->owner_cstack == 3, "3.12: prev_instr, FRAME_OWNED_BY_CSTACK = 3");
 }
 
+static void layout_frame_objects(uint16_t version, size_t tstate_frame, size_t thread_id,
+				 size_t f_lasti, size_t frame_end, uint8_t lines)
+{
+	const struct prof_py_layout *l = prof_py_layout_of(version);
+
+	if (!ok(l != NULL, "%x has a layout", version))
+		return;
+	IS(l, runtime_interp_head, offsetof(struct rt38, interpreters.head));
+	IS(l, interp_threads_head, offsetof(struct is38, tstate_head));
+	IS(l, tstate_next, offsetof(struct ts38, next));
+	IS(l, tstate_current_frame, tstate_frame);
+	IS(l, tstate_native_tid, thread_id);
+	IS(l, frame_code, offsetof(struct fr38, f_code));
+	IS(l, frame_previous, offsetof(struct fr38, f_back));
+	IS(l, frame_instr, f_lasti);
+	ok(l->frame_size >= f_lasti + 8 && l->frame_size <= frame_end + 8,
+	   "%x: a frame read covers f_lasti (%u bytes)", version, l->frame_size);
+	IS(l, code_firstlineno, offsetof(struct co38, co_firstlineno));
+	IS(l, code_filename, offsetof(struct co38, co_filename));
+	IS(l, code_qualname, offsetof(struct co38, co_name));
+	IS(l, code_linetable, offsetof(struct co38, co_lnotab));
+	IS(l, unicode_length, offsetof(struct as311, length));	/* PyASCIIObject as 3.11's */
+	IS(l, unicode_state, offsetof(struct as311, state));
+	IS(l, ascii_size, sizeof(struct as311));
+	IS(l, compact_size, sizeof(struct cu311));
+	IS(l, bytes_size, offsetof(struct by311, ob_size));
+	IS(l, bytes_sval, offsetof(struct by311, ob_sval));
+	IS(l, lines, lines);
+	ok(l->frame_objects && l->owner_cstack == 0xff && !l->frame_is_entry && l->pthread_tid == 720,
+	   "%x: PyFrameObjects, every one an activation, tid through glibc's pthread", version);
+}
+
+static void layout_38_310(void)
+{
+	layout_frame_objects(0x0308, offsetof(struct ts38, frame), offsetof(struct ts38, thread_id),
+			     offsetof(struct fr38, f_lasti), sizeof(struct fr38), PROF_PY_LINES_LNOTAB);
+	layout_frame_objects(0x0309, offsetof(struct ts38, frame), offsetof(struct ts38, thread_id),
+			     offsetof(struct fr38, f_lasti), sizeof(struct fr38), PROF_PY_LINES_LNOTAB);
+	layout_frame_objects(0x030a, offsetof(struct ts310, frame), offsetof(struct ts310, thread_id),
+			     offsetof(struct fr310, f_lasti), sizeof(struct fr310), PROF_PY_LINES_LINETABLE);
+	ok(prof_py_layout_of(0x0307) == NULL, "3.7 has no table row");
+}
+
 /*
  * 3.13's _Py_DebugOffsets (pycore_runtime.h): every sub-structure starts
  * with its size.  The words below are what 3.13 writes for x86-64 (the
@@ -183,7 +263,6 @@ static void debug_offsets_313(void)
 	w[2] = 0;
 	w[0] ^= 1;
 	ok(prof_py_layout_from_debug(w, 73, &l) < 0, "a wrong cookie is refused");
-	ok(prof_py_layout_of(0x030a) == NULL, "3.10 has no table row (PyFrameObject chain)");
 }
 
 /*
@@ -247,10 +326,47 @@ static void record_roundtrip(void)
 	   "a short record is refused");
 }
 
+/*
+ * The same f under 3.8.18 (co_lnotab; dis.findlinestarts: byte offset,
+ * line) and 3.10.13 (co_linetable; co_lines(): byte start, end, line),
+ * both 48 bytes of code.
+ */
+static const uint8_t lnotab38[] = { 0, 1, 4, 1, 12, 1, 8, 1, 10, 2, 10, 1 };
+static const int starts38[][2] = { { 0, 2 }, { 4, 3 }, { 16, 4 }, { 24, 5 }, { 34, 7 }, { 44, 8 } };
+static const uint8_t lt310[] = { 4, 1, 12, 1, 8, 1, 10, 1, 10, 2, 4, 1 };
+static const int lines310[][3] = { { 0, 4, 2 }, { 4, 16, 3 }, { 16, 24, 4 }, { 24, 34, 5 },
+				    { 34, 44, 7 }, { 44, 48, 8 } };
+
+static void line_tables_38_310(void)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(starts38); i++) {
+		int end = i + 1 < ARRAY_SIZE(starts38) ? starts38[i + 1][0] : 48;
+		for (int b = starts38[i][0]; b < end; b += 2)	/* 3.8: f_lasti in bytes */
+			bad += prof_py_line_lnotab(lnotab38, sizeof(lnotab38), 1, (uint32_t)b) != starts38[i][1];
+	}
+	ok(bad == 0, "3.8: every instruction of f gets findlinestarts()'s line");
+	bad = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(lines310); i++)
+		for (int b = lines310[i][0]; b < lines310[i][1]; b += 2)	/* 3.10: f_lasti in units */
+			bad += prof_py_line_310(lt310, sizeof(lt310), 1, (uint32_t)b / 2) != lines310[i][2];
+	ok(bad == 0, "3.10: every instruction of f gets co_lines()'s line");
+	ok(prof_py_line_310(lt310, sizeof(lt310), 1, 24) == -1, "3.10: past the table: no line");
+	static const uint8_t none310[] = { 2, 0x80, 2, 1 };	/* -128: no line */
+	ok(prof_py_line_310(none310, sizeof(none310), 5, 0) == -1 &&
+	   prof_py_line_310(none310, sizeof(none310), 5, 1) == 6, "3.10: a -128 entry has no line");
+	struct prof_pycode c = { .linetable = (uint8_t *)lt310, .linetable_len = sizeof(lt310),
+				 .firstlineno = 1, .lines = PROF_PY_LINES_LINETABLE };
+	ok(prof_pycode_line(&c, 12) == 5, "prof_pycode_line follows the code's format");
+}
+
 int main(void)
 {
 	layout_311();
 	layout_312();
+	layout_38_310();
+	line_tables_38_310();
 	debug_offsets_313();
 	line_table();
 	record_roundtrip();

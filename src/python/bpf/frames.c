@@ -80,8 +80,15 @@ int pyframes(struct bpf_perf_event_data *ctx)
 	if (!t || t->pid != (__u32)(id >> 32))
 		return 1;
 	/* a map entry outlives its thread: the tid must still be the state's */
-	if (bpf_probe_read_user(&tid64, 8, (void *)(t->tstate + t->l.tstate_native_tid)) ||
-	    tid64 != tid)
+	if (bpf_probe_read_user(&tid64, 8, (void *)(t->tstate + t->l.tstate_native_tid)))
+		return 1;
+	if (t->l.pthread_tid) {	/* 3.8-3.10: the pthread_t's */
+		__u32 tid32 = 0;
+		if (bpf_probe_read_user(&tid32, 4, (void *)(tid64 + t->l.pthread_tid)))
+			return 1;
+		tid64 = tid32;
+	}
+	if (tid64 != tid)
 		return 1;
 	if (t->l.cframe) {
 		__u64 cf = 0;

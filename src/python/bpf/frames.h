@@ -12,20 +12,21 @@
 #define PYBPF_MAX_THREADS 16384
 #define PYBPF_RING_BYTES (4u << 20)
 #define PYBPF_MAX_FRAMES 160		/* raw frames, shims (3.12+) included */
-#define PYBPF_FRAME_READ 96		/* bytes read per frame: covers every field */
+#define PYBPF_FRAME_READ 112		/* bytes read per frame: covers every field */
 #define PYBPF_KEY_READ 32		/* bytes read per code object from co_filename */
 
 /* The offsets the program reads with (struct prof_py_layout's). */
 struct pybpf_layout {
 	__u16 tstate_frame;		/* cframe (3.11, 3.12) or current_frame (3.13+) */
-	__u16 tstate_native_tid;
+	__u16 tstate_native_tid;		/* or the pthread_t (3.8-3.10) */
+	__u16 pthread_tid;		/* != 0: the tid is at this offset of the pthread_t */
 	__u16 cframe_current_frame;
 	__u16 frame_code, frame_previous, frame_instr, frame_is_entry, frame_owner;
 	__u16 code_filename;		/* PyCodeObject.co_filename */
 	__u8 code_qualname;		/* co_qualname - co_filename, < PYBPF_KEY_READ - 8 */
 	__u8 cframe;			/* tstate_frame points to a _PyCFrame */
 	__u8 named;			/* read the two name pointers of each code object */
-	__u8 pad[3];
+	__u8 pad[1];
 };
 
 struct pybpf_thread {			/* threads[tid] */
