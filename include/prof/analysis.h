@@ -28,7 +28,6 @@
 #define PROF_ANALYSIS_H
 
 #include "prof/model.h"
-#include "prof/output.h"
 #include "prof/callgrind.h"
 #include "prof/identity.h"
 #include <stdio.h>

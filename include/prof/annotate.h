@@ -15,7 +15,7 @@
 #ifndef PROF_ANNOTATE_H
 #define PROF_ANNOTATE_H
 
-#include "prof/output.h"
+#include "prof/model.h"
 
 struct prof_annotate_line {
 	uint32_t file, line;		/* string id, line number (0: unknown) */
