@@ -80,33 +80,6 @@ static void add_unique(struct int_list *l, int x)
 	VEC_PUSH(l, x);
 }
 
-/*
- * The comma-separated items of s, each parsed by item() into l; 0, or
- * -EINVAL (also for a list with no item) with *bad at the offending item.
- */
-static int parse_list(const char *s, int (*item)(const char *t, struct int_list *l),
-		      int **out, size_t *n, const char **bad)
-{
-	char *copy = xstrdup(s), *save = NULL;
-	struct int_list l = { 0 };
-	int ret = 0;
-
-	*bad = s;
-	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save))
-		if ((ret = item(t, &l)) < 0)
-			*bad = s + (t - copy);
-	free(copy);
-	if (!ret && !l.n)
-		ret = -EINVAL;
-	if (ret < 0) {
-		VEC_FREE(&l);
-		return ret;
-	}
-	*out = l.v;
-	*n = l.n;
-	return 0;
-}
-
 /* One "N" or "N-M" of a CPU list, in decimal. */
 static int cpu_item(const char *t, struct int_list *l)
 {
@@ -130,9 +103,22 @@ static int cpu_item(const char *t, struct int_list *l)
 
 int parse_cpu_list(const char *s, int **cpus, size_t *n)
 {
-	const char *bad;
+	char *copy = xstrdup(s), *save = NULL;
+	struct int_list l = { 0 };
+	int ret = 0;
 
-	return parse_list(s, cpu_item, cpus, n, &bad);
+	for (char *t = strtok_r(copy, ",", &save); t && !ret; t = strtok_r(NULL, ",", &save))
+		ret = cpu_item(t, &l);
+	free(copy);
+	if (!ret && !l.n)
+		ret = -EINVAL;
+	if (ret < 0) {
+		VEC_FREE(&l);
+		return ret;
+	}
+	*cpus = l.v;
+	*n = l.n;
+	return 0;
 }
 
 bool stderr_is_tty(void) { return isatty(2); }
