@@ -37,11 +37,15 @@ test_expect_success 'a valid cache is used as it is, same report' '
 	report again.txt && cmp first.txt again.txt &&
 	test "$(inode)" = "$before"
 '
+# Rebuilt, not the same size: BPF programs loaded or unloaded meanwhile
+# (by systemd, or any tool) change /proc/kallsyms, and the cache with it.
 test_expect_success 'a truncated cache is ignored and rebuilt' '
 	size=$(stat -c %s "$CACHE") &&
 	truncate -s $((size / 2)) "$CACHE" &&
 	report cut.txt && cmp first.txt cut.txt &&
-	test "$(stat -c %s "$CACHE")" = "$size"
+	test "$(stat -c %s "$CACHE")" -gt $((size / 2)) &&
+	head -c 8 "$CACHE" | grep -q PROFKSY1 &&
+	before=$(inode) && report again2.txt && test "$(inode)" = "$before"
 '
 test_expect_success 'a garbage cache of the right size is ignored and rebuilt' '
 	size=$(stat -c %s "$CACHE") &&
