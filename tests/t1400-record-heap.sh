@@ -15,6 +15,11 @@
 # chance under 1e-11 per figure.  A 1 KiB block is sampled with
 # p = 1 - exp(-8) = 0.9997 (error 0.03%), a 1 MiB one with certainty.
 # Attached, every call is recorded: the figures are exact.
+# The leak view and the snapshot diff (the workload's phases) weigh 1 KiB
+# blocks (leak_planted: 4096, count error sqrt(e^-8 / 4096) = 0.03%), 4 KiB
+# and 1 MiB ones (sampled with certainty): 10% is over 300 standard
+# errors.  Which blocks fall before a phase mark is not sampled: the mark's
+# time is taken between the phases, so every allocation is on its side.
 . "$(dirname "$0")/lib/test-lib.sh"
 require_perf_events
 [ -r /sys/bus/event_source/devices/uprobe/type ] || skip_all "no uprobe PMU in this kernel"
@@ -90,6 +95,94 @@ sys.exit(0 if ok else 1)
 	grep -q "\"alloc_b\":" glibc.html && grep -q "<option value=\"live-bytes\">" glibc.html
 '
 
+# secs NAME: the phase mark NAME of phases.truth in seconds from the
+# recording's start (the JSON's start_ns); age NAME: from it to the end.
+secs() {
+	python3 - "$1" <<-\EOF
+	import json, re, sys
+	d = json.load(open("phases.json"))
+	t = int(re.search(r"phase %s t=(\d+)" % sys.argv[1], open("phases.truth").read()).group(1))
+	print("%.6f" % ((t - d["start_ns"]) / 1e9))
+	EOF
+}
+age() {
+	python3 - "$1" <<-\EOF
+	import json, re, sys
+	d = json.load(open("phases.json"))
+	t = int(re.search(r"phase %s t=(\d+)" % sys.argv[1], open("phases.truth").read()).group(1))
+	print("%.6f" % ((d["end_ns"] - t) / 1e9))
+	EOF
+}
+# truth FILE FUNCTION=ALLOCS:LIVE...: heapcheck truth lines (others 0)
+truth() {
+	local f=$1 fn
+	shift
+	: >$f
+	for fn in leak_planted temp_planted peak_planted young_planted; do
+		local a=0 l=0 kv
+		for kv in "$@"; do
+			[ "${kv%%=*}" = $fn ] && a=${kv#*=} && l=${a#*:} && a=${a%:*}
+		done
+		echo "truth $fn allocs=$a bytes=0 live=$l peak=0" >>$f
+	done
+}
+# leaks PREFIX ARGS: the leak view's allocs and live-bytes as JSON
+leaks() {
+	local pre=$1
+	shift
+	"$PROF" report -i phases.data --format=json --metric=allocs "$@" >$pre.allocs.json &&
+	"$PROF" report -i phases.data --format=json "$@" >$pre.live-bytes.json
+}
+# moved FOLDED: per planted function, head minus base of the snapshot diff
+moved() {
+	awk '{ n = split($1, f, ";"); d[f[n]] += $3 - $2 }
+	     END { for (k in d) if (k ~ /_planted$/) print k, d[k] }' "$1" | sort
+}
+
+test_expect_success 'the leak view: live at the end and older than --min-age, per function' '
+	heap_record phases --heap-rate 128 -- "$WL/heap" 20000 - phases &&
+	"$PROF" report -i phases.data --format=json >phases.json &&
+	leaks old --min-age=$(age after_peak) &&
+	truth old.truth leak_planted=4096:4194304 && $CHECK old.truth old 0.10 allocs live &&
+	leaks all --min-age=0 &&
+	truth all.truth leak_planted=4096:4194304 young_planted=256:1048576 &&
+	$CHECK all.truth all 0.10 allocs live &&
+	"$PROF" report -i phases.data --min-age=$(age after_peak) >old.txt &&
+	check_contains old.txt "^# heap: showing blocks live at the end, allocated at least [0-9.]* s before it" &&
+	check_contains old.txt "^# metric: live-bytes"
+'
+
+test_expect_success 'the snapshot diff: live at B minus live at A, by stack' '
+	"$PROF" report -i phases.data --since=$(secs after_leak) --at=$(secs mid_peak) \
+		--format=folded >grow.folded &&
+	moved grow.folded >grow.txt && cat grow.txt &&
+	check_contains grow.txt "^peak_planted 67108864\$" &&
+	check_not_contains grow.txt "^leak_planted [1-9]" &&
+	check_not_contains grow.txt "^young_planted [1-9]" &&
+	"$PROF" report -i phases.data --since=$(secs mid_peak) --format=folded >shrink.folded &&
+	moved shrink.folded >shrink.txt && cat shrink.txt &&
+	check_contains shrink.txt "^peak_planted -67108864\$" &&
+	check_contains shrink.txt "^young_planted 1048576\$" &&
+	"$PROF" report -i phases.data --at=$(secs mid_peak) --format=json --metric=live-bytes >mid.live-bytes.json &&
+	truth mid.truth leak_planted=0:4194304 peak_planted=0:67108864 &&
+	$CHECK mid.truth mid 0.10 live
+'
+
+# snap_error ARGS... PATTERN: the report fails with status 2 and one
+# error line matching PATTERN.
+snap_error() {
+	local n=$(($# - 1))
+	"$PROF" report -i phases.data "${@:1:$n}" >err.out 2>err.txt
+	[ $? = 2 ] && one_error err.txt "${!#}" && [ ! -s err.out ]
+}
+
+test_expect_success 'snapshots: a bad combination gets one line' '
+	snap_error --min-age=1 --metric=cpu "show heap metrics, not --metric=cpu" &&
+	snap_error --min-age=1 --at=1 "takes no --at or --since" &&
+	snap_error --since=1 --format=json "makes a diff" &&
+	snap_error --since=2 --at=1 "is after --at"
+'
+
 if command -v go >/dev/null; then
 	test_expect_success 'go tool pprof reads the heap export (inuse_space, alloc_objects)' '
 		"$PROF" report -i glibc.data --metric=live-bytes --format=pprof -o glibc.pb.gz &&
@@ -133,7 +226,9 @@ test_expect_success 'a static binary: one warning, the CPU profile goes on' '
 	"$PROF" record --heap -o static.data -- "$WL/heap-static" 20000 >static.truth 2>static.err &&
 	cat static.err &&
 	test "$(grep -c "warning: no heap profile in this recording: .*statically linked" static.err)" = 1 &&
-	"$PROF" report -i static.data --stdio >static.txt && check_contains static.txt "Samples  Function"
+	"$PROF" report -i static.data --stdio >static.txt && check_contains static.txt "Samples  Function" &&
+	{ "$PROF" report -i static.data --min-age=1 2>static.err2; test $? = 2; } &&
+	one_error static.err2 "has no heap samples (record with --heap)"
 '
 
 # The uprobe PMU's inherited events broke every fork and pthread_create

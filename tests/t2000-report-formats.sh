@@ -75,7 +75,7 @@ test_expect_success 'json is valid and has the prof-report/1 fields' '
 	d = json.load(open(sys.argv[1]))
 	assert d["schema"] == "prof-report/1", d["schema"]
 	want = {"schema", "file", "event", "frequency", "metric", "unit", "samples", "lost",
-	        "truncated_stacks", "complete_pct", "duration_s", "command", "processes", "functions"}
+	        "truncated_stacks", "complete_pct", "duration_s", "start_ns", "end_ns", "command", "processes", "functions"}
 	assert set(d) == want, set(d) ^ want
 	assert (d["file"], d["event"], d["frequency"], d["metric"], d["unit"]) == \
 	       ("fx.data", "cpu-clock", 999, "cpu", "samples"), d

@@ -16,11 +16,6 @@
 
 #define PROF_DATA_DEFAULT "prof.data"
 
-enum prof_sample_flags {
-	PROF_SAMPLE_TRUNCATED = 1 << 0,	/* unwind stopped before the outermost frame */
-	PROF_SAMPLE_KERNEL = 1 << 1,	/* sample hit in kernel mode */
-};
-
 struct prof_writer;
 
 /*

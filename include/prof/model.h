@@ -164,6 +164,17 @@ struct prof_timed_sample {
 	uint32_t metric;		/* enum prof_metric */
 };
 
+/* What a recorder says of a sample beside its weight (the prof_replay_sink
+ * flags, stored by the prof.data writer). */
+enum prof_sample_flags {
+	PROF_SAMPLE_TRUNCATED = 1 << 0,	/* unwind stopped before the outermost frame */
+	PROF_SAMPLE_KERNEL = 1 << 1,	/* sample hit in kernel mode */
+	/* On a PROF_M_ALLOCS / PROF_M_ALLOC_BYTES sample: not an
+	 * allocation but a sampled block still live when the recording ended,
+	 * at its allocation's time (format.c, HEAP_SAMPLES; the leak view). */
+	PROF_SAMPLE_LIVE_AT_END = 1 << 2,
+};
+
 /* The heap figures of a profile (prof_heap_derive). */
 struct prof_heap_summary {
 	bool present;			/* the profile has heap samples */
@@ -173,6 +184,8 @@ struct prof_heap_summary {
 	double allocs, alloc_bytes, live_bytes, peak_bytes;	/* estimates */
 	double allocs_err, alloc_bytes_err, live_bytes_err, peak_bytes_err;	/* their standard errors */
 	uint64_t peak_ns;		/* when the estimated heap was largest */
+	char scope[96];			/* "": the whole recording; else what
+					 * prof_heap_until/leaks kept */
 };
 
 struct prof_profile {
@@ -199,6 +212,10 @@ struct prof_profile {
 	/* heap samples in load order (time, thread, node, metric, value): the
 	 * peak needs them in time order; few (one per sampled allocation) */
 	VEC(struct prof_timed_sample) heap_log;
+	/* the sampled blocks still live when the recording ended, at their
+	 * allocation's time: PROF_M_ALLOCS then PROF_M_ALLOC_BYTES per block
+	 * (their weights); empty for a recording cut short */
+	VEC(struct prof_timed_sample) heap_live;
 	struct prof_heap_summary heap;
 
 	/* private indexes */
@@ -267,6 +284,17 @@ uint64_t prof_total(const struct prof_profile *p, enum prof_metric m);
  * heap samples kept in p->heap_log. */
 void prof_heap_derive(struct prof_profile *p);
 const struct prof_heap_summary *prof_heap_summary(const struct prof_profile *p);
+/* Snapshots: the heap metrics (columns, p->timed, the summary) as if the
+ * recording had ended at t_ns, so live-bytes is what was live then; the
+ * snapshot diff is two of them (live at B minus live at A).  Other
+ * metrics are untouched. */
+void prof_heap_until(struct prof_profile *p, uint64_t t_ns);
+/* The leak view: the heap metrics count only the sampled blocks live when
+ * the recording ended that were allocated at least min_age_ns before its
+ * end (allocs: how many, live-bytes: their bytes).  -ENOENT: no heap
+ * samples; -ENODATA: the recording does not say which blocks are live
+ * (cut short before its end). */
+int prof_heap_leaks(struct prof_profile *p, uint64_t min_age_ns);
 
 /* --- the view: what a report looks at (src/model/view.c) -----------------
  * Which metric weighs each (thread, stack) aggregate, and which aggregates

@@ -16,7 +16,7 @@
 enum { O_INPUT = 1, O_OUTPUT, O_FORMAT, O_FLAT, O_TREE, O_PID, O_TID, O_COMM, O_DSO, O_LIMIT,
        O_SORT, O_METRIC, O_DIFF, O_OPEN, O_INVERTED, O_STDIO, O_CHILDREN, O_NO_CHILDREN,
        O_NR_SAMPLES, O_GRAPH, O_MAX_STACK, O_QUIET, O_HEADER, O_COLOR, O_SOURCE_ROOT,
-       O_PERCENTAGE, O_PERF_ONLY };
+       O_PERCENTAGE, O_AT, O_SINCE, O_MIN_AGE, O_PERF_ONLY };
 
 #define PERF_ONLY_MAX 40
 
@@ -31,6 +31,8 @@ static struct opt options[O_PERF_ONLY + PERF_ONLY_MAX + 1] = {
 	{ O_PERCENTAGE, 0, "percentage", OPT_VALUE }, { O_HEADER, 'I', "show-info", OPT_FLAG },
 	{ O_DIFF, 0, "diff", OPT_VALUE }, { O_OPEN, 0, "open", OPT_FLAG },
 	{ O_INVERTED, 0, "inverted", OPT_FLAG }, { O_SOURCE_ROOT, 0, "source-root", OPT_VALUE },
+	{ O_AT, 0, "at", OPT_VALUE }, { O_SINCE, 0, "since", OPT_VALUE },
+	{ O_MIN_AGE, 0, "min-age", OPT_VALUE },
 	/* perf report's flags, with perf's meaning */
 	{ O_STDIO, 0, "stdio", OPT_FLAG }, { O_CHILDREN, 0, "children", OPT_FLAG },
 	{ O_NO_CHILDREN, 0, "no-children", OPT_FLAG }, { O_NR_SAMPLES, 'n', "show-nr-samples", OPT_FLAG },
@@ -149,13 +151,39 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case O_QUIET: o->view.quiet = true; prof_quiet = 1; return 0;
 	case O_HEADER: o->view.full_header = true; return 0;
 	case O_COLOR: return opt_color(flag, arg, &o->color);
+	case O_AT: return opt_double(flag, arg, 0, 1e9, &o->at);
+	case O_SINCE: return opt_double(flag, arg, 0, 1e9, &o->since);
+	case O_MIN_AGE: return opt_double(flag, arg, 0, 1e9, &o->min_age);
 	case O_METRIC:
+		o->have_metric = true;
 		if (prof_view_metric_parse(arg, &o->view.metric) < 0)
 			return usage_error("unknown --metric '%s' (want cpu, off-cpu, io-wait, sleep, wall, allocs, alloc-bytes, live-bytes or peak-bytes)",
 					   arg);
 		return 0;
 	}
 	return perf_only_refuse(&report_perf_only, id - O_PERF_ONLY, flag);
+}
+
+/* --at, --since, --min-age: heap metrics only (live-bytes unless another
+ * is asked for), one recording, and the leak view is at the end. */
+static int check_snapshot(struct report_opts *o)
+{
+	bool at = o->at >= 0, since = o->since >= 0, age = o->min_age >= 0;
+
+	if (!at && !since && !age)
+		return 0;
+	if (!o->have_metric)
+		o->view.metric = PROF_VIEW_LIVE_BYTES;
+	else if (!prof_view_metric_is_heap(o->view.metric))
+		return usage_error("--at, --since and --min-age show heap metrics, not --metric=%s",
+				   prof_view_metric_name(o->view.metric));
+	if (o->diff_base)
+		return usage_error("--at, --since and --min-age take one recording, not --diff");
+	if (age && (at || since))
+		return usage_error("--min-age is the leak view at the end; it takes no --at or --since");
+	if (since && at && o->since > o->at)
+		return usage_error("--since %g is after --at %g", o->since, o->at);
+	return 0;
 }
 
 /* Returns 0, OPT_HELP or -EINVAL. */
@@ -171,6 +199,8 @@ int report_parse_args(int argc, char **argv, struct report_opts *o)
 				   o->diff_base);
 	if (!o->input)
 		o->input = PROF_DATA_DEFAULT;
+	if ((ret = check_snapshot(o)) < 0)
+		return ret;
 	if (!o->have_limit && o->tree && o->format == PROF_FMT_TEXT)
 		o->view.percent_limit = 0.5;
 	return 0;

@@ -15,7 +15,10 @@ struct report_opts {
 	const char *input, *output;
 	const char *diff_base, *diff_head;
 	enum prof_format format;
-	bool tree, have_limit, open;
+	bool tree, have_limit, open, have_metric;
+	/* heap snapshots (seconds from the recording's start; < 0: not set):
+	 * --at, --since (the snapshot diff) and --min-age (the leak view) */
+	double at, since, min_age;
 	int color;			/* 0 auto, 1 always, 2 never */
 	struct prof_view view;
 };

@@ -82,6 +82,48 @@ static int open_report(struct report_opts *o, const struct prof_profile *p)
 	return ret;
 }
 
+/* --at T / --min-age S: the heap of p as at T s, or the leak view;
+ * t: seconds from the start (< 0: the end). */
+static int heap_view(const struct report_opts *o, struct prof_profile *p, double t)
+{
+	int ret;
+
+	if (!p->heap.present)
+		return error("'%s' has no heap samples (record with --heap)", o->input);
+	if (o->min_age >= 0) {
+		ret = prof_heap_leaks(p, (uint64_t)(o->min_age * 1e9));
+		if (ret == -ENODATA)
+			return error("'%s' does not say which blocks were live at its end (the recording was cut short)",
+				     o->input);
+		return ret;
+	}
+	if (t >= 0)
+		prof_heap_until(p, p->start_ns + (uint64_t)(t * 1e9));
+	return 0;
+}
+
+/* --since A [--at B]: the snapshot diff, live at B minus live at A, as
+ * `prof diff` shows two recordings. */
+static int snapshot_diff(const struct report_opts *o, struct prof_profile *p)
+{
+	struct prof_profile head;
+	int ret;
+
+	prof_profile_init(&head);
+	head.keep_timed = p->keep_timed;
+	ret = load(o->input, p);
+	if (!ret)
+		ret = load(o->input, &head);
+	if (!ret)
+		ret = heap_view(o, p, o->since);
+	if (!ret)
+		ret = heap_view(o, &head, o->at);
+	if (!ret)
+		ret = write_report(o, p, &head);
+	prof_profile_free(&head);
+	return ret;
+}
+
 static int validate(const struct report_opts *o)
 {
 	if (o->diff_base && !prof_format_has_diff(o->format))
@@ -89,12 +131,15 @@ static int validate(const struct report_opts *o)
 			     prof_format_name(o->format));
 	if (o->diff_base && o->open)
 		return error("--open shows one recording; use --diff with --format=flamegraph -o FILE");
+	if (o->since >= 0 && (!prof_format_has_diff(o->format) || o->open))
+		return error("--since makes a diff: text, folded, flamegraph or html output with -o, not %s%s",
+			     prof_format_name(o->format), o->open ? " with --open" : "");
 	return 0;
 }
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_opts o = { 0 };
+	struct report_opts o = { .at = -1, .since = -1, .min_age = -1 };
 	struct prof_profile p;
 	int ret;
 
@@ -123,8 +168,12 @@ int cmd_report(int argc, char **argv)
 		if (!ret)
 			ret = write_report(&o, &p, &head);
 		prof_profile_free(&head);
+	} else if (o.since >= 0) {
+		ret = snapshot_diff(&o, &p);
 	} else {
 		ret = load(o.input, &p);
+		if (!ret && (o.at >= 0 || o.min_age >= 0))
+			ret = heap_view(&o, &p, o.at);
 		if (!ret)
 			ret = o.open ? open_report(&o, &p) : write_report(&o, &p, NULL);
 	}

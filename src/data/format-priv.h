@@ -37,6 +37,10 @@ enum pd_record {
 #define PD_S_SAME_NODE 0x10u
 #define PD_S_SAME_VALUE 0x20u
 #define PD_S_FLAGS_SHIFT 6
+/* HEAP_SAMPLES metric bits of a block live at the end: its count and
+ * byte weights (4 would be peak_bytes, which is never stored). */
+#define PD_HEAP_LIVE_COUNT 5
+#define PD_HEAP_LIVE_BYTES 6
 
 /* A SAMPLES record is closed once its payload passes this many bytes, so a
  * cut file loses at most one such chunk of a flush. */

@@ -75,6 +75,14 @@
  *              thread, node); a free repeats its allocation's weights and
  *              stack as frees, free_bytes.  A reader older than it skips
  *              it and shows the CPU profile alone.
+ *              Metric bits 5 and 6 (written once, when the recording
+ *              ends) are a sampled block that was never freed: its count
+ *              and byte weights, at its allocation's time, thread and
+ *              stack; never SAME_VALUE, and outside the delta state of
+ *              values.  They repeat no weight (the block's allocation
+ *              was written already): they say which allocations are
+ *              still live and how old, for the leak view.  Readers
+ *              before them drop them as samples of an unknown metric.
  *  15 TASK_EVENT v t_ns, v pid, v tid, v kind (0 fork, 1 exec, 2 exit),
  *              v thread + 1 (0: none): a task's start, exec or end as the
  *              kernel recorded it, with the thread identity it starts or

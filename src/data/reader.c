@@ -230,6 +230,7 @@ struct sample_state {
 struct sample {
 	uint64_t head, time, thread, node, value;
 	unsigned metric;
+	bool live;		/* a block live at the end (HEAP_SAMPLES bits 5, 6) */
 };
 
 /*
@@ -251,16 +252,20 @@ static bool decode_sample(struct cursor *c, struct sample_state *st, struct samp
 		return false;
 	if (!(s->head & PD_S_SAME_NODE) && !get(c, &s->node))
 		return false;
-	s->metric = (s->head & PD_S_METRIC_MASK) + metric_base;
-	if (metric_base && s->metric >= PROF_M_PEAK_BYTES)	/* not a stored metric */
+	unsigned code = s->head & PD_S_METRIC_MASK;
+	s->live = metric_base && (code == PD_HEAP_LIVE_COUNT || code == PD_HEAP_LIVE_BYTES);
+	s->metric = code + metric_base;
+	if (s->live)
+		s->metric = code == PD_HEAP_LIVE_COUNT ? PROF_M_ALLOCS : PROF_M_ALLOC_BYTES;
+	else if (metric_base && s->metric >= PROF_M_PEAK_BYTES)	/* not a stored metric */
 		s->metric = PROF_METRIC_COUNT;
-	s->value = s->metric < PROF_METRIC_COUNT ? st->last_value[s->metric] : 1;
+	s->value = s->metric < PROF_METRIC_COUNT && !s->live ? st->last_value[s->metric] : 1;
 	if (!(s->head & PD_S_SAME_VALUE) && !get(c, &s->value))
 		return false;
 	st->time = s->time;
 	st->thread = s->thread;
 	st->node = s->node;
-	if (s->metric < PROF_METRIC_COUNT)
+	if (s->metric < PROF_METRIC_COUNT && !s->live)
 		st->last_value[s->metric] = s->value;	/* the writer's delta state moves on */
 	return true;
 }
@@ -269,6 +274,13 @@ static void add_sample(struct reader *r, const struct sample *s)
 {
 	if (s->metric >= PROF_METRIC_COUNT || s->thread >= r->thread.n || s->node >= r->node.n) {
 		r->info->dropped++;
+		return;
+	}
+	uint32_t thread = r->thread.v[s->thread], node = r->node.v[s->node];
+	struct prof_timed_sample e = { .t_ns = s->time, .value = s->value, .thread = thread,
+				       .node = node, .metric = s->metric };
+	if (s->live) {	/* no weight: which allocations are still live (the leak view) */
+		VEC_PUSH(&r->p->heap_live, e);
 		return;
 	}
 	r->min_time = MIN(r->min_time, s->time);
@@ -280,11 +292,8 @@ static void add_sample(struct reader *r, const struct sample *s)
 	} else if (s->metric == PROF_M_CPU_NS) {
 		r->saw_cpu_ns = true;
 	}
-	uint32_t thread = r->thread.v[s->thread], node = r->node.v[s->node];
 	if (s->metric >= PROF_M_HEAP_FIRST)	/* few: the peak needs them in order */
-		VEC_PUSH(&r->p->heap_log, ((struct prof_timed_sample){
-			.t_ns = s->time, .value = s->value, .thread = thread, .node = node,
-			.metric = s->metric }));
+		VEC_PUSH(&r->p->heap_log, e);
 	if (r->p->keep_timed)
 		prof_add_timed(r->p, s->time, thread, node, (enum prof_metric)s->metric, s->value);
 	else	/* the per-sample path of every report: no call through the wrapper */

@@ -174,17 +174,21 @@ int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,
 	if ((unsigned)metric >= PROF_M_PEAK_BYTES)	/* derived on load, never stored */
 		return -EINVAL;
 	bool heap = metric >= PROF_M_HEAP_FIRST;
+	bool live = flags & PROF_SAMPLE_LIVE_AT_END;
+	if (live && metric != PROF_M_ALLOCS && metric != PROF_M_ALLOC_BYTES)
+		return -EINVAL;
 	struct chunk *c = &w->ck[heap];
 	if (!c->open)
 		open_chunk(c, time_ns);
 
-	uint64_t head = (uint64_t)(heap ? metric - PROF_M_HEAP_FIRST : metric) |
-			((uint64_t)flags << PD_S_FLAGS_SHIFT);
+	unsigned code = live ? (metric == PROF_M_ALLOCS ? PD_HEAP_LIVE_COUNT : PD_HEAP_LIVE_BYTES)
+			     : heap ? metric - PROF_M_HEAP_FIRST : metric;
+	uint64_t head = code | ((uint64_t)(flags & ~PROF_SAMPLE_LIVE_AT_END) << PD_S_FLAGS_SHIFT);
 	if (thread == c->prev_thread)
 		head |= PD_S_SAME_THREAD;
 	if (node == c->prev_node)
 		head |= PD_S_SAME_NODE;
-	if (value == c->last_value[metric])
+	if (!live && value == c->last_value[metric])
 		head |= PD_S_SAME_VALUE;
 	pd_put(&c->buf, head);
 	pd_put(&c->buf, zigzag((int64_t)(time_ns - c->prev_time)));
@@ -197,7 +201,8 @@ int prof_writer_sample(struct prof_writer *w, uint64_t time_ns, uint32_t thread,
 	c->prev_time = time_ns;
 	c->prev_thread = thread;
 	c->prev_node = node;
-	c->last_value[metric] = value;
+	if (!live)
+		c->last_value[metric] = value;
 	if (c->buf.len >= PD_SAMPLES_CHUNK)
 		close_one(w, heap);
 	return 0;

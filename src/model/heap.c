@@ -22,7 +22,9 @@
  *    change the sum.
  */
 #include "prof/model.h"
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,12 +170,12 @@ void prof_heap_derive(struct prof_profile *p)
 	double va = 0, vb = 0;
 
 	memset(h, 0, sizeof(*h));
-	if (!p->heap_log.n)
-		return;
-	h->present = true;
 	h->rate = rate ? strtoull(rate, NULL, 10) : 0;
 	const char *lost = prof_meta_get(p, "heap_lost");
 	h->lost = lost ? strtoull(lost, NULL, 10) : 0;
+	if (!p->heap_log.n)
+		return;
+	h->present = true;
 	sort_log(p);
 	for (size_t i = 0; i + 1 < p->heap_log.n; i++) {
 		const struct prof_timed_sample *c = &p->heap_log.v[i], *w = c + 1;
@@ -199,4 +201,65 @@ void prof_heap_derive(struct prof_profile *p)
 const struct prof_heap_summary *prof_heap_summary(const struct prof_profile *p)
 {
 	return &p->heap;
+}
+
+/* The heap columns of every aggregate and the heap samples of p->timed,
+ * again from p->heap_log; then the derived figures. */
+static void rebuild(struct prof_profile *p)
+{
+	bool was = p->heap.present;
+
+	for (size_t i = 0; i < p->aggs.n; i++)
+		for (unsigned m = PROF_M_HEAP_FIRST; m <= PROF_M_PEAK_BYTES; m++)
+			p->aggs.v[i].value[m] = 0;
+	for (size_t i = 0; i < p->heap_log.n; i++) {
+		const struct prof_timed_sample *e = &p->heap_log.v[i];
+		prof_add(p, e->thread, e->node, (enum prof_metric)e->metric, e->value);
+	}
+	if (p->keep_timed) {
+		size_t n = 0;
+		for (size_t i = 0; i < p->timed.n; i++)
+			if (p->timed.v[i].metric < PROF_M_HEAP_FIRST)
+				p->timed.v[n++] = p->timed.v[i];
+		p->timed.n = n;
+		for (size_t i = 0; i < p->heap_log.n; i++)
+			VEC_PUSH(&p->timed, p->heap_log.v[i]);
+		prof_timed_sort(p);
+	}
+	prof_heap_derive(p);
+	p->heap.present |= was;	/* a heap recording, with nothing in this view */
+}
+
+void prof_heap_until(struct prof_profile *p, uint64_t t_ns)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->heap_log.n; i++)	/* in time order (prof_heap_derive) */
+		if (p->heap_log.v[i].t_ns <= t_ns)
+			p->heap_log.v[n++] = p->heap_log.v[i];
+	p->heap_log.n = n;
+	p->heap_live.n = 0;	/* which blocks are live at t is not known */
+	rebuild(p);
+	snprintf(p->heap.scope, sizeof(p->heap.scope), "as at %.3f s",
+		 t_ns > p->start_ns ? (double)(t_ns - p->start_ns) / 1e9 : 0.0);
+}
+
+int prof_heap_leaks(struct prof_profile *p, uint64_t min_age_ns)
+{
+	if (!p->heap.present)
+		return -ENOENT;
+	if (!p->heap_live.n && p->heap.live_bytes > 0)
+		return -ENODATA;
+	p->heap_log.n = 0;
+	for (size_t i = 0; i + 1 < p->heap_live.n; i += 2) {
+		const struct prof_timed_sample *c = &p->heap_live.v[i];
+		if (c->t_ns <= p->end_ns && p->end_ns - c->t_ns >= min_age_ns) {
+			VEC_PUSH(&p->heap_log, c[0]);
+			VEC_PUSH(&p->heap_log, c[1]);
+		}
+	}
+	rebuild(p);
+	snprintf(p->heap.scope, sizeof(p->heap.scope),
+		 "blocks live at the end, allocated at least %.3f s before it", (double)min_age_ns / 1e9);
+	return 0;
 }

@@ -28,6 +28,7 @@ void prof_profile_free(struct prof_profile *p)
 	VEC_FREE(&p->task_events);
 	VEC_FREE(&p->timed);
 	VEC_FREE(&p->heap_log);
+	VEC_FREE(&p->heap_live);
 	u64map_free(&p->module_index);
 	u64map_free(&p->frame_index);
 	u64map_free(&p->node_index);

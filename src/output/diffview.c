@@ -241,7 +241,8 @@ int prof_output_text_diff(FILE *f, const struct prof_profile *base,
 {
 	mover_vec movers = { 0 };
 	struct prof_idset ids;
-	const char *unit = view_is_time(v) ? "us" : "samples";
+	const char *unit = prof_view_metric_is_heap(v->metric) ? prof_view_metric_unit(v->metric)
+			   : view_is_time(v) ? "us" : "samples";
 
 	prof_idset_init(&ids);
 	collect_movers(base, v, false, &ids, &movers);
@@ -250,8 +251,13 @@ int prof_output_text_diff(FILE *f, const struct prof_profile *base,
 	if (movers.n)
 		qsort(movers.v, movers.n, sizeof(*movers.v), mover_cmp);
 	fprintf(f, "# prof report --diff: self share of each side's total (%s), largest movers first\n", unit);
-	fprintf(f, "#   base: %llu samples, head: %llu samples\n#\n",
-		(unsigned long long)base->samples, (unsigned long long)head->samples);
+	if (base->heap.scope[0] || head->heap.scope[0])	/* report --since/--at: two snapshots */
+		fprintf(f, "#   base: heap %s, head: heap %s\n#\n",
+			base->heap.scope[0] ? base->heap.scope : "at the end",
+			head->heap.scope[0] ? head->heap.scope : "at the end");
+	else
+		fprintf(f, "#   base: %llu samples, head: %llu samples\n#\n",
+			(unsigned long long)base->samples, (unsigned long long)head->samples);
 	fprintf(f, "%8s %8s %9s %12s %12s  %-32s %s\n", "Base%", "Head%", "Delta", "Base", "Head",
 		"Function", "Module");
 	for (size_t i = 0; i < movers.n; i++) {

@@ -11,7 +11,10 @@
  * freed and lost (samples), and the whole-heap estimates allocs,
  * alloc_bytes, live_bytes (at the end) and peak_bytes, each with its
  * standard error (*_err), and peak_s (when the estimated heap was largest,
- * s since the first sample).
+ * s since the first sample), and scope when the report shows part of it
+ * (report --at, --min-age: a phrase).  start_ns and end_ns are the
+ * CLOCK_MONOTONIC times of the first and last record (what --at and
+ * --min-age count from).
  *
  * Resource fields (src/output/resources.c): every processes[]
  * entry also has cpu_user_s, cpu_sys_s, rss_peak_bytes, io_wait_s,
@@ -141,11 +144,16 @@ static void add_heap(struct strbuf *sb, const struct prof_profile *p)
 	sb_addf(sb, "  \"heap\": {\"rate_bytes\": %llu, \"sampled\": %llu, \"freed\": %llu, \"lost\": %llu, "
 		"\"allocs\": %.0f, \"allocs_err\": %.0f, \"alloc_bytes\": %.0f, \"alloc_bytes_err\": %.0f, "
 		"\"live_bytes\": %.0f, \"live_bytes_err\": %.0f, \"peak_bytes\": %.0f, \"peak_bytes_err\": %.0f, "
-		"\"peak_s\": %.3f},\n",
+		"\"peak_s\": %.3f",
 		(unsigned long long)h->rate, (unsigned long long)h->samples, (unsigned long long)h->frees,
 		(unsigned long long)h->lost, h->allocs, h->allocs_err, h->alloc_bytes, h->alloc_bytes_err,
 		h->live_bytes, h->live_bytes_err, h->peak_bytes, h->peak_bytes_err,
 		h->peak_ns > p->start_ns && p->start_ns ? (double)(h->peak_ns - p->start_ns) / 1e9 : 0.0);
+	if (h->scope[0]) {
+		sb_adds(sb, ", \"scope\": ");
+		json_escape(sb, h->scope);
+	}
+	sb_adds(sb, "},\n");
 }
 
 int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_view *v)
@@ -169,7 +177,8 @@ int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_vi
 		"\"complete_pct\": %.1f,\n", (unsigned long long)p->samples,
 		(unsigned long long)p->lost, (unsigned long long)p->samples_truncated,
 		p->samples ? percent(good, p->samples) : 100.0);
-	sb_addf(&sb, "  \"duration_s\": %.3f, ", secs);
+	sb_addf(&sb, "  \"duration_s\": %.3f, \"start_ns\": %llu, \"end_ns\": %llu, ", secs,
+		(unsigned long long)p->start_ns, (unsigned long long)p->end_ns);
 	add_str_field(&sb, "command", prof_meta_get(p, "command"));
 	sb_adds(&sb, ",\n");
 	add_heap(&sb, p);

@@ -159,6 +159,8 @@ static void text_heap_header(FILE *f, const struct prof_profile *p)
 	if (h->peak_ns > p->start_ns && p->start_ns)
 		sb_addf(&sb, " at %.3f s", (double)(h->peak_ns - p->start_ns) / 1e9);
 	fprintf(f, "# heap: %s\n", sb_str(&sb));
+	if (h->scope[0])
+		fprintf(f, "# heap: showing %s\n", h->scope);
 	if (h->lost)
 		fprintf(f, "# heap: %llu samples were lost (the kernel's ring was full): the estimates are low, leaks may be overstated\n",
 			(unsigned long long)h->lost);

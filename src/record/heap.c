@@ -23,7 +23,9 @@
  *    of (1-p)/p^2).  Its free repeats the same two weights on the same
  *    stack, so allocated minus freed is the live estimate.
  *  - blocks maps (pid, pointer) to the sampled block until its free; what
- *    is left at the end is live (for a program that exited: leaked).
+ *    is left at the end is live (for a program that exited: leaked), and
+ *    is written once more when the recording ends, at its allocation's
+ *    time (PROF_SAMPLE_LIVE_AT_END): how old each leak is.
  *  - The sampler's own frames (the interposed malloc and the probe) are
  *    cut off the stack: an allocation is charged to the code that called
  *    the allocator.  In attach mode the probed entry point is the leaf and
@@ -119,6 +121,7 @@ struct point {			/* one probe placed in a file */
 struct block {			/* a sampled allocation not yet freed */
 	uint32_t thread, node;
 	uint64_t count_w, bytes_w;
+	uint64_t time;			/* of the allocation */
 };
 
 struct pending {		/* attach: an entry waiting for its return */
@@ -492,7 +495,7 @@ static void add_block(struct prof_heap *h, uint64_t time, uint32_t pid, uint64_t
 		      uint32_t thread, uint32_t node)
 {
 	double prob = h->rate <= 1 ? 1.0 : -expm1(-(double)size / (double)h->rate);
-	struct block b = { thread, node, 1, size };
+	struct block b = { thread, node, 1, size, time };
 	uint64_t key = block_key(pid, ptr), old;
 
 	if (!ptr || prob <= 0)
@@ -666,6 +669,16 @@ void prof_heap_attach(struct prof_heap *h, struct prof_replay *rp, struct prof_p
 void prof_heap_finish(struct prof_heap *h)
 {
 	char buf[32];
+	size_t it = 0;
+	uint64_t key, slot;
+
+	while (u64map_next(&h->blocks, &it, &key, &slot)) {
+		const struct block *b = &h->blk.v[slot];
+		h->sink.add(h->sink.arg, b->time, b->thread, b->node, PROF_M_ALLOCS, b->count_w,
+			    PROF_SAMPLE_LIVE_AT_END);
+		h->sink.add(h->sink.arg, b->time, b->thread, b->node, PROF_M_ALLOC_BYTES, b->bytes_w,
+			    PROF_SAMPLE_LIVE_AT_END);
+	}
 
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->lost);
 	prof_meta_set(h->p, "heap_lost", buf);

@@ -3,7 +3,9 @@
  * prof.data round trip in their own record type, live-bytes is allocated
  * minus freed per stack, peak-bytes is what was live when the estimated
  * heap was largest, and the standard errors are the Horvitz-Thompson
- * ones (a block sampled with certainty adds no error).
+ * ones (a block sampled with certainty adds no error).  The blocks live
+ * at the end come back with their allocation times (the leak view), and
+ * a snapshot is the heap as at a moment.
  */
 #include "prof/data.h"
 #include "prof/model.h"
@@ -68,6 +70,12 @@ int main(void)
 	alloc(w, 60, th, peak, 2, 100);
 	is_u64(prof_writer_sample(w, 70, th, peak, PROF_M_PEAK_BYTES, 1, 0), (uint64_t)-EINVAL,
 	       "peak-bytes is derived, never written");
+	/* the end: the two blocks still live, at their allocation times */
+	prof_writer_sample(w, 10, th, leak, PROF_M_ALLOCS, 4, PROF_SAMPLE_LIVE_AT_END);
+	prof_writer_sample(w, 10, th, leak, PROF_M_ALLOC_BYTES, 400, PROF_SAMPLE_LIVE_AT_END);
+	prof_writer_sample(w, 60, th, peak, PROF_M_ALLOCS, 2, PROF_SAMPLE_LIVE_AT_END);
+	prof_writer_sample(w, 60, th, peak, PROF_M_ALLOC_BYTES, 100, PROF_SAMPLE_LIVE_AT_END);
+	prof_writer_sample(w, 100, th, peak, PROF_M_SAMPLES, 1, 0);	/* the end of the recording */
 	is_u64(prof_writer_close(w, &p), 0, "writer closes");
 
 	prof_profile_init(&q);
@@ -76,7 +84,7 @@ int main(void)
 	ok(h->present && h->rate == 1024, "heap present, rate from the meta data");
 	is_u64(h->samples, 4, "4 sampled allocations");
 	is_u64(h->frees, 2, "2 frees");
-	is_u64(prof_total(&q, PROF_M_SAMPLES), 1, "the CPU sample is still there");
+	is_u64(prof_total(&q, PROF_M_SAMPLES), 2, "the CPU samples are still there");
 	is_u64(weight(&q, PROF_VIEW_ALLOCS, leak), 4, "allocs of leaky");
 	is_u64(weight(&q, PROF_VIEW_ALLOC_BYTES, peak), 8100, "alloc-bytes of peaky");
 	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, leak), 400, "leaky's block is live at the end");
@@ -89,6 +97,22 @@ int main(void)
 	ok(fabs(h->live_bytes_err - sqrt(400.0 * 400 * 0.75 + 100.0 * 100 * 0.5)) < 1e-6,
 	   "live error: the two sampled blocks still live");
 	ok(fabs(h->allocs_err - sqrt(4.0 * 4 * 0.75 + 2.0 * 2 * 0.5)) < 1e-6, "allocs error");
+
+	is_u64(q.heap_live.n, 4, "the live blocks come back apart from the weights");
+	is_u64(prof_total(&q, PROF_M_ALLOCS), 8, "and add no allocation");
+	is_u64(prof_heap_leaks(&q, 50), 0, "leak view, 50 ns old and more");
+	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, leak), 400, "leaky's block is 90 ns old");
+	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, peak), 0, "peaky's is 40 ns old");
+	is_u64(weight(&q, PROF_VIEW_ALLOCS, leak), 4, "allocs: the old blocks' count");
+	ok(strstr(q.heap.scope, "at least") != NULL, "the header says what is shown");
+	prof_profile_free(&q);
+
+	prof_profile_init(&q);
+	is_u64(prof_data_read(path, &q, &info), 0, "reads back again");
+	prof_heap_until(&q, 35);
+	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, peak), 8000, "at t=35: both big blocks live");
+	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, leak), 400, "at t=35: leaky's block");
+	is_u64(prof_heap_leaks(&q, 0), (uint64_t)-ENODATA, "after a snapshot, which blocks live is unknown");
 
 	prof_profile_free(&p);
 	prof_profile_free(&q);

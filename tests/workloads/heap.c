@@ -8,9 +8,16 @@
  *                  is largest while they live (64 MiB + the 4 MiB leak).
  * Lines "truth FUNCTION allocs=N bytes=B live=L peak=P" (bytes) follow.
  *
- *   heap [PAIRS=200000] [WAITFILE]
+ *   heap [PAIRS=200000] [WAITFILE|-] [phases]
  * With WAITFILE, prints "heap: ready pid=N" and waits until the file
  * exists before allocating (tests attach with -p meanwhile).
+ * With phases (the leak view and snapshot tests), the phases are apart
+ * and marked, and one more function allocates last:
+ *   young_planted  256 blocks of 4 KiB, kept (live at the end, young);
+ * "phase NAME t=NS" lines give CLOCK_MONOTONIC (the clock of prof's
+ * samples) at a quiet moment between two phases: after_leak, mid_peak
+ * (the 64 blocks live), after_peak.  Every allocation of the phases
+ * before a mark is earlier than it, every one after is later.
  */
 #include "wl.h"
 #include <stdint.h>
@@ -25,6 +32,23 @@ static void *volatile keep;	/* the compiler cannot drop a malloc/free pair */
 #define TEMP_SIZE 64
 #define PEAK_N 64
 #define PEAK_SIZE (1 << 20)
+#define YOUNG_N 256
+#define YOUNG_SIZE 4096
+
+static int phases;
+
+/* Between two phases: a quiet moment, its time printed. */
+static void mark(const char *name)
+{
+	struct timespec ts;
+
+	if (!phases)
+		return;
+	usleep(20000);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("phase %s t=%lld\n", name, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+	usleep(20000);
+}
 
 WL_NOINLINE static void leak_planted(void)
 {
@@ -53,27 +77,46 @@ WL_NOINLINE static void peak_planted(void)
 		blocks[i] = malloc(PEAK_SIZE);
 		blocks[i][0] = (char)i;
 	}
+	mark("mid_peak");
 	for (int i = 0; i < PEAK_N; i++)
 		free(blocks[i]);
+}
+
+WL_NOINLINE static void young_planted(void)
+{
+	for (int i = 0; i < YOUNG_N; i++) {
+		char *p = malloc(YOUNG_SIZE);
+		p[0] = (char)i;
+		keep = p;
+	}
 }
 
 int main(int argc, char **argv)
 {
 	long pairs = argc > 1 ? atol(argv[1]) : 200000;
 
-	if (argc > 2) {
+	phases = argc > 3 && !strcmp(argv[3], "phases");
+	if (argc > 2 && strcmp(argv[2], "-")) {
 		printf("heap: ready pid=%d\n", (int)getpid());
 		fflush(stdout);
 		while (access(argv[2], F_OK) != 0)
 			usleep(10000);
 	}
 	leak_planted();
+	mark("after_leak");
 	temp_planted(pairs);
 	peak_planted();
+	if (phases) {
+		mark("after_peak");
+		young_planted();
+	}
 	printf("truth leak_planted allocs=%d bytes=%d live=%d peak=%d\n", LEAK_N,
 	       LEAK_N * LEAK_SIZE, LEAK_N * LEAK_SIZE, LEAK_N * LEAK_SIZE);
 	printf("truth temp_planted allocs=%ld bytes=%ld live=0 peak=0\n", pairs, pairs * TEMP_SIZE);
 	printf("truth peak_planted allocs=%d bytes=%ld live=0 peak=%ld\n", PEAK_N,
 	       (long)PEAK_N * PEAK_SIZE, (long)PEAK_N * PEAK_SIZE);
+	if (phases)
+		printf("truth young_planted allocs=%d bytes=%d live=%d peak=0\n", YOUNG_N,
+		       YOUNG_N * YOUNG_SIZE, YOUNG_N * YOUNG_SIZE);
 	return 0;
 }
