@@ -107,6 +107,7 @@ int pyframes(struct bpf_perf_event_data *ctx)
 	r->tid = tid;
 	r->head = frame;
 	__u32 n = 0;	/* the loop's own count: the verifier knows its bound */
+	__u64 last_code = 0;
 	for (; n < PYBPF_MAX_FRAMES; n++) {
 		if (!frame || bpf_probe_read_user(b, PYBPF_FRAME_READ, (void *)frame))
 			break;
@@ -114,13 +115,20 @@ int pyframes(struct bpf_perf_event_data *ctx)
 		r->f[n].instr = at64(b, t->l.frame_instr);
 		r->f[n].owner = at8(b, t->l.frame_owner);
 		r->f[n].is_entry = t->l.frame_is_entry ? at8(b, t->l.frame_is_entry) : 0;
-		r->f[n].named = t->l.named && r->f[n].code &&
-				!bpf_probe_read_user(sc->key, PYBPF_KEY_READ,
-						     (void *)(r->f[n].code + t->l.code_filename));
-		if (r->f[n].named) {
-			r->f[n].filename = *(const __u64 *)sc->key;
-			r->f[n].qualname = *(const __u64 *)(sc->key + (t->l.code_qualname & 31));
+		if (n && r->f[n].code == last_code) {	/* a recursion: the names just read */
+			r->f[n].named = r->f[n - 1].named;
+			r->f[n].filename = r->f[n - 1].filename;
+			r->f[n].qualname = r->f[n - 1].qualname;
+		} else {
+			r->f[n].named = t->l.named && r->f[n].code &&
+					!bpf_probe_read_user(sc->key, PYBPF_KEY_READ,
+							     (void *)(r->f[n].code + t->l.code_filename));
+			if (r->f[n].named) {
+				r->f[n].filename = *(const __u64 *)sc->key;
+				r->f[n].qualname = *(const __u64 *)(sc->key + (t->l.code_qualname & 31));
+			}
 		}
+		last_code = r->f[n].code;
 		frame = at64(b, t->l.frame_previous);
 	}
 	r->n = n;
