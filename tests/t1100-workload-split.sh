@@ -20,7 +20,7 @@ test_expect_success 'record split for 2 s' '
 '
 
 test_expect_success 'record prints the one-line summary' '
-	grep -E "^prof record: [0-9]+ samples \([0-9]+ lost, [0-9.]+% fully unwound\), [0-9]+ process(es)?, [0-9]+ threads?, .* written to split.data$" record.err ||
+	grep -E "^prof record: [0-9]+ samples \([0-9]+ lost, [0-9.]+% fully unwound\) in [0-9]+ threads? of [0-9]+ process(es)?, .* written to split.data$" record.err ||
 	{ cat record.err; false; }
 '
 

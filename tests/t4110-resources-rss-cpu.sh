@@ -107,7 +107,7 @@ test_expect_success 'attach (-p, -d): sleep and a timeline of the running proces
 test_expect_success 'the summary line counts a task once across its exec' '
 	"$PROF" record -o sl.data -- "$RB/sleeper" 300 >/dev/null 2>sl.err &&
 	cat sl.err &&
-	check_contains sl.err " 1 processes, 1 threads,"
+	check_contains sl.err "off-CPU time in 1 thread of 1 process;"
 '
 
 test_expect_success 'old readers: a file without resource records reports zeros' '
