@@ -496,8 +496,40 @@ function buildLanes() {
 		var name = AS[TH[main.length ? main[main.length - 1] : ths[0]][2]];
 		lanes.push({ pid: pid, proc: true, ths: ths, open: open,
 			     label: (open ? '\u25be ' : '\u25b8 ') + name + ' (pid ' + pid + (ths.length > 1 ? ', ' + ths.length + ' threads' : '') + ')' });
+		if (allocRate(pid)) lanes.push({ pid: pid, rate: true, label: '  allocation rate' });
 		if (open) ths.forEach(function (i) { lanes.push({ pid: pid, th: i, label: '  ' + AS[TH[i][2]] + ' (tid ' + TH[i][1] + ')' }); });
 	});
+}
+// record --heap: a process's bytes allocated per bucket (the estimates of
+// its sampled allocations), or null when it allocated nothing sampled.
+var RATE = null;
+function allocRate(pid) {
+	if (!RATE) {
+		RATE = new Map();
+		for (var i = 0; R.ab && i < NR; i++) {
+			if (!R.ab[i]) continue;
+			var p = TH[R.th[i]][0];
+			if (!RATE.has(p)) RATE.set(p, new Float64Array(NB));
+			RATE.get(p)[R.b[i]] += R.ab[i];
+		}
+	}
+	return RATE.get(pid) || null;
+}
+// The allocation rate track: bytes allocated per bucket as bars, scaled
+// to the busiest bucket, which the label gives in MiB/s.
+function drawRate(g, l, y, h, tw) {
+	var r = allocRate(l.pid), xs = tw / NB, w = Math.max(1, xs), max = 0;
+	for (var b = 0; b < NB; b++) max = Math.max(max, r[b]);
+	if (!max) return;
+	g.fillStyle = '#d35400';
+	g.beginPath();
+	for (b = 0; b < NB; b++) {
+		if (!r[b]) continue;
+		var hh = Math.max(1, (h - 4) * r[b] / max);
+		g.rect(LABEL + b * xs, y + h - 2 - hh, w, hh);
+	}
+	g.fill();
+	g.fillText('alloc max ' + (max / 1048576 / (A.bucket_ns / 1e9)).toFixed(1) + ' MiB/s', LABEL + tw - 150, y + 7);
 }
 // The tracks' fine buckets (htmlapp.c's emit_lanes()): per thread, from its
 // first bucket, 4 base64 digits a bucket (share of the bucket x 63) for on
@@ -527,20 +559,21 @@ function drawTracks() {
 	lanes.forEach(function (l) {
 		var h = l.proc ? PROC_H : TRACK_H;
 		l.y = y; l.h = h;
-		var sel = (l.proc && st.pid === l.pid && st.th === null) || (!l.proc && st.th === l.th);
+		var sel = ((l.proc || l.rate) && st.pid === l.pid && st.th === null) || (!l.proc && !l.rate && st.th === l.th);
 		g.fillStyle = sel ? '#ffe9a8' : (l.proc ? '#e4e4ea' : '#fff');
 		g.fillRect(0, y, W, h);
 		g.fillStyle = '#222';
 		g.fillText(l.label.slice(0, 34), 4, y + h / 2);
 		if (l.proc) { drawProcessSum(g, l, y, h, tw); drawProcess(g, l, y, h, tw, xs); }
+		else if (l.rate) drawRate(g, l, y, h, tw);
 		else drawThread(g, LD[l.th], l, y, h, tw);
 		g.strokeStyle = '#ccc';
 		g.beginPath(); g.moveTo(0, y + h - 0.5); g.lineTo(W, y + h - 0.5); g.stroke();
 		y += h;
 	});
 	cv.setAttribute('data-lanes', JSON.stringify(lanes.map(function (l) {
-		return { label: l.label, y: l.y, h: l.h, proc: !!l.proc, th: l.th, pid: l.pid, open: l.open,
-			 main: !l.proc && TH[l.th][0] >= 0 && TH[l.th][1] == TH[l.th][0] };
+		return { label: l.label, y: l.y, h: l.h, proc: !!l.proc, rate: !!l.rate, th: l.th, pid: l.pid, open: l.open,
+			 main: !l.proc && !l.rate && TH[l.th][0] >= 0 && TH[l.th][1] == TH[l.th][0] };
 	})));
 	g.fillStyle = '#555';	// time axis
 	for (var k = 0; k <= 10; k++) {
@@ -674,7 +707,7 @@ function trackEvents() {
 				drawTracks();
 				return;
 			}
-			if (l.proc) {
+			if (l.proc || l.rate) {
 				var same = st.pid === l.pid && st.th === null;
 				st.pid = same ? null : l.pid; st.th = null;
 				if (!same && !expanded.has(l.pid)) { expanded.add(l.pid); buildLanes(); }

@@ -14,6 +14,10 @@
 //   warm N REPORT...                      each report N times, interleaved, in
 //                                         one browser: per report the median
 //                                         of each of the page's marks
+//   heap REPORT T1 T2 T3                  a heap recording: the allocation rate
+//                                         track, and the flame graph of ranges
+//                                         dragged from T1 to T2, and of the
+//                                         range from T3 to the end (ns)
 //   shot REPORT OUT.png HEIGHT [ID]       the page at 1400xHEIGHT into OUT.png,
 //                                         scrolled to element ID (the
 //                                         pictures of the docs, scripts/)
@@ -193,6 +197,42 @@ async function diff(browser, url, out, errors) {
 	}));
 }
 
+// Drags over the tracks from time t0 to t1 (ns) along lane's row.
+async function drag(page, lane, A, t0, t1) {
+	const trk = await page.$('#trk');
+	await trk.scrollIntoViewIfNeeded();
+	const box = await trk.boundingBox(), LABEL = 190, tw = box.width - LABEL;
+	const xOf = (t) => box.x + LABEL + (t - A.t0) / A.bucket_ns * tw / A.nbuckets;
+	const y = box.y + lane.y + lane.h / 2;
+	await page.mouse.move(xOf(t0), y);
+	await page.mouse.down();
+	await page.mouse.move((xOf(t0) + xOf(t1)) / 2, y, { steps: 4 });
+	await page.mouse.move(xOf(t1), y, { steps: 4 });
+	await page.mouse.up();
+}
+
+// A heap recording (tests/t5221-html-heap.sh): the rate track's lane and
+// its bars, and per range and metric what the flame graph holds.
+async function heap(browser, url, t1, t2, t3, out, errors) {
+	const page = await open(browser, url, errors);
+	const A = await appData(page), L = await lanes(page);
+	const rate = L.find((l) => l.rate);
+	out.lanes = L;
+	out.rateBars = rate ? await countColour(page, rate, 190, (await (await page.$('#trk')).boundingBox()).width, [211, 84, 0]) : 0;
+	out.rateText = rate ? await page.evaluate(() => document.getElementById('trk').getAttribute('data-lanes')) : '';
+	await page.selectOption('#metric', 'alloc-bytes');
+	out.all = await panels(page);
+	await drag(page, rate || L[0], A, t1, t2);
+	out.middle = await panels(page);
+	// to the very end: by the link (a drag to the canvas's edge ends outside it)
+	const b3 = Math.floor((t3 - A.t0) / A.bucket_ns);
+	const end = await open(browser, url + '#v=1&r=' + b3 + '-' + A.nbuckets + '&m=alloc-bytes', errors);
+	out.end = await panels(end);
+	await end.selectOption('#metric', 'live-bytes');
+	out.liveEnd = await panels(end);
+	await end.close();
+}
+
 // A picture for the docs: the page at 1400xHEIGHT, scrolled to show the
 // element id (with 60 px above it) when one is named.
 async function shot(browser, url, png, height, id, errors) {
@@ -321,6 +361,7 @@ function cpuOfTree(root) {
 		else if (mode === 'load') await load(browser, url, out, errors);
 		else if (mode === 'diff') await diff(browser, url, out, errors);
 		else if (mode === 'machine') await machine(browser, url, out, errors);
+		else if (mode === 'heap') await heap(browser, url, +rest[0], +rest[1], +rest[2], out, errors);
 		else if (mode === 'shot') await shot(browser, url, rest[0], +rest[1], rest[2], errors);
 		else if (mode === 'warm') await warm(browser, +report, rest, out, errors);
 		else throw new Error('unknown mode ' + mode);
