@@ -13,7 +13,7 @@
 #   main CPU     ROUNDS per CPU second of the main thread (the work is fixed:
 #                what sampling costs the thread itself)
 # Goals (judged on main CPU): python >= 0.99 of --no-python, >= 0.97 of bare.
-# Then attached: pysplit.py --seconds SECS 50 (50 spinning threads and the
+# Then attached: pysplit.py --seconds SECS THREADS (THREADS=50 spinning threads and the
 # main thread), bare, with `prof record --no-python -p PID` and with
 # `prof record -p PID` for the whole run; its spinning loops per wall
 # second and per process CPU second, as ratios (goal: >= 0.98 of bare).
@@ -70,11 +70,12 @@ m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 		"$(ratio "$(m "${t[read]}")" "$(m "${t[nopy]}")")" info
 done
 
-# Attached to 50 spinning threads for the whole run.
+# Attached to THREADS spinning threads for the whole run.
+THREADS=${THREADS:-50}
 declare -A loops lcpu
 attach_one() {	# key, prof record's extra flag (or none: bare)
 	local pid rec=
-	"$PY" "$APP" --seconds "$SECS" 50 >"$BENCH_TMP/a.json" &
+	"$PY" "$APP" --seconds "$SECS" "$THREADS" >"$BENCH_TMP/a.json" &
 	pid=$!
 	if [ "$1" = read ]; then
 		PROF_PYTHON_NO_BPF=1 "$PROF" record -q -F 999 -o "$BENCH_TMP/a.data" -p $pid 2>/dev/null &
@@ -96,14 +97,14 @@ for i in $(seq "${ATTACH_REPEAT:-$REPEAT}"); do
 	attach_one read
 done
 [ "${ATTACH_REPEAT:-$REPEAT}" -gt 0 ] && {
-row "py -p, 50 threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[prof]}")" \
+row "py -p, $THREADS threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[prof]}")" \
 	"$(ratio "$(m "${loops[prof]}")" "$(m "${loops[bare]}")")" \
 	"$(verdict "$(ratio "$(m "${loops[prof]}")" "$(m "${loops[bare]}")") >= 0.98")"
-row "py -p, 50 threads" "loops per wall s / --no-python" "$(m "${loops[nopy]}")" "$(m "${loops[prof]}")" \
+row "py -p, $THREADS threads" "loops per wall s / --no-python" "$(m "${loops[nopy]}")" "$(m "${loops[prof]}")" \
 	"$(ratio "$(m "${loops[prof]}")" "$(m "${loops[nopy]}")")" "info"
-row "py -p, 50 threads" "loops per CPU s / bare" "$(m "${lcpu[bare]}")" "$(m "${lcpu[prof]}")" \
+row "py -p, $THREADS threads" "loops per CPU s / bare" "$(m "${lcpu[bare]}")" "$(m "${lcpu[prof]}")" \
 	"$(ratio "$(m "${lcpu[prof]}")" "$(m "${lcpu[bare]}")")" "info"
-row "read after, -p, 50 threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[read]}")" \
+row "read after, -p, $THREADS thr." "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[read]}")" \
 	"$(ratio "$(m "${loops[read]}")" "$(m "${loops[bare]}")")" "info"
 }
 
