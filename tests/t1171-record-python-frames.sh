@@ -61,7 +61,10 @@ run_build read-after "${PYENV:-/usr/bin/python3.11}" PROF_PYTHON_NO_BPF=1
 if [ "$(id -u)" = 0 ] && ldd "$PROF" 2>/dev/null | grep -q libbpf; then
 	for name in pyenv debian; do
 		[ -f $name.txt ] || continue
-		# after it: only a thread's first samples, before the program knew it
+		# after it: only a thread's first samples, before the program knew
+		# it: up to the pump's 50 ms poll, ~50 samples a thread, 2
+		# threads, against the 3,800 samples the checker asks for (38x
+		# where 10x is required; no chance in it, only the poll bound)
 		test_expect_success "$name: read at the sample by the BPF program" '
 			sed -n "s/.*chains read at the sample (BPF) \([0-9]*\), after it \([0-9]*\)$/\1 \2/p" \
 				$name.txt >$name.read && cat $name.read &&
