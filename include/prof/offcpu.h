@@ -2,11 +2,11 @@
  * offcpu.h - off-CPU profiling during `prof record` (src/record/offcpu.c):
  * every off-CPU interval of a profiled thread is bounded by its
  * context-switch records (attr.context_switch=1, in a ring of their own),
- * classified (I/O wait, other uninterruptible, sleep, preempted) from the
- * sched:sched_switch sample taken at the switch-out, and charged in ns to
- * the stack of its blocking site (sampled mode: the site's last full
- * stack sample; all: the switch-out's own), or to "[stack lost]" when the
- * kernel dropped that sample.  Facts about the kernel:
+ * classified (I/O wait, other uninterruptible, sleep, preempted), and
+ * charged in ns to stacks: its own (a D-state wait; every interval with
+ * --offcpu-stacks=all, or "[stack lost]" when the kernel dropped it), or
+ * (sampled mode) its thread's time shared among the stacks of sampled
+ * switch-outs, weighted so that the shares are unbiased.  Facts about the kernel:
  * kernel-notes/offcpu.md; the method and its error: docs/offcpu.md.
  */
 #ifndef PROF_OFFCPU_H
@@ -18,23 +18,25 @@
 struct prof_offcpu;
 
 enum prof_offcpu_mode {
-	PROF_OFFCPU_SAMPLED,	/* every switch-out's state and site; full stacks of
-				 * 1 in 61 switch-outs and of every D-state one (-g dwarf) */
+	PROF_OFFCPU_SAMPLED,	/* full stacks of 1 in `period` switch-outs at random, of
+				 * a thread's first after 20 ms without, and of every
+				 * D-state one; time and state of all */
 	PROF_OFFCPU_ALL,	/* every switch-out's full stack (--offcpu-stacks=all) */
 	PROF_OFFCPU_STATE,	/* state and kernel callchain only (prof stat) */
 };
 
+/* The sampled mode's default: 1 in this many switch-outs has a random
+ * full stack (docs/offcpu.md: its cost and its error). */
+#define PROF_OFFCPU_PERIOD 61
+
 struct prof_offcpu_stats {
-	uint64_t lost;		/* switch-out samples the kernel dropped */
-	uint64_t full_lost;	/* sampled full stacks the kernel dropped */
-	uint64_t stacks_lost;	/* intervals charged to [stack lost] */
+	uint64_t lost;		/* switch-out samples the kernel dropped (all) */
+	uint64_t full_lost;	/* sampled full stacks the kernel dropped (sampled) */
+	uint64_t stacks_lost;	/* intervals charged to [stack lost] (all) */
 	uint64_t switches_lost;	/* switch records dropped: off-CPU time missing */
-	uint64_t full_stacks;	/* sampled full stacks */
-	uint64_t site_hits;	/* switch-outs at a site with a full stack */
-	uint64_t site_partial;	/* ... at a site known from the small copy only */
-	uint64_t site_misses;	/* ... at a new site: unwound from the small copy */
-	uint64_t unsampled;	/* intervals charged without their site's full stack */
-	uint64_t stacks_read;	/* new sites' stacks read from the blocked thread */
+	uint64_t full_stacks;	/* sampled full stacks (sampled) */
+	uint64_t estimated;	/* intervals charged by the estimator (sampled) */
+	uint64_t unsampled_ns;	/* ns charged to [stack not sampled] (sampled) */
 };
 
 /*
@@ -43,9 +45,14 @@ struct prof_offcpu_stats {
  * main's callgraph.  NULL with the reason in why (one line) otherwise.
  */
 struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offcpu_mode mode,
-				    char *why, size_t len);
-/* The mode in use (sampled falls back to all without -g dwarf). */
+				    uint32_t period, char *why, size_t len);
+/* The mode in use (sampled with period 1 is all). */
 enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc);
+/* 1 in how many switch-outs has a random full stack (1: all). */
+uint32_t prof_offcpu_period(const struct prof_offcpu *oc);
+/* Are the samples chosen by BPF filters (else the tracepoint's period,
+ * and no stale rule)? */
+bool prof_offcpu_filtered(const struct prof_offcpu *oc);
 /* One event per CPU for tid (inherit=1), like prof_perf_open_task.  A
  * tid opened before prof_offcpu_enable existed when the recording began
  * (attach): off the CPU then, it is charged from that start. */
@@ -72,8 +79,9 @@ struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc);
 void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 			struct prof_profile *p, const struct prof_replay_sink *sink);
 /* End of the recording, after the last drain: the intervals still
- * waiting for a stack sample are charged to [stack lost], and a thread
- * still off the CPU is charged up to prof_offcpu_disable. */
+ * waiting are charged (all: to [stack lost]; sampled: every thread's
+ * last window is shared), and a thread still off the CPU is charged up
+ * to prof_offcpu_disable. */
 void prof_offcpu_finish(struct prof_offcpu *oc);
 /* I/O-wait ns of pid's threads that fall inside [from, to), from the
  * intervals charged so far (an interval still open is not known yet). */

@@ -116,6 +116,7 @@ struct prof_perf {
 	bool hook_lazy;			/* the hook's records do not depend on haste */
 	int bpf_prog;			/* > 0: a BPF program set on each event as it opens */
 	const char *open_filter;	/* tracepoint filter set on each event as it opens */
+	int open_bpf;			/* 1 + a sample filter program set on each event as it opens; 0 none */
 };
 
 /* Fills attr from cfg; no syscalls.  0 / -EINVAL. */
@@ -136,6 +137,21 @@ int prof_perf_open_task(struct prof_perf *pf, pid_t tid);
 int prof_perf_open_cpu(struct prof_perf *pf, int cpu);
 /* A tracepoint filter (PERF_EVENT_IOC_SET_FILTER) on every fd; 0 / -errno. */
 int prof_perf_set_filter(struct prof_perf *pf, const char *filter);
+
+/*
+ * A sample filter for a software event (src/perf/bpf_filter.c): a BPF
+ * program run at each overflow, keeping the sample or dropping it before
+ * the kernel makes it.  On the context-switches event it sees the thread
+ * going off the CPU; the idle task and the threads of process `self` are
+ * always dropped.  Returns the program's fd, or -errno (no BPF, or a
+ * kernel older than 6.10 where the event's program cannot drop samples is
+ * found when it is attached: prof_perf_open_* fail with EINVAL/EOPNOTSUPP).
+ */
+enum prof_bpf_rule {
+	PROF_BPF_RANDOM,	/* keep with probability 1/arg */
+	PROF_BPF_STALE,		/* keep a thread's first, and any arg ns after its last kept */
+};
+int prof_bpf_switch_filter(enum prof_bpf_rule rule, uint32_t self, uint64_t arg);
 int prof_perf_enable(struct prof_perf *pf);
 int prof_perf_disable(struct prof_perf *pf);
 /* Waits up to timeout_ms for a ring to pass its watermark; 0 / -errno. */

@@ -62,11 +62,10 @@ struct prof_pysplice_stats {
 struct prof_replay_sample {
 	const struct prof_perf_sample *s;
 	const void *event;		/* the driver's tag for the sample's event */
-	uint32_t thread, node;		/* profile thread and trie node (PROF_NONE: lazy, not yet) */
+	uint32_t thread, node;		/* profile thread and trie node */
 	bool complete;			/* the stack reached its outermost frame */
 	const uint64_t *upcs;		/* the unwound user pcs (DWARF), innermost first */
 	size_t n_upcs;
-	struct prof_replay *rp;		/* for prof_replay_resolve */
 	const struct perf_event_attr *attr;
 };
 
@@ -106,21 +105,6 @@ struct prof_replay *prof_replay_new(const struct prof_replay_config *cfg);
 void prof_replay_free(struct prof_replay *rp);
 /* Consumers are called in the order they were added. */
 void prof_replay_add_consumer(struct prof_replay *rp, const struct prof_replay_ops *ops, void *arg);
-
-/* Samples of `event` reach consumers unresolved (node PROF_NONE): a
- * consumer that needs the stack of one calls prof_replay_resolve.  For
- * events whose stacks are mostly known already (off-CPU switch-outs). */
-void prof_replay_lazy(struct prof_replay *rp, const void *event);
-/* A lazy sample's stack, resolved now (a DWARF unwind if it has a stack
- * copy); upcs point into the engine and live until the next record. */
-struct prof_replay_stack {
-	uint32_t node;
-	bool complete;
-	const uint64_t *upcs;
-	size_t n_upcs;
-	bool copy_exhausted;		/* the unwind stopped at the end of the stack copy */
-};
-uint32_t prof_replay_resolve(const struct prof_replay_sample *rs, struct prof_replay_stack *out);
 
 /* A launched child, before its exec: an empty address space and a name. */
 void prof_replay_add_child(struct prof_replay *rp, pid_t pid, const char *comm);

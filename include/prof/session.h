@@ -35,7 +35,7 @@ struct prof_session_opts {
 					 * pids or system_wide it only bounds the recording,
 					 * as perf's does: recorded only when -a covers it */
 	bool no_resources;		/* no off-CPU events, no /proc sampling */
-	bool offcpu_all;		/* every switch-out's own stack, not sampled ones */
+	uint32_t offcpu_period;		/* 1 in this many switch-outs' stacks; 0 default, 1 all */
 	bool children;			/* attach: also the descendants running now */
 	bool heap;			/* --heap: sampled allocations (heap.h) */
 	uint64_t heap_rate;		/* mean bytes between heap samples, 1: all */

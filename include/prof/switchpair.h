@@ -56,11 +56,11 @@ void prof_switchpair_in(struct prof_switchpair *sp, uint32_t tid, uint64_t time)
 /* tid's switch-out sample.  Ignored for a tid that exited (its last
  * switch-out comes after EXIT). */
 void prof_switchpair_sample(struct prof_switchpair *sp, uint32_t tid, const struct prof_switch_sample *s);
-/* The newest waiting sample of tid within `slack` ns of `time` takes
- * `node` and `metric`, and loses its tag (a better stack of the same
- * switch arrived); false if none. */
-bool prof_switchpair_restack(struct prof_switchpair *sp, uint32_t tid, uint64_t time,
-			     uint64_t slack, uint32_t node, uint8_t metric);
+/* The newest waiting sample of tid within `slack` ns of better->time is
+ * takes better's thread, node, tag and metric (a better sample of the
+ * same switch arrived; it keeps its time); false if none. */
+bool prof_switchpair_restack(struct prof_switchpair *sp, uint32_t tid, uint64_t slack,
+			     const struct prof_switch_sample *better);
 /* EXIT: tid's intervals are settled and its state freed. */
 void prof_switchpair_exit(struct prof_switchpair *sp, uint32_t tid, uint64_t time);
 /* Forgets exited tids whose last switch-out never came (per-task events

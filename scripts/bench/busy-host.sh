@@ -8,6 +8,7 @@
 #   prof -a         `prof record -a` with its defaults (off-CPU on)
 #   prof -p         `prof record -p REDIS,POSTMASTER --children`
 #   prof -a nores   `prof record -a --no-resources` (CPU samples only)
+#   prof -p nores   `prof record -p REDIS,POSTMASTER --children --no-resources`
 #   prof -a all     `prof record -a --offcpu-stacks=all` (every switch-out's stack)
 #   perf -a         `perf record -a --call-graph dwarf -F 999`
 # Figures, each a median over the rounds:
@@ -31,7 +32,7 @@ PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 PGPORT=${PGPORT:-54329}
 RPORT=${RPORT:-63799}
 B="$BENCH_TMP/busy"
-CONFIGS=${CONFIGS:-prof_a prof_p nores all perf}
+CONFIGS=${CONFIGS:-prof_a prof_p nores nores_p all perf}
 
 [ "$(id -u)" = 0 ] || { echo "busy-host.sh: needs root (perf -a, the postgres user)" >&2; exit 1; }
 for t in "$PGBIN/postgres" "$PGBIN/pgbench" redis-server redis-benchmark redis-cli perf; do
@@ -39,6 +40,7 @@ for t in "$PGBIN/postgres" "$PGBIN/pgbench" redis-server redis-benchmark redis-c
 done
 rm -rf "$B"
 mkdir -p "$B"
+chmod a+x "$BENCH_TMP"	# mktemp's 0700 keeps the postgres user out of $B
 chown postgres "$B"
 
 pids=()
@@ -89,6 +91,7 @@ recorder() {
 	prof_a) "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
 	prof_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$WINDOW" -o "$B/rec.prof" ;;
 	nores) "$PROF" record -q -a --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
+	nores_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
 	all) "$PROF" record -q -a --offcpu-stacks=all -d "$WINDOW" -o "$B/rec.prof" ;;
 	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$WINDOW" ;;
 	esac
@@ -155,6 +158,7 @@ for round in $(seq "$ROUNDS"); do
 done
 m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";; nores) echo "prof -a --no-resources";;
+	nores_p) echo "prof -p --children --no-resources";;
 	all) echo "prof -a --offcpu-stacks=all";; perf) echo "perf -a dwarf 999 Hz";; esac; }
 for c in $CONFIGS; do
 	row "busy host: $(name "$c")" "redis / postgres / unrecorded" "" \
@@ -166,9 +170,12 @@ for c in prof_a prof_p; do
 	row "busy host: recorder CPU" "s per ${WINDOW} s, $(name "$c")" "$pc" "$(m "${cpu[$c]}")" \
 		"$(ratio "$(m "${cpu[$c]}")" "$pc")" "$(verdict "$(m "${cpu[$c]}") <= 2 * $pc")"
 done
-row "busy host: finish_task_switch" "% of servers' CPU samples" "$(m "${fts[perf]}")" \
+row "busy host: finish_task_switch" "% of servers' CPU samples, -a" "$(m "${fts[perf]}")" \
 	"$(m "${fts[prof_a]}") (nores $(m "${fts[nores]}"))" "" \
 	"$(verdict "$(m "${fts[prof_a]}") - $(m "${fts[nores]}") <= 2")"
+row "busy host: finish_task_switch" "% of servers' CPU samples, -p" "" \
+	"$(m "${fts[prof_p]}") (nores $(m "${fts[nores_p]}"))" "" \
+	"$(verdict "$(m "${fts[prof_p]}") - $(m "${fts[nores_p]}") <= 2")"
 row "busy host: [stack lost]" "% of servers' off-CPU, -a / -p" "" \
 	"$(m "${lost[prof_a]}") / $(m "${lost[prof_p]}")" "" \
 	"$(verdict "$(m "${lost[prof_a]}") < 1 && $(m "${lost[prof_p]}") < 1")"

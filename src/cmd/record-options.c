@@ -102,6 +102,23 @@ static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_NOOP, 'N', "no-buildid-cache", OPT_FLAG },
 };
 
+/* sampled, sampled:N (1 in N switch-outs' stacks) or all. */
+static int parse_offcpu_stacks(struct record_opts *o, const char *arg, const char *flag)
+{
+	uint64_t n;
+
+	if (!strcmp(arg, "sampled") || !strcmp(arg, "all")) {
+		o->offcpu_period = !strcmp(arg, "all");
+		return 0;
+	}
+	if (strncmp(arg, "sampled:", 8))
+		return usage_error("unknown %s '%s' (want sampled, sampled:N or all)", flag, arg);
+	if (opt_u64(flag, arg + 8, 2, 1000000, &n) < 0)
+		return -1;
+	o->offcpu_period = (uint32_t)n;
+	return 0;
+}
+
 static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 {
 	struct record_opts *o = ctx;
@@ -156,10 +173,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 		o->heap = true;
 		return opt_u64(flag, arg, 1, 1ULL << 40, &o->heap_rate);
 	case O_OFFCPU_STACKS:
-		if (strcmp(arg, "sampled") && strcmp(arg, "all"))
-			return usage_error("unknown %s '%s' (want sampled or all)", flag, arg);
-		o->offcpu_all = !strcmp(arg, "all");
-		return 0;
+		return parse_offcpu_stacks(o, arg, flag);
 	}
 	return perf_only_refuse(&record_perf_only, id - O_PERF_ONLY, flag);
 }

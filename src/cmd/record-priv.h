@@ -28,7 +28,7 @@ struct record_opts {
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
 	bool no_python;		/* --no-python: CPython stacks stay native */
-	bool offcpu_all;	/* --offcpu-stacks=all: every switch-out's own stack */
+	uint32_t offcpu_period;	/* --offcpu-stacks: 0 default, 1 all, N sampled:N */
 	bool verbose;		/* -v: say the sampling configuration */
 	bool heap;		/* --heap: sampled allocations too */
 	uint64_t heap_rate;	/* --heap-rate BYTES (default 512 KiB) */

@@ -58,10 +58,9 @@ static void print_self_cost(const struct prof_session_info *in)
 		fprintf(stderr, "prof record: own cpu: %.3f s user, %.3f s sys, max rss %ld KiB\n",
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
-	fprintf(stderr, "prof record: off-CPU: %llu full stacks sampled; switch-outs at a known site %llu, known from the small copy %llu, new %llu (%llu read while blocked); %llu intervals without a full stack\n",
-		(unsigned long long)in->offcpu.full_stacks, (unsigned long long)in->offcpu.site_hits,
-		(unsigned long long)in->offcpu.site_partial, (unsigned long long)in->offcpu.site_misses,
-		(unsigned long long)in->offcpu.stacks_read, (unsigned long long)in->offcpu.unsampled);
+	fprintf(stderr, "prof record: off-CPU: %llu full stacks sampled (%llu lost) for %llu estimated intervals; %.3f s without a sample\n",
+		(unsigned long long)in->offcpu.full_stacks, (unsigned long long)in->offcpu.full_lost,
+		(unsigned long long)in->offcpu.estimated, (double)in->offcpu.unsampled_ns / 1e9);
 	fprintf(stderr, "prof record: address spaces: %zu processes seen, at most %zu alive at once, %zu freed\n",
 		in->processes, in->spaces_peak, in->spaces_freed);
 }
@@ -88,7 +87,7 @@ static int record(const struct record_opts *o)
 		.npids = o->pids.n, .tids = o->tids.v, .ntids = o->tids.n,
 		.system_wide = o->system_wide, .cpus = o->cpus, .ncpus = o->ncpus,
 		.argv = o->argv, .no_resources = o->no_resources, .no_python = o->no_python,
-		.offcpu_all = o->offcpu_all, .children = o->children,
+		.offcpu_period = o->offcpu_period, .children = o->children,
 		.heap = o->heap, .heap_rate = o->heap_rate, .heap_seed = o->heap_seed,
 		.version = PROF_VERSION,
 	};
@@ -113,6 +112,9 @@ static int record(const struct record_opts *o)
 	if (in->offcpu.stacks_lost)
 		warning("%llu off-CPU stacks lost (ring full): their time is charged to [stack lost]",
 			(unsigned long long)in->offcpu.stacks_lost);
+	if (in->offcpu.full_lost)
+		warning("%llu sampled off-CPU stacks lost (ring full): the others' weights stand for their time",
+			(unsigned long long)in->offcpu.full_lost);
 	if (in->offcpu.switches_lost)
 		warning("%llu context-switch records lost: off-CPU times are too low",
 			(unsigned long long)in->offcpu.switches_lost);

@@ -263,7 +263,8 @@ static int open_one(struct prof_perf *pf, pid_t tid, int cpu)
 				prof_perf_paranoid());
 		}
 	}
-	if (fd >= 0 && pf->open_filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, pf->open_filter) < 0) {
+	if (fd >= 0 && ((pf->open_filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, pf->open_filter) < 0) ||
+			(pf->open_bpf && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pf->open_bpf - 1) < 0))) {
 		int e = errno;
 		close(fd);
 		return -e;

@@ -180,7 +180,7 @@ static struct res_iowait *iowait_new(char *why, size_t len)
 		free(iw);
 		return NULL;
 	}
-	if (!(iw->oc = prof_offcpu_new(&iw->main, PROF_OFFCPU_STATE, why, len))) {
+	if (!(iw->oc = prof_offcpu_new(&iw->main, PROF_OFFCPU_STATE, 1, why, len))) {
 		prof_perf_close(&iw->main);
 		free(iw);
 		return NULL;

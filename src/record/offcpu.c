@@ -6,44 +6,46 @@
  *    whose only records are PERF_RECORD_SWITCH (32 bytes): the thread's
  *    switch-out (flagged preempted or not) and its next switch-in bound
  *    every off-CPU interval;
- *  - the switch ring: the sched:sched_switch tracepoint on every
- *    switch-out, for the state (prev_state in the raw data), the kernel
- *    callchain and the user site: the user registers and a small copy of
- *    the top of the user stack (OFFCPU_SITE_COPY);
- *  - the stack ring: the same tracepoint 1 in OFFCPU_STACK_PERIOD
- *    switch-outs, with the kernel callchain and a full user stack copy;
- *  - the D ring: the same full samples of every switch-out in D state
- *    (a tracepoint filter on prev_state): an uninterruptible wait is
- *    where the kernel stack says what the wait is (I/O or not), and such
- *    waits are few next to sleeps, so each has its own stack.
- * With --offcpu-stacks=all the switch ring has the full stack of every
- * switch-out and there is no stack ring: exact, and what the sampled
- * mode is checked against.
+ *  - sampled mode (the default): full stack samples (kernel callchain,
+ *    user registers, OFFCPU_STACK_SIZE bytes of user stack) of only some
+ *    switch-outs, chosen in the kernel before the sample is made:
+ *     - the random ring: the context-switches software event with a BPF
+ *       filter that keeps each switch-out with probability 1/period
+ *       (src/perf/bpf_filter.c);
+ *     - the stale ring: the same event, keeping a thread's switch-out when
+ *       its last one kept by this rule is OFFCPU_STALE_NS old (a thread's
+ *       first switch-out included), so that threads that switch rarely
+ *       (idle workers: most of a host's off-CPU time) have their own
+ *       stacks;
+ *     - the D ring: sched:sched_switch with a tracepoint filter on
+ *       prev_state, every switch-out in D state: an uninterruptible wait
+ *       is where the kernel stack says what the wait is (I/O or not), and
+ *       such waits are few next to sleeps, so each has its own stack.
+ *    Without BPF (a kernel before 6.10, whose overflow programs cannot
+ *    drop samples, or no CAP_BPF) the random ring is sched:sched_switch
+ *    with sample_period = period, and there is no stale ring.
+ *  - --offcpu-stacks=all (and prof stat's state mode): sched:sched_switch
+ *    on every switch-out with its own full stack (all) or kernel chain
+ *    (state): exact, what the sampled mode is checked against.
  *
  * Design notes / invariants:
  *  - Time is never sampled: the pairing (src/record/switchpair.c) charges
- *    every interval; an interval whose switch sample the kernel dropped is
- *    charged in full to a "[stack lost]" frame.
- *  - Time and state (preempted, sleep, uninterruptible) are exact for
- *    every interval, and a D-state interval has its own full stack (so
- *    I/O wait or not is exact); another interval's stack is its site's.
- *  - Every switch-out names its site: (tid, user ip, user sp, state class
- *    R/S/D) and the return addresses that an unwind of that site found in
- *    the top OFFCPU_SITE_COPY bytes (checked word by word in each small
- *    copy, so two callers of the same blocking function at the same
- *    stack depth are two sites).  A site's stack is its last full stack
- *    sample: which switch-outs the stack ring samples decides only how
- *    soon a site is known, not how its intervals are shared, so a fixed
- *    period cannot alias with a periodic blocking pattern.  What a site
- *    cannot tell apart is carried: different kernel paths under the same
- *    user site and state (S or R) get the kernel frames of its last full
- *    sample.
- *  - An interval at a site with no full sample yet waits for one (in
- *    `pending`, at most PENDING_NS of switch time); then, or at the end,
- *    it is charged to the site's stack unwound from the small copy or
- *    read from the blocked thread (read_blocked_stack), with no kernel
- *    frames, under "[stack not sampled]" when it was cut by the copy.  The samples of one switch-out
- *    arrive in any order; the full one wins.
+ *    every interval's ns; only its stack is estimated.  The state is exact
+ *    too: preempted from the switch record, D from the D ring, else
+ *    voluntary sleep; a D interval has its own stack (I/O wait is exact).
+ *  - The estimator, per thread and window (OFFCPU_WINDOW_NS of its
+ *    intervals) and per class (preempted, sleep): the class's exact time
+ *    is shared among its sampled intervals in proportion to weight x ns,
+ *    the weight being 1/p of the rule that kept it (stale: 1, random:
+ *    period).  Weighted by 1/p the sampled ns are an unbiased estimate of
+ *    each stack's ns (Horvitz-Thompson: p is fixed before the interval
+ *    is, by the thread's past only), and the ratio keeps the class total
+ *    exact.  Its error is that of a ratio estimate over the window's
+ *    random samples (docs/offcpu.md).  A class with time and no sample in
+ *    the window waits for the next window; at the thread's end it goes
+ *    to "[stack not sampled]".
+ *  - The samples of one switch-out arrive in time order before its switch
+ *    record (the rings are merged by time); D beats stale beats random.
  *  - The offset and size of prev_state come from the tracepoint's format
  *    file, never hard-coded.
  *  - The window: a thread opened by prof_offcpu_open_task (attach) or
@@ -53,7 +55,8 @@
  *    the stack /proc showed at the start (its kernel frames, or the wait
  *    channel without root), under "[off-CPU when recording began]": no
  *    switch-out of it was sampled.  A thread still off the CPU at the
- *    end is charged up to it, with the stack of its last switch-out.
+ *    end is charged up to it, like any interval (its own stack, or
+ *    through the estimator).
  *  - io keeps the I/O-wait intervals (pid, start, end) until the timeline
  *    sampler has used them for its I/O-wait% (prof_offcpu_io_prune).
  */
@@ -61,10 +64,11 @@
 #include "prof/proc.h"
 #include "prof/switchpair.h"
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 /* 32-byte records, two per switch: 1 MiB per CPU holds 16k switches,
@@ -80,51 +84,43 @@
  * fits four times more samples than the 32 KiB of the CPU event. */
 #define OFFCPU_STACK_SIZE 8192
 
-/* Bytes of user stack each switch-out copies to name its site: the
- * syscall wrapper's frame and a few callers' return addresses. */
-#define OFFCPU_SITE_COPY 512
+/* A thread's switch-out is kept by the stale rule this long after the
+ * last: at most 50 samples a second per thread. */
+#define OFFCPU_STALE_NS 20000000ULL
 
-/* One switch-out in this many gets a full stack (kernel callchain and
- * OFFCPU_STACK_SIZE bytes of user stack).  Prime, so that no short
- * blocking cycle keeps a site out of the samples. */
-#define OFFCPU_STACK_PERIOD 61
-
-/* The switch ring (~800-byte records: regs, the small copy, raw data)
- * is this fraction of the CPU event's (-m): 2 MiB per CPU by default on
- * 2 CPUs, 2.6k switch-outs. */
-#define OFFCPU_SITE_RING_SHARE 8
+/* A thread's intervals are shared among its samples per window. */
+#define OFFCPU_WINDOW_NS 1000000000ULL
 
 /* The D ring's filter: switch-outs in TASK_UNINTERRUPTIBLE. */
 #define D_FILTER "prev_state & 2"
 
-/* The two samples of one switch-out are this close in time. */
-#define SAME_SWITCH_NS 20000
-
-/* The site cache starts over beyond this many sites (tids come and go). */
-#define MAX_SITES 262144
-
-/* How long an interval waits for its site's first full stack. */
-#define PENDING_NS 2000000000ULL
-
 /* prev_state bits as the tracepoint reports them (TASK_REPORT). */
-#define TS_INTERRUPTIBLE 0x1
 #define TS_UNINTERRUPTIBLE 0x2
 #define TS_DEAD_MASK (0x10 | 0x20)	/* X, Z: the thread is exiting */
 #define TS_REPORT_MASK 0xff		/* above: TASK_REPORT_MAX = preempted */
 
-/* A switch-out site seen before: a thread blocked at the same user ip
- * and sp, in the same kind of state, with the same return addresses in
- * the top of its stack copy, has the same stack (see the notes above). */
-#define SITE_SIGS 3
-struct site {
-	uint32_t tid, node, next;	/* next: another site with the same key hash */
-	uint64_t ip, sp;
-	uint8_t cls;			/* state class: R, S or D */
-	bool full;			/* node from a full stack sample (else: the small copy's) */
-	bool io;			/* the kernel stack waits on I/O */
-	uint8_t nsig;
-	uint16_t sig_off[SITE_SIGS];	/* offsets from sp of return addresses... */
-	uint64_t sig_val[SITE_SIGS];	/* ...and their values */
+/* What kept a switch-out's sample, lowest rank first (the tag of its
+ * prof_switch_sample). */
+enum kind { K_RANDOM, K_STALE, K_D, K_OWN };
+
+/* A sampled interval waiting for its thread's window to close. */
+struct est_sample {
+	uint64_t t_out, ns;
+	uint32_t thread, node;
+	uint32_t weight;	/* 1/p */
+	uint8_t cls;		/* 0: preempted, 1: voluntary */
+};
+
+/* One thread: its window, and the samples of its last switch-out. */
+struct est {
+	uint64_t start;			/* t_out of the window's first interval; 0 none */
+	uint64_t exact[2];		/* every interval's ns, by class */
+	double ht[2];			/* weight x ns of the sampled ones */
+	uint32_t thread;		/* of the newest interval */
+	VEC(struct est_sample) s;
+	uint64_t last_out;		/* the newest switch-out record */
+	uint64_t fed;			/* time of the newest sample fed to the pairing */
+	uint8_t fed_kind;
 };
 
 struct io_interval {
@@ -132,28 +128,22 @@ struct io_interval {
 	uint32_t pid;
 };
 
-/* An interval waiting for its site's full stack. */
-struct pending {
-	struct prof_switch_interval iv;
-	uint32_t thread, site;
-	uint8_t metric;
-};
-
 struct prof_offcpu {
 	enum prof_offcpu_mode mode;
-	struct prof_perf pf;		/* sched_switch, every switch-out: state and site */
-	struct prof_perf st;		/* sched_switch, sampled: full stacks (sampled mode) */
-	struct prof_perf dd;		/* sched_switch in D state: full stacks (sampled mode) */
+	uint32_t period;		/* sampled: 1 in this many switch-outs at random */
+	struct prof_perf pf;		/* sched_switch, every switch-out (all, state) */
+	struct prof_perf st;		/* sampled: the random ring */
+	struct prof_perf ts;		/* sampled: the stale ring (BPF only) */
+	struct prof_perf dd;		/* sampled: sched_switch in D state */
 	struct prof_perf sw;		/* dummy event, context_switch=1: the time */
+	int prog[2];			/* the filters of st and ts; -1 none */
 	struct prof_perf_event_desc desc;
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
 	struct prof_profile *p;		/* reads the kernel frames; gets [stack lost] */
 	struct prof_replay_sink sink;	/* where charged intervals go */
 	struct prof_switchpair *sp;
-	uint32_t lost_node, unsampled_frame;
-	struct u64map site_index;	/* key hash -> index + 1 of the first site */
-	VEC(struct site) sites;
-	VEC(struct pending) pending;
+	uint32_t lost_node, unsampled_node;
+	struct u64map est_by_tid;	/* tid -> struct est * (sampled mode) */
 	uint64_t newest;		/* the newest interval end seen */
 	VEC(struct io_interval) io;
 	struct prof_offcpu_stats stats;
@@ -162,7 +152,6 @@ struct prof_offcpu {
 	struct u64map at_start;		/* tid -> node << 8 | metric, as /proc showed it at the start */
 	uint32_t at_start_frame;
 	uint64_t end;			/* the window's end (disable), 0 before */
-	uint8_t stack_buf[OFFCPU_STACK_SIZE];	/* read_blocked_stack */
 };
 
 /* "field:long prev_state;\toffset:32;\tsize:8;" -> 32, 8. */
@@ -288,28 +277,46 @@ static int setup_stack_event(struct prof_offcpu *oc, struct prof_perf *pf,
 	return 0;
 }
 
-/* The site event of the sampled mode: every switch-out, the user regs
- * and OFFCPU_SITE_COPY bytes of stack.  No kernel callchain: unwinding
- * the kernel stack in every switch costs the target ~2 us a switch here
- * (docs/offcpu.md), more than everything else prof does per switch. */
-static int setup_site_event(struct prof_offcpu *oc, const struct prof_perf_config *main)
+/* Can the kernel drop a sample from an overflow program (Linux 6.10)? */
+static bool bpf_filters_samples(void)
 {
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	return uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+	       (major > 6 || (major == 6 && minor >= 10));
+}
+
+/* A user-stack sample of the context-switches event at every switch-out,
+ * which the BPF program `prog` filters; no raw data (no tracepoint), and
+ * no kernel callchain: the kernel makes the callchain of every switch-out
+ * before the program runs (perf_prepare_sample), an unwind of the kernel
+ * stack inside the switch that costs a ping-pong pair 40% of its round
+ * trips here, dropped sample or not (docs/offcpu.md).  With -g fp the
+ * chain is the user one alone. */
+static int setup_filtered_event(struct prof_perf *pf, const struct prof_perf_config *main, int prog)
+{
+	static const struct prof_perf_event_desc cs = { "context-switches", PERF_TYPE_SOFTWARE,
+							PERF_COUNT_SW_CONTEXT_SWITCHES, false };
 	struct prof_perf_config cfg = *main;
 
-	cfg.event = &oc->desc;
+	cfg.event = &cs;
 	cfg.freq = 1;
-	cfg.stack_size = OFFCPU_SITE_COPY;
-	cfg.ring_pages = MAX(16u, main->ring_pages / OFFCPU_SITE_RING_SHARE);
-	if (prof_perf_init(&oc->pf, &cfg) < 0)
+	cfg.stack_size = MIN(cfg.stack_size, OFFCPU_STACK_SIZE);
+	cfg.ring_pages = stack_ring_pages(&cfg, main->ring_pages);
+	if (prof_perf_init(pf, &cfg) < 0)
 		return -EINVAL;
-	setup_attr(&oc->pf, 1, false);
+	setup_attr(pf, 1, cfg.callgraph == PROF_CG_FP);
+	pf->attr.exclude_callchain_kernel = 1;
+	pf->attr.sample_type &= ~(uint64_t)PERF_SAMPLE_RAW;
+	pf->open_bpf = prog + 1;
 	return 0;
 }
 
-/* Can we open the event here (paranoid, CAP_PERFMON)?  On ourselves. */
+/* Can we open the tracepoint here (paranoid, CAP_PERFMON)?  On ourselves. */
 static int probe(struct prof_offcpu *oc, char *why, size_t len)
 {
-	struct perf_event_attr a = oc->pf.attr;
+	struct perf_event_attr a = oc->pf.rings ? oc->pf.attr : oc->dd.attr;
 	int fd;
 
 	a.inherit = 0;
@@ -325,16 +332,53 @@ static int probe(struct prof_offcpu *oc, char *why, size_t len)
 	return 0;
 }
 
+/* The rings of the mode, the time ring first. */
+static size_t perfs_of(struct prof_offcpu *oc, struct prof_perf **out)
+{
+	struct prof_perf *all[] = { &oc->sw, &oc->pf, &oc->st, &oc->ts, &oc->dd };
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (all[i]->rings)
+			out[n++] = all[i];
+	return n;
+}
+
 static void close_events(struct prof_offcpu *oc)
 {
-	if (oc->pf.rings)
-		prof_perf_close(&oc->pf);
-	if (oc->st.rings)
-		prof_perf_close(&oc->st);
-	if (oc->dd.rings)
-		prof_perf_close(&oc->dd);
-	if (oc->sw.rings)
-		prof_perf_close(&oc->sw);
+	struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS + 1];
+	size_t n = perfs_of(oc, pfs);
+
+	for (size_t i = 0; i < n; i++)
+		prof_perf_close(pfs[i]);
+	for (int i = 0; i < 2; i++)
+		if (oc->prog[i] >= 0)
+			close(oc->prog[i]);
+	oc->prog[0] = oc->prog[1] = -1;
+}
+
+/* The sampled mode's events: the random and stale rings filtered by BPF
+ * where the kernel can, else the tracepoint 1 in `period`; the D ring. */
+static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *cfg)
+{
+	if (bpf_filters_samples() &&
+	    (oc->prog[0] = prof_bpf_switch_filter(PROF_BPF_RANDOM, (uint32_t)getpid(), oc->period)) >= 0 &&
+	    (oc->prog[1] = prof_bpf_switch_filter(PROF_BPF_STALE, (uint32_t)getpid(), OFFCPU_STALE_NS)) >= 0) {
+		if (setup_filtered_event(&oc->st, cfg, oc->prog[0]) < 0 ||
+		    setup_filtered_event(&oc->ts, cfg, oc->prog[1]) < 0)
+			return -EINVAL;
+	} else {
+		for (int i = 0; i < 2; i++)
+			if (oc->prog[i] >= 0)
+				close(oc->prog[i]);
+		oc->prog[0] = oc->prog[1] = -1;
+		if (setup_stack_event(oc, &oc->st, cfg, oc->period) < 0)
+			return -EINVAL;
+	}
+	if (setup_stack_event(oc, &oc->dd, cfg, 1) < 0)
+		return -EINVAL;
+	oc->dd.open_filter = D_FILTER;
+	return 0;
 }
 
 /* The events of the mode; 0 or -EINVAL. */
@@ -344,15 +388,7 @@ static int setup_events(struct prof_offcpu *oc, const struct prof_perf *main)
 
 	switch (oc->mode) {
 	case PROF_OFFCPU_SAMPLED:
-		if (setup_site_event(oc, &cfg) < 0)
-			return -EINVAL;
-		if (setup_stack_event(oc, &oc->st, &cfg, OFFCPU_STACK_PERIOD) < 0 ||
-		    setup_stack_event(oc, &oc->dd, &cfg, 1) < 0) {
-			close_events(oc);
-			return -EINVAL;
-		}
-		oc->dd.open_filter = D_FILTER;
-		return 0;
+		return setup_sampled(oc, &cfg);
 	case PROF_OFFCPU_STATE:
 		cfg.callgraph = PROF_CG_NONE;
 		/* fall through */
@@ -362,22 +398,23 @@ static int setup_events(struct prof_offcpu *oc, const struct prof_perf *main)
 	return -EINVAL;
 }
 
-
 struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offcpu_mode mode,
-				    char *why, size_t len)
+				    uint32_t period, char *why, size_t len)
 {
 	struct prof_offcpu *oc = xcalloc(1, sizeof(*oc));
 
-	/* Sites need a stack copy to tell them apart: with -g fp or none
-	 * every switch-out's own stack is cheap, and the only one. */
-	if (mode == PROF_OFFCPU_SAMPLED && main->cfg.callgraph != PROF_CG_DWARF)
+	/* period 1 is every switch-out's own stack */
+	if (mode == PROF_OFFCPU_SAMPLED && period <= 1)
 		mode = PROF_OFFCPU_ALL;
 	oc->mode = mode;
+	oc->period = period;
+	oc->prog[0] = oc->prog[1] = -1;
 	oc->desc = (struct prof_perf_event_desc){ "sched:sched_switch", PERF_TYPE_TRACEPOINT, 0, false };
 	if (read_tracepoint(oc, why, len) < 0)
 		goto fail;
 	if (setup_events(oc, main) < 0) {
 		snprintf(why, len, "bad off-CPU event configuration");
+		close_events(oc);
 		goto fail;
 	}
 	if (probe(oc, why, len) < 0 || setup_switch_event(oc, &main->cfg) < 0) {
@@ -425,9 +462,11 @@ int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
 
 /* prev_pid is the tid going off the CPU: a filter on it keeps the stack
  * copies of prof's own waits (a pump thread blocks after every drain)
- * from filling the ring that the machine's stacks need. */
+ * from filling the ring that the machine's stacks need.  The BPF filters
+ * leave them out by themselves. */
 int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 {
+	struct prof_perf *tps[] = { &oc->pf, oc->prog[0] < 0 ? &oc->st : NULL, &oc->dd };
 	struct strbuf f = STRBUF_INIT;
 	pid_t *tids;
 	size_t n;
@@ -438,13 +477,15 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 	sb_adds(&f, "prev_pid != 0");
 	for (size_t i = 0; i < n; i++)
 		sb_addf(&f, " && prev_pid != %d", (int)tids[i]);
-	ret = prof_perf_set_filter(&oc->pf, sb_str(&f));
-	if (ret >= 0 && oc->st.rings)
-		ret = prof_perf_set_filter(&oc->st, sb_str(&f));
-	if (ret >= 0 && oc->dd.rings) {
+	for (size_t i = 0; i < ARRAY_SIZE(tps) && ret >= 0; i++) {
 		struct strbuf d = STRBUF_INIT;
-		sb_addf(&d, "(%s) && %s", D_FILTER, sb_str(&f));
-		ret = prof_perf_set_filter(&oc->dd, sb_str(&d));
+		if (!tps[i] || !tps[i]->rings)
+			continue;
+		if (tps[i]->open_filter)
+			sb_addf(&d, "(%s) && %s", tps[i]->open_filter, sb_str(&f));
+		else
+			sb_adds(&d, sb_str(&f));
+		ret = prof_perf_set_filter(tps[i], sb_str(&d));
 		sb_release(&d);
 	}
 	free(tids);
@@ -459,23 +500,34 @@ static void begin_window(struct prof_offcpu *oc);
 void prof_offcpu_enable(struct prof_offcpu *oc)
 {
 	begin_window(oc);
-	prof_perf_enable(&oc->sw);
-	prof_perf_enable(&oc->pf);
-	if (oc->st.rings)
-		prof_perf_enable(&oc->st);
-	if (oc->dd.rings)
-		prof_perf_enable(&oc->dd);
+	struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
+	size_t n = prof_offcpu_perfs(oc, pfs);
+
+	for (size_t i = 0; i < n; i++)
+		prof_perf_enable(pfs[i]);
 }
 
 void prof_offcpu_disable(struct prof_offcpu *oc)
 {
-	if (oc->dd.rings)
-		prof_perf_disable(&oc->dd);
-	if (oc->st.rings)
-		prof_perf_disable(&oc->st);
-	prof_perf_disable(&oc->pf);
-	prof_perf_disable(&oc->sw);
+	struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
+	size_t n = prof_offcpu_perfs(oc, pfs);
+
+	for (size_t i = n; i-- > 0;)
+		prof_perf_disable(pfs[i]);
 	oc->end = now_ns();
+}
+
+static void est_free_all(struct prof_offcpu *oc)
+{
+	size_t it = 0;
+	uint64_t tid, v;
+
+	while (u64map_next(&oc->est_by_tid, &it, &tid, &v)) {
+		struct est *e = (struct est *)(uintptr_t)v;
+		VEC_FREE(&e->s);
+		free(e);
+	}
+	u64map_free(&oc->est_by_tid);
 }
 
 void prof_offcpu_free(struct prof_offcpu *oc)
@@ -484,9 +536,7 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 		return;
 	close_events(oc);
 	prof_switchpair_free(oc->sp);
-	u64map_free(&oc->site_index);
-	VEC_FREE(&oc->sites);
-	VEC_FREE(&oc->pending);
+	est_free_all(oc);
 	VEC_FREE(&oc->io);
 	VEC_FREE(&oc->opened);
 	u64map_free(&oc->at_start);
@@ -532,15 +582,7 @@ struct prof_perf *prof_offcpu_switch_perf(struct prof_offcpu *oc)
 
 size_t prof_offcpu_perfs(struct prof_offcpu *oc, struct prof_perf **out)
 {
-	size_t n = 0;
-
-	out[n++] = &oc->sw;
-	out[n++] = &oc->pf;
-	if (oc->st.rings)
-		out[n++] = &oc->st;
-	if (oc->dd.rings)
-		out[n++] = &oc->dd;
-	return n;
+	return perfs_of(oc, out);
 }
 
 /* --- classification ------------------------------------------------------- */
@@ -633,18 +675,34 @@ static uint32_t lost_node(struct prof_offcpu *oc)
 	return oc->lost_node;
 }
 
+static void add_ns(struct prof_offcpu *oc, uint64_t t, uint32_t thread, uint32_t node,
+		   enum prof_metric m, uint64_t ns)
+{
+	oc->sink.add(oc->sink.arg, t, thread, node, PROF_M_OFFCPU_NS, ns, 0);
+	oc->sink.add(oc->sink.arg, t, thread, node, m, ns, 0);
+}
+
 static void add(struct prof_offcpu *oc, const struct prof_switch_interval *iv, uint32_t thread,
 		uint32_t node, enum prof_metric m)
 {
-	uint64_t ns = iv->t_in - iv->t_out;
-
-	oc->sink.add(oc->sink.arg, iv->t_out, thread, node, PROF_M_OFFCPU_NS, ns, 0);
-	oc->sink.add(oc->sink.arg, iv->t_out, thread, node, m, ns, 0);
+	add_ns(oc, iv->t_out, thread, node, m, iv->t_in - iv->t_out);
 	if (m == PROF_M_IOWAIT_NS)
 		VEC_PUSH(&oc->io, ((struct io_interval){ iv->t_out, iv->t_in, iv->pid }));
 }
 
-/* A D state's verdict from a site's (full) kernel frames. */
+/* --- the sampled mode's estimator ------------------------------------------------ */
+
+static struct est *est_of(struct prof_offcpu *oc, uint32_t tid)
+{
+	bool created;
+	uint64_t *slot = u64map_slot(&oc->est_by_tid, tid, &created);
+
+	if (created)
+		*slot = (uintptr_t)xcalloc(1, sizeof(struct est));
+	return (struct est *)(uintptr_t)*slot;
+}
+
+/* A D state's verdict from its kernel frames. */
 static enum prof_metric with_io(enum prof_metric m, bool io)
 {
 	return m == PROF_M_UNINT_NS && io ? PROF_M_IOWAIT_NS : m;
@@ -750,8 +808,106 @@ static void charge_from_start(struct prof_offcpu *oc, const struct prof_switch_i
 		add(oc, iv, iv->thread, (uint32_t)(v >> 8), (enum prof_metric)(v & 0xff));
 }
 
-/* The pairing's verdict on one interval: its time in full, now, or once
- * its site has a full stack. */
+static uint32_t unsampled_node(struct prof_offcpu *oc)
+{
+	uint32_t f = 0;
+
+	if (!oc->unsampled_node)
+		oc->unsampled_node = prof_node_child(oc->p, 0, marker_frame(oc, &f, "[stack not sampled]"));
+	return oc->unsampled_node;
+}
+
+static enum prof_metric class_metric(int cls)
+{
+	return cls ? PROF_M_SLEEP_NS : PROF_M_PREEMPT_NS;
+}
+
+/* One interval of a thread in the sampled mode; s: its own random or
+ * stale sample, or NULL. */
+static void est_add(struct prof_offcpu *oc, const struct prof_switch_interval *iv,
+		    const struct prof_switch_sample *s)
+{
+	struct est *e = est_of(oc, iv->tid);
+	int cls = iv->preempt ? 0 : 1;
+	uint64_t ns = iv->t_in - iv->t_out;
+
+	if (!e->start)
+		e->start = iv->t_out;
+	e->thread = iv->thread;
+	e->exact[cls] += ns;
+	oc->stats.estimated++;
+	if (!s)
+		return;
+	uint32_t w = s->tag == K_RANDOM ? oc->period : 1;
+	e->ht[cls] += (double)w * (double)ns;
+	VEC_PUSH(&e->s, ((struct est_sample){ iv->t_out, ns, s->thread, s->node, w, (uint8_t)cls }));
+}
+
+/* Shares each class's exact time among its samples (weight x ns); a
+ * class with no sample waits, or (final) goes to [stack not sampled]. */
+static void est_flush(struct prof_offcpu *oc, struct est *e, bool final)
+{
+	size_t k = 0;
+
+	for (int c = 0; c < 2; c++) {
+		double acc = 0;
+		uint64_t done = 0;
+		if (!e->exact[c] || (!e->ht[c] && !final))
+			continue;
+		if (!e->ht[c]) {
+			oc->stats.unsampled_ns += e->exact[c];
+			add_ns(oc, e->start, e->thread, unsampled_node(oc), class_metric(c), e->exact[c]);
+		}
+		for (size_t i = 0; e->ht[c] && i < e->s.n; i++) {
+			const struct est_sample *x = &e->s.v[i];
+			if (x->cls != c)
+				continue;
+			acc += (double)e->exact[c] * ((double)x->weight * (double)x->ns / e->ht[c]);
+			uint64_t v = (uint64_t)llround(acc) - done;
+			done += v;
+			if (v)
+				add_ns(oc, x->t_out, x->thread, x->node, class_metric(c), v);
+		}
+		e->exact[c] = 0;
+		e->ht[c] = 0;
+	}
+	for (size_t i = 0; i < e->s.n; i++)	/* keep the samples of a class that waits */
+		if (e->exact[e->s.v[i].cls])
+			e->s.v[k++] = e->s.v[i];
+	e->s.n = k;
+	if (!e->exact[0] && !e->exact[1])
+		e->start = 0;
+}
+
+/* The windows that are OFFCPU_WINDOW_NS old (all: every one, final). */
+static void est_settle(struct prof_offcpu *oc, bool all)
+{
+	size_t it = 0;
+	uint64_t tid, v;
+
+	while (u64map_next(&oc->est_by_tid, &it, &tid, &v)) {
+		struct est *e = (struct est *)(uintptr_t)v;
+		if (e->start && (all || e->start + OFFCPU_WINDOW_NS <= oc->newest))
+			est_flush(oc, e, all);
+	}
+}
+
+/* A thread exited: its last window closes, its state goes. */
+static void est_exit(struct prof_offcpu *oc, uint32_t tid)
+{
+	uint64_t v;
+
+	if (!u64map_get(&oc->est_by_tid, tid, &v))
+		return;
+	est_flush(oc, (struct est *)(uintptr_t)v, true);
+	VEC_FREE(&((struct est *)(uintptr_t)v)->s);
+	free((void *)(uintptr_t)v);
+	u64map_del(&oc->est_by_tid, tid);
+}
+
+/* The pairing's verdict on one interval: charged now with its own stack
+ * (a D interval, every interval with --offcpu-stacks=all), or through the
+ * estimator. */
 static void charge(void *arg, const struct prof_switch_interval *iv, const struct prof_switch_sample *s,
 		   enum prof_metric m)
 {
@@ -760,280 +916,63 @@ static void charge(void *arg, const struct prof_switch_interval *iv, const struc
 	oc->newest = MAX(oc->newest, iv->t_in);
 	if (iv->edge & PROF_SWITCH_FROM_START)
 		charge_from_start(oc, iv);
-	else if (!s) {
+	else if (s && (s->tag == K_D || s->tag == K_OWN))
+		add(oc, iv, s->thread, s->node, m);
+	else if (oc->mode == PROF_OFFCPU_SAMPLED)
+		est_add(oc, iv, s);
+	else {
 		oc->stats.stacks_lost++;
 		add(oc, iv, iv->thread, lost_node(oc), m);
-	} else if (s->tag != PROF_NONE && s->tag < oc->sites.n && oc->sites.v[s->tag].full) {
-		const struct site *st = &oc->sites.v[s->tag];
-		add(oc, iv, s->thread, st->node, with_io(m, st->io));
-	} else if (s->tag != PROF_NONE && s->tag < oc->sites.n) {
-		VEC_PUSH(&oc->pending, ((struct pending){ *iv, s->thread, s->tag, (uint8_t)m }));
-	} else {
-		add(oc, iv, s->thread, s->node, m);
 	}
-}
-
-/* Charges the waiting intervals whose site now has a full stack, and
- * (all: the end, or the cache starting over) those that waited long
- * enough, with the small copy's stack. */
-static void settle_pending(struct prof_offcpu *oc, bool all)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < oc->pending.n; i++) {
-		const struct pending *pd = &oc->pending.v[i];
-		const struct site *st = &oc->sites.v[pd->site];
-		if (st->full)
-			add(oc, &pd->iv, pd->thread, st->node, with_io((enum prof_metric)pd->metric, st->io));
-		else if (all || pd->iv.t_in + PENDING_NS < oc->newest) {
-			oc->stats.unsampled++;
-			add(oc, &pd->iv, pd->thread, st->node, (enum prof_metric)pd->metric);
-		} else
-			oc->pending.v[k++] = *pd;
-	}
-	oc->pending.n = k;
-}
-
-/* --- sites: the sampled mode's cache of stacks ------------------------------------ */
-
-/* R, S or D: a site's stack in one state says nothing of another. */
-static uint8_t state_class(uint64_t prev_state)
-{
-	uint64_t st = prev_state & TS_REPORT_MASK;
-
-	return st == 0 ? 0 : (st & TS_UNINTERRUPTIBLE) ? 2 : 1;
-}
-
-static uint64_t stack_word(const struct prof_perf_sample *s, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, s->stack + off, 8);
-	return v;
-}
-
-/* The site key of a switch-out sample (no signature yet). */
-static struct site site_key(const struct prof_perf_sample *s, uint64_t prev_state)
-{
-	uint64_t r[PERF_REG_X86_IP + 1] = { 0 };
-
-	prof_perf_sample_regs(s, r, ARRAY_SIZE(r));
-	return (struct site){ .tid = s->tid, .ip = r[PERF_REG_X86_IP], .sp = r[PERF_REG_X86_SP],
-			      .cls = state_class(prev_state) };
-}
-
-static uint64_t site_hash(const struct site *k)
-{
-	return hash64(k->tid ^ hash64(k->ip ^ hash64(k->sp * 4 + k->cls)));
-}
-
-static bool same_key(const struct site *a, const struct site *b)
-{
-	return a->tid == b->tid && a->ip == b->ip && a->sp == b->sp && a->cls == b->cls;
-}
-
-/* Where the unwind's return addresses sit in the top OFFCPU_SITE_COPY
- * bytes of the stack copy, in order. */
-static void site_sign(struct site *k, const struct prof_perf_sample *s, const uint64_t *upcs, size_t n)
-{
-	size_t reach = MIN((size_t)s->stack_size, (size_t)OFFCPU_SITE_COPY), off = 0;
-
-	k->nsig = 0;
-	for (size_t i = 1; i < n && k->nsig < SITE_SIGS; i++) {
-		while (off + 8 <= reach && stack_word(s, off) != upcs[i])
-			off += 8;
-		if (off + 8 > reach)
-			break;
-		k->sig_off[k->nsig] = (uint16_t)off;
-		k->sig_val[k->nsig++] = upcs[i];
-		off += 8;
-	}
-}
-
-static bool sig_matches(const struct site *k, const struct prof_perf_sample *s)
-{
-	for (uint8_t i = 0; i < k->nsig; i++)
-		if ((size_t)k->sig_off[i] + 8 > s->stack_size || stack_word(s, k->sig_off[i]) != k->sig_val[i])
-			return false;
-	return true;
-}
-
-static bool same_sig(const struct site *a, const struct site *b)
-{
-	return a->nsig == b->nsig && !memcmp(a->sig_off, b->sig_off, a->nsig * sizeof(a->sig_off[0])) &&
-	       !memcmp(a->sig_val, b->sig_val, a->nsig * sizeof(a->sig_val[0]));
-}
-
-/* The site whose key and signature this sample has, or NULL. */
-static const struct site *site_find(struct prof_offcpu *oc, const struct site *k, const struct prof_perf_sample *s)
-{
-	uint64_t i;
-
-	if (!u64map_get(&oc->site_index, site_hash(k), &i))
-		return NULL;
-	for (i--; i != PROF_NONE; i = oc->sites.v[i].next)
-		if (same_key(&oc->sites.v[i], k) && sig_matches(&oc->sites.v[i], s))
-			return &oc->sites.v[i];
-	return NULL;
-}
-
-/* Adds k, or updates the site with the same key and signature; its
- * index, or PROF_NONE when the cache is full (MAX_SITES: new sites are
- * then not remembered). */
-static uint32_t site_put(struct prof_offcpu *oc, const struct site *k)
-{
-	bool created;
-	uint64_t *head;
-
-	if (oc->sites.n >= MAX_SITES && !u64map_get(&oc->site_index, site_hash(k), NULL))
-		return PROF_NONE;
-	head = u64map_slot(&oc->site_index, site_hash(k), &created);
-	for (uint64_t i = created ? PROF_NONE : *head - 1; i != PROF_NONE; i = oc->sites.v[i].next)
-		if (same_key(&oc->sites.v[i], k) && same_sig(&oc->sites.v[i], k)) {
-			uint32_t next = oc->sites.v[i].next;
-			oc->sites.v[i] = *k;
-			oc->sites.v[i].next = next;
-			return (uint32_t)i;
-		}
-	VEC_PUSH(&oc->sites, *k);
-	oc->sites.v[oc->sites.n - 1].next = created ? PROF_NONE : (uint32_t)(*head - 1);
-	*head = oc->sites.n;
-	return (uint32_t)(oc->sites.n - 1);
-}
-
-/* A stack from the small copy alone: under "[stack not sampled]" when
- * the unwind ran out of the copied bytes (a stack that stops for another
- * reason, such as a stripped binary, would stop there in a full copy
- * too). */
-static uint32_t small_copy_node(struct prof_offcpu *oc, const struct prof_replay_sample *rs,
-				const struct prof_replay_stack *st)
-{
-	uint32_t frames[PROF_MAX_FRAMES + 1];
-	size_t n = 0;
-
-	if (!st->copy_exhausted)
-		return st->node;
-	for (uint32_t node = st->node; node && node < oc->p->nodes.n && n < PROF_MAX_FRAMES;
-	     node = oc->p->nodes.v[node].parent)
-		frames[n++] = oc->p->nodes.v[node].frame;
-	frames[n++] = marker_frame(oc, &oc->unsampled_frame, "[stack not sampled]");
-	return prof_node_from_stack(oc->p, frames, n);
-}
-
-/*
- * A new site whose small copy did not reach the thread's root: a thread
- * blocked there keeps its stack as it was at the switch-out, so while it
- * still sleeps (or sleeps there again) its stack memory, read now, is the
- * full copy the kernel did not take.  It is used only if its unwind
- * begins with the frames the small copy gave (the same return addresses:
- * the thread is at the same call path).  Sites of long-blocked threads
- * (a server's idle workers) are where count-sampled full stacks rarely
- * land, and where most of a host's off-CPU time is.
- */
-static bool read_blocked_stack(struct prof_offcpu *oc, const struct prof_replay_sample *rs,
-			       struct prof_replay_stack *st)
-{
-	struct prof_perf_sample s = *rs->s;
-	struct prof_replay_sample again = *rs;
-	struct prof_replay_stack deep;
-	uint64_t r[PERF_REG_X86_IP + 1] = { 0 }, small[PROF_MAX_FRAMES];
-	struct iovec local = { oc->stack_buf, OFFCPU_STACK_SIZE }, remote;
-	size_t k = MIN(st->n_upcs, (size_t)PROF_MAX_FRAMES);
-	ssize_t n;
-
-	if (!s.regs_abi || !k)
-		return false;	/* a kernel thread, or nothing to check against */
-	memcpy(small, st->upcs, k * sizeof(small[0]));
-	prof_perf_sample_regs(rs->s, r, ARRAY_SIZE(r));
-	remote = (struct iovec){ (void *)(uintptr_t)r[PERF_REG_X86_SP], OFFCPU_STACK_SIZE };
-	n = process_vm_readv((pid_t)s.pid, &local, 1, &remote, 1, 0);
-	if (n <= (ssize_t)s.stack_size)
-		return false;
-	s.stack = oc->stack_buf;
-	s.stack_size = (uint64_t)n;
-	again.s = &s;
-	prof_replay_resolve(&again, &deep);
-	if (deep.n_upcs < k || memcmp(deep.upcs, small, k * sizeof(small[0])))
-		return false;
-	oc->stats.stacks_read++;
-	*st = deep;
-	return true;
-}
-
-/* Sampled mode, every switch-out: its site's stack, from the cache or
- * (a new site) from its own small copy. */
-static void site_switch_out(struct prof_offcpu *oc, const struct prof_replay_sample *rs,
-			    uint64_t state, struct prof_switch_sample *out)
-{
-	struct site k = site_key(rs->s, state);
-	const struct site *hit = site_find(oc, &k, rs->s);
-	struct prof_replay_stack st;
-
-	if (hit) {
-		if (hit->full)
-			oc->stats.site_hits++;
-		else
-			oc->stats.site_partial++;
-		out->node = hit->node;
-		out->tag = (uint32_t)(hit - oc->sites.v);
-		return;
-	}
-	oc->stats.site_misses++;
-	prof_replay_resolve(rs, &st);
-	site_sign(&k, rs->s, st.upcs, st.n_upcs);	/* before a read replaces the pcs */
-	k.node = small_copy_node(oc, rs, &st);
-	if (st.copy_exhausted && read_blocked_stack(oc, rs, &st))
-		k.node = st.node;
-	out->node = k.node;
-	out->tag = site_put(oc, &k);
-}
-
-/* Sampled mode, a full stack sample: its site is known from now on, and
- * its own switch-out (sampled by both events) gets it. */
-static void on_full_stack(struct prof_offcpu *oc, const struct prof_replay_sample *rs)
-{
-	uint64_t state = prev_state_of(oc, rs->s);
-	struct site k = site_key(rs->s, state);
-	enum prof_metric m;
-
-	k.full = true;
-	k.node = rs->node;
-	k.io = kernel_stack_in_io(oc->p, rs->node);
-	site_sign(&k, rs->s, rs->upcs, rs->n_upcs);
-	site_put(oc, &k);
-	oc->stats.full_stacks++;
-	m = prof_offcpu_classify(state, k.io);
-	if (m == PROF_METRIC_COUNT)
-		return;
-	prof_switchpair_restack(oc->sp, rs->s->tid, rs->s->time, SAME_SWITCH_NS, rs->node, (uint8_t)m);
 }
 
 /* --- the replay consumer ------------------------------------------------------------ */
+
+/* A sampled-mode sample to the pairing: a second sample of the same
+ * switch-out (no switch record of the thread between them) replaces the
+ * first if its kind ranks higher. */
+static void feed(struct prof_offcpu *oc, uint32_t tid, const struct prof_switch_sample *out, enum kind k)
+{
+	struct est *e = est_of(oc, tid);
+
+	if (e->fed && e->fed > e->last_out) {
+		if (k > e->fed_kind && prof_switchpair_restack(oc->sp, tid, out->time - e->fed, out)) {
+			e->fed = out->time;
+			e->fed_kind = (uint8_t)k;
+		}
+		return;
+	}
+	e->fed = out->time;
+	e->fed_kind = (uint8_t)k;
+	prof_switchpair_sample(oc->sp, tid, out);
+}
 
 static void on_sample(void *arg, const struct prof_replay_sample *rs)
 {
 	struct prof_offcpu *oc = arg;
 	const struct prof_perf_sample *s = rs->s;
-	struct prof_switch_sample out = { s->time, rs->thread, rs->node, PROF_NONE, 0 };
+	struct prof_switch_sample out = { s->time, rs->thread, rs->node, K_OWN, 0 };
 	uint64_t state;
 
 	if (!s->pid)
 		return;	/* the idle task (-a) */
-	if (rs->event == &oc->st || rs->event == &oc->dd) {
-		on_full_stack(oc, rs);
+	if (rs->event == &oc->st || rs->event == &oc->ts) {
+		out.tag = rs->event == &oc->st ? K_RANDOM : K_STALE;
+		out.metric = PROF_M_SLEEP_NS;	/* the estimator classes by the switch record */
+		oc->stats.full_stacks++;
+		feed(oc, s->tid, &out, (enum kind)out.tag);
 		return;
 	}
-	if (rs->event != &oc->pf)
+	if (rs->event != &oc->pf && rs->event != &oc->dd)
 		return;
 	state = prev_state_of(oc, s);
-	out.metric = (uint8_t)prof_offcpu_classify(state, false);
-	if (out.metric == PROF_METRIC_COUNT)
-		;	/* exiting: nothing charged, no stack needed */
-	else if (oc->mode == PROF_OFFCPU_SAMPLED)
-		site_switch_out(oc, rs, state, &out);
-	else
-		out.metric = (uint8_t)prof_offcpu_classify(state, kernel_stack_in_io(oc->p, rs->node));
-	prof_switchpair_sample(oc->sp, s->tid, &out);
+	out.metric = (uint8_t)prof_offcpu_classify(state, kernel_stack_in_io(oc->p, rs->node));
+	if (rs->event == &oc->dd) {
+		out.tag = K_D;
+		oc->stats.full_stacks++;
+		feed(oc, s->tid, &out, K_D);
+	} else
+		prof_switchpair_sample(oc->sp, s->tid, &out);
 }
 
 /* The switch records of the time ring. */
@@ -1044,9 +983,11 @@ static void on_switch(void *arg, const void *event, const struct prof_replay_swi
 
 	if (event != &oc->sw || !id->pid)
 		return;	/* the idle task's switches (-a) are no one's off-CPU time */
-	if (sw->out)
+	if (sw->out) {
+		if (oc->mode == PROF_OFFCPU_SAMPLED)
+			est_of(oc, id->tid)->last_out = id->time;
 		prof_switchpair_out(oc->sp, id->tid, id->pid, sw->thread, id->time, sw->preempt);
-	else
+	} else
 		prof_switchpair_in(oc->sp, id->tid, id->time);
 }
 
@@ -1056,7 +997,7 @@ static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, 
 
 	if (event == &oc->pf)
 		oc->stats.lost += n;
-	else if (event == &oc->st || event == &oc->dd)
+	else if (event == &oc->st || event == &oc->ts || event == &oc->dd)
 		oc->stats.full_lost += n;
 	else if (event == &oc->sw)
 		oc->stats.switches_lost += n;
@@ -1066,8 +1007,10 @@ static void on_task(void *arg, const struct prof_perf_task *tk, bool exit)
 {
 	struct prof_offcpu *oc = arg;
 
-	if (exit)
-		prof_switchpair_exit(oc->sp, tk->tid, tk->time);
+	if (!exit)
+		return;
+	prof_switchpair_exit(oc->sp, tk->tid, tk->time);
+	est_exit(oc, tk->tid);
 }
 
 static void on_batch_end(void *arg)
@@ -1075,7 +1018,7 @@ static void on_batch_end(void *arg)
 	struct prof_offcpu *oc = arg;
 
 	prof_switchpair_prune(oc->sp);
-	settle_pending(oc, false);
+	est_settle(oc, false);
 }
 
 void prof_offcpu_finish(struct prof_offcpu *oc)
@@ -1083,7 +1026,7 @@ void prof_offcpu_finish(struct prof_offcpu *oc)
 	if (!oc)
 		return;
 	prof_switchpair_finish(oc->sp, oc->end);
-	settle_pending(oc, true);
+	est_settle(oc, true);
 }
 
 static const struct prof_replay_ops offcpu_ops = {
@@ -1101,8 +1044,6 @@ void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 	oc->rp = rp;
 	oc->sink = *sink;
 	oc->sp = prof_switchpair_new(charge, oc);
-	if (oc->mode == PROF_OFFCPU_SAMPLED)
-		prof_replay_lazy(rp, &oc->pf);
 	prof_replay_add_consumer(rp, &offcpu_ops, oc);
 }
 
@@ -1114,4 +1055,14 @@ struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc)
 enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc)
 {
 	return oc->mode;
+}
+
+uint32_t prof_offcpu_period(const struct prof_offcpu *oc)
+{
+	return oc->mode == PROF_OFFCPU_SAMPLED ? oc->period : 1;
+}
+
+bool prof_offcpu_filtered(const struct prof_offcpu *oc)
+{
+	return oc->prog[0] >= 0;
 }

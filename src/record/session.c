@@ -489,8 +489,10 @@ static void start_pump(struct prof_perf *pf)
 static void setup_resources(struct prof_session *s)
 {
 	struct prof_replay_sink sink = { offcpu_sink_add, s };
+	uint32_t period = s->o->offcpu_period ? s->o->offcpu_period : PROF_OFFCPU_PERIOD;
+	char v[160];
 
-	s->oc = prof_offcpu_new(&s->pf, s->o->offcpu_all ? PROF_OFFCPU_ALL : PROF_OFFCPU_SAMPLED,
+	s->oc = prof_offcpu_new(&s->pf, period == 1 ? PROF_OFFCPU_ALL : PROF_OFFCPU_SAMPLED, period,
 				s->offcpu_why, sizeof(s->offcpu_why));
 	if (s->oc)
 		prof_offcpu_attach(s->oc, s->rp, &s->p, &sink);
@@ -500,6 +502,15 @@ static void setup_resources(struct prof_session *s)
 	if (s->oc)
 		prof_meta_set(&s->p, "off_cpu_stacks",
 			      prof_offcpu_mode(s->oc) == PROF_OFFCPU_SAMPLED ? "sampled" : "all");
+	if (s->oc && prof_offcpu_mode(s->oc) == PROF_OFFCPU_SAMPLED) {
+		snprintf(v, sizeof(v), "1 in %u switch-outs at random%s, every D-state one",
+			 prof_offcpu_period(s->oc),
+			 prof_offcpu_filtered(s->oc) ? " (BPF), a thread's first after 20 ms without" : " (tracepoint period)");
+		prof_meta_set(&s->p, "off_cpu_stack_samples", v);
+	}
+	if (s->oc)	/* prof's own work, said where the user reads the profile */
+		prof_meta_set(&s->p, "off_cpu_cost",
+			      "the off-CPU events run inside the context switch: part of the CPU samples in finish_task_switch is theirs, not the program's (docs/offcpu.md)");
 	if (s->o->system_wide)
 		return;
 	s->rt = res_track_new(&s->p, s->oc);

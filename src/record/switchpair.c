@@ -151,8 +151,8 @@ void prof_switchpair_sample(struct prof_switchpair *sp, uint32_t tid, const stru
 	match(sp, t, false);
 }
 
-bool prof_switchpair_restack(struct prof_switchpair *sp, uint32_t tid, uint64_t time,
-			     uint64_t slack, uint32_t node, uint8_t metric)
+bool prof_switchpair_restack(struct prof_switchpair *sp, uint32_t tid, uint64_t slack,
+			     const struct prof_switch_sample *better)
 {
 	uint64_t v;
 	struct thr *t;
@@ -164,11 +164,9 @@ bool prof_switchpair_restack(struct prof_switchpair *sp, uint32_t tid, uint64_t 
 	if (t->s_head == t->samples.n)
 		return false;
 	s = &t->samples.v[t->samples.n - 1];
-	if (s->time + slack < time || time + slack < s->time)
+	if (s->time + slack < better->time || better->time + slack < s->time)
 		return false;
-	s->node = node;
-	s->tag = PROF_NONE;
-	s->metric = metric;
+	*s = (struct prof_switch_sample){ s->time, better->thread, better->node, better->tag, better->metric };
 	return true;
 }
 

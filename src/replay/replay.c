@@ -76,7 +76,6 @@ struct prof_replay {
 	VEC(struct task) task;
 	VEC(struct prof_addrspace *) dead;
 	VEC(struct consumer) consumers;
-	VEC(const void *) lazy;		/* events whose samples are resolved on demand */
 	pid_t self;			/* live: prof's own pid, else 0 */
 	uint64_t next_sweep;		/* live: CLOCK_MONOTONIC ns */
 	struct u64map suspects;		/* pid -> CLOCK_MONOTONIC ns it was first seen gone */
@@ -85,7 +84,6 @@ struct prof_replay {
 	bool kernel_checked;
 	uint64_t pcs[PROF_MAX_FRAMES];
 	size_t npcs;			/* user pcs of the last DWARF unwind */
-	bool copy_exhausted;		/* it stopped at the end of the stack copy */
 	uint32_t frames[MAX_OUT_FRAMES];
 	size_t nframes;
 	struct prof_user_regs regs;
@@ -176,7 +174,6 @@ void prof_replay_free(struct prof_replay *rp)
 	VEC_FREE(&rp->task);
 	VEC_FREE(&rp->dead);
 	VEC_FREE(&rp->consumers);
-	VEC_FREE(&rp->lazy);
 	if (rp->unw)
 		prof_unwinder_free(rp->unw);
 	prof_symbolizer_free(rp->sym);
@@ -567,7 +564,6 @@ static bool unwind_user(struct prof_replay *rp, struct prof_addrspace *as,
 	prof_perf_sample_regs(s, rp->regs.r, ARRAY_SIZE(rp->regs.r));
 	prof_unwind(rp->unw, as, (pid_t)s->tid, &rp->regs, &st, rp->pcs, PROF_MAX_FRAMES, &res);
 	rp->npcs = res.n;
-	rp->copy_exhausted = res.stop && strstr(res.stop, "stack copy");
 	for (size_t i = 0; i < res.n; i++)
 		push_user(rp, as, rp->pcs[i], i > 0);
 	*at_root = res.at_root;
@@ -584,7 +580,6 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 	*complete = true;
 	rp->nframes = 0;
 	rp->npcs = 0;
-	rp->copy_exhausted = false;
 	if (s->nr_callchain) {
 		uint64_t limit = a->sample_max_stack ? a->sample_max_stack : MAX_STACK_DEFAULT;
 		if (walk_callchain(rp, as, s, !dwarf) >= limit && !dwarf)
@@ -606,35 +601,11 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 	return prof_node_from_stack(rp->p, rp->frames, rp->nframes);
 }
 
-static bool is_lazy(const struct prof_replay *rp, const void *event)
-{
-	for (size_t i = 0; i < rp->lazy.n; i++)
-		if (rp->lazy.v[i] == event)
-			return true;
-	return false;
-}
-
-void prof_replay_lazy(struct prof_replay *rp, const void *event)
-{
-	VEC_PUSH(&rp->lazy, event);
-}
-
-uint32_t prof_replay_resolve(const struct prof_replay_sample *rs, struct prof_replay_stack *out)
-{
-	struct prof_replay *rp = rs->rp;
-
-	out->node = resolve_stack(rp, rs->attr, rs->s, space_of(rp, rs->s->pid), &out->complete);
-	out->upcs = rp->pcs;
-	out->n_upcs = rp->npcs;
-	out->copy_exhausted = rp->copy_exhausted;
-	return out->node;
-}
-
 static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
 		     const struct perf_event_header *h)
 {
 	struct prof_perf_sample s;
-	struct prof_replay_sample rs = { .s = &s, .event = event, .node = PROF_NONE, .rp = rp, .attr = attr };
+	struct prof_replay_sample rs = { .s = &s, .event = event, .attr = attr };
 
 	if (prof_perf_parse_sample(attr, h, &s) < 0)
 		return -EINVAL;
@@ -642,11 +613,9 @@ static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr,
 	if ((pid_t)s.pid == rp->self)
 		return PROF_REPLAY_USED;
 	rs.thread = thread_of(rp, s.pid, s.tid);
-	if (!is_lazy(rp, event)) {
-		rs.node = resolve_stack(rp, attr, &s, space_of(rp, s.pid), &rs.complete);
-		rs.upcs = rp->pcs;
-		rs.n_upcs = rp->npcs;
-	}
+	rs.node = resolve_stack(rp, attr, &s, space_of(rp, s.pid), &rs.complete);
+	rs.upcs = rp->pcs;
+	rs.n_upcs = rp->npcs;
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->sample)
 			c->ops->sample(c->arg, &rs);

@@ -6,8 +6,11 @@
  * same stack depth with same-sized frames, so only the return addresses
  * on the stack tell them apart; a kilobyte frame below them keeps the
  * thread's root out of a small stack copy.  The off-CPU stacks' shares
- * of the three sites must match the measured ones.
- * Prints "site_a_ns N", "site_b_ns N", "site_c_ns N".
+ * of the three sites must match the measured ones.  For a check of
+ * sampled stacks it also gives each site's sum of squared call times and
+ * the longest call (what the sampling error depends on).
+ * Prints "site_a_ns N", "site_b_ns N", "site_c_ns N", then
+ * "site_X_sq_us2 F" (X = a b c) and "max_call_us F".
  * usage: sites [ROUNDS]
  */
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include <time.h>
 
 static unsigned long long spent[3];
+static double spent_sq[3], longest;	/* us^2, us */
 
 static unsigned long long now(void)
 {
@@ -31,7 +35,11 @@ __attribute__((noinline)) static void block(int site, long us)
 	unsigned long long t0 = now();
 
 	nanosleep(&nap, NULL);
-	spent[site] += now() - t0;
+	unsigned long long d = now() - t0;
+	spent[site] += d;
+	spent_sq[site] += (d / 1e3) * (d / 1e3);
+	if (d / 1e3 > longest)
+		longest = d / 1e3;
 }
 
 /* The asm keeps each call a real call (no tail call): its return address
@@ -60,5 +68,7 @@ int main(int argc, char **argv)
 
 	cycle(rounds);
 	printf("site_a_ns %llu\nsite_b_ns %llu\nsite_c_ns %llu\n", spent[0], spent[1], spent[2]);
+	printf("site_a_sq_us2 %.0f\nsite_b_sq_us2 %.0f\nsite_c_sq_us2 %.0f\nmax_call_us %.1f\n", spent_sq[0],
+	       spent_sq[1], spent_sq[2], longest);
 	return 0;
 }

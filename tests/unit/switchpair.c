@@ -185,13 +185,17 @@ static void test_restack(void)
 {
 	struct prof_switchpair *sp = fresh();
 
+	struct prof_switch_sample b11 = { 101, 1, 11, PROF_NONE, PROF_M_SLEEP_NS };
+	struct prof_switch_sample b12 = { 500, 1, 12, PROF_NONE, PROF_M_SLEEP_NS };
+
 	sample(sp, 7, 99, 5, PROF_M_SLEEP_NS);
-	ok(prof_switchpair_restack(sp, 7, 101, 10, 11, PROF_M_SLEEP_NS), "a better stack of the same switch replaces it");
-	ok(!prof_switchpair_restack(sp, 7, 500, 10, 12, PROF_M_SLEEP_NS), "not one of another switch");
+	ok(prof_switchpair_restack(sp, 7, 10, &b11), "a better stack of the same switch replaces it");
+	ok(!prof_switchpair_restack(sp, 7, 10, &b12), "not one of another switch");
 	prof_switchpair_out(sp, 7, 7, 1, 100, false);
 	prof_switchpair_in(sp, 7, 200);
 	ok(ncharged == 1 && is(0, 100, 200, 11, PROF_M_SLEEP_NS), "the interval gets the better stack");
-	ok(!prof_switchpair_restack(sp, 7, 99, 10, 12, PROF_M_SLEEP_NS), "nothing waits any more");
+	b12.time = 99;
+	ok(!prof_switchpair_restack(sp, 7, 10, &b12), "nothing waits any more");
 	prof_switchpair_free(sp);
 }
 
