@@ -233,6 +233,13 @@ test_expect_success 'a static binary: one warning, the CPU profile goes on' '
 
 # The uprobe PMU's inherited events broke every fork and pthread_create
 # of the profiled program (EFAULT); tracefs uprobes do not.
+test_expect_success 'attached with --children: one warning, the children are not in the heap profile' '
+	sleep 30 & S=$!
+	"$PROF" record --heap -p $S --children -d 0.5 -o kids.data 2>kids.err; st=$?
+	kill $S; cat kids.err && test $st = 0 &&
+	test "$(grep -c "warning: --heap records the allocations of process $S, not those of its children already running" kids.err)" = 1
+'
+
 test_expect_success 'a program that forks, execs and starts threads runs normally' '
 	"$PROF" record --heap -o fork.data -- "$WL/forkexec" 1 >fork.out 2>fork.err &&
 	cat fork.err && check_not_contains fork.err "Bad address" &&

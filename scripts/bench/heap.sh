@@ -19,6 +19,9 @@
 #                           bare, under the preloaded sampler alone, under
 #                           prof record and under prof record --heap.  Goal:
 #                           --heap costs at most 2% over prof record.
+#                           Attached too: the bare server with prof record
+#                           -p and prof record --heap -p started once it
+#                           runs (uprobes on every allocator call).
 #   agreement               the planted workload with PAIRS=200,000: per
 #                           function, prof's allocation count, leaked bytes
 #                           and peak against heaptrack's (heaptrack_print),
@@ -122,6 +125,7 @@ redis_run() {
 		redis-server --port $PORT --save '' --appendonly no >/dev/null 2>&1 & ;;
 	heap) "$PROF" record -q --heap -o "$B/redis.data" -- \
 		redis-server --port $PORT --save '' --appendonly no >/dev/null 2>&1 & ;;
+	attach|attach-heap) redis-server --port $PORT --save '' --appendonly no >/dev/null 2>&1 & ;;
 	esac
 	pid=$!
 	for i in $(seq 100); do redis-cli -p $PORT ping >/dev/null 2>&1 && break; sleep 0.1; done
@@ -131,9 +135,18 @@ redis_run() {
 		kill $pid 2>/dev/null
 		return
 	fi
+	local ppid=
+	case $1 in
+	attach) "$PROF" record -q -o "$B/redis.data" -p "$spid" >/dev/null 2>&1 & ppid=$! ;;
+	attach-heap) "$PROF" record -q --heap -o "$B/redis.data" -p "$spid" >/dev/null 2>&1 & ppid=$! ;;
+	esac
+	# attached: the events are on once prof.data has its first flush
+	[ -n "$ppid" ] && for i in $(seq 100); do [ -s "$B/redis.data" ] && break; sleep 0.1; done && sleep 0.5
 	c0=$(server_cpu "$spid")
-	timeout 300 redis-benchmark -p $PORT -q -n "$n" -c 10 -t set,get,lpush,lpop >/dev/null 2>&1
+	timeout 600 redis-benchmark -p $PORT -q -n "$n" -c 10 -t set,get,lpush,lpop >/dev/null 2>&1
 	c1=$(server_cpu "$spid")
+	[ -n "$ppid" ] && kill -INT "$ppid" && wait "$ppid" 2>/dev/null
+	rm -f "$B/redis.data"
 	redis-cli -p $PORT shutdown nosave >/dev/null 2>&1
 	wait $pid 2>/dev/null
 	awk -v n="$n" -v a="$c0" -v b="$c1" 'BEGIN {printf "%.0f\n", 4 * n / (b - a)}'
@@ -144,19 +157,24 @@ elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null
 	# the sampler library alone: the copy ./prof embeds
 	cp "$TOP/build/gen/libprofheap.so" "$B/libprofheap.so"
 	declare -A rps
+	MODES=${REDIS_MODES:-bare sampler prof heap attach attach-heap}
 	for i in $(seq "$REPEAT"); do
-		for mode in bare sampler prof heap; do
+		for mode in $MODES; do
 			rps[$mode]+="$(redis_run $mode) "
 		done
 	done
 	m() { med "$1"; }
-	for mode in bare sampler prof heap; do
+	for mode in $MODES; do
 		echo "# redis requests per server CPU-s, $mode: $(m "${rps[$mode]}") (runs: ${rps[$mode]})"
 	done
 	s=$(ratio "$(m "${rps[sampler]}")" "$(m "${rps[bare]}")")
 	h=$(ratio "$(m "${rps[heap]}")" "$(m "${rps[prof]}")")
 	row "heap cost, redis" "sampler alone / bare" "-" "$s" "-" "$(verdict "$s >= 0.98")"
 	row "heap cost, redis" "record --heap / record" "-" "$h" "-" "$(verdict "$h >= 0.98")"
+	if [[ " $MODES " == *" attach-heap "* ]]; then
+		a=$(ratio "$(m "${rps[attach-heap]}")" "$(m "${rps[attach]}")")
+		row "heap cost, redis" "record --heap -p / record -p" "-" "$a" "-" "$(verdict "$a >= 0.98")"
+	fi
 else
 	echo "# redis-server / redis-benchmark missing: no server row"
 fi

@@ -99,6 +99,10 @@ static int record(const struct record_opts *o)
 		return EXIT_USAGE;
 	in = prof_session_info(s);
 	warn_setup(in);
+	/* the allocator probes are opened on the threads of the -p process */
+	if (o->heap && !in->heap_why && o->children)
+		warning("--heap records the allocations of process %d, not those of its children already running (their CPU samples are recorded)",
+			(int)o->pids.v[0]);
 	if ((ret = prof_session_start(s)) < 0) {
 		prof_session_free(s);
 		return ret == -ENOENT ? 127 : 126;

@@ -529,7 +529,7 @@ static void setup_heap(struct prof_session *s)
 	int ret = -EINVAL;
 
 	if (o->system_wide) {
-		snprintf(s->heap_why, sizeof(s->heap_why), "--heap follows a launched command or -p processes, not -a");
+		snprintf(s->heap_why, sizeof(s->heap_why), "--heap hooks the allocator of one program (preloaded at launch, probed with -p PID), not of every process -a sees");
 		s->info.heap_why = s->heap_why;
 		return;
 	}
