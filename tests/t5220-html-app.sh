@@ -26,16 +26,6 @@ require_node_tools
 DRIVE="node $TOP/tests/node/html-app-drive.js"
 export SHOT_DIR="$TRASH"
 
-# q FILE EXPR: a python expression over the driver's JSON (d), must be true
-q() {
-	python3 -c "
-import json, sys
-d = json.load(open(sys.argv[1]))
-ok = bool($2)
-if not ok: print('false:', sys.argv[2])
-sys.exit(0 if ok else 1)" "$1" "$2"
-}
-
 test_expect_success 'record phases and write the HTML report' '
 	"$PROF" record -q -o ph.data -- "$WL/phases" "$IODIR" 1.5 >run.out &&
 	cat run.out &&

@@ -24,16 +24,6 @@ require_perf_events
 require_node_tools
 DRIVE="node $TOP/tests/node/html-app-drive.js"
 
-# q FILE EXPR: a python expression over the driver's JSON (d), must be true
-q() {
-	python3 -c "
-import json, sys
-d = json.load(open(sys.argv[1]))
-ok = bool($2)
-if not ok: print('false:', sys.argv[2])
-sys.exit(0 if ok else 1)" "$1" "$2"
-}
-
 test_expect_success 'record the phases with --heap and write the HTML report' '
 	"$PROF" record -q --heap --heap-rate 128 -o h.data -- "$WL/heap" 20000 - phases >run.out &&
 	cat run.out &&

@@ -4,6 +4,8 @@
 #   . "$TOP/tests/lib/node-tools.sh"
 #   require_node_tools              skip the whole script if unavailable
 #   node_tools_ready || test_skip "title" "$NODE_TOOLS_WHY"
+#   q FILE EXPR                     a python expression over a driver's JSON
+#                                   output (d) must be true
 # A test that cannot get them says why it did not run; it never passes empty.
 NODE_TOOLS="$TOP/build/node"
 NODE_TOOLS_WHY=""
@@ -30,4 +32,14 @@ node_tools_ready() {
 
 require_node_tools() {
 	node_tools_ready || skip_all "$NODE_TOOLS_WHY"
+}
+
+# q FILE EXPR: a python expression over the driver's JSON (d), must be true
+q() {
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = bool($2)
+if not ok: print('false:', sys.argv[2])
+sys.exit(0 if ok else 1)" "$1" "$2"
 }
