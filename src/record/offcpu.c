@@ -463,7 +463,10 @@ int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
 /* prev_pid is the tid going off the CPU: a filter on it keeps the stack
  * copies of prof's own waits (a pump thread blocks after every drain)
  * from filling the ring that the machine's stacks need.  The BPF filters
- * leave them out by themselves. */
+ * leave them out by themselves.  An event filtered when it was opened (the
+ * D ring) keeps that filter: a tracepoint event takes one filter, a second
+ * is EEXIST (kernel-notes/offcpu.md); prof's few uninterruptible waits in
+ * it are dropped by the replay with the rest of its own switches. */
 int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 {
 	struct prof_perf *tps[] = { &oc->pf, oc->prog[0] < 0 ? &oc->st : NULL, &oc->dd };
@@ -478,15 +481,9 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 	for (size_t i = 0; i < n; i++)
 		sb_addf(&f, " && prev_pid != %d", (int)tids[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(tps) && ret >= 0; i++) {
-		struct strbuf d = STRBUF_INIT;
-		if (!tps[i] || !tps[i]->rings)
+		if (!tps[i] || !tps[i]->rings || tps[i]->open_filter)
 			continue;
-		if (tps[i]->open_filter)
-			sb_addf(&d, "(%s) && %s", tps[i]->open_filter, sb_str(&f));
-		else
-			sb_adds(&d, sb_str(&f));
-		ret = prof_perf_set_filter(tps[i], sb_str(&d));
-		sb_release(&d);
+		ret = prof_perf_set_filter(tps[i], sb_str(&f));
 	}
 	free(tids);
 	sb_release(&f);
