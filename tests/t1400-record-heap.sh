@@ -176,6 +176,14 @@ snap_error() {
 	[ $? = 2 ] && one_error err.txt "${!#}" && [ ! -s err.out ]
 }
 
+# The list of live blocks is written last, with its length in the meta
+# data: a file cut anywhere before its end has no list or part of it.
+test_expect_success 'the leak view of a recording cut short: one error line' '
+	head -c $(($(stat -c %s phases.data) / 2)) phases.data >cut.data &&
+	{ "$PROF" report -i cut.data --min-age=0 >cut.out 2>cut.err; test $? = 2; } &&
+	one_error cut.err "does not say which blocks were live at its end (the recording was cut short)"
+'
+
 test_expect_success 'snapshots: a bad combination gets one line' '
 	snap_error --min-age=1 --metric=cpu "show heap metrics, not --metric=cpu" &&
 	snap_error --min-age=1 --at=1 "takes no --at or --since" &&
@@ -214,11 +222,14 @@ for lib in "" libjemalloc.so.2; do
 		test_skip "attached to a process using $lib" "$lib is not installed"
 		continue
 	fi
-	test_expect_success "attached (-p) to a running process${lib:+ using $lib}: exact" '
+	test_expect_success "attached (-p) to a running process${lib:+ using $lib}: exact, the leak view too" '
 		LD_PRELOAD=$lib attach_record && check_contains att.err "every call, by uprobes on the allocator" &&
 		"$PROF" report -i att.data --stdio --header >att.txt &&
 		check_contains att.txt "heap_allocator: .*${lib:-libc.so}" &&
-		reports att.data att && $CHECK att.truth att 0.001 allocs live peak
+		reports att.data att && $CHECK att.truth att 0.001 allocs live peak &&
+		"$PROF" report -i att.data --min-age=0 --format=json >attold.live-bytes.json &&
+		"$PROF" report -i att.data --min-age=0 --format=json --metric=allocs >attold.allocs.json &&
+		truth attold.truth leak_planted=4096:4194304 && $CHECK attold.truth attold 0.001 allocs live
 	'
 done
 

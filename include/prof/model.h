@@ -292,8 +292,9 @@ void prof_heap_until(struct prof_profile *p, uint64_t t_ns);
 /* The leak view: the heap metrics count only the sampled blocks live when
  * the recording ended that were allocated at least min_age_ns before its
  * end (allocs: how many, live-bytes: their bytes).  -ENOENT: no heap
- * samples; -ENODATA: the recording does not say which blocks are live
- * (cut short before its end). */
+ * samples; -ENODATA: the recording does not say which blocks are live,
+ * or not all of them (cut short: meta heap_live_blocks, the length of
+ * the list, is missing or more than the blocks read). */
 int prof_heap_leaks(struct prof_profile *p, uint64_t min_age_ns);
 
 /* --- the view: what a report looks at (src/model/view.c) -----------------

@@ -81,7 +81,9 @@
  *              stack; never SAME_VALUE, and outside the delta state of
  *              values.  They repeat no weight (the block's allocation
  *              was written already): they say which allocations are
- *              still live and how old, for the leak view.  Readers
+ *              still live and how old, for the leak view; META
+ *              heap_live_blocks, written in the same flush before them,
+ *              says how many (a cut file has fewer).  Readers
  *              before them drop them as samples of an unknown metric.
  *  15 TASK_EVENT v t_ns, v pid, v tid, v kind (0 fork, 1 exec, 2 exit),
  *              v thread + 1 (0: none): a task's start, exec or end as the

@@ -248,7 +248,8 @@ int prof_heap_leaks(struct prof_profile *p, uint64_t min_age_ns)
 {
 	if (!p->heap.present)
 		return -ENOENT;
-	if (!p->heap_live.n && p->heap.live_bytes > 0)
+	const char *n = prof_meta_get(p, "heap_live_blocks");	/* written with the list */
+	if (!n || strtoull(n, NULL, 10) != p->heap_live.n / 2)
 		return -ENODATA;
 	p->heap_log.n = 0;
 	for (size_t i = 0; i + 1 < p->heap_live.n; i += 2) {

@@ -669,10 +669,11 @@ void prof_heap_attach(struct prof_heap *h, struct prof_replay *rp, struct prof_p
 void prof_heap_finish(struct prof_heap *h)
 {
 	char buf[32];
-	size_t it = 0;
+	size_t it = 0, n = 0;
 	uint64_t key, slot;
 
 	while (u64map_next(&h->blocks, &it, &key, &slot)) {
+		n++;
 		const struct block *b = &h->blk.v[slot];
 		h->sink.add(h->sink.arg, b->time, b->thread, b->node, PROF_M_ALLOCS, b->count_w,
 			    PROF_SAMPLE_LIVE_AT_END);
@@ -680,6 +681,9 @@ void prof_heap_finish(struct prof_heap *h)
 			    PROF_SAMPLE_LIVE_AT_END);
 	}
 
+	/* a file cut inside the list has fewer: the leak view refuses it */
+	snprintf(buf, sizeof(buf), "%zu", n);
+	prof_meta_set(h->p, "heap_live_blocks", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->lost);
 	prof_meta_set(h->p, "heap_lost", buf);
 }

@@ -59,6 +59,7 @@ int main(void)
 	uint32_t fp = prof_frame_intern(&p, &f);
 	uint32_t leak = prof_node_from_stack(&p, &fl, 1), peak = prof_node_from_stack(&p, &fp, 1);
 	prof_meta_set(&p, "heap_rate", "1024");
+	prof_meta_set(&p, "heap_live_blocks", "2");
 
 	is_u64(prof_writer_open(&w, path), 0, "writer opens");
 	prof_writer_sample(w, 1, th, leak, PROF_M_SAMPLES, 1, 0);	/* a CPU sample among them */
