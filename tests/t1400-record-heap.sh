@@ -149,7 +149,9 @@ test_expect_success 'the leak view: live at the end and older than --min-age, pe
 	$CHECK all.truth all 0.10 allocs live &&
 	"$PROF" report -i phases.data --min-age=$(age after_peak) >old.txt &&
 	check_contains old.txt "^# heap: showing blocks live at the end, allocated at least [0-9.]* s before it" &&
-	check_contains old.txt "^# metric: live-bytes"
+	check_contains old.txt "^# metric: live-bytes" &&
+	"$PROF" report -i phases.data --min-age=$(age after_peak) --format=html -o old.html &&
+	grep -q "<tr><th>Heap</th><td>blocks live at the end, allocated at least" old.html
 '
 
 test_expect_success 'the snapshot diff: live at B minus live at A, by stack' '

@@ -263,6 +263,8 @@ static void summary(struct strbuf *sb, const struct prof_profile *p, const struc
 	sb_reset(&val);
 	sb_adds(&val, prof_view_metric_name(v->metric));
 	row(sb, "Metric", sb_str(&val));
+	if (p->heap.scope[0])	/* report --min-age, --at */
+		row(sb, "Heap", p->heap.scope);
 	sb_adds(sb, "</table>\n");
 	sb_release(&val);
 }
