@@ -4,11 +4,11 @@
  * demangler gets right: a class template's member, a namespaced free
  * function and an overloaded operator.
  * Truth (self): compat::Engine<long>::alpha 60%, compat::beta 30%,
- * compat::Counter::operator() 10%.  Usage: split-cxx [SECONDS=2]
+ * compat::Counter::operator() 10%.  Usage: split-cxx [CPU-SECONDS=2]
  */
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 volatile unsigned long sink;
 
@@ -34,13 +34,15 @@ struct Counter {
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 2.0;
-	auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(secs);
+	// a budget of CPU time, as ../wl.h's wl_cpu_now: a loaded machine
+	// stretches the run instead of starving it of samples
+	std::clock_t end = std::clock() + (std::clock_t)(secs * CLOCKS_PER_SEC);
 	compat::Engine<long> engine;
 	compat::Counter counter;
 	// rounds of varying length (as wl_round_permille in ../wl.h): a
 	// fixed-length round can alias with the sampling clock
 	unsigned long state = 0x9e3779b97f4a7c15UL;
-	while (std::chrono::steady_clock::now() < end) {
+	while (std::clock() < end) {
 		state = state * 6364136223846793005UL + 1442695040888963407UL;
 		unsigned long unit = 100 * (500 + (state >> 33) % 1000);
 		engine.alpha(6 * unit);
