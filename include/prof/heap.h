@@ -12,8 +12,11 @@
  *    functions; only sampled allocations and their frees reach the kernel.
  *  - attach (-p): no restart, no preload: uprobes on the entry (and the
  *    return, for the pointer) of the allocator the process uses (glibc,
- *    jemalloc, tcmalloc: whichever mapped file defines malloc), every call,
- *    so the figures are exact (weight 1) and every call pays a trap.
+ *    jemalloc, tcmalloc: whichever mapped file defines malloc).  Every
+ *    call traps; BPF programs on the probes (src/perf/bpf_heap.c) keep
+ *    the sampled allocations, by bytes, and their frees, before the
+ *    kernel copies a stack.  At rate 1, or without BPF (no CAP_BPF, an
+ *    old kernel), every call is a sample: exact (weight 1), and costly.
  */
 #ifndef PROF_HEAP_H
 #define PROF_HEAP_H
@@ -63,7 +66,9 @@ struct prof_heap_stats {
 	uint64_t lost;			/* samples the kernel dropped */
 	uint64_t unmatched;		/* attach: returns without their entry */
 	uint64_t rate;
-	bool attached;			/* uprobes on the allocator (exact) */
+	bool attached;			/* uprobes on the allocator */
+	bool sampled;			/* attached, sampled by BPF (else exact) */
+	const char *exact_why;		/* attached: why exact though a rate was asked, or NULL */
 };
 void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st);
 /* Closes the events and removes the private directory. */

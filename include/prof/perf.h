@@ -152,6 +152,33 @@ enum prof_bpf_rule {
 	PROF_BPF_STALE,		/* keep a thread's first, and any arg ns after its last kept */
 };
 int prof_bpf_switch_filter(enum prof_bpf_rule rule, uint32_t self, uint64_t arg);
+
+/*
+ * The sampled allocator probes of `record --heap -p` (src/perf/bpf_heap.c):
+ * one BPF_PROG_TYPE_KPROBE program per kind of tracefs uprobe, to set
+ * (PERF_EVENT_IOC_SET_BPF) on one perf event of the probe.  An outermost
+ * allocation of size bytes is kept with probability
+ * prof_bpf_heap_keep_prob(size, rate) (about min(1, size / rate)); its
+ * return is kept when the entry was, and the frees of kept blocks only.
+ * prof_bpf_heap_load: 0, or -errno (no CAP_BPF and CAP_PERFMON, no BPF in
+ * the kernel, rate not in [2, 2^32)); every prog -1 then.
+ */
+enum prof_bpf_heap_probe {
+	PROF_BPF_HEAP_SIZE_DI,		/* malloc, valloc: size in rdi */
+	PROF_BPF_HEAP_SIZE_SI,		/* aligned_alloc, memalign: size in rsi */
+	PROF_BPF_HEAP_CALLOC,		/* rdi * rsi */
+	PROF_BPF_HEAP_REALLOC,		/* frees rdi, size in rsi */
+	PROF_BPF_HEAP_RETURN,		/* any allocation's return: rax */
+	PROF_BPF_HEAP_FREE,		/* free: rdi */
+	PROF_BPF_HEAP_PROBES
+};
+struct prof_bpf_heap {
+	int prog[PROF_BPF_HEAP_PROBES];
+};
+int prof_bpf_heap_load(struct prof_bpf_heap *b, uint64_t rate);
+void prof_bpf_heap_close(struct prof_bpf_heap *b);
+/* The chance that the programs keep an allocation of size bytes. */
+double prof_bpf_heap_keep_prob(uint64_t size, uint64_t rate);
 int prof_perf_enable(struct prof_perf *pf);
 int prof_perf_disable(struct prof_perf *pf);
 /* Waits up to timeout_ms for a ring to pass its watermark; 0 / -errno. */

@@ -49,7 +49,9 @@ struct prof_session_info {
 	const char *offcpu_why;		/* why there are no off-CPU stacks, or NULL */
 	const char *heap_why;		/* --heap: why there is no heap profile, or NULL */
 	bool heap;			/* heap samples are recorded */
-	bool heap_attached;		/* by uprobes on the allocator (exact, every call) */
+	bool heap_attached;		/* by uprobes on the allocator */
+	bool heap_sampled;		/* attached, sampled by BPF (else every call, exact) */
+	const char *heap_exact_why;	/* attached: why every call though a rate was asked, or NULL */
 	uint64_t heap_rate, heap_allocs, heap_frees, heap_lost;
 	bool ring_shrunk;		/* rings cut to ring_kib by the mlock limit */
 	uint32_t ring_kib;

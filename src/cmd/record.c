@@ -46,7 +46,9 @@ static void print_summary(const struct prof_session_info *in, const char *output
 	if (in->heap)
 		info("heap: %llu allocations sampled (%s), %llu of them freed, %llu samples lost",
 		     (unsigned long long)in->heap_allocs,
-		     in->heap_attached ? "every call, by uprobes on the allocator" : "about one per rate bytes",
+		     !in->heap_attached ? "about one per rate bytes"
+		     : in->heap_sampled ? "about one per rate bytes, by BPF on uprobes on the allocator"
+		     : "every call, by uprobes on the allocator",
 		     (unsigned long long)in->heap_frees, (unsigned long long)in->heap_lost);
 }
 
@@ -72,6 +74,9 @@ static void warn_setup(const struct prof_session_info *in)
 		warning("no off-CPU stacks in this recording: %s", in->offcpu_why);
 	if (in->heap_why)
 		warning("no heap profile in this recording: %s; recording CPU samples", in->heap_why);
+	if (in->heap_exact_why)
+		warning("--heap -p records every allocator call, exactly and at about 25 us a call, not a sample: %s",
+			in->heap_exact_why);
 	if (in->ring_shrunk)
 		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
 			in->ring_kib);

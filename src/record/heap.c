@@ -18,7 +18,9 @@
  *
  * Design notes / invariants:
  *  - Weights: an allocation of s bytes sampled with probability p (launch:
- *    1 - exp(-s/rate); attach: 1) counts 1/p allocations and s/p bytes,
+ *    1 - exp(-s/rate); attach: about min(1, s/rate), the BPF programs'
+ *    rule, src/perf/bpf_heap.c; attach at rate 1 or without BPF: 1)
+ *    counts 1/p allocations and s/p bytes,
  *    rounded stochastically (unbiased; it adds at most 1/4 to a variance
  *    of (1-p)/p^2).  Its free repeats the same two weights on the same
  *    stack, so allocated minus freed is the live estimate.
@@ -111,6 +113,7 @@ static const struct probe attach_probes[] = {
 struct point {			/* one probe placed in a file */
 	enum role role;
 	bool ret, stack;
+	bool bpf_set;			/* sampled attach: its program is set */
 	uint64_t offset;
 	uint64_t id;			/* its tracepoint */
 	char name[48];			/* in UPROBE_GROUP */
@@ -135,6 +138,9 @@ struct prof_heap {
 	struct prof_perf_event_desc desc;
 	uint64_t rate, seed, rng;
 	bool attached;
+	bool sampled;			/* attach: BPF programs keep sampled calls only */
+	struct prof_bpf_heap bpf;
+	char exact_why[160];		/* attach: why every call is taken ("" if asked) */
 	char dir[64];			/* launch: the private directory ("" if none) */
 	char path[4096];		/* the probed file */
 	VEC(struct point) points;
@@ -153,6 +159,8 @@ struct prof_heap {
 	VEC(struct pending) pend;
 	uint64_t allocs, frees, lost, unmatched;
 };
+
+static void set_mode_meta(struct prof_heap *h);
 
 static int setup_perf(struct prof_heap *h, struct prof_perf *pf, const struct prof_perf_config *main,
 		      bool stack)
@@ -192,6 +200,8 @@ struct prof_heap *prof_heap_new(const struct prof_perf *main, uint64_t rate, uin
 	h->seed = seed;
 	h->rng = seed ? seed : (uint64_t)now_ns() ^ (uint64_t)getpid() << 32;
 	h->rng |= 1;
+	for (int i = 0; i < PROF_BPF_HEAP_PROBES; i++)
+		h->bpf.prog[i] = -1;
 	if (setup_perf(h, &h->stk, &main->cfg, true) < 0 ||
 	    setup_perf(h, &h->reg, &main->cfg, false) < 0) {
 		prof_heap_free(h);
@@ -214,7 +224,7 @@ static int place(struct prof_heap *h, const char *file, const struct probe *tabl
 			snprintf(why, len, "no function %s in %s (%s)", table[i].func, file, strerror(-ret));
 			return ret;
 		}
-		struct point pt = { table[i].role, table[i].ret, table[i].stack, off, 0, "" };
+		struct point pt = { table[i].role, table[i].ret, table[i].stack, false, off, 0, "" };
 		snprintf(pt.name, sizeof(pt.name), "p%d_%zu", (int)getpid(), h->points.n);
 		if ((ret = prof_uprobe_define(UPROBE_GROUP, pt.name, file, off, pt.ret, &pt.id)) < 0) {
 			snprintf(why, len, "cannot define a uprobe in tracefs (%s/uprobe_events): %s%s",
@@ -385,6 +395,32 @@ static char *find_allocator(pid_t pid)
 	return best;
 }
 
+/* Every call from now on, exactly; why: what stopped the sampled attach. */
+static void take_every_call(struct prof_heap *h, const char *what, int err)
+{
+	prof_bpf_heap_close(&h->bpf);
+	h->sampled = false;
+	h->rate = 1;
+	snprintf(h->exact_why, sizeof(h->exact_why), "%s (%s)%s", what, strerror(err),
+		 err == EPERM || err == EACCES ? ": it takes CAP_BPF and CAP_PERFMON" : "");
+	set_mode_meta(h);
+}
+
+/* The sampled attach: BPF programs that drop the unsampled calls' samples
+ * before the kernel makes them; without them, every call exactly. */
+static void load_bpf(struct prof_heap *h)
+{
+	uint64_t rate = MIN(h->rate, (uint64_t)UINT32_MAX);
+	int ret = prof_bpf_heap_load(&h->bpf, rate);
+
+	if (ret < 0) {
+		take_every_call(h, "cannot load its BPF programs", -ret);
+		return;
+	}
+	h->rate = rate;
+	h->sampled = true;
+}
+
 int prof_heap_prepare_attach(struct prof_heap *h, pid_t pid, char *why, size_t len)
 {
 	char *file = find_allocator(pid);
@@ -396,7 +432,8 @@ int prof_heap_prepare_attach(struct prof_heap *h, pid_t pid, char *why, size_t l
 		return -ENOENT;
 	}
 	h->attached = true;
-	h->rate = 1;	/* every call traps anyway: take them all, exactly */
+	if (h->rate > 1)
+		load_bpf(h);
 	ret = place(h, file, attach_probes, ARRAY_SIZE(attach_probes), why, len);
 	free(file);
 	return ret;
@@ -404,7 +441,49 @@ int prof_heap_prepare_attach(struct prof_heap *h, pid_t pid, char *why, size_t l
 
 /* --- events -------------------------------------------------------------------------- */
 
-static int open_point(struct prof_heap *h, const struct point *pt, pid_t tid)
+static enum prof_bpf_heap_probe bpf_kind(enum role r)
+{
+	switch (r) {
+	case R_ENTRY_SIZE_DI:
+		return PROF_BPF_HEAP_SIZE_DI;
+	case R_ENTRY_CALLOC:
+		return PROF_BPF_HEAP_CALLOC;
+	case R_ENTRY_SIZE_SI:
+		return PROF_BPF_HEAP_SIZE_SI;
+	case R_ENTRY_REALLOC:
+		return PROF_BPF_HEAP_REALLOC;
+	case R_RETURN:
+		return PROF_BPF_HEAP_RETURN;
+	default:
+		return PROF_BPF_HEAP_FREE;
+	}
+}
+
+/*
+ * Sampled attach: the probe's program, set on its first event (a tracefs
+ * uprobe's programs belong to the probe: one filters all its events).  A
+ * kernel that refuses the first one (too old for programs on uprobe
+ * events) gets every call instead; a later refusal is an error.
+ */
+static int set_bpf(struct prof_heap *h, struct point *pt, int fd)
+{
+	bool first = true;
+
+	if (!h->sampled || pt->bpf_set)
+		return 0;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, h->bpf.prog[bpf_kind(pt->role)]) == 0) {
+		pt->bpf_set = true;
+		return 0;
+	}
+	for (size_t i = 0; i < h->points.n; i++)
+		first &= !h->points.v[i].bpf_set;
+	if (!first)
+		return error("cannot set the heap probes' BPF program: %s", strerror(errno)), -errno;
+	take_every_call(h, "the kernel does not take BPF programs on uprobe events", errno);
+	return 0;
+}
+
+static int open_point(struct prof_heap *h, struct point *pt, pid_t tid)
 {
 	struct prof_perf *pf = pt->stack ? &h->stk : &h->reg;
 	size_t before = pf->fds.n;
@@ -412,6 +491,8 @@ static int open_point(struct prof_heap *h, const struct point *pt, pid_t tid)
 
 	pf->attr.config = pt->id;
 	if ((ret = prof_perf_open_task(pf, tid)) < 0)
+		return ret;
+	if (pf->fds.n > before && (ret = set_bpf(h, pt, pf->fds.v[before])) < 0)
 		return ret;
 	for (size_t i = before; i < pf->fds.n; i++) {
 		uint64_t id;
@@ -494,7 +575,8 @@ static uint32_t cut_node(const struct prof_heap *h, uint32_t node)
 static void add_block(struct prof_heap *h, uint64_t time, uint32_t pid, uint64_t ptr, uint64_t size,
 		      uint32_t thread, uint32_t node)
 {
-	double prob = h->rate <= 1 ? 1.0 : -expm1(-(double)size / (double)h->rate);
+	double prob = h->sampled ? prof_bpf_heap_keep_prob(size, h->rate)
+		    : h->rate <= 1 ? 1.0 : -expm1(-(double)size / (double)h->rate);
 	struct block b = { thread, node, 1, size, time };
 	uint64_t key = block_key(pid, ptr), old;
 
@@ -650,18 +732,36 @@ size_t prof_heap_sources(struct prof_heap *h, struct prof_perf_source *out)
 	return 2;
 }
 
+/* The rate and the way in, in p's meta data (again when the sampled
+ * attach falls back to every call). */
+static void set_mode_meta(struct prof_heap *h)
+{
+	char buf[32], *mode;
+
+	if (!h->p)
+		return;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->rate);
+	prof_meta_set(h->p, "heap_rate", buf);
+	if (!h->attached)
+		mode = xstrdup("preloaded sampler");
+	else if (h->sampled)
+		mode = xstrdup("uprobes on the allocator, sampled by BPF");
+	else if (h->exact_why[0])
+		mode = xasprintf("uprobes on the allocator, every call: %s", h->exact_why);
+	else
+		mode = xstrdup("uprobes on the allocator");
+	prof_meta_set(h->p, "heap_mode", mode);
+	free(mode);
+}
+
 void prof_heap_attach(struct prof_heap *h, struct prof_replay *rp, struct prof_profile *p,
 		      const struct prof_replay_sink *sink)
 {
-	char buf[32];
-
 	h->rp = rp;
 	h->p = p;
 	h->sink = *sink;
 	h->cut_module_path = prof_intern(p, h->path);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->rate);
-	prof_meta_set(p, "heap_rate", buf);
-	prof_meta_set(p, "heap_mode", h->attached ? "uprobes on the allocator" : "preloaded sampler");
+	set_mode_meta(h);
 	prof_meta_set(p, "heap_allocator", h->path);
 	prof_replay_add_consumer(rp, &heap_ops, h);
 }
@@ -691,7 +791,8 @@ void prof_heap_finish(struct prof_heap *h)
 void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st)
 {
 	*st = (struct prof_heap_stats){ h->allocs, h->frees, h->lost, h->unmatched, h->rate,
-					 h->attached };
+					 h->attached, h->sampled,
+					 h->exact_why[0] ? h->exact_why : NULL };
 }
 
 /*
@@ -762,6 +863,7 @@ void prof_heap_free(struct prof_heap *h)
 	if (!h)
 		return;
 	release_events(h);
+	prof_bpf_heap_close(&h->bpf);
 	if (h->stk.rings)
 		prof_perf_close(&h->stk);
 	if (h->reg.rings)

@@ -595,6 +595,11 @@ static int setup(struct prof_session *s)
 					 o->children, s->oc, s->rt);
 		if (ret >= 0 && s->heap)
 			ret = open_heap_attached(s);
+		if (ret >= 0 && s->heap) {
+			struct prof_heap_stats hs;
+			prof_heap_stats(s->heap, &hs);
+			s->info.heap_exact_why = hs.exact_why;
+		}
 	} else
 		return launch_child(s);
 	return ret < 0 || !o->argv ? ret : spawn_bounding(s);
@@ -734,6 +739,7 @@ void prof_session_run(struct prof_session *s)
 		prof_heap_stats(s->heap, &hs);
 		in->heap = true;
 		in->heap_attached = hs.attached;
+		in->heap_sampled = hs.sampled;
 		in->heap_rate = hs.rate;
 		in->heap_allocs = hs.allocs;
 		in->heap_frees = hs.frees;
