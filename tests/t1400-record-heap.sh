@@ -14,7 +14,13 @@
 # sqrt((1-p) / (p^2 * 20000)) = 1.4%: 10% is 7.1 standard errors, a
 # chance under 1e-11 per figure.  A 1 KiB block is sampled with
 # p = 1 - exp(-8) = 0.9997 (error 0.03%), a 1 MiB one with certainty.
-# Attached, every call is recorded: the figures are exact.
+# Attached at --heap-rate 1 (or without BPF), every call is recorded: the
+# figures are exact.  Attached at --heap-rate 128, BPF programs keep a
+# 64-byte block with p = 64/128 = 0.5 exactly (bpf_heap.c's u * 128 <
+# 64 << 32), weight 2, so temp_planted's count is 2 x Binomial(20000,
+# 0.5): outside 10% only if the kept share leaves 45-55%, `bounds.py
+# share 20000 50 5` = 1.6e-45; 1 KiB and 1 MiB blocks (p = 1) and every
+# free of a kept block are exact.
 # The leak view and the snapshot diff (the workload's phases) weigh 1 KiB
 # blocks (leak_planted: 4096, count error sqrt(e^-8 / 4096) = 0.03%), 4 KiB
 # and 1 MiB ones (sampled with certainty): 10% is over 300 standard
@@ -42,8 +48,8 @@ heap_record() {
 	return 1
 }
 
-# attach_record: the workload waits for a file, prof attaches with -p,
-# the file is created; retried like heap_record.
+# attach_record [COMMAND-PREFIX...]: (RATE_ARGS: --heap-rate) the workload waits for a file, prof
+# attaches with -p, the file is created; retried like heap_record.
 attach_record() {
 	local try T P
 	for try in 1 2 3; do
@@ -51,7 +57,7 @@ attach_record() {
 		"$WL/heap" 20000 go >att.truth &
 		T=$!
 		for _ in $(seq 100); do grep -q "^heap: ready" att.truth && break; sleep 0.1; done
-		"$PROF" record --heap -o att.data -p $T 2>att.err &
+		"$@" "$PROF" record --heap $RATE_ARGS -o att.data -p $T 2>att.err &
 		P=$!
 		wait_recording $P || return 1
 		touch go
@@ -224,8 +230,9 @@ for lib in "" libjemalloc.so.2; do
 		test_skip "attached to a process using $lib" "$lib is not installed"
 		continue
 	fi
-	test_expect_success "attached (-p) to a running process${lib:+ using $lib}: exact, the leak view too" '
-		LD_PRELOAD=$lib attach_record && check_contains att.err "every call, by uprobes on the allocator" &&
+	test_expect_success "attached (-p) to a running process${lib:+ using $lib}, --heap-rate 1: exact, the leak view too" '
+		RATE_ARGS="--heap-rate 1" LD_PRELOAD=$lib attach_record &&
+		check_contains att.err "every call, by uprobes on the allocator" && check_not_contains att.err warning &&
 		"$PROF" report -i att.data --stdio --header >att.txt &&
 		check_contains att.txt "heap_allocator: .*${lib:-libc.so}" &&
 		reports att.data att && $CHECK att.truth att 0.001 allocs live peak &&
@@ -233,7 +240,30 @@ for lib in "" libjemalloc.so.2; do
 		"$PROF" report -i att.data --min-age=0 --format=json --metric=allocs >attold.allocs.json &&
 		truth attold.truth leak_planted=4096:4194304 && $CHECK attold.truth attold 0.001 allocs live
 	'
+	test_expect_success "attached (-p)${lib:+ using $lib}, sampled by BPF at --heap-rate 128: within 10%" '
+		RATE_ARGS="--heap-rate 128" LD_PRELOAD=$lib attach_record &&
+		check_contains att.err "about one per rate bytes, by BPF on uprobes on the allocator" &&
+		"$PROF" report -i att.data --stdio --header >att.txt &&
+		check_contains att.txt "heap_mode: uprobes on the allocator, sampled by BPF" &&
+		reports att.data att && $CHECK att.truth att 0.10 allocs live peak
+	'
 done
+
+# Without CAP_BPF (setpriv drops it, and CAP_SYS_ADMIN, from the bounding
+# set) the programs cannot be loaded: every call, exactly, said once on
+# stderr and in the header.
+if command -v setpriv >/dev/null; then
+	test_expect_success 'attached without CAP_BPF: every call, exact, said once' '
+		RATE_ARGS= attach_record setpriv --bounding-set -bpf,-sys_admin &&
+		test "$(grep -c "warning: --heap -p records every allocator call, exactly" att.err)" = 1 &&
+		check_contains att.err "every call, by uprobes on the allocator" &&
+		"$PROF" report -i att.data --stdio --header >att.txt &&
+		check_contains att.txt "heap_mode: uprobes on the allocator, every call: cannot load its BPF programs" &&
+		reports att.data att && $CHECK att.truth att 0.001 allocs live peak
+	'
+else
+	test_skip 'attached without CAP_BPF: every call, exact, said once' 'setpriv is not installed'
+fi
 
 test_expect_success 'a static binary: one warning, the CPU profile goes on' '
 	"$PROF" record --heap -o static.data -- "$WL/heap-static" 20000 >static.truth 2>static.err &&

@@ -11,8 +11,9 @@
 #                           1/3 of heaptrack's.  Medians of REPEAT runs,
 #                           interleaved; CPU time beside it (info).
 #   attach cost             the target's CPU time per allocation (and its
-#                           free) with prof attached (-p: uprobes on every
-#                           call), over bare (info).
+#                           free) with prof attached (-p: uprobes on the
+#                           allocator), exact (--heap-rate 1) and sampled
+#                           (the default rate, BPF), over bare (info).
 #   cost, ordinary code     redis-server under redis-benchmark: requests
 #                           per second of the server's own CPU time (from
 #                           /proc, so other tenants of the VM do not count),
@@ -79,35 +80,41 @@ for k in wall cpu; do
 done
 fi
 
-# --- attach: uprobes on every malloc, free and return --------------------------------
+# --- attach: uprobes on the allocator -------------------------------------------------
 # The target's own CPU time (the traps are charged to it) for APAIRS pairs,
-# bare and with prof attached (-p) from before its first allocation.
+# bare, with prof attached (-p) exactly (--heap-rate 1: every call a
+# sample) and sampled (the default rate: BPF programs on the probes drop
+# the unsampled calls before the stack copy), from before its first
+# allocation; interleaved rounds.  Per allocation: (attached - bare) /
+# allocations (APAIRS + the 4,160 leak and peak blocks).
 APAIRS=${APAIRS:-200000}
-attach_cpu() {	# with|without -> target CPU s
+attach_cpu() {	# bare|exact|sampled -> target CPU s
 	local T P
 	rm -f "$B/go"
 	"$RUNSTAT" "$HEAP" "$APAIRS" "$B/go" >"$B/att.out" 2>/dev/null 3>"$B/att.stat" &
 	T=$!
 	for _ in $(seq 100); do grep -q "^heap: ready" "$B/att.out" && break; sleep 0.1; done
-	if [ "$1" = with ]; then
-		"$PROF" record -q --heap -o "$B/att.data" -p "$(sed -n 's/^heap: ready pid=//p' "$B/att.out")" &
+	if [ "$1" != bare ]; then
+		"$PROF" record -q --heap $([ "$1" = exact ] && echo --heap-rate 1) -o "$B/att.data" \
+			-p "$(sed -n 's/^heap: ready pid=//p' "$B/att.out")" &
 		P=$!
 		for _ in $(seq 600); do [ "$(ls /proc/$P/task 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.1; done
 	fi
 	touch "$B/go"
 	wait $T
-	[ "$1" = with ] && wait $P
+	[ "$1" != bare ] && wait $P
 	awk '{print $1}' "$B/att.stat"
 }
-ab="" aw=""
+declare -A acpu
 for i in $(seq "$REPEAT"); do
 	part attach || break
-	ab+="$(attach_cpu without) "
-	aw+="$(attach_cpu with) "
+	for mode in bare exact sampled; do acpu[$mode]+="$(attach_cpu $mode) "; done
 done
-part attach && per=$(awk -v a="$(med "$aw")" -v b="$(med "$ab")" -v n="$APAIRS" 'BEGIN {printf "%.2f", (a - b) / (n + 4160) * 1e6}')
-part attach && echo "# attached (-p, every call): target CPU s for $APAIRS pairs bare $(med "$ab"), attached $(med "$aw"): $per us per allocation (+ its free)"
-part attach && row "heap attach cost" "target CPU us per alloc+free" "-" "$per" "-" "info"
+if part attach; then
+	per() { awk -v a="$(med "${acpu[$1]}")" -v b="$(med "${acpu[bare]}")" -v n="$APAIRS" 'BEGIN {printf "%.2f", (a - b) / (n + 4160) * 1e6}'; }
+	echo "# attached (-p): target CPU s for $APAIRS pairs (median of $REPEAT): bare $(med "${acpu[bare]}") (${acpu[bare]}), exact $(med "${acpu[exact]}") (${acpu[exact]}), sampled $(med "${acpu[sampled]}") (${acpu[sampled]})"
+	row "heap attach cost" "target CPU us per alloc+free: exact / sampled" "$(per exact)" "$(per sampled)" "$(ratio "$(per sampled)" "$(per exact)")" "info"
+fi
 
 # --- cost on ordinary code: a server under load ----------------------------------
 PORT=${PORT:-6399}
