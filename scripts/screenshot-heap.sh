@@ -7,9 +7,10 @@
 #    process track draws the live heap (purple) beside RSS (green), the
 #    allocation rate track below it the bytes allocated per bucket
 #    (orange), and the flame graph below holds what was never freed;
-#  - LEAKS: the leak view, --min-age from the last phase mark to the end:
+#  - LEAKS: the leak view of the same page, the age from the last phase
+#    mark to the end in its "Leaks older than" box (by the link's age=):
 #    only leak_planted's old blocks, not young_planted's (allocated just
-#    before the exit).
+#    before the exit); the tracks shaded after the age's line.
 # The recording stays in a temporary directory and is deleted.  Needs
 # root (tracefs uprobes), ./prof and the workloads, node and
 # /usr/bin/chromium; the npm tools are installed into build/node on first
@@ -34,10 +35,9 @@ import json, re, sys
 d = json.load(open(sys.argv[1]))
 t = int(re.search(r"phase after_peak t=(\d+)", open(sys.argv[2]).read()).group(1))
 print("%.3f" % ((d["end_ns"] - t) / 1e9))' "$tmp/heap.json" "$tmp/truth")
-"$top/prof" report -i "$tmp/heap.data" --min-age="$age" --format=html -o "$tmp/leaks.html"
 node "$top/tests/node/html-app-drive.js" shot "$tmp/heap.html" "$tmp/heap.png" 900 tracks >/dev/null
-node "$top/tests/node/html-app-drive.js" shot "$tmp/leaks.html" "$tmp/leaks.png" 560 flamewrap >/dev/null
+node "$top/tests/node/html-app-drive.js" shot "$tmp/heap.html#v=1&m=live-bytes&age=$age" "$tmp/leaks.png" 640 tracks >/dev/null
 mkdir -p "$(dirname "$out")" "$(dirname "$leaks")"
 cp "$tmp/heap.png" "$out"
 cp "$tmp/leaks.png" "$leaks"
-echo "wrote $out and $leaks (leak view: --min-age=$age)"
+echo "wrote $out and $leaks (leak view: age $age s)"

@@ -6,7 +6,11 @@
 # its boundary time printed).  The process has an allocation rate track
 # with bars; a range dragged over a phase leaves only that phase's
 # allocations in the alloc-bytes flame graph, as a range does for CPU; with
-# live-bytes, a range is the snapshot diff (what it added to the heap).
+# live-bytes, a range is the snapshot diff (live at its end minus live at
+# its start, by stack).  The leak view (an age typed into the page) and
+# the snapshot diff show the same numbers as `prof report --min-age`,
+# `--since` and `--at` with the flags the page gives for them: the same
+# file seen two ways, compared exactly, per function and in total.
 #
 # False-failure chance: which allocation falls in a range is not sampled
 # (each boundary time is taken between two phases, 40 ms of sleep apart,
@@ -51,9 +55,77 @@ test_expect_success 'a range over the middle phases: only their allocations' '
 	q drive.json "0 < d[\"middle\"][\"total\"] < d[\"all\"][\"total\"]"
 '
 
-test_expect_success 'a range after the peak: young_planted alone, allocated and live' '
+test_expect_success 'a range after the peak: young_planted alone allocated; live-bytes: the heap at its end' '
 	q drive.json "[f for f in d[\"end\"][\"flame\"] if f.endswith(\"_planted\")] == [\"young_planted\"]" &&
-	q drive.json "[f for f in d[\"liveEnd\"][\"flame\"] if f.endswith(\"_planted\")] == [\"young_planted\"]"
+	q drive.json "sorted(f for f in d[\"liveEnd\"][\"flame\"] if f.endswith(\"_planted\")) == [\"leak_planted\", \"young_planted\"]"
+'
+
+# The page's view against `prof report CMD --format=folded` (CMD: the flags
+# the page gives): each function's self weight (the folded stacks summed by
+# their leaf) and the total, exactly.  A view in d[KEY]; DIFF=1 for a
+# snapshot diff (base and head, against the page's table of changes).
+check_view() {
+	cmd=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][\"cmd\"])" views.json "$1") &&
+	echo "prof report $cmd" &&
+	"$PROF" report -i h.data $cmd --format=folded >"$1.folded" &&
+	python3 - views.json "$1" "$1.folded" "${2:-0}" <<-\EOF
+	import collections, json, re, sys
+	v = json.load(open(sys.argv[1]))[sys.argv[2]]
+	diff = sys.argv[4] == "1"
+	base, head = collections.Counter(), collections.Counter()
+	for line in open(sys.argv[3]):
+	    stack, *vals = line.split()
+	    leaf = re.sub(r"_\[[a-z]\]$", "", stack.split(";")[-1])
+	    base[leaf] += int(vals[0]) if diff else 0
+	    head[leaf] += int(vals[-1])
+	if diff:
+	    got = {r[0]: (r[1], r[2], r[3]) for r in v["diff"]}
+	    want = {f: (base[f], head[f], head[f] - base[f]) for f in set(base) | set(head) if base[f] or head[f]}
+	    totals = (v["baseTotal"], v["total"]) == (sum(base.values()), sum(head.values()))
+	else:
+	    got = {f: w for f, w in v["self"].items() if w}
+	    want = {f: w for f, w in head.items() if w}
+	    totals = v["total"] == v["flameTotal"] == sum(head.values())
+	print("page:  ", sorted(got.items()), v["baseTotal"], v["total"])
+	print("report:", sorted(want.items()), sum(base.values()), sum(head.values()))
+	sys.exit(0 if got == want and totals else 1)
+	EOF
+}
+
+test_expect_success 'drive the leak view and the snapshot diff (no page errors)' '
+	"$PROF" report -i h.data --format=json >h.json &&
+	age=$(python3 -c "import json,sys; print(\"%.3f\" % ((json.load(open(\"h.json\"))[\"end_ns\"] - int(sys.argv[1])) / 1e9))" "$(t after_peak)") &&
+	$DRIVE heapviews h.html "$age" "$(t after_leak)" "$(t mid_peak)" >views.json &&
+	q views.json "d[\"errors\"] == [] and d[\"ageShown\"]"
+'
+
+test_expect_success 'leak view older than the last phase: leak_planted, not young_planted, as report --min-age' '
+	q views.json "d[\"leak\"][\"mode\"] == \"leak\" and d[\"leak\"][\"metric\"] == \"live-bytes\"" &&
+	q views.json "d[\"leak\"][\"self\"].get(\"leak_planted\", 0) > 0 and not d[\"leak\"][\"self\"].get(\"young_planted\")" &&
+	check_view leak &&
+	check_view leakAllocs
+'
+
+test_expect_success 'leak view of age 0: every live block, as report --min-age=0' '
+	q views.json "d[\"leakAll\"][\"self\"][\"young_planted\"] > 0 and d[\"leakAll\"][\"self\"][\"leak_planted\"] > 0" &&
+	q views.json "\"--min-age=0.000000000\" in d[\"leakAll\"][\"cmd\"]" &&
+	check_view leakAll &&
+	q views.json "not d[\"off\"][\"shown\"] and d[\"off\"][\"age\"] == \"\""
+'
+
+test_expect_success 'snapshot diff after the leak to the middle of the peak: peak_planted +64 MiB, as report --since --at' '
+	q views.json "d[\"diff\"][\"mode\"] == \"diff\" and d[\"diff\"][\"diffShown\"]" &&
+	q views.json "[r for r in d[\"diff\"][\"diff\"] if r[0] == \"peak_planted\"] == [[\"peak_planted\", 0, 64 << 20, 64 << 20]]" &&
+	q views.json "d[\"diff\"][\"colours\"][\"peak_planted\"] == \"red\"" &&
+	check_view diff 1 &&
+	q views.json "{k: d[\"reopened\"][k] for k in (\"cmd\", \"diff\", \"total\")} == {k: d[\"diff\"][k] for k in (\"cmd\", \"diff\", \"total\")}"
+'
+
+test_expect_success 'snapshot diff from the middle of the peak to the end: -64 MiB, young_planted +1 MiB' '
+	q views.json "{r[0]: r[3] for r in d[\"tail\"][\"diff\"]}[\"peak_planted\"] == -(64 << 20)" &&
+	q views.json "{r[0]: r[3] for r in d[\"tail\"][\"diff\"]}[\"young_planted\"] > 0" &&
+	q views.json "\"--at\" not in d[\"tail\"][\"cmd\"]" &&
+	check_view tail 1
 '
 
 test_done

@@ -296,6 +296,9 @@ void prof_heap_until(struct prof_profile *p, uint64_t t_ns);
  * or not all of them (cut short: meta heap_live_blocks, the length of
  * the list, is missing or more than the blocks read). */
 int prof_heap_leaks(struct prof_profile *p, uint64_t min_age_ns);
+/* Whether p->heap_live is the whole list of blocks live at the end (a
+ * recording cut short has none of it or part of it). */
+bool prof_heap_live_known(const struct prof_profile *p);
 
 /* --- the view: what a report looks at (src/model/view.c) -----------------
  * Which metric weighs each (thread, stack) aggregate, and which aggregates

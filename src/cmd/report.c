@@ -12,6 +12,7 @@
 #include "report-priv.h"
 #include "help-prof-report.h"
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,6 +83,13 @@ static int open_report(struct report_opts *o, const struct prof_profile *p)
 	return ret;
 }
 
+/* Seconds to ns, rounded: a time given to the ns (the HTML viewer's
+ * equivalent flags) selects the same samples as the viewer did. */
+static uint64_t seconds_ns(double s)
+{
+	return (uint64_t)llround(s * 1e9);
+}
+
 /* --at T / --min-age S: the heap of p as at T s, or the leak view;
  * t: seconds from the start (< 0: the end). */
 static int heap_view(const struct report_opts *o, struct prof_profile *p, double t)
@@ -91,14 +99,14 @@ static int heap_view(const struct report_opts *o, struct prof_profile *p, double
 	if (!p->heap.present)
 		return error("'%s' has no heap samples (record with --heap)", o->input);
 	if (o->min_age >= 0) {
-		ret = prof_heap_leaks(p, (uint64_t)(o->min_age * 1e9));
+		ret = prof_heap_leaks(p, seconds_ns(o->min_age));
 		if (ret == -ENODATA)
 			return error("'%s' does not say which blocks were live at its end (the recording was cut short)",
 				     o->input);
 		return ret;
 	}
 	if (t >= 0)
-		prof_heap_until(p, p->start_ns + (uint64_t)(t * 1e9));
+		prof_heap_until(p, p->start_ns + seconds_ns(t));
 	return 0;
 }
 

@@ -244,12 +244,18 @@ void prof_heap_until(struct prof_profile *p, uint64_t t_ns)
 		 t_ns > p->start_ns ? (double)(t_ns - p->start_ns) / 1e9 : 0.0);
 }
 
+bool prof_heap_live_known(const struct prof_profile *p)
+{
+	const char *n = prof_meta_get(p, "heap_live_blocks");	/* written with the list */
+
+	return n && strtoull(n, NULL, 10) == p->heap_live.n / 2;
+}
+
 int prof_heap_leaks(struct prof_profile *p, uint64_t min_age_ns)
 {
 	if (!p->heap.present)
 		return -ENOENT;
-	const char *n = prof_meta_get(p, "heap_live_blocks");	/* written with the list */
-	if (!n || strtoull(n, NULL, 10) != p->heap_live.n / 2)
+	if (!prof_heap_live_known(p))
 		return -ENODATA;
 	p->heap_log.n = 0;
 	for (size_t i = 0; i + 1 < p->heap_live.n; i += 2) {

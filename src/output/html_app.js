@@ -15,7 +15,7 @@ MARK.parsed = performance.now();
 var AS = A.strings, FR = A.frames, ST = unpackStacks(A.stacks), TH = A.threads, R = unpackRows(A.rows);
 var NST = ST.length / 2, NR = R.b.length, NB = A.nbuckets;
 var st = { r0: 0, r1: NB, th: null, pid: null, m: A.metric, fn: null, focus: null, rec: false,
-	   inv: false, ct: '' };
+	   inv: false, ct: '', age: null };
 var $ = function (id) { return document.getElementById(id); };
 var sw = new Float64Array(NST);	// weight per stack in the selection
 var total = 0;
@@ -56,7 +56,8 @@ function unpackRows(P) {
 	var n = P.count, R = { b: new Int32Array(n), th: new Int32Array(n), st: new Int32Array(n),
 		n: new Float64Array(n).fill(1), cpu: new Float64Array(n), off: new Float64Array(n),
 		io: new Float64Array(n), sl: new Float64Array(n), ac: new Float64Array(n),
-		ab: new Float64Array(n), fb: new Float64Array(n), pk: new Float64Array(n) };
+		ab: new Float64Array(n), fb: new Float64Array(n), pk: new Float64Array(n),
+		ln: new Float64Array(n), lb: new Float64Array(n) };
 	var runs = vlq(P.runs), dst = vlq(P.st);
 	for (var i = 0, r = 0; i < runs.length; i += 3)
 		for (var k = 0, prev = 0; k < runs[i + 2]; k++, r++) {
@@ -81,6 +82,10 @@ function unpackRows(P) {
 		sparse(P.free_b, R.fb, 1);
 		sparse(P.peak_b, R.pk, 1);
 	}
+	if (P.live_b !== undefined) {	// the blocks live at the end, at their allocation
+		sparse(P.live_n, R.ln, 1);
+		sparse(P.live_b, R.lb, 1);
+	}
 	return R;
 }
 function sParent(s) { return ST[2 * s]; }
@@ -97,17 +102,20 @@ function weightOf(i) {
 	case 'io-wait': return R.io[i];
 	case 'sleep': return R.sl[i];
 	case 'wall': return R.cpu[i] + R.off[i];
-	case 'allocs': return R.ac[i];
+	case 'allocs': return leakOn() ? (R.b[i] < LEAK_CUT ? R.ln[i] : 0) : R.ac[i];
 	case 'alloc-bytes': return R.ab[i];
-	// allocated minus freed in the selection: live at its end minus live
-	// at its start (the snapshot diff); stacks that shrank count 0
-	case 'live-bytes': return R.ab[i] - R.fb[i];
+	// allocated minus freed: over the whole recording what is live at
+	// its end (a range is the snapshot diff: aggregate())
+	case 'live-bytes': return leakOn() ? (R.b[i] < LEAK_CUT ? R.lb[i] : 0) : R.ab[i] - R.fb[i];
 	case 'peak-bytes': return R.pk[i];
 	}
 	return 0;
 }
 function rowIn(i) {
-	if (R.b[i] < st.r0 || R.b[i] >= st.r1) return false;
+	return R.b[i] >= st.r0 && R.b[i] < st.r1 && rowWho(i);
+}
+// the selected thread or process, if any
+function rowWho(i) {
 	if (st.th !== null && R.th[i] != st.th) return false;
 	if (st.pid !== null && TH[R.th[i]][0] != st.pid) return false;
 	return true;
@@ -120,10 +128,119 @@ function fmtW(v) {
 }
 function tMs(b) { return (b * A.bucket_ns / 1e6).toFixed(1); }
 
+// --- heap views: the leak view and the snapshot diff -------------------------
+// The leak view (an age set, metric live-bytes or allocs): the blocks live
+// at the end of the recording that were allocated in the buckets wholly
+// older than the age, as `prof report --min-age` counts them.  The age
+// snaps to whole buckets; the page says which age it used, and the
+// report's flags that select the same blocks (heapView()).
+var LIVE_END = A.rows.live_b !== undefined, LEAK_CUT = NB, swBase = null, baseTotal = 0;
+function leakOn() { return st.age !== null && LIVE_END && (st.m == 'live-bytes' || st.m == 'allocs'); }
+// The first bucket not wholly older than st.age (NB: every live block).
+function leakCut() {
+	if (!st.age) return NB;
+	var cut = A.end_rel - Math.round(st.age * 1e9);	// ns after t0: allocated at or before it
+	return Math.max(0, Math.min(NB, Math.floor((cut + 1) / A.bucket_ns)));
+}
+// What live-bytes shows: 'leak', the heap at a range's end ('at', a range
+// from the start) or live at its end minus live at its start ('diff').
+function heapMode() {
+	if (leakOn()) return 'leak';
+	if (st.m != 'live-bytes' || (st.r0 == 0 && st.r1 == NB)) return '';
+	return st.r0 ? 'diff' : 'at';
+}
+// Live bytes per stack at the end of bucket r1 - 1 (sw), and in a diff at
+// the end of bucket r0 - 1 (swBase): allocated minus freed before then,
+// as `prof report --at` sums the heap samples up to a moment.
+function aggregateLive() {
+	swBase = st.r0 ? new Float64Array(NST) : null;
+	baseTotal = 0;
+	for (var i = 0; i < NR; i++) {
+		if (R.b[i] >= st.r1 || !rowWho(i)) continue;
+		var w = R.ab[i] - R.fb[i];
+		if (!w) continue;
+		sw[R.st[i]] += w;
+		total += w;
+		if (swBase && R.b[i] < st.r0) { swBase[R.st[i]] += w; baseTotal += w; }
+	}
+}
+// Seconds of an integer ns count, every digit kept: the report's flags.
+function secs(ns) {
+	ns = Math.max(0, Math.round(ns));
+	var f = String(ns % 1e9);
+	return Math.floor(ns / 1e9) + '.' + '000000000'.slice(f.length) + f;
+}
+// The report's time of the end of bucket k - 1 (its last ns), from the
+// recording's first record as --at and --since count.
+function bucketEndSecs(k) { return secs(k * A.bucket_ns - 1 - A.start_rel); }
+function bucketSecs(k) { return ((k * A.bucket_ns - A.start_rel) / 1e9).toFixed(3); }
+function who() {
+	if (st.th !== null && TH[st.th][0] >= 0) return ' --tid=' + TH[st.th][1];
+	if (st.pid !== null && st.pid >= 0) return ' --pid=' + st.pid;
+	return st.th === null && st.pid === null ? '' : null;	// "other threads": no flag
+}
+function fmtSigned(v) { return (v > 0 ? '+' : v < 0 ? '-' : '') + fmtW(Math.abs(v)); }
+// The line under the tracks that says what the heap view shows, the
+// report command that shows the same (data-cmd), and in a diff the
+// functions whose live bytes changed most (#snapdiff).
+function heapView() {
+	var box = $('heapview'), mode = heapMode(), f = who(), cmd = '', text = '';
+	box.hidden = !mode;
+	$('snapdiff').hidden = mode != 'diff';
+	if (!mode) { box.removeAttribute('data-cmd'); return; }
+	if (mode == 'leak') {
+		var age = LEAK_CUT >= NB ? 0 : A.end_rel - LEAK_CUT * A.bucket_ns + 1;
+		text = 'Leak view: ' + fmtW(total) + ' in the blocks live at the end that were allocated ' +
+			(age ? 'at least ' + (age / 1e9).toFixed(3) + ' s before it (the age rounded up to whole ' +
+			 (A.bucket_ns / 1e6).toFixed(1) + ' ms buckets)' : 'at any time') +
+			(st.r0 || st.r1 < NB ? ', in the selected range' : '') + '.';
+		if (!st.r0 && st.r1 == NB && f !== null) cmd = '--metric=' + st.m + ' --min-age=' + secs(age) + f;
+	} else if (mode == 'at') {
+		text = 'Live at ' + bucketSecs(st.r1) + ' s (the end of the selected range): ' + fmtW(total) + '.';
+		if (f !== null) cmd = '--metric=live-bytes --at=' + bucketEndSecs(st.r1) + f;
+	} else {
+		text = 'Snapshot diff: live ' + (st.r1 < NB ? 'at ' + bucketSecs(st.r1) + ' s' : 'at the end') + ' (' + fmtW(total) +
+			') minus live at ' + bucketSecs(st.r0) + ' s (' + fmtW(baseTotal) + '): ' +
+			fmtSigned(total - baseTotal) + '. The flame graph is the heap at the end of the range, red where a stack grew, blue where it shrank.';
+		if (f !== null) cmd = '--metric=live-bytes --since=' + bucketEndSecs(st.r0) + (st.r1 < NB ? ' --at=' + bucketEndSecs(st.r1) : '') + f;
+		snapDiff();
+	}
+	box.textContent = text + (cmd ? '  The same: prof report ' + cmd : '');
+	box.setAttribute('data-mode', mode);
+	box.setAttribute('data-total', total);
+	box.setAttribute('data-base-total', mode == 'diff' ? baseTotal : 0);
+	if (cmd) box.setAttribute('data-cmd', cmd); else box.removeAttribute('data-cmd');
+}
+// The snapshot diff's table: self live bytes per function at the range's
+// start and end, the largest changes first.
+function snapDiff() {
+	var head = selfOf(sw), base = selfOf(swBase), rows = [];
+	for (var i = 0; i < FN.length; i++)
+		if (head[i] || base[i]) rows.push({ fn: FN[i], base: base[i], head: head[i], d: head[i] - base[i] });
+	rows.sort(function (x, y) { return Math.abs(y.d) - Math.abs(x.d) || (x.fn.k < y.fn.k ? -1 : 1); });
+	var tb = document.querySelector('#snapdiff tbody');
+	tb.textContent = '';
+	rows.slice(0, 20).forEach(function (r) {
+		var tr = document.createElement('tr'), base = r.fn.mod.split('/').pop();
+		tr.style.color = r.d > 0 ? '#c00' : r.d < 0 ? '#00c' : '#444';
+		td(tr, r.fn.name, r.fn.name);
+		td(tr, base, base, false, r.fn.mod);
+		td(tr, fmtW(r.base), r.base, true);
+		td(tr, fmtW(r.head), r.head, true);
+		td(tr, fmtSigned(r.d), r.d, true);
+		tb.appendChild(tr);
+	});
+}
+
 // --- selection -> per-stack weights -> panels ------------------------------
 function aggregate() {
 	sw.fill(0);
 	total = 0;
+	swBase = null;
+	baseTotal = 0;
+	LEAK_CUT = leakOn() ? leakCut() : NB;
+	var mode = heapMode();
+	if (mode == 'at' || mode == 'diff') { aggregateLive(); return; }
 	for (var i = 0; i < NR; i++) {
 		if (!rowIn(i)) continue;
 		var w = weightOf(i);
@@ -142,12 +259,14 @@ function aggregate() {
 
 // Flame nodes in the format of the flame graph script:
 // [parent, name, module, file, line, kind, inlined, value, self]
+// and in the snapshot diff the base value (live at the range's start) as a
+// tenth element, which the script colours by (red grew, blue shrank).
 function flameNodes() {
-	var incl = new Float64Array(NST), map = new Int32Array(NST).fill(-1), inF = new Uint8Array(NST);
-	for (var s = NST - 1; s > 0; s--) { incl[s] += sw[s]; incl[sParent(s)] += incl[s]; }
-	var nodes = [[0, 0, 0, 0, 0, 0, 0, 0, 0]], index = new Map();
+	var incl = inclusive(sw), base = swBase ? inclusive(swBase) : null;
+	var map = new Int32Array(NST).fill(-1), inF = new Uint8Array(NST);
+	var nodes = [base ? [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : [0, 0, 0, 0, 0, 0, 0, 0, 0]], index = new Map();
 	map[0] = 0;
-	for (s = 1; s < NST; s++) {
+	for (var s = 1; s < NST; s++) {
 		if (!incl[s]) continue;
 		var p = sParent(s), f = sFrame(s), name = fName(f);
 		if (st.focus) {
@@ -163,15 +282,34 @@ function flameNodes() {
 			id = nodes.length;
 			index.set(k, id);
 			nodes.push([pn, FR[f][0], FR[f][1], FR[f][2], FR[f][3], FR[f][4], FR[f][5], 0, 0]);
+			if (base) nodes[id].push(0);
 		}
 		map[s] = id;
 		nodes[id][7] += incl[s];
 		nodes[id][8] += sw[s];
+		if (base) nodes[id][9] += base[s];
 		if (!pn) nodes[0][7] += incl[s];
+		if (!pn && base) nodes[0][9] += base[s];
 	}
 	if (!st.focus) nodes[0][7] = incl[0];
+	if (!st.focus && base) nodes[0][9] = base[0];
 	// preorder is not needed by render(): it rebuilds children from parents
 	return nodes;
+}
+
+// Inclusive weights: each stack's own plus its descendants'.
+function inclusive(w) {
+	var incl = new Float64Array(NST);
+	for (var s = NST - 1; s > 0; s--) { incl[s] += w[s]; incl[sParent(s)] += incl[s]; }
+	return incl;
+}
+// The diff colouring's scale (html.c's max_share_delta()): the largest
+// change of any node's share of its side's total.
+function diffScale(nodes) {
+	var head = nodes[0][7], base = nodes[0][9], m = 1e-9;
+	for (var i = 1; i < nodes.length; i++)
+		m = Math.max(m, Math.abs((head ? nodes[i][7] / head : 0) - (base ? nodes[i][9] / base : 0)));
+	return m;
 }
 
 // Functions by (name, module): a dense id per merged frame's function.
@@ -186,11 +324,16 @@ var FN = [], FN_OF = new Int32Array(FR.length);
 		if (file && !(FR[f][5] & 1) && (!fn.file || (file == fn.file && line && (!fn.line || line < fn.line)))) { fn.file = file; fn.line = line; }
 	}
 })();
+// Self weight per function of per-stack weights w.
+function selfOf(w) {
+	var self = new Float64Array(FN.length);
+	for (var s = 1; s < NST; s++) if (w[s]) self[FN_OF[sFrame(s)]] += w[s];
+	return self;
+}
 function functionRows() {
-	var self = new Float64Array(FN.length), tot = new Float64Array(FN.length), stamp = new Int32Array(FN.length);
+	var self = selfOf(sw), tot = new Float64Array(FN.length), stamp = new Int32Array(FN.length);
 	for (var s = 1; s < NST; s++) {
 		if (!sw[s]) continue;
-		self[FN_OF[sFrame(s)]] += sw[s];
 		for (var a = s; a; a = sParent(a)) {	// each function once per stack
 			var fn = FN_OF[sFrame(a)];
 			if (stamp[fn] == s) continue;
@@ -412,7 +555,7 @@ function stackChart() {
 		}
 		if (i == NR || !rowIn(i)) continue;
 		var w = weightOf(i);
-		if (!w) continue;
+		if (!(w > 0)) continue;	// live-bytes: a bucket that freed more than it allocated
 		if (!acc[R.st[i]]) touched.push(R.st[i]);
 		acc[R.st[i]] += w;
 	}
@@ -575,6 +718,19 @@ function drawTracks() {
 		return { label: l.label, y: l.y, h: l.h, proc: !!l.proc, rate: !!l.rate, th: l.th, pid: l.pid, open: l.open,
 			 main: !l.proc && !l.rate && TH[l.th][0] >= 0 && TH[l.th][1] == TH[l.th][0] };
 	})));
+	if (leakOn() && LEAK_CUT < NB) {	// the leak view counts what was allocated left of the line
+		var xc = LABEL + LEAK_CUT * tw / NB;
+		g.fillStyle = 'rgba(0,0,0,0.08)';
+		g.fillRect(xc, 0, W - xc, y);
+		g.fillStyle = '#8e44ad';
+		g.fillRect(xc - 1, 0, 2, y);
+		var label = '\u2190 the leak view: allocated before', lw = g.measureText(label).width + 6;
+		var lx = Math.max(LABEL, xc - lw - 2);
+		g.fillStyle = 'rgba(255,255,255,0.85)';
+		g.fillRect(lx, y - 13, lw, 12);
+		g.fillStyle = '#8e44ad';
+		g.fillText(label, lx + 3, y - 7);
+	}
 	g.fillStyle = '#555';	// time axis
 	for (var k = 0; k <= 10; k++) {
 		var x = LABEL + k * tw / 10;
@@ -737,6 +893,7 @@ function saveHash() {
 	if (st.rec) q.push('rec=1');
 	if (st.inv) q.push('inv=1');
 	if (st.ct) q.push('ct=' + encodeURIComponent(st.ct));
+	if (st.age !== null) q.push('age=' + st.age);
 	if (D.inverted) q.push('icicle=1');
 	history.replaceState(null, '', '#' + q.join('&'));
 }
@@ -752,6 +909,7 @@ function loadHash() {
 	st.rec = q.get('rec') == '1';
 	st.inv = q.get('inv') == '1';
 	st.ct = q.get('ct') || '';
+	if (q.get('age') !== null) st.age = Math.max(0, +q.get('age') || 0);
 	D.inverted = q.get('icicle') == '1';
 	var fn = q.get('fn');
 	if (fn) {
@@ -784,6 +942,8 @@ function update() {
 	MARK.flameNodes = performance.now() - t;
 	S = AS;
 	D.unit = unit();
+	D.diff = !!swBase;
+	if (D.diff) { D.base_total = N[0][9]; D.max_delta = diffScale(N); }
 	K = [];
 	N.forEach(function (n, i) { K.push([]); if (i) K[n[0]].push(i); });
 	zoomId = 0;
@@ -800,7 +960,9 @@ function update() {
 	MARK.sandwich = performance.now() - t;
 	renderCallTree();
 	MARK.calltree = performance.now() - t;
+	heapView();
 	$('metric').value = st.m;
+	$('age').value = st.age === null ? '' : st.age;
 	$('rec').checked = st.rec;
 	$('ctinv').checked = st.inv;
 	$('ctq').value = st.ct;
@@ -816,6 +978,16 @@ function init() {
 	MARK.lanes = performance.now();
 	trackEvents();
 	$('metric').onchange = function () { st.m = this.value; update(); };
+	// the leak view's age: empty is off; an age with a metric it does not
+	// count switches to live-bytes
+	$('agectl').hidden = !LIVE_END;
+	$('heaphint').hidden = A.rows.allocs === undefined;
+	$('age').onchange = function () {
+		var v = this.value.trim();
+		st.age = v === '' || !(+v >= 0) ? null : +v;
+		if (st.age !== null && st.m != 'live-bytes' && st.m != 'allocs') st.m = 'live-bytes';
+		update();
+	};
 	if (A.trim_samples > 0 && $('appnote'))	// htmlapp.c's trim_stacks(): too many stacks to keep each
 		$('appnote').textContent = 'Stacks under ' + 100 * A.trim_share + '% of the CPU and of the ' +
 			'off-CPU time are drawn as (trimmed) under their nearest kept caller: ' +

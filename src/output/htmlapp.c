@@ -59,8 +59,9 @@
 #define TRIMMED_FRAME UINT32_MAX	/* in app.frames: the "(trimmed)" frame */
 
 /* columns; the heap's: allocations, bytes allocated and bytes freed at
- * their times, bytes live at the peak (in the peak's bucket) */
-enum { C_N, C_CPU, C_OFF, C_IO, C_SL, C_AC, C_AB, C_FB, C_PK, C_COLS };
+ * their times, bytes live at the peak (in the peak's bucket), and the
+ * blocks live at the end (count and bytes) at their allocation's time */
+enum { C_N, C_CPU, C_OFF, C_IO, C_SL, C_AC, C_AB, C_FB, C_PK, C_LN, C_LB, C_COLS };
 
 struct app_row {
 	uint32_t bucket, thread, stack;
@@ -216,6 +217,26 @@ static void add_peak(struct app *a)
 	}
 }
 
+/*
+ * The sampled blocks still live when the recording ended, in their
+ * allocation's bucket: the leak view (html_app.js) sums the buckets
+ * older than the age the user sets, as `report --min-age` sums the
+ * blocks.  Only when the recording says it holds the whole list.
+ */
+static void add_live(struct app *a)
+{
+	const struct prof_profile *p = a->p;
+
+	for (size_t i = 0; prof_heap_live_known(p) && i + 1 < p->heap_live.n; i += 2) {
+		const struct prof_timed_sample *c = &p->heap_live.v[i];
+		if (c->thread >= p->threads.n || c->node >= p->nodes.n || !view_passes(p, a->v, c->thread, c->node))
+			continue;
+		struct app_row *r = row_for(a, bucket_of(a, c->t_ns), c->thread, a->node_stack[c->node]);
+		r->v[C_LN] += c[0].value;
+		r->v[C_LB] += c[1].value;
+	}
+}
+
 static void build_rows(struct app *a)
 {
 	const struct prof_profile *p = a->p;
@@ -238,8 +259,10 @@ static void build_rows(struct app *a)
 			add_timed(a, e);
 	}
 	add_peak(a);
-	if (p->timed.n)
+	if (p->timed.n) {
+		add_live(a);
 		return;
+	}
 	for (size_t i = 0; i < p->aggs.n; i++) {	/* no times: one bucket */
 		const struct prof_agg *g = &p->aggs.v[i];
 		if (g->thread >= p->threads.n || g->node >= p->nodes.n || !view_passes(p, a->v, g->thread, g->node))
@@ -694,6 +717,10 @@ static void emit_rows(struct app *a, struct strbuf *sb)
 		emit_column(a, sb, "free_b", C_FB, 1);
 		emit_column(a, sb, "peak_b", C_PK, 1);
 	}
+	if (a->p->heap.present && a->p->timed.n && prof_heap_live_known(a->p)) {
+		emit_column(a, sb, "live_n", C_LN, 1);
+		emit_column(a, sb, "live_b", C_LB, 1);
+	}
 	sb_addch(sb, '}');
 }
 
@@ -868,11 +895,14 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 	emit_events(&a, &body);
 	emit_heap(&a, &body);
 	emit_sources(&a, &body);
-	/* bucket_ns, nbuckets: the rows' (selection) buckets; lane_*: the tracks' */
-	sb_addf(sb, "{\"metric\":\"%s\",\"t0\":%llu,\"bucket_ns\":%llu,\"nbuckets\":%u,"
+	/* bucket_ns, nbuckets: the rows' (selection) buckets; lane_*: the tracks';
+	 * start_rel, end_rel: the recording's first and last record from t0
+	 * (report --at counts from the first, --min-age back from the last) */
+	sb_addf(sb, "{\"metric\":\"%s\",\"t0\":%llu,\"start_rel\":%lld,\"end_rel\":%lld,\"bucket_ns\":%llu,\"nbuckets\":%u,"
 		"\"lane_ns\":%llu,\"nlanes\":%u,\"lane_per\":%u,\"timed\":%s,\"trim_share\":%g,"
 		"\"trim_samples\":%.4f,\"strings\":",
 		prof_view_metric_name(v->metric), (unsigned long long)a.t0,
+		(long long)(p->start_ns - a.t0), (long long)(p->end_ns - a.t0),
 		(unsigned long long)(a.bucket_ns * a.per), (a.nbuckets + a.per - 1) / a.per,
 		(unsigned long long)a.bucket_ns, a.nbuckets, a.per, p->timed.n ? "true" : "false",
 		HTML_TRIM_SHARE, a.trimmed);

@@ -18,6 +18,12 @@
 //                                         track, and the flame graph of ranges
 //                                         dragged from T1 to T2, and of the
 //                                         range from T3 to the end (ns)
+//   heapviews REPORT AGE T1 T2            the leak view with AGE typed in (s; then
+//                                         with allocs, then age 0) and the
+//                                         snapshot diff of a range dragged on
+//                                         the heap track from T1 to T2 (ns):
+//                                         per view the numbers shown and the
+//                                         report flags the page gives for it
 //   shot REPORT OUT.png HEIGHT [ID]       the page at 1400xHEIGHT into OUT.png,
 //                                         scrolled to element ID (the
 //                                         pictures of the docs, scripts/)
@@ -233,6 +239,67 @@ async function heap(browser, url, t1, t2, t3, out, errors) {
 	await end.close();
 }
 
+// The heap view the page shows now: the line under the tracks (what it
+// says and the report's flags for the same view), the total, each
+// function's self weight in the table (its exact value, data-v), the
+// snapshot diff's rows, and the colours of the flame graph's boxes.
+function heapPanel(page) {
+	return page.evaluate(() => {
+		const hv = document.getElementById('heapview'), num = (td) => +td.getAttribute('data-v');
+		const m = /rgb\((\d+), ?(\d+), ?(\d+)\)/;
+		const kind = (c) => { const x = m.exec(c); if (!x) return 'other';
+			return +x[1] > +x[3] + 20 ? 'red' : +x[3] > +x[1] + 20 ? 'blue' : 'grey'; };
+		const colours = {};
+		FB.forEach((b) => { if (b[0]) colours[S[N[b[0]][1]]] = kind(b[4]); });
+		return {
+			shown: !hv.hidden, text: hv.textContent, mode: hv.getAttribute('data-mode'),
+			cmd: hv.getAttribute('data-cmd'), total: +hv.getAttribute('data-total'),
+			baseTotal: +hv.getAttribute('data-base-total'),
+			flameTotal: +document.getElementById('flame').getAttribute('data-total'),
+			self: Object.fromEntries(Array.from(document.querySelectorAll('#fns tbody tr')).map((r) =>
+				[r.cells[0].textContent, num(r.cells[2])])),
+			diffShown: !document.getElementById('snapdiff').hidden,
+			diff: Array.from(document.querySelectorAll('#snapdiff tbody tr')).map((r) =>
+				[r.cells[0].textContent, num(r.cells[2]), num(r.cells[3]), num(r.cells[4])]),
+			colours, hash: location.hash, age: document.getElementById('age').value,
+			metric: document.getElementById('metric').value,
+		};
+	});
+}
+
+async function setAge(page, age) {
+	await page.fill('#age', age);
+	await page.press('#age', 'Tab');	// the change event: on leaving the box
+}
+
+// A heap recording's leak view and snapshot diff (tests/t5221-html-heap.sh).
+async function heapviews(browser, url, age, t1, t2, out, errors) {
+	const page = await open(browser, url, errors);
+	const A = await appData(page), L = await lanes(page);
+	out.ageShown = await page.evaluate(() => !document.getElementById('agectl').hidden);
+	await page.selectOption('#metric', 'alloc-bytes');
+	await setAge(page, age);	// switches to live-bytes
+	out.leak = await heapPanel(page);
+	await page.selectOption('#metric', 'allocs');
+	out.leakAllocs = await heapPanel(page);
+	await page.selectOption('#metric', 'live-bytes');
+	await setAge(page, '0');
+	out.leakAll = await heapPanel(page);
+	await setAge(page, '');
+	out.off = await heapPanel(page);
+	await drag(page, L.find((l) => l.proc) || L[0], A, t1, t2);
+	out.diff = await heapPanel(page);
+	// the same view from its link
+	const again = await open(browser, page.url(), errors);
+	out.reopened = await heapPanel(again);
+	await again.close();
+	// from T2 to the end: by the link (a drag to the canvas's edge ends outside it)
+	const b2 = Math.floor((t2 - A.t0) / A.bucket_ns);
+	const tail = await open(browser, url + '#v=1&r=' + b2 + '-' + A.nbuckets + '&m=live-bytes', errors);
+	out.tail = await heapPanel(tail);
+	await tail.close();
+}
+
 // A picture for the docs: the page at 1400xHEIGHT, scrolled to show the
 // element id (with 60 px above it) when one is named.
 async function shot(browser, url, png, height, id, errors) {
@@ -362,6 +429,7 @@ function cpuOfTree(root) {
 		else if (mode === 'diff') await diff(browser, url, out, errors);
 		else if (mode === 'machine') await machine(browser, url, out, errors);
 		else if (mode === 'heap') await heap(browser, url, +rest[0], +rest[1], +rest[2], out, errors);
+		else if (mode === 'heapviews') await heapviews(browser, url, rest[0], +rest[1], +rest[2], out, errors);
 		else if (mode === 'shot') await shot(browser, url, rest[0], +rest[1], rest[2], errors);
 		else if (mode === 'warm') await warm(browser, +report, rest, out, errors);
 		else throw new Error('unknown mode ' + mode);
