@@ -19,7 +19,16 @@
 # 128 young_planted's 256 blocks of 4 KiB are each sampled with
 # p = 1 - exp(-32), peak_planted's 1 MiB ones with certainty, and
 # temp_planted's 20000 64-byte blocks with p = 0.393: none of them can go
-# unsampled (chance (1 - 0.393)^20000, below 1e-4000).
+# unsampled (chance (1 - 0.393)^20000, below 1e-4000).  The leak view and the
+# snapshot diffs are compared with the report exactly (one file, two
+# readers: no sampling between them); their other checks are sampled the
+# same way: leak_planted's 4096 blocks of 1 KiB are each sampled with
+# p = 1 - exp(-8), so the leak view holding none has chance (3.4e-4)^4096;
+# young_planted is allocated 20 ms after the last mark, and an age from
+# that mark (to the ms, then rounded up to whole buckets by the page)
+# cuts at most 0.5 ms after it, so the leak view never holds it; and
+# peak_planted's 1 MiB blocks have p = 1 in double precision (weight 1,
+# hence +64 MiB exactly).
 . "$(dirname "$0")/lib/test-lib.sh"
 . "$TOP/tests/lib/node-tools.sh"
 require_perf_events
