@@ -137,4 +137,28 @@ test_expect_success 'snapshot diff from the middle of the peak to the end: -64 M
 	check_view tail 1
 '
 
+# A file cut short does not say which blocks were live at its end (the
+# list is written last, its length first): the page then carries no
+# live-at-end columns, and the script shows no age box without them.
+# live_columns CUT.html WHOLE.html: the cut page has heap columns, the
+# live-at-end ones only the whole page.
+live_columns() {
+	python3 - "$1" "$2" <<-\EOF
+	import json, sys
+	def rows(path):
+	    s = open(path, encoding="utf-8").read()
+	    start = s.index('id="prof-app">') + len('id="prof-app">')
+	    return json.loads(s[start:s.index("</script>", start)])["rows"]
+	cut, whole = rows(sys.argv[1]), rows(sys.argv[2])
+	print(sorted(cut), sorted(whole))
+	sys.exit(0 if "allocs" in cut and "live_b" not in cut and "live_b" in whole else 1)
+	EOF
+}
+
+test_expect_success 'a recording cut short: no live-at-end columns, so no leak view' '
+	head -c $(($(stat -c %s h.data) / 2)) h.data >cut.data &&
+	"$PROF" report -i cut.data --format=html -o cut.html 2>cut.err &&
+	live_columns cut.html h.html
+'
+
 test_done
