@@ -130,6 +130,14 @@ test_expect_success 'snapshot diff after the leak to the middle of the peak: pea
 	q views.json "{k: d[\"reopened\"][k] for k in (\"cmd\", \"diff\", \"total\")} == {k: d[\"diff\"][k] for k in (\"cmd\", \"diff\", \"total\")}"
 '
 
+test_expect_success 'the same diff of the process selected (--pid), and a range from the start (--at)' '
+	q views.json "\" --pid=\" in d[\"diffPid\"][\"cmd\"] and d[\"diffPid\"][\"mode\"] == \"diff\"" &&
+	check_view diffPid 1 &&
+	q views.json "d[\"at\"][\"mode\"] == \"at\" and \"--at=\" in d[\"at\"][\"cmd\"] and \"--since\" not in d[\"at\"][\"cmd\"]" &&
+	q views.json "d[\"at\"][\"self\"][\"leak_planted\"] > 0 and not d[\"at\"][\"self\"].get(\"peak_planted\")" &&
+	check_view at
+'
+
 test_expect_success 'snapshot diff from the middle of the peak to the end: -64 MiB, young_planted +1 MiB' '
 	q views.json "{r[0]: r[3] for r in d[\"tail\"][\"diff\"]}[\"peak_planted\"] == -(64 << 20)" &&
 	q views.json "{r[0]: r[3] for r in d[\"tail\"][\"diff\"]}[\"young_planted\"] > 0" &&

@@ -21,7 +21,8 @@
 //   heapviews REPORT AGE T1 T2            the leak view with AGE typed in (s; then
 //                                         with allocs, then age 0) and the
 //                                         snapshot diff of a range dragged on
-//                                         the heap track from T1 to T2 (ns):
+//                                         the heap track from T1 to T2 (ns),
+//                                         of its process, from the start to T1:
 //                                         per view the numbers shown and the
 //                                         report flags the page gives for it
 //   shot REPORT OUT.png HEIGHT [ID]       the page at 1400xHEIGHT into OUT.png,
@@ -293,6 +294,14 @@ async function heapviews(browser, url, age, t1, t2, out, errors) {
 	const again = await open(browser, page.url(), errors);
 	out.reopened = await heapPanel(again);
 	await again.close();
+	// the process's track clicked: the diff of its heap (--pid)
+	await clickTrack(page, L.find((l) => l.proc) || L[0]);
+	out.diffPid = await heapPanel(page);
+	// a range from the start: the heap as at its end (--at), by the link
+	const b1 = Math.floor((t1 - A.t0) / A.bucket_ns);
+	const at = await open(browser, url + '#v=1&r=0-' + b1 + '&m=live-bytes', errors);
+	out.at = await heapPanel(at);
+	await at.close();
 	// from T2 to the end: by the link (a drag to the canvas's edge ends outside it)
 	const b2 = Math.floor((t2 - A.t0) / A.bucket_ns);
 	const tail = await open(browser, url + '#v=1&r=' + b2 + '-' + A.nbuckets + '&m=live-bytes', errors);
