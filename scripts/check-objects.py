@@ -7,6 +7,14 @@
       every call between folders points down that list: a folder calls only
       the folders listed before it.  A cycle between folders is reported
       as such.
+  check-objects.py includes TOP LAYERS_MD
+      Every #include "prof/X.h" (and every include of a file of another
+      folder) in TOP/src/ and TOP/include/prof/ points down the same layer
+      list: a file includes headers of its own folder and of the folders
+      listed before it.  include/prof/X.h belongs to src/X/, or to the
+      folder the "<!-- headers" block of LAYERS_MD names for it.  This one
+      reads the source, not the objects, so it also sees what only a
+      type, a macro or an inline function ties together.
   check-objects.py dead BUILD [CALLER.o...]
       Every global function of BUILD/src/*/*.o is called from another
       object: src/, src/prof.o, a unit test under BUILD/tests/unit/, or
@@ -18,8 +26,8 @@
 
 Calls are read from `nm`: a symbol one object leaves undefined (U) and
 another defines.  Prints one line per problem and exits 1 when there is
-one, 0 when there is none, 2 when it cannot run.  make check runs both
-through tests/t9200-source-shape.sh.
+one, 0 when there is none, 2 when it cannot run.  make check runs all
+three through tests/t9200-source-shape.sh.
 """
 import collections
 import glob
@@ -77,17 +85,33 @@ def folder(build, obj):
     return os.path.relpath(obj, os.path.join(build, "src")).split(os.sep)[0]
 
 
-def read_layers(path):
-    """Folders bottom to top, as docs/hacking.md lists them."""
+def fenced_block(path, marker, required=True):
+    """Lines of the fenced block after "<!-- marker ... -->" in path, each
+    split into (its text before the last two-space gap, its last words)."""
     text = open(path, encoding="utf-8").read()
-    m = re.search(r"<!-- layers.*?-->\s*```\n(.*?)```", text, re.S)
+    m = re.search(r"<!-- " + marker + r".*?-->\s*```\n(.*?)```", text, re.S)
     if not m:
-        die(f"no layer list (<!-- layers ... --> and a fenced block) in {path}")
-    order = []
+        if required:
+            die(f"no {marker} list (<!-- {marker} ... --> and a fenced block) in {path}")
+        return []
+    rows = []
     for line in m.group(1).splitlines():
         if line.strip():
-            order += re.split(r"\s{2,}", line.strip())[-1].split()
-    return order
+            cols = re.split(r"\s{2,}", line.strip())
+            rows.append((cols[0], cols[-1].split()))
+    return rows
+
+
+def read_layers(path):
+    """Folders bottom to top, as docs/hacking.md lists them."""
+    return [f for _, folders in fenced_block(path, "layers") for f in folders]
+
+
+def read_header_owners(path):
+    """{header: folder} for the include/prof/ headers not named after
+    their folder: the "<!-- headers" block, one folder and its headers a
+    line."""
+    return {h: f for f, hs in fenced_block(path, "headers", required=False) for h in hs}
 
 
 def calls_between_folders(build, objs):
@@ -161,6 +185,68 @@ def check_layers(build, layers_md):
     return problems
 
 
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def source_files(top):
+    """(path relative to top, its folder) of every C file under src/ and
+    include/prof/: a file under src/F/ (at any depth) is F's; src/prof.c,
+    main(), sits above every folder and is not judged."""
+    out = []
+    for root, _, names in os.walk(os.path.join(top, "src")):
+        for n in sorted(names):
+            rel = os.path.relpath(os.path.join(root, n), top)
+            parts = rel.split(os.sep)
+            if n.endswith((".c", ".h")) and len(parts) > 2:
+                out.append((rel, parts[1]))
+    inc = os.path.join(top, "include", "prof")
+    for n in sorted(os.listdir(inc)) if os.path.isdir(inc) else []:
+        if n.endswith(".h"):
+            out.append((os.path.join("include", "prof", n), None))
+    return sorted(out)
+
+
+def check_includes(top, layers_md):
+    order = read_layers(layers_md)
+    rank = {f: i for i, f in enumerate(order)}
+    owners = read_header_owners(layers_md)
+    problems = []
+
+    def header_folder(name):
+        f = owners.get(name, name[:-2])
+        return f if f in rank else None
+
+    for h in owners:
+        if not os.path.exists(os.path.join(top, "include", "prof", h)):
+            problems.append(f"{layers_md} names include/prof/{h}, which does not exist")
+    files = source_files(top)
+    for rel, f in files:
+        if f is None:
+            f = header_folder(os.path.basename(rel))
+            if f is None:
+                problems.append(f"{rel} belongs to no folder of the layer list "
+                                f"(name it after one, or list it in the headers block of {layers_md})")
+                continue
+        if f not in rank:
+            continue	# the layers check reports the folder
+        for n, line in enumerate(open(os.path.join(top, rel), encoding="utf-8", errors="replace"), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            inc = m.group(1)
+            if inc.startswith("prof/"):
+                to, what = header_folder(inc[5:]), inc
+            else:
+                path = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
+                parts = path.split(os.sep)
+                if not os.path.exists(os.path.join(top, path)) or parts[0] != "src" or len(parts) < 3:
+                    continue	# generated (build/gen) or outside the folders
+                to, what = parts[1], path
+            if to in rank and rank[to] > rank[f]:
+                problems.append(f"{rel}:{n}: includes {what}: {f} -> {to} points up the layers")
+    return problems
+
+
 def check_dead(build, extra):
     objs = src_objects(build)
     main = os.path.join(build, "src", "prof.o")
@@ -183,10 +269,13 @@ def check_dead(build, extra):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "layers":
         problems = check_layers(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "includes":
+        problems = check_includes(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 3 and sys.argv[1] == "dead":
         problems = check_dead(sys.argv[2], sys.argv[3:])
     else:
-        die("usage: check-objects.py layers BUILD LAYERS_MD | dead BUILD [CALLER.o...]")
+        die("usage: check-objects.py layers BUILD LAYERS_MD | includes TOP LAYERS_MD | "
+            "dead BUILD [CALLER.o...]")
     for p in problems:
         print(p)
     return 1 if problems else 0

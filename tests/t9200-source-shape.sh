@@ -2,7 +2,8 @@
 # t9200-source-shape: the tree keeps the shape docs/hacking.md describes.
 # From nm over the built objects (scripts/check-objects.py): every call
 # between src/ folders points down the documented layer list, no folders
-# form a cycle, and no global function goes uncalled.  The planted cases
+# form a cycle, and no global function goes uncalled; from the source,
+# every #include points down the same list.  The planted cases
 # build a tiny tree of objects with one violation each, so the checks are
 # shown to fail where they should.
 . "$(dirname "$0")/lib/test-lib.sh"
@@ -11,6 +12,10 @@ CHECK="$TOP/scripts/check-objects.py"
 
 test_expect_success 'calls between folders follow the layer list of docs/hacking.md' '
 	python3 "$CHECK" layers "$BUILD_DIR" "$TOP/docs/hacking.md" >out 2>&1 || { cat out; return 1; }
+'
+
+test_expect_success 'includes between folders follow the layer list of docs/hacking.md' '
+	python3 "$CHECK" includes "$TOP" "$TOP/docs/hacking.md" >out 2>&1 || { cat out; return 1; }
 '
 
 # The fuzz targets and the instruction-count driver link the library too:
@@ -99,6 +104,61 @@ test_expect_success 'planted: an object whose source is gone is not judged' '
 	python3 "$CHECK" layers planted layers.md &&
 	mkdir -p src/low && touch src/low/a.c &&
 	check_fails out layers planted layers.md
+'
+
+# A source tree of the same three folders: plant_src FILE LINES... writes
+# planted/FILE (src/F/x.c or include/prof/x.h).
+plant_src() {
+	local f=planted/$1
+	shift
+	mkdir -p "$(dirname "$f")" && printf "%s\n" "$@" >"$f"
+}
+plant_headers() {	# low.h, mid.h (includes low.h), high.h; extra.h belongs to mid
+	rm -rf planted && layers_md "bottom  low" "middle  mid" "top  high" &&
+	printf "%s\n" "<!-- headers: folder, headers -->" "\`\`\`" "mid  extra.h" "\`\`\`" >>layers.md &&
+	plant_src include/prof/low.h "int low_f(void);" &&
+	plant_src include/prof/mid.h "#include \"prof/low.h\"" "int mid_f(void);" &&
+	plant_src include/prof/extra.h "#include \"prof/mid.h\"" &&
+	plant_src include/prof/high.h "#include \"prof/extra.h\"" &&
+	plant_src src/low/a.c "#include \"prof/low.h\"" "#include \"a-priv.h\"" "#include <stdio.h>" &&
+	plant_src src/low/a-priv.h "int low_g(void);" &&
+	plant_src src/mid/b.c "#include \"prof/low.h\"" "#include \"prof/extra.h\"" &&
+	plant_src src/high/c.c "#include \"prof/high.h\"" "#include \"prof/mid.h\"" "#include \"generated.h\""
+}
+
+test_expect_success 'planted: includes down the layers pass' '
+	plant_headers &&
+	python3 "$CHECK" includes planted layers.md
+'
+
+test_expect_success 'planted: a .c file including a header above it fails, naming file, line and layers' '
+	plant_headers &&
+	plant_src src/low/a.c "#include \"prof/low.h\"" "" "#include \"prof/extra.h\"" &&
+	check_fails out includes planted layers.md &&
+	check_contains out "^src/low/a.c:3: includes prof/extra.h: low -> mid points up the layers" &&
+	test "$(wc -l <out)" = 1
+'
+
+test_expect_success 'planted: a header including a header above it fails' '
+	plant_headers &&
+	plant_src include/prof/low.h "#include \"prof/high.h\"" &&
+	check_fails out includes planted layers.md &&
+	check_contains out "^include/prof/low.h:1: includes prof/high.h: low -> high points up the layers"
+'
+
+test_expect_success 'planted: a private header of a folder above fails' '
+	plant_headers &&
+	plant_src src/high/c-priv.h "int high_g(void);" &&
+	plant_src src/mid/b.c "#include \"../high/c-priv.h\"" &&
+	check_fails out includes planted layers.md &&
+	check_contains out "^src/mid/b.c:1: includes src/high/c-priv.h: mid -> high points up the layers"
+'
+
+test_expect_success 'planted: a header of no folder fails' '
+	plant_headers &&
+	plant_src include/prof/stray.h "int stray_f(void);" &&
+	check_fails out includes planted layers.md &&
+	check_contains out "^include/prof/stray.h belongs to no folder of the layer list"
 '
 
 test_done

@@ -10,6 +10,7 @@
 #define PROF_PERF_H
 
 #include "prof/util.h"
+#include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <sys/types.h>
 
@@ -48,6 +49,17 @@ const char *prof_tracefs_root(bool *mounted_now);
 int prof_uprobe_define(const char *group, const char *name, const char *file, uint64_t offset,
 		       bool ret, uint64_t *id);
 int prof_uprobe_remove(const char *group, const char *name);
+
+/* The user registers a DWARF-unwound sample carries (sample_regs_user):
+ * what the unwinders (include/prof/unwind.h) and the heap sampler's
+ * argument reads need. */
+#define PROF_PERF_REGS_USER_MASK                                                      \
+	((1ULL << PERF_REG_X86_AX) | (1ULL << PERF_REG_X86_BX) | (1ULL << PERF_REG_X86_CX) | \
+	 (1ULL << PERF_REG_X86_DX) | (1ULL << PERF_REG_X86_SI) | (1ULL << PERF_REG_X86_DI) | \
+	 (1ULL << PERF_REG_X86_BP) | (1ULL << PERF_REG_X86_SP) | (1ULL << PERF_REG_X86_IP) | \
+	 (1ULL << PERF_REG_X86_R8) | (1ULL << PERF_REG_X86_R9) | (1ULL << PERF_REG_X86_R10) | \
+	 (1ULL << PERF_REG_X86_R11) | (1ULL << PERF_REG_X86_R12) | (1ULL << PERF_REG_X86_R13) | \
+	 (1ULL << PERF_REG_X86_R14) | (1ULL << PERF_REG_X86_R15))
 
 #define PROF_STACK_SIZE_DEFAULT 32768
 /* The kernel stores a sample's size in a u16 and rounds the stack size to 8. */

@@ -22,7 +22,7 @@
  *    when
  *    /proc/sys/kernel/task_delayacct is 1; see kernel-notes/delayacct.md.
  *    Where it is 0, io_wait_s comes from sched:sched_switch samples as in
- *    `prof record` (src/record/iowait.c; needs root or CAP_PERFMON): the
+ *    `prof record` (res_iowait_*, offcpu.h; needs root or CAP_PERFMON): the
  *    time every thread of the command and of its descendants spent
  *    switched out in D state with an I/O wait function on the kernel
  *    stack.  io_wait_source says which one a run used.
@@ -82,18 +82,6 @@ int res_run(const struct res_run_opts *opts, struct res_usage *out);
 
 /* 1 on, 0 off, -errno when /proc/sys/kernel/task_delayacct is unreadable. */
 int res_delayacct_enabled(void);
-
-/* --- I/O wait from sched_switch (src/record/iowait.c) -------------------------- */
-struct res_iowait;
-#define RES_IOWAIT_SCHED_SWITCH "sched_switch (D state with an I/O wait function on the kernel stack)"
-/* Can sched:sched_switch be sampled here?  0, or -ENOTSUP with why filled. */
-int res_iowait_probe(char *why, size_t len);
-/* Starts measuring pid, held before its exec (its events start at exec):
- * NULL with why filled when it cannot. */
-struct res_iowait *res_iowait_start(pid_t pid, char *why, size_t len);
-/* After pid exited (not yet reaped): I/O-wait ns of its threads and
- * descendants; *lost: switch samples the kernel dropped.  Frees iw. */
-uint64_t res_iowait_finish(struct res_iowait *iw, uint64_t *lost);
 
 /*
  * From JSON written by `prof stat --format=json`, the per-run values of one

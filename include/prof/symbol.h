@@ -13,7 +13,7 @@
 #ifndef PROF_SYMBOL_H
 #define PROF_SYMBOL_H
 
-#include "prof/model.h"
+#include "prof/util.h"
 #include <sys/types.h>
 
 struct prof_elf;		/* one opened binary (Elf + Dwfl + CFI caches) */
@@ -137,10 +137,10 @@ char *prof_demangle(const char *name);
  * demangled is no such name or dwarf_name no "{closure#N}". */
 char *prof_rust_closure_name(const char *demangled, const char *dwarf_name);
 
-/* Whether a stack given innermost first ends where a thread starts
- * (_start, clone3, start_thread, ret_from_fork, runtime.goexit, ...:
- * roots.c): a stack is complete only then, whatever the unwinder said. */
-bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames_inner_first, size_t n);
+/* Whether func is where a thread starts (_start, clone3, start_thread,
+ * ret_from_fork, runtime.goexit, ...: roots.c): a stack is complete only
+ * when its outermost frame is one, whatever the unwinder said. */
+bool prof_sym_is_thread_root(const char *func);
 /* The same for file vaddr of binary e, by ELF symbol (or Go's tables,
  * below): for unwinders. */
 bool prof_elf_vaddr_is_root(struct prof_elf *e, uint64_t vaddr);

@@ -5,7 +5,7 @@
  * where the backend allows), never rebuilt per sample.
  *
  * Registers use the kernel's perf_regs numbering (asm/perf_regs.h); the
- * recorder asks for PROF_UNWIND_REGS_MASK in perf_event_attr.sample_regs_user.
+ * recorder asks for PROF_PERF_REGS_USER_MASK (perf.h) in sample_regs_user.
  *
  * libdw backend: per-pc rules distilled from libdw's CFI serve most samples
  * (src/unwind/cfi-cache.c); PROF_UNWIND_NO_FAST_PATH=1 in the environment
@@ -16,14 +16,6 @@
 
 #include "prof/symbol.h"
 #include <asm/perf_regs.h>
-
-#define PROF_UNWIND_REGS_MASK                                                         \
-	((1ULL << PERF_REG_X86_AX) | (1ULL << PERF_REG_X86_BX) | (1ULL << PERF_REG_X86_CX) | \
-	 (1ULL << PERF_REG_X86_DX) | (1ULL << PERF_REG_X86_SI) | (1ULL << PERF_REG_X86_DI) | \
-	 (1ULL << PERF_REG_X86_BP) | (1ULL << PERF_REG_X86_SP) | (1ULL << PERF_REG_X86_IP) | \
-	 (1ULL << PERF_REG_X86_R8) | (1ULL << PERF_REG_X86_R9) | (1ULL << PERF_REG_X86_R10) | \
-	 (1ULL << PERF_REG_X86_R11) | (1ULL << PERF_REG_X86_R12) | (1ULL << PERF_REG_X86_R13) | \
-	 (1ULL << PERF_REG_X86_R14) | (1ULL << PERF_REG_X86_R15))
 
 #define PROF_MAX_FRAMES 1024
 

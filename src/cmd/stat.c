@@ -12,6 +12,7 @@
 #include "help-prof-stat.h"
 #include "prof/options.h"
 #include "prof/output.h"
+#include "prof/offcpu.h"
 #include "prof/resource.h"
 #include <errno.h>
 #include <inttypes.h>

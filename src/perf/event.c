@@ -13,7 +13,6 @@
  *    attr.exclude_kernel to 1 for all later events (warned once).
  */
 #include "prof/perf.h"
-#include "prof/unwind.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -149,7 +148,7 @@ static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config 
 		/* We unwind user stacks ourselves: the kernel chain only
 		 * needs the kernel part. */
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a->sample_regs_user = PROF_UNWIND_REGS_MASK;
+		a->sample_regs_user = PROF_PERF_REGS_USER_MASK;
 		a->sample_stack_user = cfg->stack_size;
 		a->exclude_callchain_user = 1;
 	}

@@ -185,7 +185,7 @@ static int setup_perf(struct prof_heap *h, struct prof_perf *pf, const struct pr
 	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = 0;	/* the CPU event has them */
 	a->sample_type |= PERF_SAMPLE_ID | PERF_SAMPLE_REGS_USER;
 	a->sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;	/* a uprobe fires in user mode */
-	a->sample_regs_user = PROF_UNWIND_REGS_MASK;
+	a->sample_regs_user = PROF_PERF_REGS_USER_MASK;
 	pf->nr_regs = (uint64_t)__builtin_popcountll(a->sample_regs_user);
 	a->wakeup_watermark = MIN(a->wakeup_watermark, 64u * 1024);
 	return 0;

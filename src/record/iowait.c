@@ -24,7 +24,6 @@
  *    reported.
  */
 #include "prof/offcpu.h"
-#include "prof/resource.h"
 #include "prof/switchpair.h"
 #include "prof/symbol.h"
 #include <errno.h>

@@ -41,7 +41,6 @@
  */
 #include "prof/restrack.h"
 #include "prof/proc.h"
-#include "prof/resource.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

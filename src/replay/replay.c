@@ -570,6 +570,17 @@ static bool unwind_user(struct prof_replay *rp, struct prof_addrspace *as,
 	return res.complete;
 }
 
+/* Whether the stack built so far ends where a thread starts. */
+static bool reaches_root(const struct prof_replay *rp)
+{
+	const struct prof_frame *outer;
+
+	if (!rp->nframes)
+		return false;
+	outer = &rp->p->frames.v[rp->frames[rp->nframes - 1]];
+	return prof_sym_is_thread_root(prof_str(rp->p, outer->func));
+}
+
 /* The sample's stack as a trie node; *complete: not truncated. */
 static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_attr *a,
 			      const struct prof_perf_sample *s, struct prof_addrspace *as,
@@ -594,7 +605,7 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 	if (!rp->nframes)	/* never an empty stack */
 		push_user(rp, as, s->ip, false);
 	if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) || dwarf)	/* complete only at a thread root */
-		*complete = *complete && (at_root || prof_frames_reach_root(rp->p, rp->frames, rp->nframes));
+		*complete = *complete && (at_root || reaches_root(rp));
 	if (rp->pysplice)
 		rp->nframes = prof_pysplice_apply(rp->pysplice, s->tid, s->time, rp->frames, rp->nframes,
 						  MAX_OUT_FRAMES);

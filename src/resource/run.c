@@ -10,6 +10,7 @@
  * the child is a zombie whose /proc entries are still readable; it is always
  * reaped before returning.
  */
+#include "prof/offcpu.h"
 #include "prof/resource.h"
 #include "prof/proc.h"
 #include "prof/util.h"

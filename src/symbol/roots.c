@@ -41,7 +41,7 @@ static const char *const go_roots[] = {	/* prefixes: ".abi0" may follow */
 	"_rt0_amd64",
 };
 
-static bool prof_is_thread_root(const char *func)
+bool prof_sym_is_thread_root(const char *func)
 {
 	char plain[64];
 
@@ -61,17 +61,9 @@ static bool prof_is_thread_root(const char *func)
 	return false;
 }
 
-bool prof_frames_reach_root(const struct prof_profile *p, const uint32_t *frames_inner_first, size_t n)
-{
-	if (n == 0)
-		return false;
-	const struct prof_frame *outer = &p->frames.v[frames_inner_first[n - 1]];
-	return prof_is_thread_root(prof_str(p, outer->func));
-}
-
 bool prof_elf_vaddr_is_root(struct prof_elf *e, uint64_t vaddr)
 {
 	const char *name = prof_elf_symbol_name(e, vaddr);
 
-	return (name && prof_is_thread_root(name)) || prof_elf_vaddr_ends_go_stack(e, vaddr);
+	return (name && prof_sym_is_thread_root(name)) || prof_elf_vaddr_ends_go_stack(e, vaddr);
 }

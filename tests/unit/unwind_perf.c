@@ -84,7 +84,7 @@ static void parse_sample(const uint8_t *rec, size_t len)
 	p += 8;
 	if (abi) {	/* regs in ascending bit order of the mask */
 		for (int bit = 0; bit < 64; bit++)
-			if (PROF_UNWIND_REGS_MASK & (1ULL << bit)) {
+			if (PROF_PERF_REGS_USER_MASK & (1ULL << bit)) {
 				memcpy(&s.regs.r[bit], p, 8);
 				p += 8;
 			}
@@ -128,7 +128,7 @@ static int record_self(void)
 		.sample_period = 1000000,	/* 1 ms */
 		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER |
 			       PERF_SAMPLE_STACK_USER,
-		.sample_regs_user = PROF_UNWIND_REGS_MASK,
+		.sample_regs_user = PROF_PERF_REGS_USER_MASK,
 		.sample_stack_user = STACK_SIZE,
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
