@@ -127,7 +127,7 @@ if perf record -q -z -e cpu-clock -o z.data -- true >/dev/null 2>&1 && pkg-confi
 	test_expect_success 'zstd-compressed (perf record -z) imports' '
 		for try in 1 2 3; do
 			perf record -q -z -e cpu-clock -F 999 -g -o z.data -- ./spin 10 >/dev/null 2>&1 || exit 1
-			command perf script -F event -i z.data >z.events 2>/dev/null && break
+			perf script -F event -i z.data >z.events 2>/dev/null && break
 			echo "perf script aborted on its own recording, try $try of 3"
 		done &&
 		want=$(grep -c cpu-clock z.events) &&

@@ -104,21 +104,29 @@ test_done() {
 	exit 1
 }
 
-# perf 6.1 (Debian 12) on Linux 6.18 sometimes aborts at the end of
-# `perf record` ("assertion failed at util/build-id.c:1010", stack
-# smashing: 1 run in 10 to 1 in 2 of a 0.3 s workload, none with -B),
-# after the samples are written, while it reads the build-ids of the hit
-# DSOs.  Tests compare prof with perf, not perf with itself: a file record
-# that died of SIGABRT is taken again, at most three times, and said on
-# stderr.  Streams (-o -) are not retried: tests give them -B.
+# perf 6.1 (Debian 12) on Linux 6.18 aborts at the end of `perf record`
+# ("assertion failed at util/build-id.c:1010", stack smashing), after the
+# samples are written, while it adds the hit DSOs to its build-id cache
+# ~/.debug.  How often depends on what that cache already holds: on a
+# machine whose ~/.debug had grown to 827 MB, 1 dwarf recording of
+# t5100's spin in 2 aborted, so three tries in a row failed twice in one
+# suite run; with an empty cache, 0 of 14 (`perf record -q -e cpu-clock
+# -F 999 --call-graph dwarf -- ./spin 300`, each way).  So every perf
+# command of a test gets a build-id cache of its own, in the test's
+# scratch directory (a test that sets HOME itself keeps its own), and a
+# file record that still dies of SIGABRT is taken again, at most three
+# times, and said on stderr.  Streams (-o -) are not retried: tests give
+# them -B.  Tests compare prof with perf, not perf with its cache.
+TEST_HOME=$HOME
 perf() {
-	local try st
+	local try st home=$HOME
+	[ "$home" != "$TEST_HOME" ] || { home="$TRASH/.perf-home"; mkdir -p "$home"; }
 	if [ "${1:-}" != record ] || [[ " $* " == *" -o - "* ]]; then
-		command perf "$@"
+		HOME="$home" command perf "$@"
 		return
 	fi
 	for try in 1 2 3; do
-		command perf "$@"
+		HOME="$home" command perf "$@"
 		st=$?
 		[ "$st" = 134 ] || return "$st"
 		echo "# perf record aborted (perf's build-id bug), try $try of 3" >&2
