@@ -48,11 +48,27 @@ heap_record() {
 	return 1
 }
 
+# stale_uprobes: definitions of a prof that is gone (a background process
+# of prof removes them once the kernel released the events: 55-140 ms
+# per event, one at a time).
+stale_uprobes() {
+	local root pid
+	root=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+	[ -n "$root" ] || return 1
+	for pid in $(sed -n 's/.*prof_heap\/p\([0-9]*\)_.*/\1/p' "$root/uprobe_events" | sort -u); do
+		kill -0 "$pid" 2>/dev/null || return 0
+	done
+	return 1
+}
+
 # attach_record [COMMAND-PREFIX...]: (RATE_ARGS: --heap-rate) the workload waits for a file, prof
 # attaches with -p, the file is created; retried like heap_record.
 attach_record() {
 	local try T P
 	for try in 1 2 3; do
+		# a retry starts once the last try's probes are gone (seen once:
+		# a retry under load whose recording missed its last third)
+		[ $try = 1 ] || for _ in $(seq 60); do stale_uprobes || break; sleep 0.5; done
 		rm -f go
 		"$WL/heap" 20000 go >att.truth &
 		T=$!
@@ -225,14 +241,15 @@ for lib in libjemalloc.so.2 libtcmalloc_minimal.so.4; do
 	'
 done
 
-for lib in "" libjemalloc.so.2; do
+for lib in "" libjemalloc.so.2 libtcmalloc_minimal.so.4; do
 	if [ -n "$lib" ] && ! ldconfig -p | grep -q "$lib"; then
 		test_skip "attached to a process using $lib" "$lib is not installed"
 		continue
 	fi
 	test_expect_success "attached (-p) to a running process${lib:+ using $lib}, --heap-rate 1: exact, the leak view too" '
 		RATE_ARGS="--heap-rate 1" LD_PRELOAD=$lib attach_record &&
-		check_contains att.err "every call, by uprobes on the allocator" && check_not_contains att.err warning &&
+		check_contains att.err "every call, by uprobes on the allocator" &&
+		check_not_contains att.err "records every allocator call" &&
 		"$PROF" report -i att.data --stdio --header >att.txt &&
 		check_contains att.txt "heap_allocator: .*${lib:-libc.so}" &&
 		reports att.data att && $CHECK att.truth att 0.001 allocs live peak &&
@@ -292,19 +309,6 @@ test_expect_success 'a program that forks, execs and starts threads runs normall
 	"$PROF" report -i fork.data --format=json >fork.json &&
 	grep -q "\"comm\": \"split\"" fork.json
 '
-
-# stale_uprobes: definitions of a prof that is gone (a background process
-# of prof removes them once the kernel released the events: 55-140 ms
-# per event, one at a time).
-stale_uprobes() {
-	local root pid
-	root=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
-	[ -n "$root" ] || return 1
-	for pid in $(sed -n 's/.*prof_heap\/p\([0-9]*\)_.*/\1/p' "$root/uprobe_events" | sort -u); do
-		kill -0 "$pid" 2>/dev/null || return 0
-	done
-	return 1
-}
 
 test_expect_success 'no uprobe definitions are left behind' '
 	for _ in $(seq 60); do stale_uprobes || break; sleep 0.5; done &&

@@ -49,6 +49,10 @@ const char *prof_tracefs_root(bool *mounted_now);
 int prof_uprobe_define(const char *group, const char *name, const char *file, uint64_t offset,
 		       bool ret, uint64_t *id);
 int prof_uprobe_remove(const char *group, const char *name);
+/* The offset in file, at or a few instructions past the function entry
+ * at offset, where a probe costs least (an instruction the kernel
+ * emulates) and the arguments and stack are still as at the entry. */
+uint64_t prof_uprobe_fast_offset(const char *file, uint64_t offset);
 
 /* The user registers a DWARF-unwound sample carries (sample_regs_user):
  * what the unwinders (include/prof/unwind.h) and the heap sampler's

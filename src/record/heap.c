@@ -224,6 +224,8 @@ static int place(struct prof_heap *h, const char *file, const struct probe *tabl
 			snprintf(why, len, "no function %s in %s (%s)", table[i].func, file, strerror(-ret));
 			return ret;
 		}
+		if (h->attached)	/* its entry and return at one emulated instruction */
+			off = prof_uprobe_fast_offset(file, off);
 		struct point pt = { table[i].role, table[i].ret, table[i].stack, false, off, 0, "" };
 		snprintf(pt.name, sizeof(pt.name), "p%d_%zu", (int)getpid(), h->points.n);
 		if ((ret = prof_uprobe_define(UPROBE_GROUP, pt.name, file, off, pt.ret, &pt.id)) < 0) {

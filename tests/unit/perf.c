@@ -7,6 +7,10 @@
  * The same run again through the ring pump (pump.c) with a consumer that
  * sleeps 100 ms per drain and a ring that holds ~30 ms of samples: the
  * pump must keep (nearly) everything and hand out shrunk DWARF samples.
+ * And where a uprobe goes past a function's first instructions (the entry
+ * code of glibc's, jemalloc's and tcmalloc's allocators, written to a file)
+ * and where it must stay; and the keep probability of the heap's BPF
+ * sampling rule against its integer definition.
  */
 #include "prof/perf.h"
 #include "tap.h"
@@ -199,8 +203,61 @@ static void test_short_records(void)
 	ok(prof_perf_event_find("cycles") && !prof_perf_event_find("bogus"), "event table");
 }
 
+/* The offset prof_uprobe_fast_offset picks in code (n bytes). */
+static uint64_t fast_offset(const uint8_t *code, size_t n)
+{
+	char path[] = "/tmp/prof-unit-uprobe.XXXXXX";
+	int fd = mkstemp(path);
+	uint64_t off = (uint64_t)-1;
+
+	if (fd >= 0 && write(fd, "pad!", 4) == 4 && write(fd, code, n) == (ssize_t)n)
+		off = prof_uprobe_fast_offset(path, 4) - 4;
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	return off;
+}
+
+static void test_uprobe_offsets(void)
+{
+	static const uint8_t glibc_free[] = { 0x48, 0x85, 0xff, 0x0f, 0x84, 0xbf, 0, 0, 0, 0x55 };
+	static const uint8_t glibc_malloc[] = { 0x41, 0x54, 0x55, 0x53 };
+	static const uint8_t jemalloc_malloc[] = { 0x48, 0x81, 0xff, 0, 0x10, 0, 0, 0x0f, 0x87, 1, 2, 3, 4 };
+	static const uint8_t tcmalloc_free[] = { 0x48, 0x8b, 0x05, 1, 2, 3, 4, 0x48, 0x85, 0xc0, 0x0f, 0x84, 1, 2, 3, 4 };
+	static const uint8_t glibc_valloc[] = { 0x80, 0x3d, 1, 2, 3, 4, 0, 0x53 };
+	static const uint8_t writes_rdi[] = { 0x48, 0x89, 0xc7, 0x75, 0x02 };	/* mov %rax,%rdi; jne */
+	static const uint8_t writes_rbx[] = { 0x48, 0x89, 0xfb, 0x53 };	/* mov %rdi,%rbx; push */
+	static const uint8_t moves_rsp[] = { 0x48, 0x83, 0xec, 0x10, 0x53 };	/* sub $16,%rsp; push */
+	static const uint8_t loads_rsi[] = { 0x48, 0x8b, 0x35, 1, 2, 3, 4, 0x53 };	/* mov x(%rip),%rsi */
+
+	is_u64(fast_offset(glibc_free, sizeof(glibc_free)), 3, "glibc free: past test %%rdi,%%rdi to je");
+	is_u64(fast_offset(glibc_malloc, sizeof(glibc_malloc)), 0, "glibc malloc: push is emulated at the entry");
+	is_u64(fast_offset(jemalloc_malloc, sizeof(jemalloc_malloc)), 7, "jemalloc malloc: past cmp $0x1000,%%rdi to ja");
+	is_u64(fast_offset(tcmalloc_free, sizeof(tcmalloc_free)), 10, "tcmalloc free: past a load into rax and a test");
+	is_u64(fast_offset(glibc_valloc, sizeof(glibc_valloc)), 7, "glibc valloc: past cmpb $0,x(%%rip)");
+	is_u64(fast_offset(writes_rdi, sizeof(writes_rdi)), 0, "an instruction writing rdi stays at the entry");
+	is_u64(fast_offset(writes_rbx, sizeof(writes_rbx)), 0, "one writing rbx stays");
+	is_u64(fast_offset(moves_rsp, sizeof(moves_rsp)), 0, "one moving rsp stays");
+	is_u64(fast_offset(loads_rsi, sizeof(loads_rsi)), 0, "a load into rsi stays");
+	is_u64(fast_offset(glibc_free, 2), 0, "a cut instruction stays");
+	is_u64(prof_uprobe_fast_offset("/nonexistent/prof", 123), 123, "an unreadable file stays");
+}
+
+/* prof_bpf_heap_keep_prob against its definition: the share of u in
+ * [0, 2^32) with u * rate < size << 32. */
+static void test_heap_keep_prob(void)
+{
+	ok(prof_bpf_heap_keep_prob(64, 128) == 0.5, "64 B at rate 128: 1/2 exactly");
+	ok(prof_bpf_heap_keep_prob(128, 128) == 1 && prof_bpf_heap_keep_prob(1 << 20, 524288) == 1,
+	   "a block of the rate or more: always");
+	ok(prof_bpf_heap_keep_prob(1, 3) == 1431655766.0 / 4294967296.0, "1 B at rate 3: ceil(2^32/3) of 2^32");
+	ok(prof_bpf_heap_keep_prob(5, 1) == 1, "rate 1: every allocation");
+}
+
 int main(void)
 {
+	test_uprobe_offsets();
+	test_heap_keep_prob();
 	test_short_records();
 	test_live(false);
 	test_live(true);
