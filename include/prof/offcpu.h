@@ -35,6 +35,7 @@ struct prof_offcpu_stats {
 	uint64_t stacks_lost;	/* intervals charged to [stack lost] (all) */
 	uint64_t switches_lost;	/* switch records dropped: off-CPU time missing */
 	uint64_t full_stacks;	/* sampled full stacks (sampled) */
+	uint64_t by_rule[3];	/* of them: kept at random, by the stale rule, in D state */
 	uint64_t estimated;	/* intervals charged by the estimator (sampled) */
 	uint64_t unsampled_ns;	/* ns charged to [stack not sampled] (sampled) */
 };
@@ -53,6 +54,8 @@ uint32_t prof_offcpu_period(const struct prof_offcpu *oc);
 /* Are the samples chosen by BPF filters (else the tracepoint's period,
  * and no stale rule)? */
 bool prof_offcpu_filtered(const struct prof_offcpu *oc);
+/* Is the filter's stale rule per class (preempted or not), or per thread? */
+bool prof_offcpu_stale_by_class(const struct prof_offcpu *oc);
 /* One event per CPU for tid (inherit=1), like prof_perf_open_task.  A
  * tid opened before prof_offcpu_enable existed when the recording began
  * (attach): off the CPU then, it is charged from that start. */

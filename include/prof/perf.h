@@ -155,19 +155,40 @@ int prof_perf_open_cpu(struct prof_perf *pf, int cpu);
 int prof_perf_set_filter(struct prof_perf *pf, const char *filter);
 
 /*
- * A sample filter for a software event (src/perf/bpf_filter.c): a BPF
- * program run at each overflow, keeping the sample or dropping it before
- * the kernel makes it.  On the context-switches event it sees the thread
- * going off the CPU; the idle task and the threads of process `self` are
- * always dropped.  Returns the program's fd, or -errno (no BPF, or a
- * kernel older than 6.10 where the event's program cannot drop samples is
- * found when it is attached: prof_perf_open_* fail with EINVAL/EOPNOTSUPP).
+ * Where the members `paths` ("on_rq", "se.sched_delayed") of kernel
+ * struct `type` live in the running kernel, from its BTF
+ * (/sys/kernel/btf/vmlinux; src/perf/btf.c): out[i] for paths[i], found
+ * false when there is no such whole-byte member.  0, or -errno when the
+ * BTF cannot be read (then nothing is found).
  */
-enum prof_bpf_rule {
-	PROF_BPF_RANDOM,	/* keep with probability 1/arg */
-	PROF_BPF_STALE,		/* keep a thread's first, and any arg ns after its last kept */
+struct prof_btf_field {
+	uint32_t off, size;
+	bool found;
 };
-int prof_bpf_switch_filter(enum prof_bpf_rule rule, uint32_t self, uint64_t arg);
+int prof_btf_members(const char *type, const char *const *paths, size_t n, struct prof_btf_field *out);
+
+/*
+ * The off-CPU sample filter for the context-switches software event
+ * (src/perf/bpf_filter.c): a BPF program run at each switch-out, keeping
+ * the sample or dropping it before the kernel makes it.  It keeps a
+ * switch-out when the thread's last one kept this way ("stale") is at
+ * least tau ns old (the thread's first included), per class (preempted:
+ * the thread is still runnable, as PERF_RECORD_SWITCH's preempt flag says;
+ * or not) when `task` gives the fields that tell, else per thread; and
+ * otherwise with probability 1/n.  The idle task and the threads of
+ * process `self` are always dropped.  Returns the program's fd, or -errno
+ * (no BPF; a kernel older than 6.10 where the event's program cannot drop
+ * samples is found when it is attached: prof_perf_open_* fail with
+ * EINVAL/EOPNOTSUPP).
+ */
+struct prof_bpf_task_layout {
+	struct prof_btf_field on_rq;		/* task_struct.on_rq */
+	struct prof_btf_field sched_delayed;	/* task_struct.se.sched_delayed (6.12 and later) */
+};
+int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct prof_bpf_task_layout *task);
+/* The task layout the filter reads (from BTF); false if it cannot tell
+ * the classes apart (no BTF, or no task_struct.on_rq). */
+bool prof_bpf_task_layout(struct prof_bpf_task_layout *task);
 
 /*
  * The sampled allocator probes of `record --heap -p` (src/perf/bpf_heap.c):

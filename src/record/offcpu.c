@@ -9,21 +9,21 @@
  *  - sampled mode (the default): full stack samples (kernel callchain,
  *    user registers, OFFCPU_STACK_SIZE bytes of user stack) of only some
  *    switch-outs, chosen in the kernel before the sample is made:
- *     - the random ring: the context-switches software event with a BPF
- *       filter that keeps each switch-out with probability 1/period
- *       (src/perf/bpf_filter.c);
- *     - the stale ring: the same event, keeping a thread's switch-out when
- *       its last one kept by this rule is OFFCPU_STALE_NS old (a thread's
- *       first switch-out included), so that threads that switch rarely
- *       (idle workers: most of a host's off-CPU time) have their own
- *       stacks;
+ *     - the filtered ring: the context-switches software event with a BPF
+ *       filter (src/perf/bpf_filter.c) of two rules: "stale" keeps a
+ *       thread's switch-out when its last one kept by this rule in the
+ *       same class (preempted or not) is OFFCPU_STALE_NS old (its first
+ *       included), so that threads that switch rarely (idle workers: most
+ *       of a host's off-CPU time) have their own stacks, in both classes;
+ *       else "random" keeps it with probability 1/period.  Which rule
+ *       kept a sample is replayed here (replay_stale);
  *     - the D ring: sched:sched_switch with a tracepoint filter on
  *       prev_state, every switch-out in D state: an uninterruptible wait
  *       is where the kernel stack says what the wait is (I/O or not), and
  *       such waits are few next to sleeps, so each has its own stack.
  *    Without BPF (a kernel before 6.10, whose overflow programs cannot
  *    drop samples, or no CAP_BPF) the random ring is sched:sched_switch
- *    with sample_period = period, and there is no stale ring.
+ *    with sample_period = period, and there is no stale rule.
  *  - --offcpu-stacks=all (and prof stat's state mode): sched:sched_switch
  *    on every switch-out with its own full stack (all) or kernel chain
  *    (state): exact, what the sampled mode is checked against.
@@ -46,6 +46,9 @@
  *    to "[stack not sampled]".
  *  - The samples of one switch-out arrive in time order before its switch
  *    record (the rings are merged by time); D beats stale beats random.
+ *    A filtered sample waits for its switch record, whose preempt flag is
+ *    the class the filter keyed its stale rule by (task_is_runnable() in
+ *    both), and is fed to the pairing then, with the rule replayed.
  *  - The offset and size of prev_state come from the tracepoint's format
  *    file, never hard-coded.
  *  - The window: a thread opened by prof_offcpu_open_task (attach) or
@@ -99,6 +102,12 @@
 #define TS_DEAD_MASK (0x10 | 0x20)	/* X, Z: the thread is exiting */
 #define TS_REPORT_MASK 0xff		/* above: TASK_REPORT_MAX = preempted */
 
+/* Switch-outs remembered per thread, for a filtered sample that comes
+ * after its switch record (the rings' merge is by time, but a record
+ * timed before a ring's mark can still be on its way into the ring). */
+#define OUTS_KEPT 4
+#define OUT_PREEMPT (1ULL << 63)
+
 /* What kept a switch-out's sample, lowest rank first (the tag of its
  * prof_switch_sample). */
 enum kind { K_RANDOM, K_STALE, K_D, K_OWN };
@@ -113,6 +122,12 @@ struct est_sample {
 
 /* One thread: its window, and the samples of its last switch-out. */
 struct est {
+	uint64_t stale_last[2];		/* the last sample kept by the stale rule, by class */
+	uint8_t stale_seen;		/* classes with one: bit 1 << class */
+	bool pend_valid;
+	struct prof_switch_sample pend;	/* a filtered sample waiting for its switch record */
+	uint64_t outs[OUTS_KEPT];	/* the newest switch-outs' times, | 1 << 63: preempted */
+	uint32_t nouts;			/* pushed so far (mod OUTS_KEPT: the next slot) */
 	uint64_t start;			/* t_out of the window's first interval; 0 none */
 	uint64_t exact[2];		/* every interval's ns, by class */
 	double ht[2];			/* weight x ns of the sampled ones */
@@ -132,11 +147,11 @@ struct prof_offcpu {
 	enum prof_offcpu_mode mode;
 	uint32_t period;		/* sampled: 1 in this many switch-outs at random */
 	struct prof_perf pf;		/* sched_switch, every switch-out (all, state) */
-	struct prof_perf st;		/* sampled: the random ring */
-	struct prof_perf ts;		/* sampled: the stale ring (BPF only) */
+	struct prof_perf st;		/* sampled: the filtered ring (BPF), else the tracepoint 1 in period */
 	struct prof_perf dd;		/* sampled: sched_switch in D state */
 	struct prof_perf sw;		/* dummy event, context_switch=1: the time */
-	int prog[2];			/* the filters of st and ts; -1 none */
+	int prog;			/* the filter of st; -1 none */
+	bool classed;			/* its stale rule is per class, not per thread */
 	struct prof_perf_event_desc desc;
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
 	struct prof_profile *p;		/* reads the kernel frames; gets [stack lost] */
@@ -335,7 +350,7 @@ static int probe(struct prof_offcpu *oc, char *why, size_t len)
 /* The rings of the mode, the time ring first. */
 static size_t perfs_of(struct prof_offcpu *oc, struct prof_perf **out)
 {
-	struct prof_perf *all[] = { &oc->sw, &oc->pf, &oc->st, &oc->ts, &oc->dd };
+	struct prof_perf *all[] = { &oc->sw, &oc->pf, &oc->st, &oc->dd };
 	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
@@ -351,30 +366,27 @@ static void close_events(struct prof_offcpu *oc)
 
 	for (size_t i = 0; i < n; i++)
 		prof_perf_close(pfs[i]);
-	for (int i = 0; i < 2; i++)
-		if (oc->prog[i] >= 0)
-			close(oc->prog[i]);
-	oc->prog[0] = oc->prog[1] = -1;
+	if (oc->prog >= 0)
+		close(oc->prog);
+	oc->prog = -1;
 }
 
-/* The sampled mode's events: the random and stale rings filtered by BPF
- * where the kernel can, else the tracepoint 1 in `period`; the D ring. */
+/* The sampled mode's events: the filtered ring where the kernel can
+ * filter with BPF, else the tracepoint 1 in `period`; the D ring. */
 static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *cfg)
 {
-	if (bpf_filters_samples() &&
-	    (oc->prog[0] = prof_bpf_switch_filter(PROF_BPF_RANDOM, (uint32_t)getpid(), oc->period)) >= 0 &&
-	    (oc->prog[1] = prof_bpf_switch_filter(PROF_BPF_STALE, (uint32_t)getpid(), OFFCPU_STALE_NS)) >= 0) {
-		if (setup_filtered_event(&oc->st, cfg, oc->prog[0]) < 0 ||
-		    setup_filtered_event(&oc->ts, cfg, oc->prog[1]) < 0)
-			return -EINVAL;
-	} else {
-		for (int i = 0; i < 2; i++)
-			if (oc->prog[i] >= 0)
-				close(oc->prog[i]);
-		oc->prog[0] = oc->prog[1] = -1;
-		if (setup_stack_event(oc, &oc->st, cfg, oc->period) < 0)
-			return -EINVAL;
+	struct prof_bpf_task_layout task;
+
+	if (bpf_filters_samples()) {
+		oc->classed = prof_bpf_task_layout(&task);
+		oc->prog = prof_bpf_switch_filter((uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
+						  oc->classed ? &task : NULL);
 	}
+	if (oc->prog >= 0) {
+		if (setup_filtered_event(&oc->st, cfg, oc->prog) < 0)
+			return -EINVAL;
+	} else if (setup_stack_event(oc, &oc->st, cfg, oc->period) < 0)
+		return -EINVAL;
 	if (setup_stack_event(oc, &oc->dd, cfg, 1) < 0)
 		return -EINVAL;
 	oc->dd.open_filter = D_FILTER;
@@ -408,7 +420,7 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offc
 		mode = PROF_OFFCPU_ALL;
 	oc->mode = mode;
 	oc->period = period;
-	oc->prog[0] = oc->prog[1] = -1;
+	oc->prog = -1;
 	oc->desc = (struct prof_perf_event_desc){ "sched:sched_switch", PERF_TYPE_TRACEPOINT, 0, false };
 	if (read_tracepoint(oc, why, len) < 0)
 		goto fail;
@@ -469,7 +481,7 @@ int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
  * it are dropped by the replay with the rest of its own switches. */
 int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 {
-	struct prof_perf *tps[] = { &oc->pf, oc->prog[0] < 0 ? &oc->st : NULL, &oc->dd };
+	struct prof_perf *tps[] = { &oc->pf, oc->prog < 0 ? &oc->st : NULL, &oc->dd };
 	struct strbuf f = STRBUF_INIT;
 	pid_t *tids;
 	size_t n;
@@ -944,6 +956,58 @@ static void feed(struct prof_offcpu *oc, uint32_t tid, const struct prof_switch_
 	prof_switchpair_sample(oc->sp, tid, out);
 }
 
+/* The filter's choice for the pending filtered sample, as it made it
+ * (src/perf/bpf_filter.c): stale if the last stale one of the thread and
+ * class is OFFCPU_STALE_NS old or there is none, else random; then the
+ * sample goes to the pairing. */
+static void replay_stale(struct prof_offcpu *oc, uint32_t tid, struct est *e, bool preempt)
+{
+	int cls = oc->classed && !preempt ? 1 : 0;
+	uint64_t t = e->pend.time;
+
+	e->pend.tag = K_RANDOM;
+	if (!(e->stale_seen & 1u << cls) || t - e->stale_last[cls] >= OFFCPU_STALE_NS) {
+		e->stale_seen |= (uint8_t)(1u << cls);
+		e->stale_last[cls] = t;
+		e->pend.tag = K_STALE;
+	}
+	oc->stats.by_rule[e->pend.tag]++;
+	e->pend_valid = false;
+	feed(oc, tid, &e->pend, (enum kind)e->pend.tag);
+}
+
+/* Was the switch-out of a sample at time t, already seen, preempted?  The
+ * first remembered at or after t (the oldest remembered if more passed). */
+static bool seen_out_preempted(const struct est *e, uint64_t t)
+{
+	uint64_t best = UINT64_MAX;
+	bool pre = false;
+
+	for (unsigned i = 0; i < MIN(e->nouts, OUTS_KEPT); i++) {
+		uint64_t vt = e->outs[i] & ~OUT_PREEMPT;
+		if (vt >= t && vt < best) {
+			best = vt;
+			pre = e->outs[i] & OUT_PREEMPT;
+		}
+	}
+	return pre;
+}
+
+/* A sample of the filtered ring: it waits for its switch record, whose
+ * preempt flag is the class the filter used; or, if that record came
+ * first, it is replayed now. */
+static void on_filtered(struct prof_offcpu *oc, uint32_t tid, const struct prof_switch_sample *out)
+{
+	struct est *e = est_of(oc, tid);
+
+	if (e->pend_valid)	/* the previous one's switch record was lost */
+		replay_stale(oc, tid, e, false);
+	e->pend = *out;
+	e->pend_valid = true;
+	if (e->nouts && out->time <= e->last_out)
+		replay_stale(oc, tid, e, seen_out_preempted(e, out->time));
+}
+
 static void on_sample(void *arg, const struct prof_replay_sample *rs)
 {
 	struct prof_offcpu *oc = arg;
@@ -953,11 +1017,16 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 
 	if (!s->pid)
 		return;	/* the idle task (-a) */
-	if (rs->event == &oc->st || rs->event == &oc->ts) {
-		out.tag = rs->event == &oc->st ? K_RANDOM : K_STALE;
+	if (rs->event == &oc->st) {
+		out.tag = K_RANDOM;
 		out.metric = PROF_M_SLEEP_NS;	/* the estimator classes by the switch record */
 		oc->stats.full_stacks++;
-		feed(oc, s->tid, &out, (enum kind)out.tag);
+		if (oc->prog >= 0) {
+			on_filtered(oc, s->tid, &out);
+			return;
+		}
+		oc->stats.by_rule[K_RANDOM]++;
+		feed(oc, s->tid, &out, K_RANDOM);
 		return;
 	}
 	if (rs->event != &oc->pf && rs->event != &oc->dd)
@@ -967,6 +1036,7 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 	if (rs->event == &oc->dd) {
 		out.tag = K_D;
 		oc->stats.full_stacks++;
+		oc->stats.by_rule[K_D]++;
 		feed(oc, s->tid, &out, K_D);
 	} else
 		prof_switchpair_sample(oc->sp, s->tid, &out);
@@ -981,8 +1051,13 @@ static void on_switch(void *arg, const void *event, const struct prof_replay_swi
 	if (event != &oc->sw || !id->pid)
 		return;	/* the idle task's switches (-a) are no one's off-CPU time */
 	if (sw->out) {
-		if (oc->mode == PROF_OFFCPU_SAMPLED)
-			est_of(oc, id->tid)->last_out = id->time;
+		if (oc->mode == PROF_OFFCPU_SAMPLED) {
+			struct est *e = est_of(oc, id->tid);
+			if (e->pend_valid && e->pend.time <= id->time)
+				replay_stale(oc, id->tid, e, sw->preempt);
+			e->outs[e->nouts++ % OUTS_KEPT] = id->time | (sw->preempt ? OUT_PREEMPT : 0);
+			e->last_out = id->time;
+		}
 		prof_switchpair_out(oc->sp, id->tid, id->pid, sw->thread, id->time, sw->preempt);
 	} else
 		prof_switchpair_in(oc->sp, id->tid, id->time);
@@ -994,7 +1069,7 @@ static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, 
 
 	if (event == &oc->pf)
 		oc->stats.lost += n;
-	else if (event == &oc->st || event == &oc->ts || event == &oc->dd)
+	else if (event == &oc->st || event == &oc->dd)
 		oc->stats.full_lost += n;
 	else if (event == &oc->sw)
 		oc->stats.switches_lost += n;
@@ -1061,5 +1136,10 @@ uint32_t prof_offcpu_period(const struct prof_offcpu *oc)
 
 bool prof_offcpu_filtered(const struct prof_offcpu *oc)
 {
-	return oc->prog[0] >= 0;
+	return oc->prog >= 0;
+}
+
+bool prof_offcpu_stale_by_class(const struct prof_offcpu *oc)
+{
+	return oc->prog >= 0 && oc->classed;
 }

@@ -505,7 +505,9 @@ static void setup_resources(struct prof_session *s)
 	if (s->oc && prof_offcpu_mode(s->oc) == PROF_OFFCPU_SAMPLED) {
 		snprintf(v, sizeof(v), "1 in %u switch-outs at random%s, every D-state one",
 			 prof_offcpu_period(s->oc),
-			 prof_offcpu_filtered(s->oc) ? " (BPF), a thread's first after 20 ms without" : " (tracepoint period)");
+			 !prof_offcpu_filtered(s->oc) ? " (tracepoint period)" :
+			 prof_offcpu_stale_by_class(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted or not" :
+			 " (BPF), a thread's first after 20 ms without");
 		prof_meta_set(&s->p, "off_cpu_stack_samples", v);
 	}
 	if (s->oc)	/* prof's own work, said where the user reads the profile */

@@ -24,12 +24,20 @@
  *  - Nothing depends on the CPU: a thread that migrates is one tid.
  *  - EXIT settles a tid and frees it, so memory follows the live threads;
  *    its last switch-out comes after EXIT, so the tid waits in `exited`
- *    (at most EXITED_WAIT_NS of switch records) lest it come back.
+ *    (at most EXITED_WAIT_NS of switch records) lest it come back.  An
+ *    exiting thread can still be preempted after EXIT (a preempted
+ *    switch-out, then a switch-in): those records are passed over too,
+ *    and only its last switch-out (not preempted: it is dead) ends the
+ *    wait; a switch-in that follows no such preemption is a new thread
+ *    with the tid.
  */
 #include "prof/switchpair.h"
 
 /* How long an exited tid waits for its last switch-out. */
 #define EXITED_WAIT_NS 1000000000ULL
+
+/* In an `exited` value (the EXIT time): preempted since, a switch-in due. */
+#define EXITED_PREEMPTED (1ULL << 63)
 
 struct thr {
 	struct prof_switch_interval open;
@@ -215,8 +223,15 @@ void prof_switchpair_out(struct prof_switchpair *sp, uint32_t tid, uint32_t pid,
 {
 	struct thr *t;
 
-	if (u64map_del(&sp->exited, tid))
-		return;	/* the exited thread's last switch-out */
+	uint64_t ex;
+
+	if (u64map_get(&sp->exited, tid, &ex)) {
+		if (preempt)	/* preempted on its way out: it comes back */
+			u64map_put(&sp->exited, tid, ex | EXITED_PREEMPTED);
+		else
+			u64map_del(&sp->exited, tid);	/* the exited thread's last switch-out */
+		return;
+	}
 	t = thr_of(sp, tid);
 	sp->switches++;
 	sp->last_time = MAX(sp->last_time, time);
@@ -231,7 +246,15 @@ void prof_switchpair_in(struct prof_switchpair *sp, uint32_t tid, uint64_t time)
 {
 	struct thr *t;
 
-	u64map_del(&sp->exited, tid);	/* a reused tid: a new thread */
+	uint64_t ex;
+
+	if (u64map_get(&sp->exited, tid, &ex)) {
+		if (ex & EXITED_PREEMPTED) {
+			u64map_put(&sp->exited, tid, ex & ~EXITED_PREEMPTED);
+			return;	/* the exiting thread back on the CPU */
+		}
+		u64map_del(&sp->exited, tid);	/* a reused tid: a new thread */
+	}
 	t = thr_of(sp, tid);
 	sp->switches++;
 	sp->last_time = MAX(sp->last_time, time);
@@ -265,7 +288,7 @@ void prof_switchpair_prune(struct prof_switchpair *sp)
 	uint64_t tid, t;
 
 	while (u64map_next(&sp->exited, &it, &tid, &t))
-		if (t + EXITED_WAIT_NS < sp->last_time)
+		if ((t & ~EXITED_PREEMPTED) + EXITED_WAIT_NS < sp->last_time)
 			VEC_PUSH(&old, tid);
 	for (size_t i = 0; i < old.n; i++)
 		u64map_del(&sp->exited, old.v[i]);

@@ -11,6 +11,8 @@
  * code of glibc's, jemalloc's and tcmalloc's allocators, written to a file)
  * and where it must stay; and the keep probability of the heap's BPF
  * sampling rule against its integer definition.
+ * And the BTF reader (btf.c) on the running kernel's task_struct, when
+ * the kernel has BTF.
  */
 #include "prof/perf.h"
 #include "tap.h"
@@ -254,11 +256,33 @@ static void test_heap_keep_prob(void)
 	ok(prof_bpf_heap_keep_prob(5, 1) == 1, "rate 1: every allocation");
 }
 
+/* Members the off-CPU filter reads, and ones that must not be found. */
+static void test_btf(void)
+{
+	static const char *const paths[] = { "on_rq", "se", "se.sched_delayed", "pid", "no_such_member",
+					     "se.no_such_member", "pid.not_a_struct" };
+	struct prof_btf_field f[ARRAY_SIZE(paths)], g;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		ok(prof_btf_members("task_struct", paths, 1, &g) < 0 && !g.found, "no BTF: nothing found");
+		return;
+	}
+	ok(prof_btf_members("task_struct", paths, ARRAY_SIZE(paths), f) == 0, "BTF read");
+	ok(f[0].found && f[0].size == 4, "task_struct.on_rq: an int");
+	ok(f[3].found && f[3].size == 4 && f[3].off > f[0].off, "task_struct.pid: an int, further on");
+	ok(f[1].found && f[1].size > 64, "task_struct.se: a struct");
+	ok(!f[2].found || (f[2].size == 1 && f[2].off > f[1].off && f[2].off < f[1].off + f[1].size),
+	   "se.sched_delayed, where present: a byte inside se");
+	ok(!f[4].found && !f[5].found && !f[6].found, "absent members, and a path through an int, are not found");
+	ok(prof_btf_members("no_such_struct_x", paths, 1, &g) == 0 && !g.found, "an absent struct");
+}
+
 int main(void)
 {
 	test_uprobe_offsets();
 	test_heap_keep_prob();
 	test_short_records();
+	test_btf();
 	test_live(false);
 	test_live(true);
 	return done_testing();

@@ -152,6 +152,19 @@ static void test_exit(void)
 	ok(ncharged == 2 && is(1, 500, 600, 8, PROF_M_SLEEP_NS), "a new thread with the reused tid is paired again");
 	prof_switchpair_free(sp);
 
+	sp = fresh();	/* preempted after EXIT, then its last switch-out */
+	prof_switchpair_out(sp, 7, 7, 1, 100, false);
+	prof_switchpair_in(sp, 7, 200);
+	prof_switchpair_exit(sp, 7, 250);
+	prof_switchpair_out(sp, 7, 7, 1, 260, true);
+	prof_switchpair_in(sp, 7, 270);
+	sample(sp, 7, 299, 6, PROF_M_SLEEP_NS);
+	prof_switchpair_out(sp, 7, 7, 1, 300, false);
+	prof_switchpair_finish(sp, 1000);
+	ok(ncharged == 1 && is(0, 100, 200, PROF_NONE, PROF_M_SLEEP_NS),
+	   "an exiting thread preempted after EXIT: neither that nor its last switch-out is charged");
+	prof_switchpair_free(sp);
+
 	sp = fresh();
 	sample(sp, 9, 99, 5, PROF_METRIC_COUNT);	/* prev_state X: exiting */
 	prof_switchpair_out(sp, 9, 9, 1, 100, false);

@@ -1,0 +1,188 @@
+/*
+ * btf.c - where a field of a kernel struct lives in the running kernel
+ * (see include/prof/perf.h, prof_btf_members): read from the kernel's own
+ * type information, /sys/kernel/btf/vmlinux, so that a hand-assembled BPF
+ * program can read a task_struct field without a compiler, libbpf or a
+ * hard-coded offset that changes with every kernel build.
+ *
+ * Design notes / invariants:
+ *  - The file is the raw BTF blob (uapi linux/btf.h): a header, the types
+ *    (id 1 onwards, each a struct btf_type and a kind-dependent tail),
+ *    and the strings.  One pass indexes the types by id; a member path
+ *    ("se.sched_delayed") then walks struct members through typedefs and
+ *    qualifiers.  Only whole-byte members are answered: a bitfield is
+ *    -EINVAL (its byte offset alone would not say which bits).
+ *  - Anything malformed is -EINVAL, never a read past the blob.
+ */
+#include "prof/perf.h"
+#include <errno.h>
+#include <linux/btf.h>
+#include <string.h>
+
+struct blob {
+	const uint8_t *types, *strs;
+	uint32_t types_len, strs_len;
+	VEC(uint32_t) at;	/* id - 1 -> offset of its btf_type in types */
+};
+
+/* The size of a type's tail after struct btf_type, by kind; -1 unknown. */
+static long tail_size(const struct btf_type *t)
+{
+	uint32_t vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT: case BTF_KIND_VAR: case BTF_KIND_DECL_TAG: return 4;
+	case BTF_KIND_ARRAY: return (long)sizeof(struct btf_array);
+	case BTF_KIND_STRUCT: case BTF_KIND_UNION: return (long)vlen * (long)sizeof(struct btf_member);
+	case BTF_KIND_ENUM: return (long)vlen * (long)sizeof(struct btf_enum);
+	case BTF_KIND_FUNC_PROTO: return (long)vlen * (long)sizeof(struct btf_param);
+	case BTF_KIND_DATASEC: return (long)vlen * (long)sizeof(struct btf_var_secinfo);
+	case BTF_KIND_ENUM64: return (long)vlen * 12;
+	case BTF_KIND_PTR: case BTF_KIND_FWD: case BTF_KIND_TYPEDEF: case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST: case BTF_KIND_RESTRICT: case BTF_KIND_FUNC: case BTF_KIND_FLOAT:
+	case BTF_KIND_TYPE_TAG: return 0;
+	}
+	return -1;
+}
+
+static int index_types(struct blob *b)
+{
+	uint32_t off = 0;
+
+	while (off + sizeof(struct btf_type) <= b->types_len) {
+		const struct btf_type *t = (const void *)(b->types + off);
+		long tail = tail_size(t);
+		if (tail < 0)
+			return -EINVAL;
+		VEC_PUSH(&b->at, off);
+		off += (uint32_t)(sizeof(*t) + (size_t)tail);
+	}
+	return off == b->types_len ? 0 : -EINVAL;
+}
+
+static const struct btf_type *type_of(const struct blob *b, uint32_t id)
+{
+	if (!id || id > b->at.n || b->at.v[id - 1] + sizeof(struct btf_type) > b->types_len)
+		return NULL;
+	return (const void *)(b->types + b->at.v[id - 1]);
+}
+
+static const char *name_of(const struct blob *b, uint32_t off)
+{
+	return off < b->strs_len && memchr(b->strs + off, 0, b->strs_len - off) ? (const char *)b->strs + off : "";
+}
+
+/* Through typedefs and qualifiers to the type itself. */
+static const struct btf_type *resolve(const struct blob *b, uint32_t id)
+{
+	const struct btf_type *t = type_of(b, id);
+
+	for (int hops = 0; t && hops < 32; hops++) {
+		uint32_t k = BTF_INFO_KIND(t->info);
+		if (k != BTF_KIND_TYPEDEF && k != BTF_KIND_VOLATILE && k != BTF_KIND_CONST &&
+		    k != BTF_KIND_RESTRICT && k != BTF_KIND_TYPE_TAG)
+			return t;
+		t = type_of(b, t->type);
+	}
+	return NULL;
+}
+
+static bool is_struct(const struct btf_type *t)
+{
+	return t && (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT || BTF_INFO_KIND(t->info) == BTF_KIND_UNION);
+}
+
+/* The member `name` of struct t: its bit offset and type id. */
+static int member(const struct blob *b, const struct btf_type *t, const char *name, uint32_t len,
+		  uint32_t *bits, uint32_t *type)
+{
+	const struct btf_member *m = (const void *)(t + 1);
+	bool kflag = BTF_INFO_KFLAG(t->info);
+
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		const char *n = name_of(b, m[i].name_off);
+		if (strlen(n) != len || memcmp(n, name, len))
+			continue;
+		if (kflag && BTF_MEMBER_BITFIELD_SIZE(m[i].offset))
+			return -EINVAL;
+		*bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+		*type = m[i].type;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* struct `type`: the first with members, not a forward declaration. */
+static const struct btf_type *find_struct(const struct blob *b, const char *type)
+{
+	for (uint32_t id = 1; id <= b->at.n; id++) {
+		const struct btf_type *t = type_of(b, id);
+		if (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT && BTF_INFO_VLEN(t->info) &&
+		    !strcmp(name_of(b, t->name_off), type))
+			return t;
+	}
+	return NULL;
+}
+
+static int walk(const struct blob *b, const char *type, const char *path, uint32_t *off, uint32_t *size)
+{
+	const struct btf_type *t = find_struct(b, type);
+	uint32_t bits = 0, id = 0;
+
+	if (!t)
+		return -ENOENT;
+	for (const char *p = path; *p;) {
+		uint32_t len = (uint32_t)strcspn(p, "."), mbits;
+		int ret;
+		if (!is_struct(t))
+			return -ENOENT;
+		if ((ret = member(b, t, p, len, &mbits, &id)) < 0)
+			return ret;
+		bits += mbits;
+		t = resolve(b, id);
+		p += len + (p[len] == '.');
+	}
+	if (!t || bits % 8)
+		return -EINVAL;
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT: case BTF_KIND_ENUM: case BTF_KIND_ENUM64: case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION: case BTF_KIND_FLOAT:
+		*size = t->size;
+		break;
+	case BTF_KIND_PTR:
+		*size = 8;
+		break;
+	default:
+		return -EINVAL;
+	}
+	*off = bits / 8;
+	return 0;
+}
+
+int prof_btf_members(const char *type, const char *const *paths, size_t n, struct prof_btf_field *out)
+{
+	size_t len = 0;
+	uint8_t *raw = (uint8_t *)read_file("/sys/kernel/btf/vmlinux", &len);
+	const struct btf_header *h = (const void *)raw;
+	struct blob b = { 0 };
+	int ret = -EINVAL;
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct prof_btf_field){ 0 };
+	if (!raw)
+		return -ENOENT;
+	if (len >= sizeof(*h) && h->magic == BTF_MAGIC && h->hdr_len <= len &&
+	    (uint64_t)h->hdr_len + h->type_off + h->type_len <= len &&
+	    (uint64_t)h->hdr_len + h->str_off + h->str_len <= len) {
+		b.types = raw + h->hdr_len + h->type_off;
+		b.types_len = h->type_len;
+		b.strs = raw + h->hdr_len + h->str_off;
+		b.strs_len = h->str_len;
+		ret = index_types(&b);
+	}
+	for (size_t i = 0; i < n && ret == 0; i++)
+		out[i].found = walk(&b, type, paths[i], &out[i].off, &out[i].size) == 0;
+	VEC_FREE(&b.at);
+	free(raw);
+	return ret;
+}
