@@ -105,6 +105,30 @@ void prof_offcpu_free(struct prof_offcpu *oc);
  * the prev_state of a decoded switch-out sample. */
 uint64_t prof_offcpu_prev_state(const struct prof_offcpu *oc, const struct prof_perf_sample *s);
 
+/*
+ * The sampled mode's estimator, exposed for unit tests (the rest of it,
+ * per thread and window, is in offcpu.c).  prof_offcpu_share shares a
+ * class's exact time among its sampled intervals in proportion to weight
+ * (1/p of the rule that kept it) x ns: parts[i].share, rounded so that
+ * the shares sum to exact.
+ */
+struct prof_offcpu_part {
+	uint64_t t_out, ns, share;
+	uint32_t thread, node, weight;
+};
+void prof_offcpu_share(uint64_t exact, struct prof_offcpu_part *parts, size_t n);
+/*
+ * The filter's stale rule (src/perf/bpf_filter.c) replayed over one
+ * thread's kept samples, in time order: true if the sample at t of class
+ * cls (0 preempted, 1 not; always 0 when the filter keys by thread) was
+ * kept by the stale rule (weight 1), false if at random.
+ */
+struct prof_offcpu_stale {
+	uint64_t last[2];	/* the last stale one, by class */
+	uint8_t seen;		/* classes with one: bit 1 << class */
+};
+bool prof_offcpu_stale_replay(struct prof_offcpu_stale *st, uint64_t t, int cls, uint64_t tau);
+
 /* Classification of one blocked interval (exposed for unit tests). */
 enum prof_metric prof_offcpu_classify(uint64_t prev_state, bool kernel_stack_in_io);
 /* Is this kernel function a block-layer / filesystem I/O wait? */

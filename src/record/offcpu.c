@@ -112,27 +112,17 @@
  * prof_switch_sample). */
 enum kind { K_RANDOM, K_STALE, K_D, K_OWN };
 
-/* A sampled interval waiting for its thread's window to close. */
-struct est_sample {
-	uint64_t t_out, ns;
-	uint32_t thread, node;
-	uint32_t weight;	/* 1/p */
-	uint8_t cls;		/* 0: preempted, 1: voluntary */
-};
-
 /* One thread: its window, and the samples of its last switch-out. */
 struct est {
-	uint64_t stale_last[2];		/* the last sample kept by the stale rule, by class */
-	uint8_t stale_seen;		/* classes with one: bit 1 << class */
+	struct prof_offcpu_stale stale;	/* the filter's stale rule, replayed */
 	bool pend_valid;
 	struct prof_switch_sample pend;	/* a filtered sample waiting for its switch record */
 	uint64_t outs[OUTS_KEPT];	/* the newest switch-outs' times, | 1 << 63: preempted */
 	uint32_t nouts;			/* pushed so far (mod OUTS_KEPT: the next slot) */
 	uint64_t start;			/* t_out of the window's first interval; 0 none */
 	uint64_t exact[2];		/* every interval's ns, by class */
-	double ht[2];			/* weight x ns of the sampled ones */
 	uint32_t thread;		/* of the newest interval */
-	VEC(struct est_sample) s;
+	VEC(struct prof_offcpu_part) s[2];	/* the sampled intervals, by class */
 	uint64_t last_out;		/* the newest switch-out record */
 	uint64_t fed;			/* time of the newest sample fed to the pairing */
 	uint8_t fed_kind;
@@ -533,7 +523,8 @@ static void est_free_all(struct prof_offcpu *oc)
 
 	while (u64map_next(&oc->est_by_tid, &it, &tid, &v)) {
 		struct est *e = (struct est *)(uintptr_t)v;
-		VEC_FREE(&e->s);
+		VEC_FREE(&e->s[0]);
+		VEC_FREE(&e->s[1]);
 		free(e);
 	}
 	u64map_free(&oc->est_by_tid);
@@ -848,42 +839,56 @@ static void est_add(struct prof_offcpu *oc, const struct prof_switch_interval *i
 	if (!s)
 		return;
 	uint32_t w = s->tag == K_RANDOM ? oc->period : 1;
-	e->ht[cls] += (double)w * (double)ns;
-	VEC_PUSH(&e->s, ((struct est_sample){ iv->t_out, ns, s->thread, s->node, w, (uint8_t)cls }));
+	VEC_PUSH(&e->s[cls], ((struct prof_offcpu_part){ .t_out = iv->t_out, .ns = ns, .thread = s->thread,
+							 .node = s->node, .weight = w }));
+}
+
+void prof_offcpu_share(uint64_t exact, struct prof_offcpu_part *parts, size_t n)
+{
+	double ht = 0, acc = 0;
+	uint64_t done = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ht += (double)parts[i].weight * (double)parts[i].ns;
+	for (size_t i = 0; i < n; i++) {
+		if (ht > 0)
+			acc += (double)exact * ((double)parts[i].weight * (double)parts[i].ns / ht);
+		else	/* every sampled interval 0 ns long: shared evenly */
+			acc += (double)exact / (double)n;
+		parts[i].share = (uint64_t)llround(acc) - done;
+		done += parts[i].share;
+	}
+}
+
+bool prof_offcpu_stale_replay(struct prof_offcpu_stale *st, uint64_t t, int cls, uint64_t tau)
+{
+	if ((st->seen & 1u << cls) && t - st->last[cls] < tau)
+		return false;
+	st->seen |= (uint8_t)(1u << cls);
+	st->last[cls] = t;
+	return true;
 }
 
 /* Shares each class's exact time among its samples (weight x ns); a
  * class with no sample waits, or (final) goes to [stack not sampled]. */
 static void est_flush(struct prof_offcpu *oc, struct est *e, bool final)
 {
-	size_t k = 0;
-
 	for (int c = 0; c < 2; c++) {
-		double acc = 0;
-		uint64_t done = 0;
-		if (!e->exact[c] || (!e->ht[c] && !final))
-			continue;
-		if (!e->ht[c]) {
+		if (!e->exact[c] || (!e->s[c].n && !final))
+			continue;	/* nothing, or a class that waits for a sample */
+		if (!e->s[c].n) {
 			oc->stats.unsampled_ns += e->exact[c];
 			add_ns(oc, e->start, e->thread, unsampled_node(oc), class_metric(c), e->exact[c]);
 		}
-		for (size_t i = 0; e->ht[c] && i < e->s.n; i++) {
-			const struct est_sample *x = &e->s.v[i];
-			if (x->cls != c)
-				continue;
-			acc += (double)e->exact[c] * ((double)x->weight * (double)x->ns / e->ht[c]);
-			uint64_t v = (uint64_t)llround(acc) - done;
-			done += v;
-			if (v)
-				add_ns(oc, x->t_out, x->thread, x->node, class_metric(c), v);
+		prof_offcpu_share(e->exact[c], e->s[c].v, e->s[c].n);
+		for (size_t i = 0; i < e->s[c].n; i++) {
+			const struct prof_offcpu_part *x = &e->s[c].v[i];
+			if (x->share)
+				add_ns(oc, x->t_out, x->thread, x->node, class_metric(c), x->share);
 		}
 		e->exact[c] = 0;
-		e->ht[c] = 0;
+		e->s[c].n = 0;
 	}
-	for (size_t i = 0; i < e->s.n; i++)	/* keep the samples of a class that waits */
-		if (e->exact[e->s.v[i].cls])
-			e->s.v[k++] = e->s.v[i];
-	e->s.n = k;
 	if (!e->exact[0] && !e->exact[1])
 		e->start = 0;
 }
@@ -908,9 +913,12 @@ static void est_exit(struct prof_offcpu *oc, uint32_t tid)
 
 	if (!u64map_get(&oc->est_by_tid, tid, &v))
 		return;
-	est_flush(oc, (struct est *)(uintptr_t)v, true);
-	VEC_FREE(&((struct est *)(uintptr_t)v)->s);
-	free((void *)(uintptr_t)v);
+	struct est *e = (struct est *)(uintptr_t)v;
+
+	est_flush(oc, e, true);
+	VEC_FREE(&e->s[0]);
+	VEC_FREE(&e->s[1]);
+	free(e);
 	u64map_del(&oc->est_by_tid, tid);
 }
 
@@ -963,14 +971,8 @@ static void feed(struct prof_offcpu *oc, uint32_t tid, const struct prof_switch_
 static void replay_stale(struct prof_offcpu *oc, uint32_t tid, struct est *e, bool preempt)
 {
 	int cls = oc->classed && !preempt ? 1 : 0;
-	uint64_t t = e->pend.time;
 
-	e->pend.tag = K_RANDOM;
-	if (!(e->stale_seen & 1u << cls) || t - e->stale_last[cls] >= OFFCPU_STALE_NS) {
-		e->stale_seen |= (uint8_t)(1u << cls);
-		e->stale_last[cls] = t;
-		e->pend.tag = K_STALE;
-	}
+	e->pend.tag = prof_offcpu_stale_replay(&e->stale, e->pend.time, cls, OFFCPU_STALE_NS) ? K_STALE : K_RANDOM;
 	oc->stats.by_rule[e->pend.tag]++;
 	e->pend_valid = false;
 	feed(oc, tid, &e->pend, (enum kind)e->pend.tag);
