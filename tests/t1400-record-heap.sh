@@ -272,7 +272,7 @@ done
 if command -v setpriv >/dev/null; then
 	test_expect_success 'attached without CAP_BPF: every call, exact, said once' '
 		RATE_ARGS= attach_record setpriv --bounding-set -bpf,-sys_admin &&
-		test "$(grep -c "warning: --heap -p records every allocator call, exactly" att.err)" = 1 &&
+		test "$(grep -c "warning: --heap -p records every allocator call with its stack" att.err)" = 1 &&
 		check_contains att.err "every call, by uprobes on the allocator" &&
 		"$PROF" report -i att.data --stdio --header >att.txt &&
 		check_contains att.txt "heap_mode: uprobes on the allocator, every call: cannot load its BPF programs" &&

@@ -77,7 +77,7 @@ static void warn_setup(const struct prof_session_info *in)
 	if (in->heap_why)
 		warning("no heap profile in this recording: %s; recording CPU samples", in->heap_why);
 	if (in->heap_exact_why)
-		warning("--heap -p records every allocator call, exactly and at about 25 us a call, not a sample: %s",
+		warning("--heap -p records every allocator call with its stack, exactly and slowly, not a sample: %s",
 			in->heap_exact_why);
 	if (in->ring_shrunk)
 		warning("locked-memory limit: ring buffers reduced to %u KiB per CPU, samples may be lost; raise 'sysctl kernel.perf_event_mlock_kb' or 'ulimit -l'",
