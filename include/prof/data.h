@@ -81,13 +81,13 @@ int prof_data_read_progress(const char *path, struct prof_profile *p,
  * "-" is either on stdin, perf's pipe mode too.  Warns when the file was cut.
  * progress may be NULL.  0 or -errno (error() printed).
  */
-int prof_load_any(const char *input, struct prof_profile *p,
-		  prof_data_progress_fn *progress, void *arg);
+int perfdata_load_any(const char *input, struct prof_profile *p,
+		      prof_data_progress_fn *progress, void *arg);
 /*
  * -EEXIST after an error line when out_path holds a recording (prof.data
  * or perf.data): a command's report must never replace one.  0 otherwise.
  */
-int prof_refuse_over_recording(const char *out_path);
+int perfdata_refuse_over_recording(const char *out_path);
 /* True when buf starts with prof.data's magic. */
 bool prof_data_has_magic(const void *buf, size_t len);
 

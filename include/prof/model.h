@@ -175,8 +175,8 @@ enum prof_sample_flags {
 	PROF_SAMPLE_LIVE_AT_END = 1 << 2,
 };
 
-/* The heap figures of a profile (prof_heap_derive). */
-struct prof_heap_summary {
+/* The heap figures of a profile (prof_profile_heap_derive). */
+struct prof_profile_heap_summary {
 	bool present;			/* the profile has heap samples */
 	uint64_t rate;			/* mean bytes between samples (1: every allocation) */
 	uint64_t samples, frees;	/* sampled allocations, and their frees seen */
@@ -185,7 +185,7 @@ struct prof_heap_summary {
 	double allocs_err, alloc_bytes_err, live_bytes_err, peak_bytes_err;	/* their standard errors */
 	uint64_t peak_ns;		/* when the estimated heap was largest */
 	char scope[96];			/* "": the whole recording; else what
-					 * prof_heap_until/leaks kept */
+					 * prof_profile_heap_until/leaks kept */
 };
 
 struct prof_profile {
@@ -216,7 +216,7 @@ struct prof_profile {
 	 * allocation's time: PROF_M_ALLOCS then PROF_M_ALLOC_BYTES per block
 	 * (their weights); empty for a recording cut short */
 	VEC(struct prof_timed_sample) heap_live;
-	struct prof_heap_summary heap;
+	struct prof_profile_heap_summary heap;
 
 	/* private indexes */
 	struct u64map module_index, frame_index, node_index, thread_index, agg_index;
@@ -282,23 +282,23 @@ uint64_t prof_total(const struct prof_profile *p, enum prof_metric m);
  * reader at the end of a load): derives PROF_M_PEAK_BYTES from the heap
  * samples in time order and the header figures.  Cheap: it walks only the
  * heap samples kept in p->heap_log. */
-void prof_heap_derive(struct prof_profile *p);
-const struct prof_heap_summary *prof_heap_summary(const struct prof_profile *p);
+void prof_profile_heap_derive(struct prof_profile *p);
+const struct prof_profile_heap_summary *prof_profile_heap_summary(const struct prof_profile *p);
 /* Snapshots: the heap metrics (columns, p->timed, the summary) as if the
  * recording had ended at t_ns, so live-bytes is what was live then; the
  * snapshot diff is two of them (live at B minus live at A).  Other
  * metrics are untouched. */
-void prof_heap_until(struct prof_profile *p, uint64_t t_ns);
+void prof_profile_heap_until(struct prof_profile *p, uint64_t t_ns);
 /* The leak view: the heap metrics count only the sampled blocks live when
  * the recording ended that were allocated at least min_age_ns before its
  * end (allocs: how many, live-bytes: their bytes).  -ENOENT: no heap
  * samples; -ENODATA: the recording does not say which blocks are live,
  * or not all of them (cut short: meta heap_live_blocks, the length of
  * the list, is missing or more than the blocks read). */
-int prof_heap_leaks(struct prof_profile *p, uint64_t min_age_ns);
+int prof_profile_heap_leaks(struct prof_profile *p, uint64_t min_age_ns);
 /* Whether p->heap_live is the whole list of blocks live at the end (a
  * recording cut short has none of it or part of it). */
-bool prof_heap_live_known(const struct prof_profile *p);
+bool prof_profile_heap_live_known(const struct prof_profile *p);
 
 /* --- the view: what a report looks at (src/model/view.c) -----------------
  * Which metric weighs each (thread, stack) aggregate, and which aggregates

@@ -136,15 +136,15 @@ bool prof_offcpu_is_io_function(const char *name);
 
 /* prof stat's I/O wait of a command, from sched_switch (src/record/iowait.c):
  * the same pairing of switch-outs and switch-ins as recording's. */
-struct res_iowait;
-#define RES_IOWAIT_SCHED_SWITCH "sched_switch (D state with an I/O wait function on the kernel stack)"
+struct prof_iowait;
+#define PROF_IOWAIT_SCHED_SWITCH "sched_switch (D state with an I/O wait function on the kernel stack)"
 /* Can sched:sched_switch be sampled here?  0, or -ENOTSUP with why filled. */
-int res_iowait_probe(char *why, size_t len);
+int prof_iowait_probe(char *why, size_t len);
 /* Starts measuring pid, held before its exec (its events start at exec):
  * NULL with why filled when it cannot. */
-struct res_iowait *res_iowait_start(pid_t pid, char *why, size_t len);
+struct prof_iowait *prof_iowait_start(pid_t pid, char *why, size_t len);
 /* After pid exited (not yet reaped): I/O-wait ns of its threads and
  * descendants; *lost: switch samples the kernel dropped.  Frees iw. */
-uint64_t res_iowait_finish(struct res_iowait *iw, uint64_t *lost);
+uint64_t prof_iowait_finish(struct prof_iowait *iw, uint64_t *lost);
 
 #endif

@@ -30,9 +30,9 @@ struct prof_fn_table {
 	uint64_t grand_total;
 };
 /* Functions are keyed by (name, module): inlined copies and lines merge. */
-void prof_fn_table_build(const struct prof_profile *p, const struct prof_view *v,
-			 struct prof_fn_table *t);
-void prof_fn_table_free(struct prof_fn_table *t);
+void prof_output_fn_table_build(const struct prof_profile *p, const struct prof_view *v,
+				struct prof_fn_table *t);
+void prof_output_fn_table_free(struct prof_fn_table *t);
 
 /* Text and machine formats (src/output/). */
 int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct prof_view *v);
@@ -42,7 +42,7 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 int prof_output_text_keys(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 /* --sort: self or total (the table's order), or perf report's keys (s is
  * kept as v->sort_keys).  0 or -EINVAL. */
-int prof_view_sort_parse(struct prof_view *v, const char *s);
+int prof_output_sort_parse(struct prof_view *v, const char *s);
 int prof_output_folded(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 int prof_output_json(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 
@@ -120,18 +120,18 @@ struct flame_tree {
 	struct strtab keys;	/* the identity strings, by_identity only */
 };
 
-void flame_tree_init(struct flame_tree *t);
+void render_flame_tree_init(struct flame_tree *t);
 /* A tree for a base/head diff: frames merge by identity (see above). */
-void flame_tree_init_identity(struct flame_tree *t);
-void flame_tree_free(struct flame_tree *t);
+void render_flame_tree_init_identity(struct flame_tree *t);
+void render_flame_tree_free(struct flame_tree *t);
 /* Add every agg of p passing the view, with its view weight, to slot. */
-void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
-			    const struct prof_view *v, int slot);
+void render_flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
+				   const struct prof_view *v, int slot);
 /* Base stacks for a diff: adds to FLAME_BASE, and to FLAME_GONE along
  * paths (or path tails) that the head slot never reached. */
-void flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
-			 const struct prof_view *v);
-void flame_tree_finish(struct flame_tree *t);	/* sorts children, sets depths */
+void render_flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
+				const struct prof_view *v);
+void render_flame_tree_finish(struct flame_tree *t);	/* sorts children, sets depths */
 
 /* --- timeline data hook for the HTML report --------------------------------
  * `prof record` stores a per-process timeline (p->timeline); a source that samples CPU%, RSS or I/O wait
@@ -150,9 +150,9 @@ struct prof_timeline {
 };
 /* CPU%, RSS and I/O-wait% series from the timeline `prof record` stored
  * (the process with the most points); empty when there is none.
- * prof_output_html() uses it.  Free with prof_timeline_free. */
-void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl);
-void prof_timeline_free(struct prof_timeline *tl);
+ * prof_output_html() uses it.  Free with prof_output_timeline_free. */
+void prof_output_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl);
+void prof_output_timeline_free(struct prof_timeline *tl);
 
 /* --- renderers -------------------------------------------------------------- */
 int prof_output_flamegraph(FILE *f, const struct prof_profile *p, const struct prof_view *v);

@@ -156,7 +156,7 @@ void prof_symbolizer_free(struct prof_symbolizer *s);
  */
 size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 			   uint64_t pc, bool is_return_addr, uint32_t *out, size_t max);
-/* prof_symbols_prewarm (prof/symbol.h), before sampling starts. */
+/* prof_sym_prewarm (prof/symbol.h), before sampling starts. */
 void prof_symbolizer_prewarm(struct prof_symbolizer *s);
 /* Kernel address via /proc/kallsyms (loaded once); 1 frame. */
 size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max);

@@ -30,33 +30,33 @@
 
 #define PROF_RESTRACK_INTERVAL_NS 100000000ULL	/* 100 ms */
 
-struct res_track;
+struct prof_restrack;
 
 /* oc may be NULL (no off-CPU data: I/O-wait% stays 0). */
-struct res_track *res_track_new(struct prof_profile *p, struct prof_offcpu *oc);
+struct prof_restrack *prof_restrack_new(struct prof_profile *p, struct prof_offcpu *oc);
 /* Registers as a consumer of the replay engine: fork/exit records, and
  * at the end of each batch the move of the sampler's readings (with the
  * off-CPU I/O-wait of the batch) into the profile. */
-void res_track_attach(struct res_track *rt, struct prof_replay *rp);
+void prof_restrack_attach(struct prof_restrack *rt, struct prof_replay *rp);
 /* Track one more process born in the recording (the launched command). */
-void res_track_add_pid(struct res_track *rt, uint32_t pid);
+void prof_restrack_add_pid(struct prof_restrack *rt, uint32_t pid);
 /*
  * Track a process that ran before the recording (an attach target, or a
  * descendant attached with it): its figures become deltas from its
- * readings at res_track_start.  The children it has now are not
+ * readings at prof_restrack_start.  The children it has now are not
  * tracked unless they are added too.
  */
-void res_track_add_attached(struct res_track *rt, uint32_t pid);
+void prof_restrack_add_attached(struct prof_restrack *rt, uint32_t pid);
 /* Takes the attached processes' baselines (the window starts now) and
  * starts the sampler thread "prof-resources" (every
  * PROF_RESTRACK_INTERVAL_NS). */
-void res_track_start(struct res_track *rt);
+void prof_restrack_start(struct prof_restrack *rt);
 /* Samples every live process now and moves everything into the profile. */
-void res_track_sample(struct res_track *rt);
+void prof_restrack_sample(struct prof_restrack *rt);
 /* The launched command has exited but is not reaped yet (waitid WNOWAIT):
  * take its final values; ru (may be NULL) comes from wait4 afterwards. */
-void res_track_final(struct res_track *rt, uint32_t pid);
-void res_track_rusage(struct res_track *rt, uint32_t pid, const struct rusage *ru);
-void res_track_free(struct res_track *rt);
+void prof_restrack_final(struct prof_restrack *rt, uint32_t pid);
+void prof_restrack_rusage(struct prof_restrack *rt, uint32_t pid, const struct rusage *ru);
+void prof_restrack_free(struct prof_restrack *rt);
 
 #endif

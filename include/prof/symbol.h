@@ -131,11 +131,11 @@ char *prof_addrspace_perf_map_path(struct prof_addrspace *as);
 /* The display name of a mangled C++ / Rust (legacy or v0) symbol, Rust's
  * "::h<hash>" left out; malloc'd, or NULL when name is not mangled (or
  * prof was built without libiberty). */
-char *prof_demangle(const char *name);
+char *prof_sym_demangle(const char *name);
 /* A legacy Rust closure's demangled name ("f::{{closure}}") with DWARF's
  * name of that closure put in ("f::{closure#1}"), malloc'd; NULL when
  * demangled is no such name or dwarf_name no "{closure#N}". */
-char *prof_rust_closure_name(const char *demangled, const char *dwarf_name);
+char *prof_sym_rust_closure_name(const char *demangled, const char *dwarf_name);
 
 /* Whether func is where a thread starts (_start, clone3, start_thread,
  * ret_from_fork, runtime.goexit, ...: roots.c): a stack is complete only
@@ -215,6 +215,6 @@ const char *prof_kallsyms_find(uint64_t pc, uint64_t *start);
  * calls it before sampling starts: each takes tens of ms, long enough to
  * overflow the ring buffers if it happens at the first sample.
  */
-void prof_symbols_prewarm(void);
+void prof_sym_prewarm(void);
 
 #endif

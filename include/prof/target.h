@@ -21,7 +21,7 @@
  * now.  0, or -errno after one line. */
 int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
 		       const pid_t *tids, size_t ntids, bool children, struct prof_offcpu *oc,
-		       struct res_track *rt);
+		       struct prof_restrack *rt);
 /* Opens pf's events (and oc's, when not NULL) on the cpus (every CPU
  * when cpus is NULL) for every task, then registers every process in
  * /proc with rp.  0, or -errno after one line (the permission it takes,

@@ -97,7 +97,7 @@ int cmd_annotate(int argc, char **argv)
 		return st == OPT_HELP ? 0 : EXIT_USAGE;
 	}
 	prof_profile_init(&p);
-	int ret = prof_load_any(o.input, &p, NULL, NULL);
+	int ret = perfdata_load_any(o.input, &p, NULL, NULL);
 	if (!ret)
 		ret = annotate(&o, &p);
 	prof_profile_free(&p);

@@ -70,7 +70,7 @@ static int run_crosscheck(struct an_cli *c, bool *regression)
 		ret = an_crosscheck(&fs, &cg, &base, &head, &c->o, c->ir_threshold, &rows);
 	if (!ret && c->json && !c->benchmark)
 		ret = an_crosscheck_parts(&fs, &cb, &ch, &base, &head, &c->o, c->ir_threshold, &parts);
-	if (!ret && !(ret = prof_refuse_over_recording(c->output)))
+	if (!ret && !(ret = perfdata_refuse_over_recording(c->output)))
 		ret = out_open(&out, c->output);
 	if (!ret) {
 		struct an_report_info info = an_cli_report_info(c, &base, &head);

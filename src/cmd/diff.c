@@ -70,7 +70,7 @@ static int run_diff(struct an_cli *c, bool *regression)
 		ret = resolve_normalize(c, &fs);
 	if (!ret && (ret = an_compare_sides(&fs, &base, &head, &c->o, &res)))
 		error("--normalize: '%s' has no time in some run", c->normalize ? c->normalize : "");
-	if (!ret && !(ret = prof_refuse_over_recording(c->output)))
+	if (!ret && !(ret = perfdata_refuse_over_recording(c->output)))
 		ret = out_open(&out, c->output);
 	if (!ret) {
 		struct an_report_info info = an_cli_report_info(c, &base, &head);

@@ -28,11 +28,11 @@ struct perf_only_table {
 
 /* Appends the rows of t (ids first_id + i) after table's own rows (which
  * end at a zero id), never past row cap; returns table for opt_parse(). */
-const struct opt *perf_only_append(const struct perf_only_table *t, struct opt *table, size_t cap,
-				   int first_id);
+const struct opt *cmd_perf_only_append(const struct perf_only_table *t, struct opt *table, size_t cap,
+				       int first_id);
 /* The one usage line for row i of t as typed (flag): "perf's FLAG (MEANING)
  * is not supported by prof: WHY"; -EINVAL. */
-int perf_only_refuse(const struct perf_only_table *t, int i, const char *flag);
+int cmd_perf_only_refuse(const struct perf_only_table *t, int i, const char *flag);
 
 extern const struct perf_only_table record_perf_only, report_perf_only;
 

@@ -6,8 +6,8 @@
 #include "perf-only-priv.h"
 #include <errno.h>
 
-const struct opt *perf_only_append(const struct perf_only_table *t, struct opt *table, size_t cap,
-				   int first_id)
+const struct opt *cmd_perf_only_append(const struct perf_only_table *t, struct opt *table, size_t cap,
+				       int first_id)
 {
 	size_t n = 0;
 
@@ -18,7 +18,7 @@ const struct opt *perf_only_append(const struct perf_only_table *t, struct opt *
 	return table;
 }
 
-int perf_only_refuse(const struct perf_only_table *t, int i, const char *flag)
+int cmd_perf_only_refuse(const struct perf_only_table *t, int i, const char *flag)
 {
 	const struct perf_only *f;
 

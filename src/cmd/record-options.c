@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <string.h>
 
-void record_usage(FILE *f)
+void cmd_record_usage(FILE *f)
 {
 	fputs(help_prof_record, f);
 }
@@ -175,7 +175,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case O_OFFCPU_STACKS:
 		return parse_offcpu_stacks(o, arg, flag);
 	}
-	return perf_only_refuse(&record_perf_only, id - O_PERF_ONLY, flag);
+	return cmd_perf_only_refuse(&record_perf_only, id - O_PERF_ONLY, flag);
 }
 
 static void set_defaults(struct record_opts *o)
@@ -209,12 +209,12 @@ static int add_thread_processes(struct record_opts *o)
 	return 0;
 }
 
-int record_parse_options(struct record_opts *o, int argc, char **argv)
+int cmd_record_parse_options(struct record_opts *o, int argc, char **argv)
 {
 	int rest, ret;
 
 	set_defaults(o);
-	ret = opt_parse(perf_only_append(&record_perf_only, options, ARRAY_SIZE(options) - 1, O_PERF_ONLY),
+	ret = opt_parse(cmd_perf_only_append(&record_perf_only, options, ARRAY_SIZE(options) - 1, O_PERF_ONLY),
 			argc, argv, OPT_STOP_AT_ARG, apply_option, o, &rest);
 	if (ret)
 		return ret;
@@ -233,7 +233,7 @@ int record_parse_options(struct record_opts *o, int argc, char **argv)
 	return add_thread_processes(o);
 }
 
-void record_say_config(const struct record_opts *o)
+void cmd_record_say_config(const struct record_opts *o)
 {
 	char rate[64], stack[48] = "";
 

@@ -36,10 +36,10 @@ struct record_opts {
 };
 
 /* Defaults, then argv.  0, OPT_HELP or -EINVAL after one error line. */
-int record_parse_options(struct record_opts *o, int argc, char **argv);
-void record_usage(FILE *f);
+int cmd_record_parse_options(struct record_opts *o, int argc, char **argv);
+void cmd_record_usage(FILE *f);
 /* -v: the configuration, one line on stderr. */
-void record_say_config(const struct record_opts *o);
+void cmd_record_say_config(const struct record_opts *o);
 /* True for -o - (the recording goes to stdout). */
 static inline bool record_to_stdout(const struct record_opts *o)
 {

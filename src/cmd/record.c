@@ -138,16 +138,16 @@ static int record(const struct record_opts *o)
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	int status = record_parse_options(&o, argc, argv);
+	int status = cmd_record_parse_options(&o, argc, argv);
 
 	if (status == OPT_HELP) {	/* help records nothing and touches no file */
-		record_usage(stdout);
+		cmd_record_usage(stdout);
 		status = 0;
 	} else if (status) {
 		status = EXIT_USAGE;
 	} else {
 		if (o.verbose)
-			record_say_config(&o);
+			cmd_record_say_config(&o);
 		status = record(&o);
 	}
 	VEC_FREE(&o.pids);

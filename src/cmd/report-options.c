@@ -79,7 +79,7 @@ static int set_file(struct report_opts *o, const char *arg)
 /* --sort self|total (prof's table order) or perf's keys: comm,dso,sym... */
 static int parse_sort(struct report_opts *o, const char *flag, const char *arg)
 {
-	if (prof_view_sort_parse(&o->view, arg) < 0)
+	if (prof_output_sort_parse(&o->view, arg) < 0)
 		return usage_error("unknown %s '%s' (want self, total, or keys from comm, pid, tid, dso, sym, srcline)",
 				   flag, arg);
 	return 0;
@@ -161,7 +161,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 					   arg);
 		return 0;
 	}
-	return perf_only_refuse(&report_perf_only, id - O_PERF_ONLY, flag);
+	return cmd_perf_only_refuse(&report_perf_only, id - O_PERF_ONLY, flag);
 }
 
 /* --at, --since, --min-age: heap metrics only (live-bytes unless another
@@ -187,9 +187,9 @@ static int check_snapshot(struct report_opts *o)
 }
 
 /* Returns 0, OPT_HELP or -EINVAL. */
-int report_parse_args(int argc, char **argv, struct report_opts *o)
+int cmd_report_parse_args(int argc, char **argv, struct report_opts *o)
 {
-	int ret = opt_parse(perf_only_append(&report_perf_only, options, ARRAY_SIZE(options) - 1, O_PERF_ONLY),
+	int ret = opt_parse(cmd_perf_only_append(&report_perf_only, options, ARRAY_SIZE(options) - 1, O_PERF_ONLY),
 			argc, argv, 0, apply_option, o, NULL);
 
 	if (ret)

@@ -25,6 +25,6 @@ struct report_opts {
 
 /* argv into o (o->view initialised by the caller): 0, OPT_HELP or -EINVAL
  * after one usage line. */
-int report_parse_args(int argc, char **argv, struct report_opts *o);
+int cmd_report_parse_args(int argc, char **argv, struct report_opts *o);
 
 #endif

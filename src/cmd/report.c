@@ -29,7 +29,7 @@ static int load(const char *input, struct prof_profile *p)
 	int ret;
 
 	progress_start(&pr, "loading", false);
-	ret = prof_load_any(input, p, show_progress, &pr);
+	ret = perfdata_load_any(input, p, show_progress, &pr);
 	progress_done(&pr);
 	return ret;
 }
@@ -51,7 +51,7 @@ static int write_report(const struct report_opts *o, const struct prof_profile *
 	struct out_file out;
 	int ret;
 
-	if ((ret = prof_refuse_over_recording(path)) < 0 || (ret = out_open(&out, path)) < 0)
+	if ((ret = perfdata_refuse_over_recording(path)) < 0 || (ret = out_open(&out, path)) < 0)
 		return ret;
 	ret = head ? prof_format_render_diff(out.f, o->format, p, head, &o->view)
 		   : prof_format_render(out.f, o->format, o->tree, p, &o->view);
@@ -99,14 +99,14 @@ static int heap_view(const struct report_opts *o, struct prof_profile *p, double
 	if (!p->heap.present)
 		return error("'%s' has no heap samples (record with --heap)", o->input);
 	if (o->min_age >= 0) {
-		ret = prof_heap_leaks(p, seconds_ns(o->min_age));
+		ret = prof_profile_heap_leaks(p, seconds_ns(o->min_age));
 		if (ret == -ENODATA)
 			return error("'%s' does not say which blocks were live at its end (the recording was cut short)",
 				     o->input);
 		return ret;
 	}
 	if (t >= 0)
-		prof_heap_until(p, p->start_ns + seconds_ns(t));
+		prof_profile_heap_until(p, p->start_ns + seconds_ns(t));
 	return 0;
 }
 
@@ -152,7 +152,7 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	prof_view_init(&o.view);
-	ret = report_parse_args(argc, argv, &o);
+	ret = cmd_report_parse_args(argc, argv, &o);
 	if (ret == OPT_HELP) {
 		fputs(help_prof_report, stdout);
 		VEC_FREE(&o.source_roots);

@@ -160,7 +160,7 @@ static int run_all(const struct stat_opts *o, struct an_stat *st, struct prof_st
 static int write_text_file(const char *path, const struct strbuf *sb)
 {
 	struct out_file out;
-	int ret = prof_refuse_over_recording(path);
+	int ret = perfdata_refuse_over_recording(path);
 
 	if (ret < 0 || (ret = out_open(&out, path)) < 0)
 		return ret;
@@ -207,7 +207,7 @@ static int measure(const struct stat_opts *o, struct an_stat *st, char *baseline
 	int ret;
 
 	r.delayacct = res_delayacct_enabled() == 1;
-	if (!r.delayacct && !(switches = res_iowait_probe(why, sizeof(why)) == 0))
+	if (!r.delayacct && !(switches = prof_iowait_probe(why, sizeof(why)) == 0))
 		info("io_wait_s unavailable: kernel.task_delayacct is 0 (sysctl -w kernel.task_delayacct=1 enables it), and %s",
 		     why);
 	an_stat_init(st, o->counters, o->n_counters, r.delayacct, r.delayacct || switches);

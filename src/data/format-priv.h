@@ -59,9 +59,9 @@ static inline void pd_put(struct strbuf *sb, uint64_t v)
 }
 
 /* Appends a whole record: type, varint payload length, payload. */
-void pd_put_record(struct strbuf *out, unsigned type, const void *payload, size_t len);
+void prof_data_put_record(struct strbuf *out, unsigned type, const void *payload, size_t len);
 /* Appends the file header (magic, version). */
-void pd_put_header(struct strbuf *out);
+void prof_data_put_header(struct strbuf *out);
 /* Bytes of the file header. */
 
 #endif

@@ -111,14 +111,14 @@
 #include "format-priv.h"
 #include <string.h>
 
-void pd_put_record(struct strbuf *out, unsigned type, const void *payload, size_t len)
+void prof_data_put_record(struct strbuf *out, unsigned type, const void *payload, size_t len)
 {
 	sb_addch(out, (char)type);
 	pd_put(out, len);
 	sb_add(out, payload, len);
 }
 
-void pd_put_header(struct strbuf *out)
+void prof_data_put_header(struct strbuf *out)
 {
 	sb_add(out, PD_MAGIC, PD_MAGIC_LEN);
 	pd_put(out, PD_VERSION);

@@ -473,7 +473,7 @@ static void finish(struct reader *r)
 			p->aggs.v[i].value[PROF_M_CPU_NS] =
 				p->aggs.v[i].value[PROF_M_SAMPLES] * p->period_ns;
 	prof_timed_sort(p);
-	prof_heap_derive(p);
+	prof_profile_heap_derive(p);
 }
 
 /*

@@ -102,7 +102,7 @@ int prof_writer_open(struct prof_writer **out, const char *path)
 	w->tmp = tmp;
 	w->strings_done = 1;
 	w->nodes_done = 1;
-	pd_put_header(&w->out);
+	prof_data_put_header(&w->out);
 	ret = write_all(fd, w->out.buf, w->out.len);
 	if (ret < 0) {
 		error("cannot write '%s': %s", path, strerror(-ret));
@@ -144,7 +144,7 @@ static void close_one(struct prof_writer *w, int i)
 
 	if (!c->open)
 		return;
-	pd_put_record(&w->pending, i ? PD_REC_HEAP_SAMPLES : PD_REC_SAMPLES, c->buf.buf, c->buf.len);
+	prof_data_put_record(&w->pending, i ? PD_REC_HEAP_SAMPLES : PD_REC_SAMPLES, c->buf.buf, c->buf.len);
 	sb_reset(&c->buf);
 	c->open = false;
 }
@@ -217,7 +217,7 @@ int prof_writer_lost(struct prof_writer *w, uint64_t time_ns, uint64_t n)
 	close_chunk(w);
 	pd_put(&rec, time_ns);
 	pd_put(&rec, n);
-	pd_put_record(&w->pending, PD_REC_LOST, rec.buf, rec.len);
+	prof_data_put_record(&w->pending, PD_REC_LOST, rec.buf, rec.len);
 	sb_release(&rec);
 	return 0;
 }
@@ -230,7 +230,7 @@ static void put_fields(struct strbuf *out, unsigned type, const uint64_t *v, siz
 
 	for (size_t i = 0; i < n; i++)
 		len += varint_put(payload + len, v[i]);
-	pd_put_record(out, type, payload, len);
+	prof_data_put_record(out, type, payload, len);
 }
 
 static void put_thread(struct strbuf *out, size_t id, const struct prof_thread *t)
@@ -290,7 +290,7 @@ static void put_new_definitions(struct prof_writer *w, const struct prof_profile
 
 	for (; w->strings_done < p->strings.strs.n; w->strings_done++) {
 		const char *s = p->strings.strs.v[w->strings_done];
-		pd_put_record(out, PD_REC_STRING, s, strlen(s));
+		prof_data_put_record(out, PD_REC_STRING, s, strlen(s));
 	}
 	for (; w->modules_done < p->modules.n; w->modules_done++) {
 		const struct prof_module *m = &p->modules.v[w->modules_done];

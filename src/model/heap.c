@@ -163,9 +163,9 @@ static void charge_peak(struct prof_profile *p, size_t upto)
 	u64map_free(&live);
 }
 
-void prof_heap_derive(struct prof_profile *p)
+void prof_profile_heap_derive(struct prof_profile *p)
 {
-	struct prof_heap_summary *h = &p->heap;
+	struct prof_profile_heap_summary *h = &p->heap;
 	const char *rate = prof_meta_get(p, "heap_rate");
 	double va = 0, vb = 0;
 
@@ -198,7 +198,7 @@ void prof_heap_derive(struct prof_profile *p)
 	charge_peak(p, at);
 }
 
-const struct prof_heap_summary *prof_heap_summary(const struct prof_profile *p)
+const struct prof_profile_heap_summary *prof_profile_heap_summary(const struct prof_profile *p)
 {
 	return &p->heap;
 }
@@ -226,15 +226,15 @@ static void rebuild(struct prof_profile *p)
 			VEC_PUSH(&p->timed, p->heap_log.v[i]);
 		prof_timed_sort(p);
 	}
-	prof_heap_derive(p);
+	prof_profile_heap_derive(p);
 	p->heap.present |= was;	/* a heap recording, with nothing in this view */
 }
 
-void prof_heap_until(struct prof_profile *p, uint64_t t_ns)
+void prof_profile_heap_until(struct prof_profile *p, uint64_t t_ns)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->heap_log.n; i++)	/* in time order (prof_heap_derive) */
+	for (size_t i = 0; i < p->heap_log.n; i++)	/* in time order (prof_profile_heap_derive) */
 		if (p->heap_log.v[i].t_ns <= t_ns)
 			p->heap_log.v[n++] = p->heap_log.v[i];
 	p->heap_log.n = n;
@@ -244,18 +244,18 @@ void prof_heap_until(struct prof_profile *p, uint64_t t_ns)
 		 t_ns > p->start_ns ? (double)(t_ns - p->start_ns) / 1e9 : 0.0);
 }
 
-bool prof_heap_live_known(const struct prof_profile *p)
+bool prof_profile_heap_live_known(const struct prof_profile *p)
 {
 	const char *n = prof_meta_get(p, "heap_live_blocks");	/* written with the list */
 
 	return n && strtoull(n, NULL, 10) == p->heap_live.n / 2;
 }
 
-int prof_heap_leaks(struct prof_profile *p, uint64_t min_age_ns)
+int prof_profile_heap_leaks(struct prof_profile *p, uint64_t min_age_ns)
 {
 	if (!p->heap.present)
 		return -ENOENT;
-	if (!prof_heap_live_known(p))
+	if (!prof_profile_heap_live_known(p))
 		return -ENODATA;
 	p->heap_log.n = 0;
 	for (size_t i = 0; i + 1 < p->heap_live.n; i += 2) {

@@ -94,14 +94,14 @@ static void rust_unescape(struct strbuf *out, const char *s, size_t n)
  * C++ and Rust v0 names come demangled from the symbolizer. */
 static char *prof_ident_demangle(const char *raw)
 {
-	char *d = prof_demangle(raw);
+	char *d = prof_sym_demangle(raw);
 	const char *dot = d ? NULL : strchr(raw, '.');
 
 	if (!dot)
 		return d;
 	/* "_ZN..E.llvm.123": libiberty refuses the suffix; keep it for peel() */
 	char *head = xstrndup(raw, (size_t)(dot - raw));
-	d = prof_demangle(head);
+	d = prof_sym_demangle(head);
 	free(head);
 	if (!d)
 		return NULL;

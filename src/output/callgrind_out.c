@@ -5,7 +5,7 @@
  * edges with inclusive cost derived from the stack trie.
  *
  * Design notes / invariants:
- *  - A function is (name, module), like prof_fn_table_build: ob= is the
+ *  - A function is (name, module), like prof_output_fn_table_build: ob= is the
  *    module, fl= the file of its first frame seen, fn= the name.  Names and
  *    files use callgrind's "(id) name" compression.
  *  - Self cost: the leaf frame of each stack, at the leaf's line.  So the

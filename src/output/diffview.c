@@ -174,13 +174,13 @@ static void collect_movers(const struct prof_profile *p, const struct prof_view 
 {
 	struct prof_fn_table t;
 
-	prof_fn_table_build(p, v, &t);
+	prof_output_fn_table_build(p, v, &t);
 	struct prof_ident_rec *recs = xcalloc(t.rows.n + 1, sizeof(*recs));
 	uint32_t *id = xcalloc(t.rows.n + 1, sizeof(*id));
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
 		recs[i] = (struct prof_ident_rec){
-			.name = fn_name(p, r->func),
+			.name = render_fn_name(p, r->func),
 			.module = r->module < p->modules.n ? prof_str(p, p->modules.v[r->module].path) : "",
 			.file = prof_str(p, r->file),
 		};
@@ -204,7 +204,7 @@ static void collect_movers(const struct prof_profile *p, const struct prof_view 
 	}
 	free(recs);
 	free(id);
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 }
 
 /* Folds clones only one side has (base "walk.constprop.0", head "walk")

@@ -63,7 +63,7 @@ struct ff_state {
 	struct proc_table procs;	/* process names */
 	bool time_metric;		/* weights are ns ("tracing-ms") */
 	bool cpu_delta;			/* threadCPUDelta is written */
-	bool cpu_ns;			/* timed_has_cpu_ns() */
+	bool cpu_ns;			/* render_timed_has_cpu_ns() */
 };
 
 /* One thread's tables, as JSON column bodies, and the maps that fill them. */
@@ -130,7 +130,7 @@ static uint32_t func_index(struct ff_state *s, struct ff_thread *t, uint32_t fra
 		long long res = resource_index(s, t, r->module);
 		*slot = t->nfuncs;
 		col_add(&t->fn_name, t->nfuncs,
-			strtab_intern(&s->strs, fn_name(s->p, r->func)));
+			strtab_intern(&s->strs, render_fn_name(s->p, r->func)));
 		if (res < 0)
 			sb_adds(&t->fn_res, t->nfuncs ? ",-1" : "-1");
 		else
@@ -241,15 +241,15 @@ static void timed_samples(struct ff_state *s, struct ff_thread *t, const size_t 
 		if (e->node >= p->nodes.n)
 			continue;
 		if (e->metric >= PROF_M_IOWAIT_NS && prof_metric_is_duration(e->metric) &&
-		    view_passes(p, s->v, e->thread, e->node))
+		    render_view_passes(p, s->v, e->thread, e->node))
 			VEC_PUSH(&t->off_cpu, ((struct ff_sample){ e->t_ns, e->value, e->metric,
 								  e->node }));
 		if (s->time_metric) {
-			uint64_t w = timed_weight(p, s->v, e, cpu_ns);
+			uint64_t w = render_timed_weight(p, s->v, e, cpu_ns);
 			if (w)
 				VEC_PUSH(&t->samples, ((struct ff_sample){ e->t_ns, w, 0, e->node }));
 		} else if (e->metric == PROF_M_SAMPLES) {
-			if (view_passes(p, s->v, e->thread, e->node))
+			if (render_view_passes(p, s->v, e->thread, e->node))
 				VEC_PUSH(&t->samples, ((struct ff_sample){
 					e->t_ns, e->value, cpu_ns ? 0 : e->value * p->period_ns,
 					e->node }));
@@ -390,11 +390,11 @@ static void emit_markers(struct ff_state *s, struct ff_thread *t, uint32_t tid,
 		long long st = stack_index(s, t, e->node);
 		uint64_t t_out = e->t_ns > s->t0 ? e->t_ns - s->t0 : 0;
 		sb_adds(&data, i ? ",{\"type\":\"OffCPU\",\"state\":" : "{\"type\":\"OffCPU\",\"state\":");
-		json_str(&data, off_cpu_name(e->cpu_ns));
+		render_json_str(&data, off_cpu_name(e->cpu_ns));
 		sb_adds(&data, ",\"duration\":");
 		json_ms(&data, e->weight, false);
 		sb_adds(&data, ",\"wchan\":");
-		json_str(&data, wait_channel(s->p, e->node));
+		render_json_str(&data, wait_channel(s->p, e->node));
 		if (st >= 0) {
 			sb_addf(&data, ",\"cause\":{\"tid\":%u,\"time\":", tid);
 			json_ms(&data, t_out, false);
@@ -456,9 +456,9 @@ static bool emit_thread(struct ff_state *s, struct strbuf *sb, uint32_t thread,
 	emit_tables(&t, sb);
 	sb_addf(sb, ",\n\"showMarkersInTimeline\":%s", t.off_cpu.n ? "true" : "false");
 	sb_adds(sb, ",\n\"name\":");
-	json_str(sb, prof_str(s->p, th->comm));
+	render_json_str(sb, prof_str(s->p, th->comm));
 	sb_adds(sb, ",\"processName\":");
-	json_str(sb, proc_table_get(&s->procs, th->pid)->comm);
+	render_json_str(sb, render_proc_table_get(&s->procs, th->pid)->comm);
 	/* An exec gives a task a second entry; the viewer wants distinct tids. */
 	bool created;
 	uint64_t *n = u64map_slot(seen_tids, (uint64_t)th->pid << 32 | th->tid, &created);
@@ -510,21 +510,21 @@ static void emit_libs(struct ff_state *s, struct strbuf *sb)
 		const char *path = prof_str(s->p, m->path), *id = prof_str(s->p, m->build_id);
 		const char *name = prof_module_basename(s->p, s->libs.v[i]);
 		sb_adds(sb, i ? ",\n{\"arch\":" : "\n{\"arch\":");
-		json_str(sb, arch);
+		render_json_str(sb, arch);
 		sb_adds(sb, ",\"name\":");
-		json_str(sb, name);
+		render_json_str(sb, name);
 		sb_adds(sb, ",\"debugName\":");
-		json_str(sb, name);
+		render_json_str(sb, name);
 		sb_adds(sb, ",\"path\":");
-		json_str(sb, path);
+		render_json_str(sb, path);
 		sb_adds(sb, ",\"debugPath\":");
-		json_str(sb, path);
+		render_json_str(sb, path);
 		sb_adds(sb, ",\"breakpadId\":\"");
 		if (*id)
 			breakpad_id(sb, id);
 		sb_adds(sb, *id ? "\",\"codeId\":" : "\",\"codeId\":null");
 		if (*id)
-			json_str(sb, id);
+			render_json_str(sb, id);
 		sb_addch(sb, '}');
 	}
 	sb_adds(sb, "],\n");
@@ -557,14 +557,14 @@ static void emit_platform(const struct prof_profile *p, struct strbuf *sb)
 		sb_addf(&os, " %s", kernel);
 	if (arch && *arch)
 		sb_addf(&os, " %s", arch);
-	json_str(sb, sb_str(&os));
+	render_json_str(sb, sb_str(&os));
 	if (arch && *arch) {
 		sb_adds(sb, ",\"abi\":");
-		json_str(sb, arch);
+		render_json_str(sb, arch);
 	}
 	if (cpu && *cpu) {
 		sb_adds(sb, ",\"CPUName\":");
-		json_str(sb, cpu);
+		render_json_str(sb, cpu);
 	}
 	if (cpus && *cpus && strspn(cpus, "0123456789") == strlen(cpus))
 		sb_addf(sb, ",\"logicalCPUs\":%s", cpus);
@@ -585,7 +585,7 @@ static void emit_meta(struct ff_state *s, struct strbuf *sb, size_t nthreads)
 	sb_adds(sb, ",\"startTime\":");
 	json_number(sb, start_time_ms(p));
 	sb_adds(sb, ",\"product\":");
-	json_str(sb, cmd ? cmd : s->v->title ? s->v->title : "prof");
+	render_json_str(sb, cmd ? cmd : s->v->title ? s->v->title : "prof");
 	emit_platform(p, sb);
 	sb_adds(sb, ",\"initialVisibleThreads\":[");	/* every thread recorded, however idle */
 	for (size_t i = 0; i < nthreads; i++)
@@ -620,8 +620,8 @@ int prof_output_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	bool first = true;
 
 	s.time_metric = v->metric != PROF_VIEW_CPU;
-	proc_table_build(&s.procs, p);
-	s.cpu_ns = timed_has_cpu_ns(p);
+	render_proc_table_build(&s.procs, p);
+	s.cpu_ns = render_timed_has_cpu_ns(p);
 	s.cpu_delta = !s.time_metric && p->timed.n && (s.cpu_ns || p->period_ns);
 	s.t0 = p->timed.n ? p->timed.v[0].t_ns : 0;
 	for (size_t i = 0; i < p->timed.n; i++) {	/* sorted: the first one wins */
@@ -632,10 +632,10 @@ int prof_output_firefox(FILE *f, const struct prof_profile *p, const struct prof
 		if (slot && created)
 			*slot = e->t_ns;
 	}
-	fn_index_build(&s.fns, p);
+	render_fn_index_build(&s.fns, p);
 	strtab_init(&s.strs);
 	if (p->timed.n)
-		timed_by_thread(p, &start, &order);
+		render_timed_by_thread(p, &start, &order);
 	for (uint32_t t = 0; t < p->threads.n; t++)
 		if (emit_thread(&s, &threads, t, &seen_tids, first, start, order)) {
 			first = false;
@@ -646,7 +646,7 @@ int prof_output_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	emit_meta(&s, &out, nthreads);
 	emit_libs(&s, &out);
 	sb_adds(&out, "\"shared\":{\"stringArray\":");
-	json_strtab(&out, &s.strs);
+	render_json_strtab(&out, &s.strs);
 	sb_adds(&out, "},\n\"pages\":[],\"counters\":[],\"profilerOverhead\":[],\n\"threads\":[");
 	sb_add(&out, threads.buf ? threads.buf : "", threads.len);
 	sb_adds(&out, "]}\n");
@@ -659,9 +659,9 @@ int prof_output_firefox(FILE *f, const struct prof_profile *p, const struct prof
 	u64map_free(&seen_tids);
 	u64map_free(&s.module_lib);
 	u64map_free(&s.pid_start);
-	proc_table_free(&s.procs);
+	render_proc_table_free(&s.procs);
 	VEC_FREE(&s.libs);
 	strtab_free(&s.strs);
-	fn_index_free(&s.fns);
+	render_fn_index_free(&s.fns);
 	return rc;
 }

@@ -269,9 +269,9 @@ int prof_output_flamegraph(FILE *f, const struct prof_profile *p, const struct p
 	struct fg_area a;
 	struct strbuf sb = STRBUF_INIT, sub = STRBUF_INIT;
 
-	flame_tree_init(&t);
-	flame_tree_add_profile(&t, p, v, FLAME_HEAD);
-	flame_tree_finish(&t);
+	render_flame_tree_init(&t);
+	render_flame_tree_add_profile(&t, p, v, FLAME_HEAD);
+	render_flame_tree_finish(&t);
 	area_init(&a, &t, v, FLAME_HEAD, FG_COLOUR_KIND, 0, FG_TOP);
 	double height = FG_TOP + a.height + FG_BOTTOM;
 
@@ -287,7 +287,7 @@ int prof_output_flamegraph(FILE *f, const struct prof_profile *p, const struct p
 
 	sb_release(&sb);
 	sb_release(&sub);
-	flame_tree_free(&t);
+	render_flame_tree_free(&t);
 	return rc;
 }
 
@@ -309,10 +309,10 @@ int prof_output_flamegraph_diff(FILE *f, const struct prof_profile *base,
 	struct fg_area a, gone;
 	struct strbuf sb = STRBUF_INIT, sub = STRBUF_INIT;
 
-	flame_tree_init_identity(&t);
-	flame_tree_add_profile(&t, head, v, FLAME_HEAD);	/* head first: gone needs it */
-	flame_tree_add_base(&t, base, v);
-	flame_tree_finish(&t);
+	render_flame_tree_init_identity(&t);
+	render_flame_tree_add_profile(&t, head, v, FLAME_HEAD);	/* head first: gone needs it */
+	render_flame_tree_add_base(&t, base, v);
+	render_flame_tree_finish(&t);
 	area_init(&a, &t, v, FLAME_HEAD, FG_COLOUR_DIFF, 0, FG_TOP);
 	a.head_total = (double)t.nodes.v[0].value[FLAME_HEAD];
 	a.base_total = (double)t.nodes.v[0].value[FLAME_BASE];
@@ -342,6 +342,6 @@ int prof_output_flamegraph_diff(FILE *f, const struct prof_profile *base,
 
 	sb_release(&sb);
 	sb_release(&sub);
-	flame_tree_free(&t);
+	render_flame_tree_free(&t);
 	return rc;
 }

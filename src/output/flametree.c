@@ -13,14 +13,14 @@
  *    the stacks passing through it; self[slot] over the stacks ending there.
  *  - Lookup: hash(parent, name, module, inlined) probed linearly in a
  *    u64map (key + k), comparing the real fields, as model/profile.c does.
- *  - child lists exist only after flame_tree_finish(), sorted by name like
+ *  - child lists exist only after render_flame_tree_finish(), sorted by name like
  *    flamegraph.pl's alphabetical sibling order.
  */
 #include "prof/output.h"
 #include "prof/identity.h"
 #include <string.h>
 
-void flame_tree_init(struct flame_tree *t)
+void render_flame_tree_init(struct flame_tree *t)
 {
 	memset(t, 0, sizeof(*t));
 	struct flame_node root = { .parent = PROF_NONE, .name = "", .module = "", .file = "",
@@ -28,14 +28,14 @@ void flame_tree_init(struct flame_tree *t)
 	VEC_PUSH(&t->nodes, root);
 }
 
-void flame_tree_init_identity(struct flame_tree *t)
+void render_flame_tree_init_identity(struct flame_tree *t)
 {
-	flame_tree_init(t);
+	render_flame_tree_init(t);
 	t->by_identity = true;
 	strtab_init(&t->keys);
 }
 
-void flame_tree_free(struct flame_tree *t)
+void render_flame_tree_free(struct flame_tree *t)
 {
 	VEC_FREE(&t->nodes);
 	VEC_FREE(&t->child_ids);
@@ -154,14 +154,14 @@ static void add_aggs(struct flame_tree *t, const struct prof_profile *p, const s
 	VEC_FREE(&path);
 }
 
-void flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
-			    const struct prof_view *v, int slot)
+void render_flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
+				   const struct prof_view *v, int slot)
 {
 	add_aggs(t, p, v, slot, false);
 }
 
-void flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
-			 const struct prof_view *v)
+void render_flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
+				const struct prof_view *v)
 {
 	add_aggs(t, p, v, FLAME_BASE, true);
 }
@@ -178,7 +178,7 @@ static int cmp_child(const void *a, const void *b, void *tree)
 	return c ? c : (int)x->inlined - (int)y->inlined;
 }
 
-void flame_tree_finish(struct flame_tree *t)
+void render_flame_tree_finish(struct flame_tree *t)
 {
 	size_t n = t->nodes.n;
 

@@ -35,7 +35,7 @@ static char *stack_text(const struct prof_profile *p, const struct prof_agg *a,
 	for (size_t i = frames->n; i-- > 0;) {
 		const struct prof_frame *f = &p->frames.v[frames->v[i]];
 		sb_addch(&sb, ';');
-		add_printable(&sb, fn_name(p, f->func), ";", ':');
+		add_printable(&sb, render_fn_name(p, f->func), ";", ':');
 		if (f->kind == PROF_FRAME_KERNEL)
 			sb_adds(&sb, "_[k]");
 		else if (f->inlined)

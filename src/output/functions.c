@@ -11,13 +11,13 @@
 #include "output-priv.h"
 #include <string.h>
 
-const char *fn_name(const struct prof_profile *p, uint32_t func)
+const char *render_fn_name(const struct prof_profile *p, uint32_t func)
 {
 	const char *s = prof_str(p, func);
 	return *s ? s : "[unknown]";
 }
 
-void fn_index_build(struct fn_index *ix, const struct prof_profile *p)
+void render_fn_index_build(struct fn_index *ix, const struct prof_profile *p)
 {
 	memset(ix, 0, sizeof(*ix));
 	ix->frame_fn = xmalloc((p->frames.n + 1) * sizeof(*ix->frame_fn));
@@ -35,7 +35,7 @@ void fn_index_build(struct fn_index *ix, const struct prof_profile *p)
 	}
 }
 
-void fn_index_free(struct fn_index *ix)
+void render_fn_index_free(struct fn_index *ix)
 {
 	free(ix->frame_fn);
 	VEC_FREE(&ix->fns);
@@ -66,14 +66,14 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
 	return c ? c : (a->module > b->module) - (a->module < b->module);
 }
 
-void prof_fn_table_build(const struct prof_profile *p, const struct prof_view *v,
-			 struct prof_fn_table *t)
+void prof_output_fn_table_build(const struct prof_profile *p, const struct prof_view *v,
+				struct prof_fn_table *t)
 {
 	struct fn_index ix;
 	uint64_t *stamp;
 
 	memset(t, 0, sizeof(*t));
-	fn_index_build(&ix, p);
+	render_fn_index_build(&ix, p);
 	stamp = xcalloc(ix.fns.n + 1, sizeof(*stamp));
 	for (size_t i = 0; i < p->aggs.n; i++) {
 		const struct prof_agg *a = &p->aggs.v[i];
@@ -101,10 +101,10 @@ void prof_fn_table_build(const struct prof_profile *p, const struct prof_view *v
 	if (t->rows.n)
 		qsort_r(t->rows.v, t->rows.n, sizeof(*t->rows.v), row_cmp, &ctx);
 	free(stamp);
-	fn_index_free(&ix);
+	render_fn_index_free(&ix);
 }
 
-void prof_fn_table_free(struct prof_fn_table *t)
+void prof_output_fn_table_free(struct prof_fn_table *t)
 {
 	VEC_FREE(&t->rows);
 	t->grand_total = 0;

@@ -3,7 +3,7 @@
  * summary (samples, lost, unwind completeness, per-process numbers), an
  * optional timeline (CPU/RSS/I/O wait, when a prof_timeline is given), a
  * flame graph with click-to-zoom and regex search, a sortable top-functions
- * table (self and total, from prof_fn_table_build) and a callers/callees
+ * table (self and total, from prof_output_fn_table_build) and a callers/callees
  * "sandwich" of the selected function.
  *
  * Design notes / invariants:
@@ -11,7 +11,7 @@
  *    every name through xml_escape.  The flame graph and sandwich are drawn
  *    by the embedded script from one JSON blob in a
  *    <script type="application/json"> element, made safe with
- *    json_script_safe() so a symbol containing "</script>" stays text; the
+ *    render_json_script_safe() so a symbol containing "</script>" stays text; the
  *    script only ever puts names into textContent / title, never innerHTML.
  *  - Flame tree JSON: nodes in preorder, each [parent, name, module, file,
  *    line, kind, flags (1 inlined, 2 Python), value, self] with string-table indexes, so the
@@ -103,14 +103,14 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 	uint32_t next = 0;
 
 	if (base)
-		flame_tree_init_identity(&t);
+		render_flame_tree_init_identity(&t);
 	else
-		flame_tree_init(&t);
+		render_flame_tree_init(&t);
 	if (!p->timed.n || base)
-		flame_tree_add_profile(&t, p, v, FLAME_HEAD);
+		render_flame_tree_add_profile(&t, p, v, FLAME_HEAD);
 	if (base)
-		flame_tree_add_base(&t, base, v);
-	flame_tree_finish(&t);
+		render_flame_tree_add_base(&t, base, v);
+	render_flame_tree_finish(&t);
 	strtab_init(&js.tab);
 	tree_json_node(&nodes, &js, &t, 0, 0, &next, true, base != NULL);
 	if (base)
@@ -122,13 +122,13 @@ static void data_json(struct strbuf *sb, const struct prof_profile *p, const str
 		v->metric == PROF_VIEW_CPU ? "samples" : prof_view_metric_is_heap(v->metric)
 			? prof_view_metric_unit(v->metric) : "ns", v->inverted ? "true" : "false",
 		p->timed.n && !base ? "true" : "false");
-	json_strtab(sb, &js.tab);
+	render_json_strtab(sb, &js.tab);
 	sb_adds(sb, ",\n\"nodes\":[");
 	sb_add(sb, nodes.buf ? nodes.buf : "", nodes.len);
 	sb_adds(sb, "]}");
 	sb_release(&nodes);
 	strtab_free(&js.tab);
-	flame_tree_free(&t);
+	render_flame_tree_free(&t);
 }
 
 /* --- static sections ------------------------------------------------------- */
@@ -161,13 +161,13 @@ static void process_row(struct strbuf *sb, const struct prof_profile *p, const s
 	xml_escape(sb, pi->comm);
 	sb_addf(sb, "</td><td class=\"n\">%zu</td><td class=\"n\">%s</td>", pi->tasks, sb_str(&w));
 	if (p->resources.n)
-		html_resource_cells(sb, p, pi);
+		render_html_resource_cells(sb, p, pi);
 	sb_adds(sb, "</tr>\n");
 	sb_release(&w);
 }
 
 /*
- * The processes of view_process_pids(), busiest first, named by their
+ * The processes of render_view_process_pids(), busiest first, named by their
  * main thread: the first HTML_PROC_ROWS_SHOWN rows, the others behind a
  * button, and over HTML_MAX_PROC_ROWS one line for the rest.  The heading
  * counts the same processes and threads the rows do.
@@ -177,14 +177,14 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 	struct strbuf w = STRBUF_INIT;
 	struct proc_table pt;
 	size_t np, tasks = 0;
-	uint32_t *pids = view_process_pids(p, v, &np);
+	uint32_t *pids = render_view_process_pids(p, v, &np);
 	uint64_t *weight = xcalloc(np + 1, sizeof(*weight));
 	struct u64map row = { 0 };	/* pid -> its row */
 
-	proc_table_build(&pt, p);
+	render_proc_table_build(&pt, p);
 	for (size_t k = 0; k < np; k++) {
 		u64map_put(&row, pids[k], k);
-		tasks += proc_table_get(&pt, pids[k])->tasks;
+		tasks += render_proc_table_get(&pt, pids[k])->tasks;
 	}
 	for (size_t i = 0; i < p->aggs.n; i++) {
 		const struct prof_agg *a = &p->aggs.v[i];
@@ -197,9 +197,9 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 	sb_adds(sb, "<table id=\"procs\"><thead><tr><th class=\"n\">PID</th><th>Command</th>"
 		"<th class=\"n\">Threads</th><th class=\"n\">Weight</th>");
 	if (p->resources.n)
-		html_resource_heads(sb);
+		render_html_resource_heads(sb);
 	sb_adds(sb, "</tr></thead><tbody>\n");
-	size_t *order = order_heaviest_first(weight, np), shown = MIN(np, HTML_MAX_PROC_ROWS);
+	size_t *order = render_order_heaviest_first(weight, np), shown = MIN(np, HTML_MAX_PROC_ROWS);
 	uint64_t rest = 0;
 	for (size_t i = 0; i < np; i++) {
 		if (i >= shown) {
@@ -208,7 +208,7 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 		}
 		if (i == HTML_PROC_ROWS_SHOWN)
 			sb_adds(sb, "</tbody><tbody id=\"procs-more\" hidden>\n");
-		process_row(sb, p, v, proc_table_get(&pt, pids[order[i]]), weight[order[i]]);
+		process_row(sb, p, v, render_proc_table_get(&pt, pids[order[i]]), weight[order[i]]);
 	}
 	if (np > shown) {
 		render_weight(&w, v, rest);
@@ -224,7 +224,7 @@ static void per_process(struct strbuf *sb, const struct prof_profile *p, const s
 	free(order);
 	sb_release(&w);
 	u64map_free(&row);
-	proc_table_free(&pt);
+	render_proc_table_free(&pt);
 	free(weight);
 	free(pids);
 }
@@ -332,7 +332,7 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 	struct strbuf w = STRBUF_INIT;
 
 	if (!app_fills)
-		prof_fn_table_build(p, v, &t);
+		prof_output_fn_table_build(p, v, &t);
 	sb_adds(sb, "<h2>Top functions</h2>\n<table id=\"fns\"><thead><tr>"
 		"<th>Function</th><th>Module</th>"
 		"<th class=\"n\">Self</th><th class=\"n\">Self%</th>"
@@ -378,7 +378,7 @@ static void fn_table(struct strbuf *sb, const struct prof_profile *p, const stru
 	if (t.rows.n > HTML_MAX_FN_ROWS)
 		sb_addf(sb, "<p class=\"muted\">%zu more functions not shown.</p>\n", t.rows.n - HTML_MAX_FN_ROWS);
 	sb_release(&w);
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 }
 
 /* --- diff: functions whose share of the total moved most ------------------ */
@@ -401,7 +401,7 @@ static void add_shares(struct mover_vec *m, struct u64map *ix, const struct prof
 {
 	struct prof_fn_table t = { 0 };
 
-	prof_fn_table_build(p, v, &t);
+	prof_output_fn_table_build(p, v, &t);
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
 		const char *name = prof_str(p, r->func);
@@ -419,7 +419,7 @@ static void add_shares(struct mover_vec *m, struct u64map *ix, const struct prof
 		else
 			m->v[*slot].base += share;
 	}
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 }
 
 static void movers(struct strbuf *sb, const struct prof_profile *base, const struct prof_profile *head,
@@ -533,12 +533,12 @@ static int html_page(FILE *f, const struct prof_profile *p, const struct prof_vi
 			"<div id=\"source\"></div>\n");
 	data_json(&data, p, v, base);
 	sb_adds(&sb, "<script type=\"application/json\" id=\"prof-data\">");
-	json_script_safe(&sb, sb_str(&data));
+	render_json_script_safe(&sb, sb_str(&data));
 	if (!base) {
 		sb_adds(&sb, "</script>\n<script type=\"application/json\" id=\"prof-app\">");
 		sb_reset(&data);
-		html_app_data(&data, p, v);
-		json_script_safe(&sb, sb_str(&data));
+		render_html_app_data(&data, p, v);
+		render_json_script_safe(&sb, sb_str(&data));
 	}
 	sb_adds(&sb, "</script>\n<script>\n");
 	sb_adds(&sb, html_report_js);
@@ -571,8 +571,8 @@ int prof_output_html(FILE *f, const struct prof_profile *p, const struct prof_vi
 	struct prof_timeline tl;
 	int ret;
 
-	prof_timeline_from_profile(p, &tl);
+	prof_output_timeline_from_profile(p, &tl);
 	ret = prof_output_html_ex(f, p, v, &tl);
-	prof_timeline_free(&tl);
+	prof_output_timeline_free(&tl);
 	return ret;
 }

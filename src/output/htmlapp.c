@@ -210,7 +210,7 @@ static void add_peak(struct app *a)
 	for (size_t i = 0; p->heap.present && i < p->aggs.n; i++) {
 		const struct prof_agg *g = &p->aggs.v[i];
 		if (!g->value[PROF_M_PEAK_BYTES] || g->thread >= p->threads.n || g->node >= p->nodes.n ||
-		    !view_passes(p, a->v, g->thread, g->node))
+		    !render_view_passes(p, a->v, g->thread, g->node))
 			continue;
 		row_for(a, p->timed.n ? bucket_of(a, p->heap.peak_ns) : 0, g->thread,
 			a->node_stack[g->node])->v[C_PK] += g->value[PROF_M_PEAK_BYTES];
@@ -227,9 +227,9 @@ static void add_live(struct app *a)
 {
 	const struct prof_profile *p = a->p;
 
-	for (size_t i = 0; prof_heap_live_known(p) && i + 1 < p->heap_live.n; i += 2) {
+	for (size_t i = 0; prof_profile_heap_live_known(p) && i + 1 < p->heap_live.n; i += 2) {
 		const struct prof_timed_sample *c = &p->heap_live.v[i];
-		if (c->thread >= p->threads.n || c->node >= p->nodes.n || !view_passes(p, a->v, c->thread, c->node))
+		if (c->thread >= p->threads.n || c->node >= p->nodes.n || !render_view_passes(p, a->v, c->thread, c->node))
 			continue;
 		struct app_row *r = row_for(a, bucket_of(a, c->t_ns), c->thread, a->node_stack[c->node]);
 		r->v[C_LN] += c[0].value;
@@ -255,7 +255,7 @@ static void build_rows(struct app *a)
 	a->nbuckets = a->nbuckets ? a->nbuckets : 1;
 	for (size_t i = 0; i < p->timed.n; i++) {
 		const struct prof_timed_sample *e = &p->timed.v[i];
-		if (e->thread < p->threads.n && e->node < p->nodes.n && view_passes(p, a->v, e->thread, e->node))
+		if (e->thread < p->threads.n && e->node < p->nodes.n && render_view_passes(p, a->v, e->thread, e->node))
 			add_timed(a, e);
 	}
 	add_peak(a);
@@ -265,7 +265,7 @@ static void build_rows(struct app *a)
 	}
 	for (size_t i = 0; i < p->aggs.n; i++) {	/* no times: one bucket */
 		const struct prof_agg *g = &p->aggs.v[i];
-		if (g->thread >= p->threads.n || g->node >= p->nodes.n || !view_passes(p, a->v, g->thread, g->node))
+		if (g->thread >= p->threads.n || g->node >= p->nodes.n || !render_view_passes(p, a->v, g->thread, g->node))
 			continue;
 		struct app_row *r = row_for(a, 0, g->thread, a->node_stack[g->node]);
 		r->v[C_N] += g->value[PROF_M_SAMPLES];
@@ -322,7 +322,7 @@ static void fold_threads(struct app *a)
 		free(ns);
 		return;
 	}
-	order = order_heaviest_first(ns, nt);
+	order = render_order_heaviest_first(ns, nt);
 	a->folded = active - HTML_TRACK_THREADS;
 	a->folded_pids = count_pids(a, order, HTML_TRACK_THREADS, active);
 	map = xcalloc(nt + 1, sizeof(*map));
@@ -717,7 +717,7 @@ static void emit_rows(struct app *a, struct strbuf *sb)
 		emit_column(a, sb, "free_b", C_FB, 1);
 		emit_column(a, sb, "peak_b", C_PK, 1);
 	}
-	if (a->p->heap.present && a->p->timed.n && prof_heap_live_known(a->p)) {
+	if (a->p->heap.present && a->p->timed.n && prof_profile_heap_live_known(a->p)) {
 		emit_column(a, sb, "live_n", C_LN, 1);
 		emit_column(a, sb, "live_b", C_LB, 1);
 	}
@@ -782,7 +782,7 @@ static void emit_timeline(struct app *a, struct strbuf *sb)
 /*
  * record --heap: each process's estimated live heap over time, the value
  * at the end of each fine bucket with a change ([pid, bucket, bytes]),
- * drawn beside its RSS.  p->heap_log is in time order (prof_heap_derive).
+ * drawn beside its RSS.  p->heap_log is in time order (prof_profile_heap_derive).
  */
 struct heap_point {
 	uint32_t pid;
@@ -844,7 +844,7 @@ static void emit_sources(struct app *a, struct strbuf *sb)
 	bool first = true;
 
 	strtab_init(&files);
-	prof_fn_table_build(p, a->v, &t);
+	prof_output_fn_table_build(p, a->v, &t);
 	for (size_t i = 0; i < t.rows.n && i < HTML_SOURCE_FUNCTIONS; i++) {
 		struct prof_annotation an;
 		struct prof_disassembly d = { 0 };
@@ -863,19 +863,19 @@ static void emit_sources(struct app *a, struct strbuf *sb)
 		if (!text)
 			continue;
 		sb_adds(sb, first ? "" : ",\n");
-		json_str(sb, files.strs.v[i]);
+		render_json_str(sb, files.strs.v[i]);
 		sb_addch(sb, ':');
-		json_str(sb, text);
+		render_json_str(sb, text);
 		free(text);
 		first = false;
 	}
 	sb_adds(sb, "}");
 	strtab_free(&files);
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 	prof_source_policy_free(&sp);
 }
 
-void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
+void render_html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v)
 {
 	struct app a = { .p = p, .v = v };
 	struct strbuf body = STRBUF_INIT;
@@ -906,7 +906,7 @@ void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct
 		(unsigned long long)(a.bucket_ns * a.per), (a.nbuckets + a.per - 1) / a.per,
 		(unsigned long long)a.bucket_ns, a.nbuckets, a.per, p->timed.n ? "true" : "false",
 		HTML_TRIM_SHARE, a.trimmed);
-	json_strtab(sb, &a.strs);
+	render_json_strtab(sb, &a.strs);
 	sb_add(sb, body.buf ? body.buf : "", body.len);
 	sb_adds(sb, "}");
 	sb_release(&body);

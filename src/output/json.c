@@ -53,7 +53,7 @@ static void add_str_field(struct strbuf *sb, const char *key, const char *val)
 	json_escape(sb, val ? val : "");
 }
 
-/* processes[] (view_process_pids), each with its threads that weigh
+/* processes[] (render_view_process_pids), each with its threads that weigh
  * something under the view, heaviest first. */
 static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 			  const struct prof_view *v)
@@ -62,9 +62,9 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 	VEC(struct thread_w) ts = { 0 };
 	struct proc_table pt;
 	size_t np, j = 0;
-	uint32_t *pids = view_process_pids(p, v, &np);
+	uint32_t *pids = render_view_process_pids(p, v, &np);
 
-	proc_table_build(&pt, p);
+	render_proc_table_build(&pt, p);
 	for (size_t i = 0; i < p->aggs.n; i++)
 		tw[p->aggs.v[i].thread] += prof_view_weight(p, v, &p->aggs.v[i]);
 	for (uint32_t i = 0; i < p->threads.n; i++)
@@ -83,23 +83,23 @@ static void add_processes(struct strbuf *sb, const struct prof_profile *p,
 		for (k0 = j; j < ts.n && p->threads.v[ts.v[j].thread].pid == pid; j++)
 			sum += ts.v[j].w;
 		sb_addf(sb, "%s\n    {\"pid\": %u, ", i ? "," : "", pid);
-		add_str_field(sb, "comm", proc_table_get(&pt, pid)->comm);
+		add_str_field(sb, "comm", render_proc_table_get(&pt, pid)->comm);
 		sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, sum));
-		json_process_resources(sb, p, &pt, pid);
+		render_json_process_resources(sb, p, &pt, pid);
 		sb_adds(sb, ",\n     \"threads\": [");
 		for (size_t k = k0; k < j; k++) {
 			const struct prof_thread *t = &p->threads.v[ts.v[k].thread];
 			sb_addf(sb, "%s{\"tid\": %u, ", k > k0 ? ", " : "", t->tid);
 			add_str_field(sb, "comm", prof_str(p, t->comm));
 			sb_addf(sb, ", \"samples\": %llu", (unsigned long long)view_units(v, ts.v[k].w));
-			json_thread_resources(sb, p, &pt, ts.v[k].thread);
+			render_json_thread_resources(sb, p, &pt, ts.v[k].thread);
 			sb_adds(sb, "}");
 		}
 		sb_adds(sb, "]}");
 	}
 	sb_adds(sb, np ? "\n  ],\n" : "],\n");
 	VEC_FREE(&ts);
-	proc_table_free(&pt);
+	render_proc_table_free(&pt);
 	free(tw);
 	free(pids);
 }
@@ -110,7 +110,7 @@ static void add_functions(struct strbuf *sb, const struct prof_profile *p,
 	struct prof_fn_table t;
 	size_t shown = 0;
 
-	prof_fn_table_build(p, v, &t);
+	prof_output_fn_table_build(p, v, &t);
 	sb_adds(sb, "  \"functions\": [");
 	for (size_t i = 0; i < t.rows.n; i++) {
 		const struct prof_fn_row *r = &t.rows.v[i];
@@ -118,7 +118,7 @@ static void add_functions(struct strbuf *sb, const struct prof_profile *p,
 		if ((v->sort == PROF_SORT_SELF ? self : total) < v->percent_limit)
 			continue;
 		sb_adds(sb, shown++ ? ",\n    {" : "\n    {");
-		add_str_field(sb, "name", fn_name(p, r->func));
+		add_str_field(sb, "name", render_fn_name(p, r->func));
 		sb_adds(sb, ", ");
 		add_str_field(sb, "module", r->module < p->modules.n ?
 			      prof_str(p, p->modules.v[r->module].path) : "");
@@ -130,14 +130,14 @@ static void add_functions(struct strbuf *sb, const struct prof_profile *p,
 			(unsigned long long)view_units(v, r->total), self, total);
 	}
 	sb_adds(sb, shown ? "\n  ]\n" : "]\n");
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 }
 
 /* record --heap: the rate and the whole-heap estimates with their
  * standard errors (src/model/heap.c), in bytes and allocations. */
 static void add_heap(struct strbuf *sb, const struct prof_profile *p)
 {
-	const struct prof_heap_summary *h = prof_heap_summary(p);
+	const struct prof_profile_heap_summary *h = prof_profile_heap_summary(p);
 
 	if (!h->present)
 		return;

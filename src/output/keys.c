@@ -36,7 +36,7 @@ static int prof_sort_keys_parse(const char *list, int *keys, size_t max, size_t 
 	return *n ? 0 : -EINVAL;
 }
 
-int prof_view_sort_parse(struct prof_view *v, const char *s)
+int prof_output_sort_parse(struct prof_view *v, const char *s)
 {
 	int keys[16];
 	size_t n;
@@ -65,7 +65,7 @@ static void add_key(struct strbuf *sb, const struct prof_profile *p, const struc
 	case K_PID: sb_addf(sb, "%u", t->pid); break;
 	case K_TID: sb_addf(sb, "%u", t->tid); break;
 	case K_DSO: add_printable(sb, f ? prof_module_basename(p, f->module) : "", "\t", '?'); break;
-	case K_SYM: add_printable(sb, f ? fn_name(p, f->func) : "[unknown]", "\t", '?'); break;
+	case K_SYM: add_printable(sb, f ? render_fn_name(p, f->func) : "[unknown]", "\t", '?'); break;
 	case K_SRCLINE:
 		if (f && f->file && *prof_str(p, f->file)) {
 			add_printable(sb, prof_str(p, f->file), "\t", '?');
@@ -154,7 +154,7 @@ int prof_output_text_keys(FILE *f, const struct prof_profile *p, const struct pr
 	nrows = rows.n;
 	if (nrows)
 		qsort(rows.v, nrows, sizeof(*rows.v), by_weight);
-	text_header(f, p, v, grand);
+	render_text_header(f, p, v, grand);
 	print_rows(f, v, keys, nk, rows.v, nrows, prof_view_percent_base(p, v, grand));
 	if (!grand)
 		fprintf(f, "# no samples match (metric %s)\n", prof_view_metric_name(v->metric));

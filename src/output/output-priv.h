@@ -15,8 +15,8 @@ struct fn_index {
 	VEC(struct prof_fn_row) fns;	/* function id -> (func, module, file, line) */
 	struct u64map by_key;
 };
-void fn_index_build(struct fn_index *ix, const struct prof_profile *p);
-void fn_index_free(struct fn_index *ix);
+void render_fn_index_build(struct fn_index *ix, const struct prof_profile *p);
+void render_fn_index_free(struct fn_index *ix);
 
 static inline bool view_is_time(const struct prof_view *v)
 {
@@ -41,7 +41,7 @@ static inline double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 /* "name" of a function id, "[unknown]" if empty. */
-const char *fn_name(const struct prof_profile *p, uint32_t func);
+const char *render_fn_name(const struct prof_profile *p, uint32_t func);
 
 /* ANSI colours of the text reports, "" when the view has none: headers
  * bold, percentages red from 5% and green from 0.5% (perf's thresholds),
@@ -61,8 +61,8 @@ static inline const char *color_percent(const struct prof_view *v, double pct)
 }
 
 /* The "# ..." header lines of the text formats. */
-void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
-		 uint64_t grand_total);
+void render_text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+			uint64_t grand_total);
 
 /* Off-CPU sums of a thread or a process, over every stack whatever the
  * view's filters. */
@@ -86,17 +86,17 @@ struct proc_table {
 	VEC(struct proc_info) procs;
 	struct res_sums *thread_sums;	/* by thread index */
 };
-void proc_table_build(struct proc_table *t, const struct prof_profile *p);
+void render_proc_table_build(struct proc_table *t, const struct prof_profile *p);
 /* An empty entry (no name, no tasks) for a pid the profile never saw. */
-const struct proc_info *proc_table_get(const struct proc_table *t, uint32_t pid);
-void proc_table_free(struct proc_table *t);
+const struct proc_info *render_proc_table_get(const struct proc_table *t, uint32_t pid);
+void render_proc_table_free(struct proc_table *t);
 
 /* Resource data (src/output/resources.c): JSON fields appended inside a
  * process / thread object, and the text header lines. */
-void json_process_resources(struct strbuf *sb, const struct prof_profile *p,
-			    const struct proc_table *t, uint32_t pid);
-void json_thread_resources(struct strbuf *sb, const struct prof_profile *p,
-			   const struct proc_table *t, uint32_t thread_idx);
+void render_json_process_resources(struct strbuf *sb, const struct prof_profile *p,
+				   const struct proc_table *t, uint32_t pid);
+void render_json_thread_resources(struct strbuf *sb, const struct prof_profile *p,
+				  const struct proc_table *t, uint32_t thread_idx);
 /*
  * The processes every format lists, sorted by pid (malloc'ed, *n of them):
  * each with weight under the view, and, unless --tid, --comm or --dso
@@ -104,58 +104,58 @@ void json_thread_resources(struct strbuf *sb, const struct prof_profile *p,
  * was never sampled is still there; a perf.data file's idle processes are
  * not).  --pid limits it to that process.
  */
-uint32_t *view_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n);
+uint32_t *render_view_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n);
 /* --pid limits the lines to that process. */
-void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v);
+void render_text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v);
 /* HTML process table: extra <th> / <td> cells (CPU user/sys, peak RSS,
  * I/O wait, off-CPU), for profiles that have resource data. */
-void html_resource_heads(struct strbuf *sb);
-void html_resource_cells(struct strbuf *sb, const struct prof_profile *p,
-			 const struct proc_info *pi);
+void render_html_resource_heads(struct strbuf *sb);
+void render_html_resource_cells(struct strbuf *sb, const struct prof_profile *p,
+				const struct proc_info *pi);
 
 /* The HTML application's data object (src/output/htmlapp.c). */
-void html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v);
+void render_html_app_data(struct strbuf *sb, const struct prof_profile *p, const struct prof_view *v);
 
 /* --- tiny protobuf encoder (src/output/protobuf.c) ------------------------- */
-void pb_uint(struct strbuf *sb, uint32_t field, uint64_t v);	/* wire type 0; skips 0 */
-void pb_bytes(struct strbuf *sb, uint32_t field, const void *data, size_t len); /* wire type 2 */
-void pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n);
+void render_pb_uint(struct strbuf *sb, uint32_t field, uint64_t v);	/* wire type 0; skips 0 */
+void render_pb_bytes(struct strbuf *sb, uint32_t field, const void *data, size_t len); /* wire type 2 */
+void render_pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n);
 /* gzip (RFC 1952) of in via zlib deflateInit2(windowBits 31): 0 / -errno. */
-int gzip_buffer(const void *in, size_t len, struct strbuf *out);
+int render_gzip(const void *in, size_t len, struct strbuf *out);
 
 /* A JSON string literal, quotes included (json_escape writes them). */
-void json_str(struct strbuf *sb, const char *s);
+void render_json_str(struct strbuf *sb, const char *s);
 /* A string table as a JSON array of its strings, in id order. */
-void json_strtab(struct strbuf *sb, const struct strtab *t);
+void render_json_strtab(struct strbuf *sb, const struct strtab *t);
 /* A weight in the view's unit: "123 samples" or "12.345 ms". */
 void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w);
 /* Writes the whole buffer to f: 0 or -EIO. */
 int render_flush(FILE *f, const struct strbuf *sb);
 /* Indexes 0..n-1 of weight[], heaviest first, ties in index order (the
  * busiest processes, threads: what a capped list keeps).  Malloc'ed. */
-size_t *order_heaviest_first(const uint64_t *weight, size_t n);
+size_t *render_order_heaviest_first(const uint64_t *weight, size_t n);
 
 /* --- timed samples (src/output/render_util.c) ------------------------------
  * p->timed indexes grouped by thread, time order kept: thread t's samples
  * are (*order)[(*start)[t] .. (*start)[t + 1]).  Both malloc'ed. */
-void timed_by_thread(const struct prof_profile *p, size_t **start, size_t **order);
+void render_timed_by_thread(const struct prof_profile *p, size_t **start, size_t **order);
 /* Whether (thread, node) passes the view's --pid/--tid/--comm/--dso filters. */
-bool view_passes(const struct prof_profile *p, const struct prof_view *v, uint32_t thread,
-		 uint32_t node);
+bool render_view_passes(const struct prof_profile *p, const struct prof_view *v, uint32_t thread,
+			uint32_t node);
 /* Whether the samples carry PROF_M_CPU_NS companions (each CPU sample's
  * period, same time, thread and node). */
-bool timed_has_cpu_ns(const struct prof_profile *p);
+bool render_timed_has_cpu_ns(const struct prof_profile *p);
 /*
  * The weight of one timed sample under the view, 0 if it does not count.
- * cpu_ns (timed_has_cpu_ns): the companions then stand for the CPU samples,
+ * cpu_ns (render_timed_has_cpu_ns): the companions then stand for the CPU samples,
  * so the unit is ns.  Files without companions but with a nominal period
  * get period x count.
  */
-uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
-		      const struct prof_timed_sample *e, bool cpu_ns);
+uint64_t render_timed_weight(const struct prof_profile *p, const struct prof_view *v,
+			     const struct prof_timed_sample *e, bool cpu_ns);
 
 /* HTML-in-<script> safe JSON: replace '<', '>' and '&' by \u003c \u003e \u0026. */
-void json_script_safe(struct strbuf *sb, const char *json);
+void render_json_script_safe(struct strbuf *sb, const char *json);
 
 /* A file of src/output (the viewer's .js, .css and .html), embedded whole
  * at build time as the NUL-terminated string sym; the Makefile makes the

@@ -96,9 +96,9 @@ static void value_type(struct pprof_state *s, struct strbuf *out, uint32_t field
 {
 	struct strbuf vt = STRBUF_INIT;
 
-	pb_uint(&vt, 1, str_id(s, type));
-	pb_uint(&vt, 2, str_id(s, unit));
-	pb_bytes(out, field, vt.buf ? vt.buf : "", vt.len);
+	render_pb_uint(&vt, 1, str_id(s, type));
+	render_pb_uint(&vt, 2, str_id(s, unit));
+	render_pb_bytes(out, field, vt.buf ? vt.buf : "", vt.len);
 	sb_release(&vt);
 }
 
@@ -110,11 +110,11 @@ static uint64_t function_id(struct pprof_state *s, const struct prof_frame *f)
 	if (created) {
 		struct strbuf fn = STRBUF_INIT;
 		*slot = s->functions.n;	/* ids 1.. in insertion order */
-		pb_uint(&fn, 1, *slot);
-		pb_uint(&fn, 2, str_id(s, prof_str(s->p, f->func)));
-		pb_uint(&fn, 3, str_id(s, prof_str(s->p, f->func)));
-		pb_uint(&fn, 4, str_id(s, prof_str(s->p, f->file)));
-		pb_bytes(&s->functions_pb, 5, fn.buf, fn.len);
+		render_pb_uint(&fn, 1, *slot);
+		render_pb_uint(&fn, 2, str_id(s, prof_str(s->p, f->func)));
+		render_pb_uint(&fn, 3, str_id(s, prof_str(s->p, f->func)));
+		render_pb_uint(&fn, 4, str_id(s, prof_str(s->p, f->file)));
+		render_pb_bytes(&s->functions_pb, 5, fn.buf, fn.len);
 		sb_release(&fn);
 	}
 	return *slot;
@@ -125,21 +125,21 @@ static void emit_location(struct pprof_state *s, uint64_t id, const uint32_t *gr
 	const struct prof_frame *outer = &s->p->frames.v[group[n - 1]];
 	struct strbuf loc = STRBUF_INIT, line = STRBUF_INIT;
 
-	pb_uint(&loc, 1, id);
+	render_pb_uint(&loc, 1, id);
 	if (outer->module != PROF_NONE && outer->module < s->p->modules.n) {
-		pb_uint(&loc, 2, (uint64_t)outer->module + 1);
+		render_pb_uint(&loc, 2, (uint64_t)outer->module + 1);
 		if (outer->addr > s->max_addr[outer->module])
 			s->max_addr[outer->module] = outer->addr;
 	}
-	pb_uint(&loc, 3, outer->addr);
+	render_pb_uint(&loc, 3, outer->addr);
 	for (size_t i = 0; i < n; i++) {	/* innermost first, as pprof wants */
 		const struct prof_frame *f = &s->p->frames.v[group[i]];
 		sb_reset(&line);
-		pb_uint(&line, 1, function_id(s, f));
-		pb_uint(&line, 2, f->line);
-		pb_bytes(&loc, 4, line.buf ? line.buf : "", line.len);
+		render_pb_uint(&line, 1, function_id(s, f));
+		render_pb_uint(&line, 2, f->line);
+		render_pb_bytes(&loc, 4, line.buf ? line.buf : "", line.len);
 	}
-	pb_bytes(&s->locations_pb, 4, loc.buf, loc.len);
+	render_pb_bytes(&s->locations_pb, 4, loc.buf, loc.len);
 	sb_release(&loc);
 	sb_release(&line);
 }
@@ -172,12 +172,12 @@ static void label(struct pprof_state *s, struct strbuf *out, const char *key,
 {
 	struct strbuf l = STRBUF_INIT;
 
-	pb_uint(&l, 1, str_id(s, key));
+	render_pb_uint(&l, 1, str_id(s, key));
 	if (str)
-		pb_uint(&l, 2, str_id(s, str));
+		render_pb_uint(&l, 2, str_id(s, str));
 	else
-		pb_uint(&l, 3, num);
-	pb_bytes(out, 3, l.buf, l.len);
+		render_pb_uint(&l, 3, num);
+	render_pb_bytes(out, 3, l.buf, l.len);
 	sb_release(&l);
 }
 
@@ -204,18 +204,18 @@ static void emit_sample(struct pprof_state *s, struct strbuf *out, const struct 
 	}
 	if (stack->n)	/* truncated inside an inline chain */
 		VEC_PUSH(locs, location_id(s, stack->v, stack->n));
-	pb_packed(&smp, 1, locs->v, locs->n);
+	render_pb_packed(&smp, 1, locs->v, locs->n);
 	for (size_t i = 0; i < ARRAY_SIZE(metric_types); i++)
 		if (used[i])
 			values[nv++] = mt_value(&metric_types[i], a);
-	pb_packed(&smp, 2, values, nv);
+	render_pb_packed(&smp, 2, values, nv);
 	if (a->thread < p->threads.n) {
 		const struct prof_thread *t = &p->threads.v[a->thread];
 		label(s, &smp, "pid", NULL, t->pid);
 		label(s, &smp, "tid", NULL, t->tid);
 		label(s, &smp, "thread", prof_str(p, t->comm), 0);
 	}
-	pb_bytes(out, 2, smp.buf, smp.len);
+	render_pb_bytes(out, 2, smp.buf, smp.len);
 	sb_release(&smp);
 }
 
@@ -268,18 +268,18 @@ static void emit_header(struct pprof_state *s, struct strbuf *out, bool *used,
 		nused++;
 	}
 	value_type(s, out, 11, "cpu", "nanoseconds");
-	pb_uint(out, 12, p->period_ns);
-	pb_uint(out, 9, start_time_ns(p));
+	render_pb_uint(out, 12, p->period_ns);
+	render_pb_uint(out, 9, start_time_ns(p));
 	if (p->end_ns > p->start_ns)
-		pb_uint(out, 10, p->end_ns - p->start_ns);
+		render_pb_uint(out, 10, p->end_ns - p->start_ns);
 	const char *cmd = prof_meta_get(p, "command");
 	if (cmd && *cmd)
-		pb_uint(out, 13, str_id(s, cmd));
+		render_pb_uint(out, 13, str_id(s, cmd));
 	/* default_sample_type is a string index (the type name). */
 	size_t k = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(metric_types); i++)
 		if (used[i] && k++ == default_index)
-			pb_uint(out, 14, str_id(s, metric_types[i].type));
+			render_pb_uint(out, 14, str_id(s, metric_types[i].type));
 }
 
 static void emit_mappings(struct pprof_state *s, struct strbuf *out)
@@ -288,13 +288,13 @@ static void emit_mappings(struct pprof_state *s, struct strbuf *out)
 
 	for (size_t i = 0; i < p->modules.n; i++) {
 		struct strbuf m = STRBUF_INIT;
-		pb_uint(&m, 1, i + 1);
-		pb_uint(&m, 3, s->max_addr[i] + 1);
-		pb_uint(&m, 5, str_id(s, prof_str(p, p->modules.v[i].path)));
-		pb_uint(&m, 6, str_id(s, prof_str(p, p->modules.v[i].build_id)));
+		render_pb_uint(&m, 1, i + 1);
+		render_pb_uint(&m, 3, s->max_addr[i] + 1);
+		render_pb_uint(&m, 5, str_id(s, prof_str(p, p->modules.v[i].path)));
+		render_pb_uint(&m, 6, str_id(s, prof_str(p, p->modules.v[i].build_id)));
 		for (uint32_t f = 7; f <= 10; f++)	/* has_functions .. has_inline_frames */
-			pb_uint(&m, f, 1);
-		pb_bytes(out, 3, m.buf, m.len);
+			render_pb_uint(&m, f, 1);
+		render_pb_bytes(out, 3, m.buf, m.len);
 		sb_release(&m);
 	}
 }
@@ -345,9 +345,9 @@ int prof_output_pprof(FILE *f, const struct prof_profile *p, const struct prof_v
 	sb_add(&out, s.locations_pb.buf ? s.locations_pb.buf : "", s.locations_pb.len);
 	sb_add(&out, s.functions_pb.buf ? s.functions_pb.buf : "", s.functions_pb.len);
 	for (size_t i = 0; i < s.strs.strs.n; i++)
-		pb_bytes(&out, 6, s.strs.strs.v[i], strlen(s.strs.strs.v[i]));
+		render_pb_bytes(&out, 6, s.strs.strs.v[i], strlen(s.strs.strs.v[i]));
 
-	rc = gzip_buffer(out.buf ? out.buf : "", out.len, &gz);
+	rc = render_gzip(out.buf ? out.buf : "", out.len, &gz);
 	if (!rc && fwrite(gz.buf, 1, gz.len, f) != gz.len)
 		rc = -EIO;
 	sb_release(&out);

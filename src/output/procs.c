@@ -55,7 +55,7 @@ static void add_sums(struct res_sums *s, const struct prof_agg *a)
 	s->cpu_ns += a->value[PROF_M_CPU_NS];
 }
 
-void proc_table_build(struct proc_table *t, const struct prof_profile *p)
+void render_proc_table_build(struct proc_table *t, const struct prof_profile *p)
 {
 	memset(t, 0, sizeof(*t));
 	t->thread_sums = xcalloc(p->threads.n + 1, sizeof(*t->thread_sums));
@@ -77,7 +77,7 @@ void proc_table_build(struct proc_table *t, const struct prof_profile *p)
 	}
 }
 
-const struct proc_info *proc_table_get(const struct proc_table *t, uint32_t pid)
+const struct proc_info *render_proc_table_get(const struct proc_table *t, uint32_t pid)
 {
 	static const struct proc_info none = { .comm = "" };
 	uint64_t ix;
@@ -85,7 +85,7 @@ const struct proc_info *proc_table_get(const struct proc_table *t, uint32_t pid)
 	return u64map_get(&t->index, pid, &ix) ? &t->procs.v[ix] : &none;
 }
 
-void proc_table_free(struct proc_table *t)
+void render_proc_table_free(struct proc_table *t)
 {
 	for (size_t i = 0; i < t->procs.n; i++)
 		VEC_FREE(&t->procs.v[i].points);

@@ -6,7 +6,7 @@
  * files are gzipped profile.proto messages.
  *
  * Nested messages are encoded bottom-up: build the sub-message in its own
- * strbuf, then pb_bytes() it into the parent; no length back-patching.
+ * strbuf, then render_pb_bytes() it into the parent; no length back-patching.
  */
 #include "prof/output.h"
 #include "output-priv.h"
@@ -26,7 +26,7 @@ static void pb_tag(struct strbuf *sb, uint32_t field, uint32_t wire_type)
 	pb_varint(sb, ((uint64_t)field << 3) | wire_type);
 }
 
-void pb_uint(struct strbuf *sb, uint32_t field, uint64_t v)
+void render_pb_uint(struct strbuf *sb, uint32_t field, uint64_t v)
 {
 	if (!v)
 		return;		/* proto3: zero is the default, not encoded */
@@ -34,14 +34,14 @@ void pb_uint(struct strbuf *sb, uint32_t field, uint64_t v)
 	pb_varint(sb, v);
 }
 
-void pb_bytes(struct strbuf *sb, uint32_t field, const void *data, size_t len)
+void render_pb_bytes(struct strbuf *sb, uint32_t field, const void *data, size_t len)
 {
 	pb_tag(sb, field, 2);
 	pb_varint(sb, len);
 	sb_add(sb, data, len);
 }
 
-void pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n)
+void render_pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n)
 {
 	struct strbuf body = STRBUF_INIT;
 
@@ -49,11 +49,11 @@ void pb_packed(struct strbuf *sb, uint32_t field, const uint64_t *v, size_t n)
 		return;
 	for (size_t i = 0; i < n; i++)
 		pb_varint(&body, v[i]);
-	pb_bytes(sb, field, body.buf, body.len);
+	render_pb_bytes(sb, field, body.buf, body.len);
 	sb_release(&body);
 }
 
-int gzip_buffer(const void *in, size_t len, struct strbuf *out)
+int render_gzip(const void *in, size_t len, struct strbuf *out)
 {
 	z_stream zs;
 	memset(&zs, 0, sizeof(zs));

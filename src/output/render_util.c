@@ -12,23 +12,23 @@
 #include <errno.h>
 #include <string.h>
 
-void json_str(struct strbuf *sb, const char *s)
+void render_json_str(struct strbuf *sb, const char *s)
 {
 	json_escape(sb, s ? s : "");	/* it writes the quotes too */
 }
 
-void json_strtab(struct strbuf *sb, const struct strtab *t)
+void render_json_strtab(struct strbuf *sb, const struct strtab *t)
 {
 	sb_addch(sb, '[');
 	for (size_t i = 0; i < t->strs.n; i++) {
 		if (i)
 			sb_addch(sb, ',');
-		json_str(sb, t->strs.v[i]);
+		render_json_str(sb, t->strs.v[i]);
 	}
 	sb_addch(sb, ']');
 }
 
-void json_script_safe(struct strbuf *sb, const char *json)
+void render_json_script_safe(struct strbuf *sb, const char *json)
 {
 	/* '<' can only occur inside JSON strings, where \u003c means the same
 	 * character; this keeps "</script>" in a symbol from closing the tag. */
@@ -59,7 +59,7 @@ void render_weight(struct strbuf *sb, const struct prof_view *v, uint64_t w)
 		sb_addf(sb, "%.3f ms", w / 1e6);
 }
 
-void timed_by_thread(const struct prof_profile *p, size_t **startp, size_t **orderp)
+void render_timed_by_thread(const struct prof_profile *p, size_t **startp, size_t **orderp)
 {
 	/* One counting pass: threads x samples would be quadratic for a
 	 * system-wide recording. */
@@ -81,8 +81,8 @@ void timed_by_thread(const struct prof_profile *p, size_t **startp, size_t **ord
 	*orderp = order;
 }
 
-bool view_passes(const struct prof_profile *p, const struct prof_view *v, uint32_t thread,
-		 uint32_t node)
+bool render_view_passes(const struct prof_profile *p, const struct prof_view *v, uint32_t thread,
+			uint32_t node)
 {
 	struct prof_view any = *v;
 	struct prof_agg probe = { .thread = thread, .node = node };
@@ -92,7 +92,7 @@ bool view_passes(const struct prof_profile *p, const struct prof_view *v, uint32
 	return prof_view_weight(p, &any, &probe) != 0;
 }
 
-bool timed_has_cpu_ns(const struct prof_profile *p)
+bool render_timed_has_cpu_ns(const struct prof_profile *p)
 {
 	for (size_t i = 0; i < p->timed.n; i++)
 		if (p->timed.v[i].metric == PROF_M_CPU_NS)
@@ -100,8 +100,8 @@ bool timed_has_cpu_ns(const struct prof_profile *p)
 	return false;
 }
 
-uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
-		      const struct prof_timed_sample *e, bool cpu_ns)
+uint64_t render_timed_weight(const struct prof_profile *p, const struct prof_view *v,
+			     const struct prof_timed_sample *e, bool cpu_ns)
 {
 	struct prof_agg a = { .thread = e->thread, .node = e->node };
 	unsigned metric = e->metric;
@@ -116,7 +116,7 @@ uint64_t timed_weight(const struct prof_profile *p, const struct prof_view *v,
 	if (v->metric == PROF_VIEW_CPU && (cpu_ns || p->period_ns)) {
 		if (metric != PROF_M_CPU_NS)
 			return 0;
-		return view_passes(p, v, e->thread, e->node) ? value : 0;
+		return render_view_passes(p, v, e->thread, e->node) ? value : 0;
 	}
 	a.value[metric] = value;
 	return prof_view_weight(p, v, &a);
@@ -132,7 +132,7 @@ static int heavier_first(const void *x, const void *y, void *weights)
 	return (a > b) - (a < b);
 }
 
-size_t *order_heaviest_first(const uint64_t *weight, size_t n)
+size_t *render_order_heaviest_first(const uint64_t *weight, size_t n)
 {
 	size_t *order = xcalloc(n + 1, sizeof(*order));
 

@@ -34,7 +34,7 @@ static void pid_set_add(struct pid_set *s, uint32_t pid)
 		VEC_PUSH(&s->pids, pid);
 }
 
-uint32_t *view_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n)
+uint32_t *render_view_process_pids(const struct prof_profile *p, const struct prof_view *v, size_t *n)
 {
 	bool unweighted_too = !v->ntids && !v->comm && !v->dso;
 	struct pid_set s = { .v = v };
@@ -67,11 +67,11 @@ static void add_times(struct strbuf *sb, const struct prof_resources *r, const s
 		(unsigned long long)r->minflt, (unsigned long long)r->majflt);
 }
 
-void json_process_resources(struct strbuf *sb, const struct prof_profile *p,
-			    const struct proc_table *t, uint32_t pid)
+void render_json_process_resources(struct strbuf *sb, const struct prof_profile *p,
+				   const struct proc_table *t, uint32_t pid)
 {
 	const struct prof_resources *r = prof_resources_get(p, pid, 0);
-	const struct proc_info *pi = proc_table_get(t, pid);
+	const struct proc_info *pi = render_proc_table_get(t, pid);
 
 	add_times(sb, r, &pi->sums);
 	sb_addf(sb, ", \"rss_peak_bytes\": %llu, \"io_read_bytes\": %llu, \"io_write_bytes\": %llu",
@@ -89,8 +89,8 @@ void json_process_resources(struct strbuf *sb, const struct prof_profile *p,
 	sb_adds(sb, "]");
 }
 
-void json_thread_resources(struct strbuf *sb, const struct prof_profile *p,
-			   const struct proc_table *t, uint32_t thread_idx)
+void render_json_thread_resources(struct strbuf *sb, const struct prof_profile *p,
+				  const struct proc_table *t, uint32_t thread_idx)
 {
 	const struct prof_thread *th = &p->threads.v[thread_idx];
 
@@ -138,10 +138,10 @@ static void text_process_line(FILE *f, const struct prof_resources *r, const str
 
 #define TEXT_MAX_PROCESSES 8
 
-/* One line per process of view_process_pids(): the command (recorded
+/* One line per process of render_view_process_pids(): the command (recorded
  * first), then the busiest by CPU time, at most TEXT_MAX_PROCESSES lines.
  * Nothing for a profile without resource data. */
-void text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v)
+void render_text_resources_header(FILE *f, const struct prof_profile *p, const struct prof_view *v)
 {
 	VEC(struct prof_resources) procs = { 0 };
 	struct proc_table pt;
@@ -153,7 +153,7 @@ void text_resources_header(FILE *f, const struct prof_profile *p, const struct p
 			first = p->resources.v[i].pid;
 	if (first == PROF_NONE)
 		return;
-	pids = view_process_pids(p, v, &n);
+	pids = render_view_process_pids(p, v, &n);
 	for (size_t i = 0; i < n; i++) {
 		const struct prof_resources *r = prof_resources_get(p, pids[i], 0);
 		VEC_PUSH(&procs, r ? *r : (struct prof_resources){ .pid = pids[i] });
@@ -166,10 +166,10 @@ void text_resources_header(FILE *f, const struct prof_profile *p, const struct p
 	}
 	if (procs.n > sorted_from + 1)
 		qsort(procs.v + sorted_from, procs.n - sorted_from, sizeof(*procs.v), by_cpu_desc);
-	proc_table_build(&pt, p);
+	render_proc_table_build(&pt, p);
 	for (size_t i = 0; i < procs.n && i < TEXT_MAX_PROCESSES; i++)
-		text_process_line(f, &procs.v[i], proc_table_get(&pt, procs.v[i].pid));
-	proc_table_free(&pt);
+		text_process_line(f, &procs.v[i], render_proc_table_get(&pt, procs.v[i].pid));
+	render_proc_table_free(&pt);
 	if (procs.n > TEXT_MAX_PROCESSES)
 		fprintf(f, "# ... and %zu more processes (see --format=json)\n",
 			procs.n - TEXT_MAX_PROCESSES);
@@ -177,15 +177,15 @@ void text_resources_header(FILE *f, const struct prof_profile *p, const struct p
 	free(pids);
 }
 
-void html_resource_heads(struct strbuf *sb)
+void render_html_resource_heads(struct strbuf *sb)
 {
 	sb_adds(sb, "<th class=\"n\">CPU user</th><th class=\"n\">CPU sys</th>"
 		"<th class=\"n\">Peak RSS</th><th class=\"n\">I/O wait</th>"
 		"<th class=\"n\">Off-CPU</th>");
 }
 
-void html_resource_cells(struct strbuf *sb, const struct prof_profile *p,
-			 const struct proc_info *pi)
+void render_html_resource_cells(struct strbuf *sb, const struct prof_profile *p,
+				const struct proc_info *pi)
 {
 	const struct prof_resources *r = prof_resources_get(p, pi->pid, 0);
 	const struct res_sums s = pi->sums;
@@ -199,7 +199,7 @@ void html_resource_cells(struct strbuf *sb, const struct prof_profile *p,
 
 /* The timeline of the process with the most points (the command), as
  * the HTML report's three series.  Strings are static. */
-void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl)
+void prof_output_timeline_from_profile(const struct prof_profile *p, struct prof_timeline *tl)
 {
 	static const char *const names[] = { "CPU", "RSS", "I/O wait" };
 	static const char *const units[] = { "%", "MiB", "%" };
@@ -207,9 +207,9 @@ void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeli
 	struct proc_table pt;
 
 	memset(tl, 0, sizeof(*tl));
-	proc_table_build(&pt, p);
+	render_proc_table_build(&pt, p);
 	for (size_t i = 0; i < p->resources.n; i++) {
-		const struct proc_info *pi = proc_table_get(&pt, p->resources.v[i].pid);
+		const struct proc_info *pi = render_proc_table_get(&pt, p->resources.v[i].pid);
 		if (!p->resources.v[i].tid && pi->points.n > (best ? best->points.n : 0))
 			best = pi;
 	}
@@ -224,10 +224,10 @@ void prof_timeline_from_profile(const struct prof_profile *p, struct prof_timeli
 		}
 		VEC_PUSH(&tl->series, ser);
 	}
-	proc_table_free(&pt);
+	render_proc_table_free(&pt);
 }
 
-void prof_timeline_free(struct prof_timeline *tl)
+void prof_output_timeline_free(struct prof_timeline *tl)
 {
 	for (size_t i = 0; i < tl->series.n; i++)
 		VEC_FREE(&tl->series.v[i].points);

@@ -46,13 +46,13 @@ static void frame_json(struct strbuf *sb, const struct prof_profile *p, const st
 	else if (f->kind == PROF_FRAME_KERNEL)
 		sb_adds(&name, " [kernel]");
 	sb_adds(sb, "{\"name\":");
-	json_str(sb, sb_str(&name));
+	render_json_str(sb, sb_str(&name));
 	if (*prof_str(p, f->file)) {
 		sb_adds(sb, ",\"file\":");
-		json_str(sb, prof_str(p, f->file));
+		render_json_str(sb, prof_str(p, f->file));
 	} else if (*prof_frame_module_path(p, f)) {
 		sb_adds(sb, ",\"file\":");	/* better than nothing in the UI */
-		json_str(sb, prof_frame_module_path(p, f));
+		render_json_str(sb, prof_frame_module_path(p, f));
 	}
 	if (f->line)
 		sb_addf(sb, ",\"line\":%u", f->line);
@@ -83,7 +83,7 @@ static void profile_header(struct strbuf *sb, const struct prof_profile *p, uint
 
 	sb_adds(sb, first ? "\n  {" : ",\n  {");
 	sb_adds(sb, "\"type\":\"sampled\",\"name\":");
-	json_str(sb, name);
+	render_json_str(sb, name);
 	sb_addf(sb, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,", unit,
 		(unsigned long long)end);
 	free(name);
@@ -94,14 +94,14 @@ static size_t timed_profiles(struct strbuf *sb, struct speedscope_state *s,
 			     const struct prof_view *v)
 {
 	const struct prof_profile *p = s->p;
-	bool cpu_ns = timed_has_cpu_ns(p);
+	bool cpu_ns = render_timed_has_cpu_ns(p);
 	size_t nprof = 0;
 
 	const char *unit = v->metric == PROF_VIEW_CPU && !cpu_ns && !p->period_ns ? "none"
 											: "nanoseconds";
 
 	size_t *start, *order;
-	timed_by_thread(p, &start, &order);
+	render_timed_by_thread(p, &start, &order);
 
 	struct strbuf samples = STRBUF_INIT, weights = STRBUF_INIT;
 	for (uint32_t t = 0; t < p->threads.n; t++) {
@@ -111,7 +111,7 @@ static size_t timed_profiles(struct strbuf *sb, struct speedscope_state *s,
 		sb_reset(&weights);
 		for (size_t k = start[t]; k < start[t + 1]; k++) {
 			const struct prof_timed_sample *e = &p->timed.v[order[k]];
-			uint64_t w = timed_weight(p, v, e, cpu_ns);
+			uint64_t w = render_timed_weight(p, v, e, cpu_ns);
 			if (!w)
 				continue;
 			append_stack(&samples, s, e->node, n == 0);
@@ -178,7 +178,7 @@ int prof_output_speedscope(FILE *f, const struct prof_profile *p, const struct p
 	sb_adds(&out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n");
 	sb_adds(&out, "\"exporter\":\"prof\",\"name\":");
 	const char *cmd = prof_meta_get(p, "command");
-	json_str(&out, v->title ? v->title : cmd ? cmd : "prof");
+	render_json_str(&out, v->title ? v->title : cmd ? cmd : "prof");
 	sb_adds(&out, ",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
 	for (size_t i = 0; i < s.frames.n; i++) {
 		sb_adds(&out, i ? ",\n  " : "\n  ");

@@ -129,7 +129,7 @@ static void add_bytes(struct strbuf *sb, double b)
 /* The heap estimates with their standard errors (src/model/heap.c). */
 static void text_heap_header(FILE *f, const struct prof_profile *p)
 {
-	const struct prof_heap_summary *h = prof_heap_summary(p);
+	const struct prof_profile_heap_summary *h = prof_profile_heap_summary(p);
 	struct strbuf sb = STRBUF_INIT;
 	const char *mode = prof_meta_get(p, "heap_mode");
 
@@ -218,8 +218,8 @@ static void header_python_line(FILE *f, const struct prof_profile *p)
 	fputc('\n', f);
 }
 
-void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
-		 uint64_t grand_total)
+void render_text_header(FILE *f, const struct prof_profile *p, const struct prof_view *v,
+			uint64_t grand_total)
 {
 	const char *cmd = prof_meta_get(p, "command");
 	double secs = p->end_ns > p->start_ns ? (double)(p->end_ns - p->start_ns) / 1e9 : 0;
@@ -244,7 +244,7 @@ void text_header(FILE *f, const struct prof_profile *p, const struct prof_view *
 	}
 	header_python_line(f, p);
 	if (p->resources.n)
-		text_resources_header(f, p, v);
+		render_text_resources_header(f, p, v);
 	else
 		text_process_samples(f, p, v);
 	if (view_is_time(v))
@@ -266,9 +266,9 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 	struct strbuf name = STRBUF_INIT;
 	uint64_t base;
 
-	prof_fn_table_build(p, v, &t);
+	prof_output_fn_table_build(p, v, &t);
 	base = prof_view_percent_base(p, v, t.grand_total);
-	text_header(f, p, v, t.grand_total);
+	render_text_header(f, p, v, t.grand_total);
 	if (!v->quiet)
 		fprintf(f, "%s  Self%%   Total%%  %8s  %-32s %s%s\n", color(v, COLOR_HEADER),
 			view_column(v), "Function", "Module",
@@ -279,7 +279,7 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 		if ((v->sort == PROF_SORT_SELF ? self : total) < v->percent_limit)
 			continue;
 		sb_reset(&name);
-		add_printable(&name, fn_name(p, r->func), "", '?');
+		add_printable(&name, render_fn_name(p, r->func), "", '?');
 		fprintf(f, "%s%6.2f%%%s  %s%6.2f%%%s  ", color_percent(v, self), self,
 			color(v, *color_percent(v, self) ? COLOR_RESET : ""), color_percent(v, total),
 			total, color(v, *color_percent(v, total) ? COLOR_RESET : ""));
@@ -296,6 +296,6 @@ int prof_output_text_flat(FILE *f, const struct prof_profile *p, const struct pr
 	if (!t.grand_total)
 		fprintf(f, "# no samples match (metric %s)\n", prof_view_metric_name(v->metric));
 	sb_release(&name);
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 	return ferror(f) ? -EIO : 0;
 }

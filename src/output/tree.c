@@ -83,7 +83,7 @@ static uint64_t build(struct tree *t, const struct prof_profile *p, const struct
 {
 	uint64_t grand = 0;
 
-	fn_index_build(&t->ix, p);
+	render_fn_index_build(&t->ix, p);
 	t->tmemo = xmalloc(p->nodes.n * sizeof(*t->tmemo));
 	memset(t->tmemo, 0xff, p->nodes.n * sizeof(*t->tmemo));
 	t->tmemo[0] = 0;
@@ -144,7 +144,7 @@ static void print_row(FILE *f, const struct prof_profile *p, const struct tree *
 	sb_reset(sb);
 	for (size_t i = 0; i < depth; i++)
 		sb_adds(sb, "  ");
-	add_printable(sb, fn_name(p, fn->func), "", '?');
+	add_printable(sb, render_fn_name(p, fn->func), "", '?');
 	const char *mod = prof_module_basename(p, fn->module);
 	if (*mod) {	/* "[app]", but "[kernel.kallsyms]" is bracketed already */
 		bool bracketed = mod[0] == '[';
@@ -173,7 +173,7 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 	memset(&t, 0, sizeof(t));
 	uint64_t filtered = build(&t, p, v), grand = prof_view_percent_base(p, v, filtered);
 	link_children(&t);
-	text_header(f, p, v, filtered);
+	render_text_header(f, p, v, filtered);
 	if (!v->quiet)
 		fprintf(f, "%s Total%%    Self%%  %*s  Call tree (%s first)%s\n",
 			color(v, COLOR_HEADER), view_is_time(v) ? 10 : 8,
@@ -211,6 +211,6 @@ int prof_output_text_tree(FILE *f, const struct prof_profile *p, const struct pr
 	free(t.tmemo);
 	VEC_FREE(&t.nodes);
 	u64map_free(&t.index);
-	fn_index_free(&t.ix);
+	render_fn_index_free(&t.ix);
 	return ferror(f) ? -EIO : 0;
 }

@@ -46,13 +46,13 @@ static int load_stdin(struct prof_profile *p, prof_data_progress_fn *progress, v
 	}
 	close(fd);
 	if (!ret)
-		ret = prof_load_any(path, p, progress, arg);
+		ret = perfdata_load_any(path, p, progress, arg);
 	unlink(path);
 	return ret;
 }
 
-int prof_load_any(const char *input, struct prof_profile *p,
-		  prof_data_progress_fn *progress, void *arg)
+int perfdata_load_any(const char *input, struct prof_profile *p,
+		      prof_data_progress_fn *progress, void *arg)
 {
 	struct prof_read_info info;
 	int fd;
@@ -83,7 +83,7 @@ int prof_load_any(const char *input, struct prof_profile *p,
 
 /* A report written over a recording (`prof report -o prof.data`, perf's
  * -i typed as -o) would destroy it: refused, whatever the format. */
-int prof_refuse_over_recording(const char *out_path)
+int perfdata_refuse_over_recording(const char *out_path)
 {
 	char magic[8];
 	ssize_t n;

@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct res_iowait {
+struct prof_iowait {
 	struct prof_perf main;		/* configuration only: never opened */
 	struct prof_offcpu *oc;
 	struct prof_profile scratch;	/* kernel frame names */
@@ -47,7 +47,7 @@ struct res_iowait {
 /* --- the intervals --------------------------------------------------------------- */
 
 /* Is this kernel address in an I/O wait function (offcpu.c's list)? */
-static bool io_address(struct res_iowait *iw, uint64_t pc)
+static bool io_address(struct prof_iowait *iw, uint64_t pc)
 {
 	uint64_t verdict;
 	uint32_t frame;
@@ -61,7 +61,7 @@ static bool io_address(struct res_iowait *iw, uint64_t pc)
 	return io;
 }
 
-static bool kernel_chain_in_io(struct res_iowait *iw, const struct prof_perf_sample *s)
+static bool kernel_chain_in_io(struct prof_iowait *iw, const struct prof_perf_sample *s)
 {
 	for (uint64_t i = 0; i < s->nr_callchain; i++) {
 		uint64_t pc = prof_perf_callchain(s, i);
@@ -74,13 +74,13 @@ static bool kernel_chain_in_io(struct res_iowait *iw, const struct prof_perf_sam
 static void charge(void *arg, const struct prof_switch_interval *iv, const struct prof_switch_sample *s,
 		   enum prof_metric m)
 {
-	struct res_iowait *iw = arg;
+	struct prof_iowait *iw = arg;
 
 	if (m == PROF_M_IOWAIT_NS)
 		iw->io_ns += iv->t_in - iv->t_out;
 }
 
-static void switched_out(struct res_iowait *iw, const struct prof_perf_sample *s)
+static void switched_out(struct prof_iowait *iw, const struct prof_perf_sample *s)
 {
 	enum prof_metric m = prof_offcpu_classify(prof_offcpu_prev_state(iw->oc, s),
 						  kernel_chain_in_io(iw, s));
@@ -88,7 +88,7 @@ static void switched_out(struct res_iowait *iw, const struct prof_perf_sample *s
 	prof_switchpair_sample(iw->sp, s->tid, &(struct prof_switch_sample){ s->time, 0, 0, PROF_NONE, (uint8_t)m });
 }
 
-static void on_switch(struct res_iowait *iw, const struct perf_event_header *h)
+static void on_switch(struct prof_iowait *iw, const struct perf_event_header *h)
 {
 	struct prof_perf_sample_id id;
 	uint16_t misc = prof_perf_record_misc(h);
@@ -104,7 +104,7 @@ static void on_switch(struct res_iowait *iw, const struct perf_event_header *h)
 
 static int on_record(void *ctx, const struct perf_event_header *h)
 {
-	struct res_iowait *iw = ctx;
+	struct prof_iowait *iw = ctx;
 	struct prof_perf_sample s;
 	struct prof_perf_task tk;
 
@@ -130,7 +130,7 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 
 /* Stacks (switch-outs) first, then the switch records: a switch-in read
  * now mostly finds its switch-out's sample already classified. */
-static void drain_both(struct res_iowait *iw)
+static void drain_both(struct prof_iowait *iw)
 {
 	prof_perf_drain(prof_offcpu_perf(iw->oc), on_record, iw);
 	prof_perf_drain(prof_offcpu_switch_perf(iw->oc), on_record, iw);
@@ -139,7 +139,7 @@ static void drain_both(struct res_iowait *iw)
 
 static void *reader_main(void *arg)
 {
-	struct res_iowait *iw = arg;
+	struct prof_iowait *iw = arg;
 	while (!__atomic_load_n(&iw->stop, __ATOMIC_ACQUIRE)) {
 		prof_perf_poll(prof_offcpu_perf(iw->oc), 50);
 		drain_both(iw);
@@ -149,7 +149,7 @@ static void *reader_main(void *arg)
 
 /* --- lifetime ------------------------------------------------------------------------- */
 
-static void iowait_free(struct res_iowait *iw)
+static void iowait_free(struct prof_iowait *iw)
 {
 	if (iw->reading) {
 		__atomic_store_n(&iw->stop, 1, __ATOMIC_RELEASE);
@@ -166,9 +166,9 @@ static void iowait_free(struct res_iowait *iw)
 }
 
 /* The off-CPU events as `prof record -g none` sets them up, not opened. */
-static struct res_iowait *iowait_new(char *why, size_t len)
+static struct prof_iowait *iowait_new(char *why, size_t len)
 {
-	struct res_iowait *iw = xcalloc(1, sizeof(*iw));
+	struct prof_iowait *iw = xcalloc(1, sizeof(*iw));
 	struct prof_perf_config cfg = {
 		.event = prof_perf_event_find("cpu-clock"), .freq = 1, .callgraph = PROF_CG_NONE,
 		.ring_pages = 1024, .enable_on_exec = true,
@@ -189,9 +189,9 @@ static struct res_iowait *iowait_new(char *why, size_t len)
 	return iw;
 }
 
-int res_iowait_probe(char *why, size_t len)
+int prof_iowait_probe(char *why, size_t len)
 {
-	struct res_iowait *iw = iowait_new(why, len);
+	struct prof_iowait *iw = iowait_new(why, len);
 
 	if (!iw)
 		return -ENOTSUP;
@@ -199,9 +199,9 @@ int res_iowait_probe(char *why, size_t len)
 	return 0;
 }
 
-struct res_iowait *res_iowait_start(pid_t pid, char *why, size_t len)
+struct prof_iowait *prof_iowait_start(pid_t pid, char *why, size_t len)
 {
-	struct res_iowait *iw = iowait_new(why, len);
+	struct prof_iowait *iw = iowait_new(why, len);
 	int ret;
 
 	if (!iw)
@@ -223,7 +223,7 @@ struct res_iowait *res_iowait_start(pid_t pid, char *why, size_t len)
 	return iw;
 }
 
-uint64_t res_iowait_finish(struct res_iowait *iw, uint64_t *lost)
+uint64_t prof_iowait_finish(struct prof_iowait *iw, uint64_t *lost)
 {
 	uint64_t ns;
 

@@ -60,7 +60,7 @@ struct prof_session {
 	struct prof_replay *rp;
 	struct prof_offcpu *oc;		/* NULL: no tracepoint or no_resources */
 	char offcpu_why[512];		/* why oc is NULL */
-	struct res_track *rt;	/* NULL with no_resources */
+	struct prof_restrack *rt;	/* NULL with no_resources */
 	struct prof_heap *heap;		/* NULL without --heap or when it cannot be */
 	char heap_why[512];		/* why heap is NULL */
 	struct prof_python *py;		/* NULL with no_python */
@@ -321,7 +321,7 @@ static int launch_child(struct prof_session *s)
 	if (s->oc)
 		prof_offcpu_open_task(s->oc, s->l.pid);
 	if (s->rt)
-		res_track_add_pid(s->rt, (uint32_t)s->l.pid);
+		prof_restrack_add_pid(s->rt, (uint32_t)s->l.pid);
 	return 0;
 }
 
@@ -383,7 +383,7 @@ static void stop_recording(struct prof_session *s)
 	if (s->oc)
 		prof_offcpu_finish(s->oc);
 	if (s->rt)	/* final values of what still runs (attach, -d) */
-		res_track_sample(s->rt);
+		prof_restrack_sample(s->rt);
 	python_meta(s);
 }
 
@@ -396,11 +396,11 @@ static bool reap_child(struct prof_session *s, int *st)
 
 	if (s->rt && !s->bounds_only && waitid(P_PID, (id_t)s->l.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
 	    si.si_pid == s->l.pid)
-		res_track_final(s->rt, (uint32_t)s->l.pid);
+		prof_restrack_final(s->rt, (uint32_t)s->l.pid);
 	if (wait4(s->l.pid, st, WNOHANG, &ru) != s->l.pid)
 		return false;
 	if (s->rt && !s->bounds_only)
-		res_track_rusage(s->rt, (uint32_t)s->l.pid, &ru);
+		prof_restrack_rusage(s->rt, (uint32_t)s->l.pid, &ru);
 	return true;
 }
 
@@ -515,8 +515,8 @@ static void setup_resources(struct prof_session *s)
 			      "the off-CPU events run inside the context switch: part of the CPU samples in finish_task_switch is theirs, not the program's (docs/offcpu.md)");
 	if (s->o->system_wide)
 		return;
-	s->rt = res_track_new(&s->p, s->oc);
-	res_track_attach(s->rt, s->rp);
+	s->rt = prof_restrack_new(&s->p, s->oc);
+	prof_restrack_attach(s->rt, s->rp);
 }
 
 /*
@@ -628,7 +628,7 @@ void prof_session_free(struct prof_session *s)
 		prof_writer_abort(s->w);
 	prof_replay_free(s->rp);
 	prof_heap_free(s->heap);
-	res_track_free(s->rt);
+	prof_restrack_free(s->rt);
 	prof_offcpu_free(s->oc);
 	if (s->pf.rings)
 		prof_perf_close(&s->pf);
@@ -696,7 +696,7 @@ int prof_session_start(struct prof_session *s)
 	}
 	commit_file(s);
 	if (s->rt)
-		res_track_start(s->rt);
+		prof_restrack_start(s->rt);
 	start_pump(&s->pf);
 	if (s->heap) {
 		start_pump(prof_heap_perf(s->heap, 0));

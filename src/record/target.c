@@ -51,7 +51,7 @@ static int target_threads(pid_t pid, const pid_t *only, size_t n_only, pid_t **t
  * 0 or -errno (-ESRCH: gone). */
 static int attach_one(struct prof_perf *pf, struct prof_replay *rp, pid_t pid,
 		      const pid_t *only, size_t n_only, struct prof_offcpu *oc,
-		      struct res_track *rt)
+		      struct prof_restrack *rt)
 {
 	pid_t *tids;
 	size_t n;
@@ -70,14 +70,14 @@ static int attach_one(struct prof_perf *pf, struct prof_replay *rp, pid_t pid,
 	if (ret < 0)
 		return ret;
 	if (rt)
-		res_track_add_attached(rt, (uint32_t)pid);
+		prof_restrack_add_attached(rt, (uint32_t)pid);
 	return prof_replay_add_process(rp, pid);
 }
 
 /* The descendants of pid that run now, each once (a pid given with -p
  * too is already attached); one that exits meanwhile is skipped. */
 static int attach_descendants(struct prof_perf *pf, struct prof_replay *rp, pid_t pid,
-			      struct prof_offcpu *oc, struct res_track *rt, struct u64map *done)
+			      struct prof_offcpu *oc, struct prof_restrack *rt, struct u64map *done)
 {
 	pid_t *kids;
 	size_t n;
@@ -97,7 +97,7 @@ static int attach_descendants(struct prof_perf *pf, struct prof_replay *rp, pid_
 
 int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
 		       const pid_t *tids, size_t ntids, bool children, struct prof_offcpu *oc,
-		       struct res_track *rt)
+		       struct prof_restrack *rt)
 {
 	struct u64map done = { 0 };	/* pids attached */
 	int ret = 0;

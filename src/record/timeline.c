@@ -10,7 +10,7 @@
  *    debug info loads).  It never touches the profile: it updates the
  *    private tables res / procs and queues timeline points in `points`.
  *    The main thread moves them into the profile (merge) after each drain.
- *    Everything in struct res_track below `lock` is guarded by it.
+ *    Everything in struct prof_restrack below `lock` is guarded by it.
  *  - procs holds every process ever tracked (the command, attach targets,
  *    and their descendants found through FORK records or the /proc
  *    children files); .alive drops to false the
@@ -22,7 +22,7 @@
  *    and rss_peak_bytes is the maximum of every VmHWM / ru_maxrss seen.
  *  - The recording window: a process that ran before the recording (an
  *    attach target, or one of its descendants with --children) has a
- *    baseline, its and its threads' /proc readings at res_track_start,
+ *    baseline, its and its threads' /proc readings at prof_restrack_start,
  *    and every figure stored is the reading minus the baseline.  Its peak
  *    RSS is VmHWM only when VmHWM grew in the window (the peak is then in
  *    it), else the largest RSS read.  Threads and processes born in the
@@ -60,7 +60,7 @@ struct point {
 	uint64_t t_prev;		/* start of its interval, 0 for the first */
 };
 
-struct res_track {
+struct prof_restrack {
 	struct prof_profile *p;
 	struct prof_offcpu *oc;
 	uint64_t tick_ns, page_size;
@@ -81,7 +81,7 @@ struct res_track {
 
 /* --- /proc readings (lock held) ------------------------------------------------ */
 
-static struct prof_resources *res_slot(struct res_track *rt, uint32_t pid, uint32_t tid)
+static struct prof_resources *res_slot(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
 {
 	uint64_t key = (uint64_t)pid << 32 | tid, v;
 
@@ -95,7 +95,7 @@ static struct prof_resources *res_slot(struct res_track *rt, uint32_t pid, uint3
 }
 
 /* Index of the slot of (pid, tid) in res and base (created on first use). */
-static size_t slot_index(struct res_track *rt, uint32_t pid, uint32_t tid)
+static size_t slot_index(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
 {
 	struct prof_resources *slot = res_slot(rt, pid, tid);	/* may grow res */
 
@@ -103,7 +103,7 @@ static size_t slot_index(struct res_track *rt, uint32_t pid, uint32_t tid)
 }
 
 /* Stores r in its slot and marks it for the next merge when it changed. */
-static void res_store(struct res_track *rt, const struct prof_resources *r)
+static void res_store(struct prof_restrack *rt, const struct prof_resources *r)
 {
 	struct prof_resources *slot = res_slot(rt, r->pid, r->tid);
 
@@ -113,7 +113,7 @@ static void res_store(struct res_track *rt, const struct prof_resources *r)
 	}
 }
 
-static struct proc_state *proc_find(struct res_track *rt, uint32_t pid)
+static struct proc_state *proc_find(struct prof_restrack *rt, uint32_t pid)
 {
 	for (size_t i = rt->procs.n; i-- > 0;)	/* newest first: pids get reused */
 		if (rt->procs.v[i].pid == pid)
@@ -133,7 +133,7 @@ static char *read_proc(uint32_t pid, uint32_t tid, const char *name)
 }
 
 /* Raw utime, stime, minflt, majflt of a stat line into raw; 0 / -EINVAL. */
-static int parse_stat(const struct res_track *rt, const char *stat, struct prof_resources *raw)
+static int parse_stat(const struct prof_restrack *rt, const char *stat, struct prof_resources *raw)
 {
 	uint64_t ut, st;
 
@@ -156,7 +156,7 @@ static uint64_t since(uint64_t now, uint64_t base)
  * minus the baseline, never below what was stored before.  rss is the
  * current RSS of a process (0 for a thread).
  */
-static void res_update(struct res_track *rt, const struct prof_resources *raw, uint64_t rss)
+static void res_update(struct prof_restrack *rt, const struct prof_resources *raw, uint64_t rss)
 {
 	size_t i = slot_index(rt, raw->pid, raw->tid);
 	struct prof_resources r = rt->res.v[i];
@@ -176,7 +176,7 @@ static void res_update(struct res_track *rt, const struct prof_resources *raw, u
 }
 
 /* One thread's raw counters from /proc/PID/task/TID; false when unreadable. */
-static bool read_thread(struct res_track *rt, uint32_t pid, uint32_t tid,
+static bool read_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid,
 			struct prof_resources *raw)
 {
 	char *stat = read_proc(pid, tid, "stat"), *status = read_proc(pid, tid, "status");
@@ -191,7 +191,7 @@ static bool read_thread(struct res_track *rt, uint32_t pid, uint32_t tid,
 	return ok;
 }
 
-static bool sample_thread(struct res_track *rt, uint32_t pid, uint32_t tid)
+static bool sample_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid)
 {
 	struct prof_resources raw = { .pid = pid, .tid = tid };
 
@@ -201,7 +201,7 @@ static bool sample_thread(struct res_track *rt, uint32_t pid, uint32_t tid)
 	return true;
 }
 
-static void sum_thread_switches(struct res_track *rt, struct prof_resources *proc)
+static void sum_thread_switches(struct prof_restrack *rt, struct prof_resources *proc)
 {
 	uint64_t vol = 0, invol = 0;
 
@@ -216,7 +216,7 @@ static void sum_thread_switches(struct res_track *rt, struct prof_resources *pro
 	proc->invol_cs = MAX(proc->invol_cs, invol);
 }
 
-static void sample_threads(struct res_track *rt, uint32_t pid, bool final)
+static void sample_threads(struct prof_restrack *rt, uint32_t pid, bool final)
 {
 	pid_t *tids;
 	size_t n;
@@ -234,7 +234,7 @@ static void sample_threads(struct res_track *rt, uint32_t pid, bool final)
 
 /* A process's raw counters, VmHWM (as rss_peak_bytes) and /proc/PID/io;
  * its current RSS in *rss.  False when the process is gone. */
-static bool read_process(struct res_track *rt, uint32_t pid, struct prof_resources *raw,
+static bool read_process(struct prof_restrack *rt, uint32_t pid, struct prof_resources *raw,
 			 uint64_t *rss)
 {
 	char *stat = read_proc(pid, 0, "stat"), *status, *io;
@@ -257,7 +257,7 @@ static bool read_process(struct res_track *rt, uint32_t pid, struct prof_resourc
 	return true;
 }
 
-static void queue_point(struct res_track *rt, struct proc_state *ps, uint64_t now,
+static void queue_point(struct prof_restrack *rt, struct proc_state *ps, uint64_t now,
 			uint64_t rss, uint64_t cpu)
 {
 	struct point pt = { .s = { .t_ns = now, .pid = ps->pid, .rss_bytes = rss }, .t_prev = ps->last_t };
@@ -271,7 +271,7 @@ static void queue_point(struct res_track *rt, struct proc_state *ps, uint64_t no
 }
 
 /* Process totals + a queued timeline point; false when the process is gone. */
-static bool sample_process(struct res_track *rt, struct proc_state *ps, bool final)
+static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool final)
 {
 	struct prof_resources raw = { .pid = ps->pid }, *r;
 	uint64_t now = now_ns(), rss;
@@ -290,7 +290,7 @@ static bool sample_process(struct res_track *rt, struct proc_state *ps, bool fin
 
 /* The readings every later one of an attached process is measured from,
  * and the first point of its timeline (the window's start). */
-static void take_baseline(struct res_track *rt, struct proc_state *ps)
+static void take_baseline(struct prof_restrack *rt, struct proc_state *ps)
 {
 	struct prof_resources raw = { .pid = ps->pid };
 	uint64_t now = now_ns(), rss;
@@ -315,12 +315,12 @@ static void take_baseline(struct res_track *rt, struct proc_state *ps)
 	queue_point(rt, ps, now, rss, 0);
 }
 
-static void add_pid_locked(struct res_track *rt, uint32_t pid);
+static void add_pid_locked(struct prof_restrack *rt, uint32_t pid);
 
 /* Children of every thread of pid (/proc/PID/task/TID/children): the
  * sampler finds a new process within one interval, even when the drain
  * that brings its FORK record is late. */
-static void discover_children(struct res_track *rt, uint32_t pid)
+static void discover_children(struct prof_restrack *rt, uint32_t pid)
 {
 	pid_t *kids;
 	size_t n;
@@ -334,7 +334,7 @@ static void discover_children(struct res_track *rt, uint32_t pid)
 	free(kids);
 }
 
-static void sample_all(struct res_track *rt)
+static void sample_all(struct prof_restrack *rt)
 {
 	size_t n = rt->procs.n;	/* discover_children may append */
 
@@ -352,7 +352,7 @@ static void sample_all(struct res_track *rt)
 
 static void *sampler_main(void *arg)
 {
-	struct res_track *rt = arg;
+	struct prof_restrack *rt = arg;
 	struct timespec next;
 
 	pthread_setname_np(pthread_self(), "prof-resources");
@@ -372,9 +372,9 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
-struct res_track *res_track_new(struct prof_profile *p, struct prof_offcpu *oc)
+struct prof_restrack *prof_restrack_new(struct prof_profile *p, struct prof_offcpu *oc)
 {
-	struct res_track *rt = xcalloc(1, sizeof(*rt));
+	struct prof_restrack *rt = xcalloc(1, sizeof(*rt));
 	pthread_condattr_t ca;
 	long tck = sysconf(_SC_CLK_TCK);
 
@@ -390,7 +390,7 @@ struct res_track *res_track_new(struct prof_profile *p, struct prof_offcpu *oc)
 	return rt;
 }
 
-void res_track_start(struct res_track *rt)
+void prof_restrack_start(struct prof_restrack *rt)
 {
 	pthread_mutex_lock(&rt->lock);
 	for (size_t i = 0; i < rt->procs.n; i++)
@@ -401,7 +401,7 @@ void res_track_start(struct res_track *rt)
 		rt->thread_started = true;
 }
 
-static void stop_thread(struct res_track *rt)
+static void stop_thread(struct prof_restrack *rt)
 {
 	if (!rt->thread_started)
 		return;
@@ -413,7 +413,7 @@ static void stop_thread(struct res_track *rt)
 	rt->thread_started = false;
 }
 
-void res_track_free(struct res_track *rt)
+void prof_restrack_free(struct prof_restrack *rt)
 {
 	if (!rt)
 		return;
@@ -432,7 +432,7 @@ void res_track_free(struct res_track *rt)
 
 /* --- main-thread side -------------------------------------------------------------- */
 
-static void add_pid_locked(struct res_track *rt, uint32_t pid)
+static void add_pid_locked(struct prof_restrack *rt, uint32_t pid)
 {
 	struct proc_state *ps = proc_find(rt, pid);
 
@@ -440,7 +440,7 @@ static void add_pid_locked(struct res_track *rt, uint32_t pid)
 		VEC_PUSH(&rt->procs, ((struct proc_state){ .pid = pid, .alive = true }));
 }
 
-void res_track_add_pid(struct res_track *rt, uint32_t pid)
+void prof_restrack_add_pid(struct prof_restrack *rt, uint32_t pid)
 {
 	pthread_mutex_lock(&rt->lock);
 	add_pid_locked(rt, pid);
@@ -448,7 +448,7 @@ void res_track_add_pid(struct res_track *rt, uint32_t pid)
 }
 
 /* The children pid has now; those not tracked become not_ours. */
-static void mark_children_not_ours(struct res_track *rt, uint32_t pid)
+static void mark_children_not_ours(struct prof_restrack *rt, uint32_t pid)
 {
 	pid_t *kids;
 	size_t n;
@@ -463,7 +463,7 @@ static void mark_children_not_ours(struct res_track *rt, uint32_t pid)
 	free(kids);
 }
 
-void res_track_add_attached(struct res_track *rt, uint32_t pid)
+void prof_restrack_add_attached(struct prof_restrack *rt, uint32_t pid)
 {
 	pthread_mutex_lock(&rt->lock);
 	u64map_put(&rt->not_ours, pid, 0);
@@ -474,7 +474,7 @@ void res_track_add_attached(struct res_track *rt, uint32_t pid)
 }
 
 /* Moves the sampler's news into the profile (lock held). */
-static void merge_locked(struct res_track *rt)
+static void merge_locked(struct prof_restrack *rt)
 {
 	uint64_t oldest = UINT64_MAX;
 
@@ -510,7 +510,7 @@ static void merge_locked(struct res_track *rt)
 	}
 }
 
-void res_track_sample(struct res_track *rt)
+void prof_restrack_sample(struct prof_restrack *rt)
 {
 	pthread_mutex_lock(&rt->lock);
 	sample_all(rt);
@@ -518,7 +518,7 @@ void res_track_sample(struct res_track *rt)
 	pthread_mutex_unlock(&rt->lock);
 }
 
-void res_track_final(struct res_track *rt, uint32_t pid)
+void prof_restrack_final(struct prof_restrack *rt, uint32_t pid)
 {
 	pthread_mutex_lock(&rt->lock);
 	struct proc_state *ps = proc_find(rt, pid);
@@ -530,7 +530,7 @@ void res_track_final(struct res_track *rt, uint32_t pid)
 	pthread_mutex_unlock(&rt->lock);
 }
 
-void res_track_rusage(struct res_track *rt, uint32_t pid, const struct rusage *ru)
+void prof_restrack_rusage(struct prof_restrack *rt, uint32_t pid, const struct rusage *ru)
 {
 	if (!ru)
 		return;
@@ -551,7 +551,7 @@ void res_track_rusage(struct res_track *rt, uint32_t pid, const struct rusage *r
 /* After each batch (the off-CPU intervals of it are charged by then). */
 static void on_batch_end(void *arg)
 {
-	struct res_track *rt = arg;
+	struct prof_restrack *rt = arg;
 
 	pthread_mutex_lock(&rt->lock);
 	merge_locked(rt);
@@ -560,7 +560,7 @@ static void on_batch_end(void *arg)
 
 static void on_task(void *arg, const struct prof_perf_task *t, bool exit)
 {
-	struct res_track *rt = arg;
+	struct prof_restrack *rt = arg;
 
 	pthread_mutex_lock(&rt->lock);
 	if (!exit) {
@@ -586,7 +586,7 @@ static const struct prof_replay_ops restrack_ops = {
 	.batch_end = on_batch_end,
 };
 
-void res_track_attach(struct res_track *rt, struct prof_replay *rp)
+void prof_restrack_attach(struct prof_restrack *rt, struct prof_replay *rp)
 {
 	prof_replay_add_consumer(rp, &restrack_ops, rt);
 }

@@ -250,7 +250,7 @@ size_t prof_symbolize_user(struct prof_symbolizer *s, struct prof_addrspace *as,
 
 void prof_symbolizer_prewarm(struct prof_symbolizer *s)
 {
-	prof_symbols_prewarm();
+	prof_sym_prewarm();
 }
 
 size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *out, size_t max)

@@ -88,12 +88,12 @@ static void read_zombie_proc(pid_t pid, struct res_usage *out, bool delayacct)
 }
 
 /* Without delay accounting: the sched_switch intervals (iowait.c). */
-static void take_switch_iowait(struct res_iowait *iw, struct res_usage *out)
+static void take_switch_iowait(struct prof_iowait *iw, struct res_usage *out)
 {
-	out->io_wait_s = (double)res_iowait_finish(iw, &out->io_wait_lost) / 1e9;
+	out->io_wait_s = (double)prof_iowait_finish(iw, &out->io_wait_lost) / 1e9;
 	out->have_io_wait = true;
 	out->io_wait_resolution_s = 1e-9;
-	out->io_wait_source = RES_IOWAIT_SCHED_SWITCH;
+	out->io_wait_source = PROF_IOWAIT_SCHED_SWITCH;
 }
 
 static void fill_rusage(const struct rusage *ru, struct res_usage *out)
@@ -126,7 +126,7 @@ int res_run(const struct res_run_opts *o, struct res_usage *out)
 {
 	int fds[RES_MAX_COUNTERS], exec_errno, st = 0;
 	bool delayacct = res_delayacct_enabled() == 1;
-	struct res_iowait *iw = NULL;
+	struct prof_iowait *iw = NULL;
 	char why[256];
 	struct spawn child;
 	struct rusage ru;
@@ -150,7 +150,7 @@ int res_run(const struct res_run_opts *o, struct res_usage *out)
 		}
 	}
 	if (!delayacct)
-		iw = res_iowait_start(child.pid, why, sizeof(why));
+		iw = prof_iowait_start(child.pid, why, sizeof(why));
 	t0 = now_ns();
 	exec_errno = spawn_release(&child);
 	while (waitid(P_PID, child.pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)

@@ -95,7 +95,7 @@ static char *prof_addrspace_file_path(struct prof_addrspace *as, const char *pat
 {
 	char *root;
 
-	if (path[0] != '/' || !in_other_mntns(as) || !(root = prof_ns_root_path(as->pid, path)))
+	if (path[0] != '/' || !in_other_mntns(as) || !(root = prof_sym_ns_root_path(as->pid, path)))
 		return xstrdup(path);
 	if (access(root, R_OK) == 0)
 		return root;
@@ -113,7 +113,7 @@ static pid_t namespace_pid(pid_t pid)
 	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
 	char *status = read_file(fn, &len);
 	if (status)
-		nspid = prof_status_nspid(status, len);
+		nspid = prof_sym_status_nspid(status, len);
 	free(status);
 	return nspid > 0 ? nspid : pid;
 }
@@ -123,7 +123,7 @@ char *prof_addrspace_perf_map_path(struct prof_addrspace *as)
 	pid_t pid = as ? as->pid : 0;
 	bool other = as && in_other_mntns(as);
 
-	return prof_ns_perf_map_path(pid, other ? namespace_pid(pid) : pid, other);
+	return prof_sym_ns_perf_map_path(pid, other ? namespace_pid(pid) : pid, other);
 }
 
 /* Only executable mappings are kept, so the segment is the r-x one. */
@@ -142,7 +142,7 @@ static void mapping_resolve(struct prof_addrspace *as, struct prof_mapping *m)
 		m->flags |= PROF_MAP_STACK | PROF_MAP_ANON;
 	} else if (path_is_anon(m->path)) {
 		m->flags |= PROF_MAP_ANON;
-	} else if (prof_map_path_cut_deleted(m->path)) {
+	} else if (prof_sym_map_path_cut_deleted(m->path)) {
 		/* The file is gone, but /proc/PID/map_files still reaches its inode. */
 		m->flags |= PROF_MAP_DELETED;
 		char *mf = xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid,
@@ -245,7 +245,7 @@ void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint
 	static const struct prof_elf *warned;	/* one warning per replaced file */
 	const struct prof_elf *on_disk = m->elf;
 	m->flags |= PROF_MAP_DELETED;
-	m->elf = elf_find_by_build_id(as->pid, m->start, m->end, build_id);
+	m->elf = prof_elf_find_by_build_id(as->pid, m->start, m->end, build_id);
 	if (m->elf)
 		m->bias = mapping_bias(m);
 	if (warned != on_disk) {

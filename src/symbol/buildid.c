@@ -62,7 +62,7 @@ static struct prof_elf *from_debug_dir(const char *hex)
 	return e && !strcmp(e->build_id, hex) ? e : NULL;
 }
 
-struct prof_elf *elf_find_by_build_id(pid_t pid, uint64_t start, uint64_t end, const char *hex)
+struct prof_elf *prof_elf_find_by_build_id(pid_t pid, uint64_t start, uint64_t end, const char *hex)
 {
 	struct prof_elf *e = NULL;
 

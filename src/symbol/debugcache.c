@@ -130,7 +130,7 @@ static int write_copy(int fd, const char *path)
 
 static char *copy_path(const unsigned char *id, int len)
 {
-	char *dir = symcache_dir();
+	char *dir = prof_sym_cache_dir();
 
 	if (!dir)
 		return NULL;
@@ -143,7 +143,7 @@ static char *copy_path(const unsigned char *id, int len)
 	return sb.buf;
 }
 
-int debug_cache_find(const unsigned char *id, int len, char **path)
+int prof_sym_debug_cache_find(const unsigned char *id, int len, char **path)
 {
 	char *p = len >= 8 ? copy_path(id, len) : NULL;	/* short ids name nothing */
 	int fd = p ? open_copy(p, id, len) : -1;
@@ -155,7 +155,7 @@ int debug_cache_find(const unsigned char *id, int len, char **path)
 	return fd;
 }
 
-int debug_cache_add(int fd, const unsigned char *id, int len)
+int prof_sym_debug_cache_add(int fd, const unsigned char *id, int len)
 {
 	if (len < 8)
 		return -EINVAL;
@@ -164,7 +164,7 @@ int debug_cache_add(int fd, const unsigned char *id, int len)
 		     build_id_is(elf, id, len);
 	elf_end(elf);
 	char *path = worth ? copy_path(id, len) : NULL;
-	int ret = path ? symcache_mkdirs(path) : -EINVAL;
+	int ret = path ? prof_sym_cache_mkdirs(path) : -EINVAL;
 
 	if (!ret)
 		ret = write_copy(fd, path);

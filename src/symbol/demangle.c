@@ -17,7 +17,7 @@
  *  - Rust's legacy scheme names every closure of f "f::{{closure}}": only
  *    the dropped hash told them apart, so two closures would share a row.
  *    DWARF's DW_AT_name of the closure says which it is ("{closure#1}",
- *    v0's spelling), and prof_rust_closure_name puts that in.
+ *    v0's spelling), and prof_sym_rust_closure_name puts that in.
  */
 #include "prof/symbol.h"
 #include <stdlib.h>
@@ -32,7 +32,7 @@ static bool looks_mangled(const char *name)
 	return !strncmp(name, "_Z", 2) || !strncmp(name, "__Z", 3) || !strncmp(name, "_R", 2);
 }
 
-char *prof_demangle(const char *name)
+char *prof_sym_demangle(const char *name)
 {
 	if (!name || !looks_mangled(name))
 		return NULL;
@@ -43,7 +43,7 @@ char *prof_demangle(const char *name)
 #endif
 }
 
-char *prof_rust_closure_name(const char *demangled, const char *dwarf_name)
+char *prof_sym_rust_closure_name(const char *demangled, const char *dwarf_name)
 {
 	static const char legacy[] = "{{closure}}", v0[] = "{closure#";
 	size_t n = demangled ? strlen(demangled) : 0, k = sizeof(legacy) - 1;

@@ -41,14 +41,14 @@ int prof_elf_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 	const unsigned char *id;
 	GElf_Addr id_vaddr;
 	int len = dwfl_module_build_id(mod, &id, &id_vaddr);
-	int fd = len > 0 ? debug_cache_find(id, len, debuginfo_file_name) : -1;
+	int fd = len > 0 ? prof_sym_debug_cache_find(id, len, debuginfo_file_name) : -1;
 
 	if (fd >= 0)
 		return fd;
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
 					  crc, debuginfo_file_name);
 	if (fd >= 0 && len > 0)
-		debug_cache_add(fd, id, len);
+		prof_sym_debug_cache_add(fd, id, len);
 	return fd;
 }
 
@@ -173,7 +173,7 @@ static Dwarf_Die *addr_cu(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *cubias, 
 {
 	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, a, cubias);
 
-	return cu ? cu : elf_cu_at(e, a, cubias, mem);
+	return cu ? cu : prof_elf_cu_at(e, a, cubias, mem);
 }
 
 /* The line table's source file (malloc'd, absolute) and line at a. */
@@ -203,7 +203,7 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr a, Dwarf
 	if (!cu)
 		return 0;
 	/* per-CU function table first (scopes.c); dwarf_getscopes if it fails */
-	int nc = elf_scope_chain(e, cu, a - cubias, fast, MAX_CHAIN);
+	int nc = prof_elf_scope_chain(e, cu, a - cubias, fast, MAX_CHAIN);
 	if (nc > 0) {
 		chain = fast;
 	} else {
@@ -219,8 +219,8 @@ static size_t dwarf_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr a, Dwarf
 		Dwarf_Attribute attr;
 		const char *linkage = dwarf_formstring(
 			dwarf_attr_integrate(&chain[i], DW_AT_linkage_name, &attr));
-		f->func_owned = prof_demangle(linkage);
-		char *closure = prof_rust_closure_name(f->func_owned, die_name(&chain[i]));
+		f->func_owned = prof_sym_demangle(linkage);
+		char *closure = prof_sym_rust_closure_name(f->func_owned, die_name(&chain[i]));
 		if (closure) {	/* two closures of one function stay two rows */
 			free(f->func_owned);
 			f->func_owned = closure;
@@ -250,19 +250,19 @@ static const char *function_symbol(struct prof_elf *e, uint64_t vaddr, uint64_t 
 {
 	if (!elf_open_dwfl(e))
 		return NULL;
-	const char *name = elf_plt_name(e, vaddr, start);
+	const char *name = prof_elf_plt_name(e, vaddr, start);
 
 	*synthetic = name != NULL;
 	if (name)
 		return name;
 	if (!e->symidx)
-		e->symidx = elf_symidx_build(e->mod);
+		e->symidx = prof_elf_symidx_build(e->mod);
 	uint64_t a = 0;
-	name = elf_symidx_find(e->symidx, vaddr + e->mod_bias, &a);
+	name = prof_elf_symidx_find(e->symidx, vaddr + e->mod_bias, &a);
 	if (name)
 		*start = a - e->mod_bias;
 	uint64_t entry;
-	if (elf_is_entry_point(e, vaddr, &entry) && (!name || *start != entry)) {
+	if (prof_elf_is_entry_point(e, vaddr, &entry) && (!name || *start != entry)) {
 		*synthetic = true;
 		*start = entry;
 		return "_start";
@@ -276,7 +276,7 @@ const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr)
 	bool synthetic;
 	const char *name = function_symbol(e, vaddr, &start, &synthetic);
 
-	return name ? name : elf_go_func(e, vaddr, &start, &end);
+	return name ? name : prof_elf_go_func(e, vaddr, &start, &end);
 }
 
 static void chain_free(struct elf_frame *chain, size_t n)
@@ -295,7 +295,7 @@ static size_t go_chain_instead(struct prof_elf *e, uint64_t vaddr, struct elf_fr
 			       size_t max)
 {
 	struct elf_frame go[MAX_CHAIN];
-	size_t ng = elf_go_chain(e, vaddr, go, MIN(max, MAX_CHAIN));
+	size_t ng = prof_elf_go_chain(e, vaddr, go, MIN(max, MAX_CHAIN));
 
 	if (ng) {
 		chain_free(out, n);
@@ -339,7 +339,7 @@ size_t prof_elf_lookup(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out
 	} else if (symname && !outer->func_owned) {
 		/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name */
 		char *plain = xstrndup(symname, strcspn(symname, "@"));
-		char *dem = prof_demangle(plain);
+		char *dem = prof_sym_demangle(plain);
 		if (dem || !outer->func ||
 		    (strncmp(plain, "_Z", 2) && strncmp(plain, "_R", 2))) {
 			outer->func_owned = dem ? dem : plain;
@@ -370,7 +370,7 @@ int prof_elf_function_range(struct prof_elf *e, uint64_t vaddr, uint64_t *start,
 	const char *name = dwfl_module_addrinfo(e->mod, vaddr + e->mod_bias, &off, &sym,
 						NULL, NULL, NULL);
 	uint64_t end;
-	if ((!name || !sym.st_size) && elf_go_func(e, vaddr, start, &end)) {
+	if ((!name || !sym.st_size) && prof_elf_go_func(e, vaddr, start, &end)) {
 		*size = end - *start;	/* a Go binary without .symtab */
 		return 0;
 	}

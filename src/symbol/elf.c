@@ -259,10 +259,10 @@ static void elf_free(struct prof_elf *e)
 		e->unwind_cache_free(e->unwind_cache);
 	if (e->cfi_eh)
 		dwarf_cfi_end(e->cfi_eh);
-	elf_symidx_free(e->symidx);
-	elf_scopes_free(e->scopes);
-	elf_synth_free(e->synth);
-	elf_go_free(e);
+	prof_elf_symidx_free(e->symidx);
+	prof_elf_scopes_free(e->scopes);
+	prof_elf_synth_free(e->synth);
+	prof_elf_go_free(e);
 	if (e->dwfl)
 		dwfl_end(e->dwfl);
 	elf_end(e->elf);

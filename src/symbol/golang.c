@@ -135,18 +135,18 @@ static struct go_pclntab *go_open(struct prof_elf *e)
 	img.tab_vaddr = sh.sh_addr;
 	if (find_section(e, ".text", &text, NULL))
 		img.text_start = text.sh_addr;
-	int ret = go_pclntab_open(&img, &t);
+	int ret = prof_sym_gopclntab_open(&img, &t);
 	if (ret == -EPROTONOSUPPORT)
 		warning("%s: its .gopclntab is of %s, which prof cannot read: no Go names or lines from it",
-			e->path, go_pclntab_describe(img.tab, img.tab_size, what, sizeof(what)));
-	if (ret < 0 || go_pclntab_version(t) == GO_PCLN_116)
+			e->path, prof_sym_gopclntab_describe(img.tab, img.tab_size, what, sizeof(what)));
+	if (ret < 0 || prof_sym_gopclntab_version(t) == GO_PCLN_116)
 		return ret < 0 ? NULL : t;	/* 1.16: funcdata are addresses */
 	img.gofunc = gofunc_symbol(e);
 	if (!img.gofunc)
-		img.gofunc = gofunc_moduledata(e, img.tab_vaddr, go_pclntab_text_start(t),
-					       go_pclntab_version(t));
-	go_pclntab_free(t);
-	return go_pclntab_open(&img, &t) == 0 ? t : NULL;
+		img.gofunc = gofunc_moduledata(e, img.tab_vaddr, prof_sym_gopclntab_text_start(t),
+					       prof_sym_gopclntab_version(t));
+	prof_sym_gopclntab_free(t);
+	return prof_sym_gopclntab_open(&img, &t) == 0 ? t : NULL;
 }
 
 static struct go_pclntab *elf_go(struct prof_elf *e)
@@ -163,15 +163,15 @@ bool prof_elf_is_go(struct prof_elf *e)
 	return elf_go(e) != NULL;
 }
 
-size_t elf_go_chain(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max)
+size_t prof_elf_go_chain(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max)
 {
 	struct go_pclntab *t = elf_go(e);
 	struct go_frame frames[64];
 	uint64_t entry, end;
 	size_t n;
 
-	if (!t || !(n = go_pclntab_frames(t, vaddr, frames, MIN(max, ARRAY_SIZE(frames)))) ||
-	    !go_pclntab_func(t, vaddr, &entry, &end))
+	if (!t || !(n = prof_sym_gopclntab_frames(t, vaddr, frames, MIN(max, ARRAY_SIZE(frames)))) ||
+	    !prof_sym_gopclntab_func(t, vaddr, &entry, &end))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		out[i] = (struct elf_frame){
@@ -185,11 +185,11 @@ size_t elf_go_chain(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, s
 	return n;
 }
 
-const char *elf_go_func(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end)
+const char *prof_elf_go_func(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end)
 {
 	struct go_pclntab *t = elf_go(e);
 
-	return t ? go_pclntab_func(t, vaddr, start, end) : NULL;
+	return t ? prof_sym_gopclntab_func(t, vaddr, start, end) : NULL;
 }
 
 bool prof_addrspace_go_frame_size(const struct prof_addrspace *as, uint64_t pc, bool is_return_addr,
@@ -200,7 +200,7 @@ bool prof_addrspace_go_frame_size(const struct prof_addrspace *as, uint64_t pc, 
 	const struct prof_mapping *m = as ? prof_addrspace_find(as, addr) : NULL;
 	struct go_pclntab *t = m && m->elf ? elf_go(m->elf) : NULL;
 
-	return t && go_pclntab_sp_delta(t, addr - m->bias, size);
+	return t && prof_sym_gopclntab_sp_delta(t, addr - m->bias, size);
 }
 
 bool prof_addrspace_go_without_cfi(const struct prof_addrspace *as, uint64_t pc)
@@ -229,15 +229,15 @@ bool prof_elf_vaddr_ends_go_stack(struct prof_elf *e, uint64_t vaddr)
 	const char *name;
 	uint8_t flags;
 
-	if (!t || !(name = go_pclntab_func_flags(t, vaddr, &flags)))
+	if (!t || !(name = prof_sym_gopclntab_func_flags(t, vaddr, &flags)))
 		return false;
 	if (flags & GO_FUNCFLAG_TOPFRAME)
 		return true;
 	return (flags & GO_FUNCFLAG_SPWRITE) && strcmp(name, "runtime.cgocallback") != 0;
 }
 
-void elf_go_free(struct prof_elf *e)
+void prof_elf_go_free(struct prof_elf *e)
 {
-	go_pclntab_free(e->go);
+	prof_sym_gopclntab_free(e->go);
 	e->go = NULL;
 }

@@ -50,22 +50,22 @@ struct go_pclntab;
 /* Checks the header and the table bounds.  0 with *out set; -ENOEXEC when
  * the bytes are no pclntab, -EPROTONOSUPPORT when they are one of a
  * version the reader does not know (Go 1.2-1.15, or a newer magic):
- * go_pclntab_describe() says which. */
-int go_pclntab_open(const struct go_pcln_image *img, struct go_pclntab **out);
-void go_pclntab_free(struct go_pclntab *t);
+ * prof_sym_gopclntab_describe() says which. */
+int prof_sym_gopclntab_open(const struct go_pcln_image *img, struct go_pclntab **out);
+void prof_sym_gopclntab_free(struct go_pclntab *t);
 /* The header's version in words, for messages: "Go 1.18-1.19 (magic
  * 0xfffffff0)", "Go 1.2-1.15 (magic 0xfffffffb)", "unknown (magic 0x...)". */
-const char *go_pclntab_describe(const uint8_t *tab, size_t size, char *buf, size_t len);
-enum go_pcln_version go_pclntab_version(const struct go_pclntab *t);
+const char *prof_sym_gopclntab_describe(const uint8_t *tab, size_t size, char *buf, size_t len);
+enum go_pcln_version prof_sym_gopclntab_version(const struct go_pclntab *t);
 /* The address 1.18+ function entries are offsets from (the header's
  * textStart, else the image's text_start). */
-uint64_t go_pclntab_text_start(const struct go_pclntab *t);
+uint64_t prof_sym_gopclntab_text_start(const struct go_pclntab *t);
 /* The pcHeader's nfunc and its function entries: *entry, and [entry, *end)
- * for go_pclntab_func; false when i is out of range or the entry is bad. */
-size_t go_pclntab_nfunc(const struct go_pclntab *t);
-bool go_pclntab_func_at(const struct go_pclntab *t, size_t i, uint64_t *entry, uint64_t *end);
+ * for prof_sym_gopclntab_func; false when i is out of range or the entry is bad. */
+size_t prof_sym_gopclntab_nfunc(const struct go_pclntab *t);
+bool prof_sym_gopclntab_func_at(const struct go_pclntab *t, size_t i, uint64_t *entry, uint64_t *end);
 /* The function containing pc: its name and [*entry, *end); NULL if none. */
-const char *go_pclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *entry, uint64_t *end);
+const char *prof_sym_gopclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *entry, uint64_t *end);
 /* Go's function flags (the runtime's funcFlag), set by Go's assembler and
  * linker: TOPFRAME marks the outermost frame of a stack (runtime.goexit,
  * runtime.mstart, runtime.rt0_go, the signal trampoline); SPWRITE a
@@ -76,15 +76,15 @@ const char *go_pclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *e
 #define GO_FUNCFLAG_SPWRITE 0x2
 /* The name and *flags of the function containing pc (Go 1.17+; 1.16's
  * tables have no flags: 0); NULL if pc is in no function. */
-const char *go_pclntab_func_flags(const struct go_pclntab *t, uint64_t pc, uint8_t *flags);
+const char *prof_sym_gopclntab_func_flags(const struct go_pclntab *t, uint64_t pc, uint8_t *flags);
 /* The frames at pc, innermost first: each inlined call (its name and the
  * file:line at pc inside it), then the function it was inlined into (with
  * the call site's file:line), as Go's own tracebacks expand them.  Returns
  * how many were written (0: pc is in no function). */
-size_t go_pclntab_frames(const struct go_pclntab *t, uint64_t pc, struct go_frame *out, size_t max);
+size_t prof_sym_gopclntab_frames(const struct go_pclntab *t, uint64_t pc, struct go_frame *out, size_t max);
 /* How far the stack pointer at pc is below its value at the function's
  * entry (Go's pcsp table): the return address is at sp + *delta.  false
  * when pc is in no function or the table has no value there. */
-bool go_pclntab_sp_delta(const struct go_pclntab *t, uint64_t pc, uint32_t *delta);
+bool prof_sym_gopclntab_sp_delta(const struct go_pclntab *t, uint64_t pc, uint32_t *delta);
 
 #endif

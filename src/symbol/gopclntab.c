@@ -120,7 +120,7 @@ static const char *span_str(const struct go_pclntab *t, const struct span *s, ui
 	return memchr(p, '\0', s->size - off) ? p : NULL;
 }
 
-const char *go_pclntab_describe(const uint8_t *tab, size_t size, char *buf, size_t len)
+const char *prof_sym_gopclntab_describe(const uint8_t *tab, size_t size, char *buf, size_t len)
 {
 	uint32_t magic = size >= 4 ? rd32(tab) : 0;
 	const char *what = magic == MAGIC_12 ? "Go 1.2-1.15" : magic == MAGIC_116 ? "Go 1.16-1.17" :
@@ -185,7 +185,7 @@ static int parse_header(struct go_pclntab *t)
 	return 0;
 }
 
-int go_pclntab_open(const struct go_pcln_image *img, struct go_pclntab **out)
+int prof_sym_gopclntab_open(const struct go_pcln_image *img, struct go_pclntab **out)
 {
 	struct go_pclntab *t;
 	enum go_pcln_version v;
@@ -208,14 +208,14 @@ int go_pclntab_open(const struct go_pcln_image *img, struct go_pclntab **out)
 	return 0;
 }
 
-void go_pclntab_free(struct go_pclntab *t)
+void prof_sym_gopclntab_free(struct go_pclntab *t)
 {
 	free(t);
 }
 
-enum go_pcln_version go_pclntab_version(const struct go_pclntab *t) { return t->version; }
-size_t go_pclntab_nfunc(const struct go_pclntab *t) { return (size_t)t->nfunc; }
-uint64_t go_pclntab_text_start(const struct go_pclntab *t) { return t->text_start; }
+enum go_pcln_version prof_sym_gopclntab_version(const struct go_pclntab *t) { return t->version; }
+size_t prof_sym_gopclntab_nfunc(const struct go_pclntab *t) { return (size_t)t->nfunc; }
+uint64_t prof_sym_gopclntab_text_start(const struct go_pclntab *t) { return t->text_start; }
 
 /* Field k (0: entry, 1: funcoff) of function table row i. */
 static bool functab_field(const struct go_pclntab *t, uint64_t i, int k, uint64_t *v)
@@ -237,7 +237,7 @@ static bool entry_of(const struct go_pclntab *t, uint64_t i, uint64_t *pc)
 	return true;
 }
 
-bool go_pclntab_func_at(const struct go_pclntab *t, size_t i, uint64_t *entry, uint64_t *end)
+bool prof_sym_gopclntab_func_at(const struct go_pclntab *t, size_t i, uint64_t *entry, uint64_t *end)
 {
 	return i < t->nfunc && entry_of(t, i, entry) && entry_of(t, i + 1, end) && *entry < *end;
 }
@@ -264,7 +264,7 @@ static bool func_load(const struct go_pclntab *t, uint64_t i, struct func *f)
 	uint32_t tail;		/* funcID, flag, pad, nfuncdata */
 	uint32_t base = t->version >= GO_PCLN_118 ? 4 : t->ptrsize;	/* entry's size */
 
-	if (!go_pclntab_func_at(t, i, &f->entry, &f->end) || !functab_field(t, i, 1, &funcoff))
+	if (!prof_sym_gopclntab_func_at(t, i, &f->entry, &f->end) || !functab_field(t, i, 1, &funcoff))
 		return false;
 	f->off = funcoff;
 	for (uint32_t k = 0; k < 6; k++)
@@ -300,7 +300,7 @@ static bool find_row(const struct go_pclntab *t, uint64_t pc, uint64_t *row)
 			hi = mid;
 	}
 	uint64_t entry, end;
-	if (lo == 0 || !go_pclntab_func_at(t, lo - 1, &entry, &end) || pc < entry || pc >= end)
+	if (lo == 0 || !prof_sym_gopclntab_func_at(t, lo - 1, &entry, &end) || pc < entry || pc >= end)
 		return false;
 	*row = lo - 1;
 	return true;
@@ -311,7 +311,7 @@ static const char *func_name(const struct go_pclntab *t, uint32_t nameoff)
 	return span_str(t, &t->funcnames, nameoff);
 }
 
-const char *go_pclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *entry, uint64_t *end)
+const char *prof_sym_gopclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *entry, uint64_t *end)
 {
 	uint64_t row;
 	struct func f;
@@ -323,7 +323,7 @@ const char *go_pclntab_func(const struct go_pclntab *t, uint64_t pc, uint64_t *e
 	return func_name(t, f.nameoff);
 }
 
-const char *go_pclntab_func_flags(const struct go_pclntab *t, uint64_t pc, uint8_t *flags)
+const char *prof_sym_gopclntab_func_flags(const struct go_pclntab *t, uint64_t pc, uint8_t *flags)
 {
 	uint64_t row;
 	struct func f;
@@ -376,7 +376,7 @@ static int32_t pcvalue(const struct go_pclntab *t, const struct func *f, uint32_
 	}
 }
 
-bool go_pclntab_sp_delta(const struct go_pclntab *t, uint64_t pc, uint32_t *delta)
+bool prof_sym_gopclntab_sp_delta(const struct go_pclntab *t, uint64_t pc, uint32_t *delta)
 {
 	uint64_t row;
 	struct func f;
@@ -446,7 +446,7 @@ static bool inline_entry(const struct go_pclntab *t, uint64_t tree, int32_t ix, 
 	return true;
 }
 
-size_t go_pclntab_frames(const struct go_pclntab *t, uint64_t pc, struct go_frame *out, size_t max)
+size_t prof_sym_gopclntab_frames(const struct go_pclntab *t, uint64_t pc, struct go_frame *out, size_t max)
 {
 	uint64_t row, tree = 0;
 	struct func f;

@@ -20,12 +20,12 @@ static const char *kallsyms_problem;	/* why kallsyms_state is -1 */
 static int kallsyms_load_text(const char *cache, const struct ksym_key *key, bool *all_zero)
 {
 	struct ksym_key after;
-	int ret = ksym_load_text(&kallsyms, "/proc/kallsyms", all_zero);
+	int ret = prof_ksym_load_text(&kallsyms, "/proc/kallsyms", all_zero);
 
 	if (ret < 0 || *all_zero || !kallsyms.n || !cache)
 		return ret;
-	if (ksym_key_current(&after) == 0 && !memcmp(&after, key, sizeof(after)))
-		ksym_cache_store(&kallsyms, cache, key);	/* unwritable: no cache */
+	if (prof_ksym_key_current(&after) == 0 && !memcmp(&after, key, sizeof(after)))
+		prof_ksym_cache_store(&kallsyms, cache, key);	/* unwritable: no cache */
 	return 0;
 }
 
@@ -37,19 +37,19 @@ static void kallsyms_load(void)
 	if (kallsyms_state)
 		return;
 	kallsyms_state = -1;
-	char *cache = ksym_cache_path();
-	if (cache && ksym_key_current(&key) < 0) {
+	char *cache = prof_ksym_cache_path();
+	if (cache && prof_ksym_key_current(&key) < 0) {
 		free(cache);
 		cache = NULL;
 	}
-	int ret = cache ? ksym_cache_load(&kallsyms, cache, &key) : -ENOENT;
+	int ret = cache ? prof_ksym_cache_load(&kallsyms, cache, &key) : -ENOENT;
 	if (ret == 0) {
 		kallsyms_state = 1;
 	} else if ((ret = kallsyms_load_text(cache, &key, &all_zero)) < 0) {
 		kallsyms_problem = strerror(-ret);
 	} else if (all_zero || !kallsyms.n) {
 		kallsyms_problem = "hidden";
-		ksym_free(&kallsyms);
+		prof_ksym_free(&kallsyms);
 	} else {
 		kallsyms_state = 1;
 	}
@@ -87,13 +87,13 @@ static void prewarm_own_libc(void)
 		path[strcspn(path, "\n")] = '\0';
 		struct prof_elf *e = prof_elf_get(path);
 		if (e && prof_elf_has_symbols(e) && e->mod && !e->symidx)
-			e->symidx = elf_symidx_build(e->mod);
+			e->symidx = prof_elf_symidx_build(e->mod);
 	}
 	if (f)
 		fclose(f);
 }
 
-void prof_symbols_prewarm(void)
+void prof_sym_prewarm(void)
 {
 	kallsyms_load();
 	prewarm_own_libc();
@@ -103,5 +103,5 @@ const char *prof_kallsyms_find(uint64_t pc, uint64_t *start)
 {
 	kallsyms_load();
 	kallsyms_warn();
-	return kallsyms_state > 0 ? ksym_find(&kallsyms, pc, start) : NULL;
+	return kallsyms_state > 0 ? prof_ksym_find(&kallsyms, pc, start) : NULL;
 }

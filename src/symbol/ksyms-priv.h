@@ -31,30 +31,30 @@ struct ksym_table {
 
 /* Parses kallsyms text (the file at path); keeps t, T, w, W symbols.
  * Returns 0 or -errno; *all_zero tells if kptr_restrict hid addresses. */
-int ksym_load_text(struct ksym_table *t, const char *path, bool *all_zero);
+int prof_ksym_load_text(struct ksym_table *t, const char *path, bool *all_zero);
 /* Maps a cache file made for key: 0, or negative (missing, stale,
  * truncated or malformed: every field is checked, nothing is trusted). */
-int ksym_cache_load(struct ksym_table *t, const char *path, const struct ksym_key *key);
+int prof_ksym_cache_load(struct ksym_table *t, const char *path, const struct ksym_key *key);
 /* Writes t for key atomically (temp file, rename; mode 0600): 0 or -errno. */
-int ksym_cache_store(const struct ksym_table *t, const char *path, const struct ksym_key *key);
+int prof_ksym_cache_store(const struct ksym_table *t, const char *path, const struct ksym_key *key);
 /* The key of the running system: 0 or -errno. */
-int ksym_key_current(struct ksym_key *key);
-/* The cache path (symcache_dir()/kallsyms), malloc'd; NULL if no dir. */
-char *ksym_cache_path(void);
+int prof_ksym_key_current(struct ksym_key *key);
+/* The cache path (prof_sym_cache_dir()/kallsyms), malloc'd; NULL if no dir. */
+char *prof_ksym_cache_path(void);
 /* prof's cache directory ($XDG_CACHE_HOME/prof, else ~/.cache/prof),
  * malloc'd; NULL when neither variable is set (or is relative). */
-char *symcache_dir(void);
+char *prof_sym_cache_dir(void);
 /* mkdir -p (mode 0700: caches are private) of the directories above path. */
-int symcache_mkdirs(const char *path);
+int prof_sym_cache_mkdirs(const char *path);
 /* Inflated copies of debug files by build-id (debugcache.c): the fd of the
  * copy for id (and its path in *path, malloc'd), or -1 if there is none. */
-int debug_cache_find(const unsigned char *id, int len, char **path);
+int prof_sym_debug_cache_find(const unsigned char *id, int len, char **path);
 /* Makes the copy for id from the debug file open as fd, if it has
  * compressed sections; 0 or negative (then nothing changed). */
-int debug_cache_add(int fd, const unsigned char *id, int len);
+int prof_sym_debug_cache_add(int fd, const unsigned char *id, int len);
 /* The symbol containing addr (a symbol ends where the next begins), its
  * start in *start; NULL if none. */
-const char *ksym_find(const struct ksym_table *t, uint64_t addr, uint64_t *start);
-void ksym_free(struct ksym_table *t);
+const char *prof_ksym_find(const struct ksym_table *t, uint64_t addr, uint64_t *start);
+void prof_ksym_free(struct ksym_table *t);
 
 #endif

@@ -153,7 +153,7 @@ static void build_image(struct ksym_table *t, struct ksym_raw *raw, size_t n,
 	memcpy((char *)(uintptr_t)t->strs, pool->buf ? pool->buf : "", strs_len);
 }
 
-int ksym_load_text(struct ksym_table *t, const char *path, bool *all_zero)
+int prof_ksym_load_text(struct ksym_table *t, const char *path, bool *all_zero)
 {
 	size_t len;
 	char *text = read_file(path, &len);
@@ -220,7 +220,7 @@ static bool image_valid(const uint8_t *img, size_t len, const struct ksym_key *k
 	return true;
 }
 
-int ksym_cache_load(struct ksym_table *t, const char *path, const struct ksym_key *key)
+int prof_ksym_cache_load(struct ksym_table *t, const char *path, const struct ksym_key *key)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -248,7 +248,7 @@ int ksym_cache_load(struct ksym_table *t, const char *path, const struct ksym_ke
 	return 0;
 }
 
-int symcache_mkdirs(const char *path)
+int prof_sym_cache_mkdirs(const char *path)
 {
 	char *dir = xstrdup(path);
 
@@ -265,9 +265,9 @@ int symcache_mkdirs(const char *path)
 	return 0;
 }
 
-int ksym_cache_store(const struct ksym_table *t, const char *path, const struct ksym_key *key)
+int prof_ksym_cache_store(const struct ksym_table *t, const char *path, const struct ksym_key *key)
 {
-	if (!t->n || symcache_mkdirs(path) < 0)
+	if (!t->n || prof_sym_cache_mkdirs(path) < 0)
 		return -EINVAL;
 	char *tmp = xasprintf("%s.XXXXXX", path);
 	int fd = mkstemp(tmp);	/* O_EXCL, mode 0600 */
@@ -311,7 +311,7 @@ static uint64_t hash_modules(const char *text)
 	return h;
 }
 
-int ksym_key_current(struct ksym_key *key)
+int prof_ksym_key_current(struct ksym_key *key)
 {
 	char *id = read_file("/proc/sys/kernel/random/boot_id", NULL);
 
@@ -329,7 +329,7 @@ int ksym_key_current(struct ksym_key *key)
 	return 0;
 }
 
-char *symcache_dir(void)
+char *prof_sym_cache_dir(void)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
@@ -341,9 +341,9 @@ char *symcache_dir(void)
 	return NULL;
 }
 
-char *ksym_cache_path(void)
+char *prof_ksym_cache_path(void)
 {
-	char *dir = symcache_dir();
+	char *dir = prof_sym_cache_dir();
 	char *path = dir ? xasprintf("%s/kallsyms", dir) : NULL;
 
 	free(dir);
@@ -352,7 +352,7 @@ char *ksym_cache_path(void)
 
 /* ---- lookups ---------------------------------------------------------------- */
 
-const char *ksym_find(const struct ksym_table *t, uint64_t addr, uint64_t *start)
+const char *prof_ksym_find(const struct ksym_table *t, uint64_t addr, uint64_t *start)
 {
 	size_t lo = 0, hi = t->n;
 
@@ -373,7 +373,7 @@ const char *ksym_find(const struct ksym_table *t, uint64_t addr, uint64_t *start
 	return t->strs + t->name[i];
 }
 
-void ksym_free(struct ksym_table *t)
+void prof_ksym_free(struct ksym_table *t)
 {
 	if (t->mapped)
 		munmap(t->image, t->image_len);

@@ -29,7 +29,7 @@ static pid_t parse_pid(const char *s, const char *end)
 	return (pid_t)v;
 }
 
-pid_t prof_status_nspid(const char *status, size_t len)
+pid_t prof_sym_status_nspid(const char *status, size_t len)
 {
 	static const char key[] = "NSpid:";
 	const char *p = status, *end = status + len;
@@ -63,21 +63,21 @@ static bool has_dot_component(const char *path)
 	return false;
 }
 
-char *prof_ns_root_path(pid_t pid, const char *path)
+char *prof_sym_ns_root_path(pid_t pid, const char *path)
 {
 	if (path[0] != '/' || has_dot_component(path))
 		return NULL;
 	return xasprintf("/proc/%d/root%s", (int)pid, path);
 }
 
-char *prof_ns_perf_map_path(pid_t pid, pid_t nspid, bool other_ns)
+char *prof_sym_ns_perf_map_path(pid_t pid, pid_t nspid, bool other_ns)
 {
 	if (!other_ns)
 		return xasprintf("/tmp/perf-%d.map", (int)pid);
 	return xasprintf("/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)(nspid > 0 ? nspid : pid));
 }
 
-bool prof_map_path_cut_deleted(char *path)
+bool prof_sym_map_path_cut_deleted(char *path)
 {
 	static const char deleted[] = " (deleted)";
 	size_t len = strlen(path), dl = sizeof(deleted) - 1;

@@ -18,7 +18,7 @@
  *    back to dwarf_getscopes, so odd DWARF still gets libdw's own answer.
  *  - The CU of an address normally comes from libdw (.debug_aranges);
  *    clang and Go write no .debug_aranges, and libdw 0.188 then finds no
- *    CU at all, so elf_cu_at lists every CU's own ranges (DW_AT_ranges
+ *    CU at all, so prof_elf_cu_at lists every CU's own ranges (DW_AT_ranges
  *    as rnglistx too) once, sorted, for those binaries.
  */
 #include "symbol-priv.h"
@@ -44,7 +44,7 @@ struct cu_range {
 struct elf_scopes {
 	struct u64map by_cu;		/* CU DIE offset -> cu_funcs pointer */
 	bool cus_listed;
-	VEC(struct cu_range) cus;	/* sorted by low (elf_cu_at) */
+	VEC(struct cu_range) cus;	/* sorted by low (prof_elf_cu_at) */
 };
 
 static int range_cmp(const void *a, const void *b)
@@ -145,7 +145,7 @@ static void inner_scopes(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int *n, 
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
-int elf_scope_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max)
+int prof_elf_scope_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max)
 {
 	Dwarf_Die outer_first[64];
 	int n = 0;
@@ -191,7 +191,7 @@ static void list_cus(struct elf_scopes *s, Dwfl_Module *mod)
 		qsort(s->cus.v, s->cus.n, sizeof(*s->cus.v), cu_range_cmp);
 }
 
-Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_Die *mem)
+Dwarf_Die *prof_elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_Die *mem)
 {
 	if (!e->scopes)
 		e->scopes = xcalloc(1, sizeof(*e->scopes));
@@ -210,7 +210,7 @@ Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_D
 	return NULL;
 }
 
-void elf_scopes_free(struct elf_scopes *s)
+void prof_elf_scopes_free(struct elf_scopes *s)
 {
 	if (!s)
 		return;

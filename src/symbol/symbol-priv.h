@@ -70,18 +70,18 @@ struct prof_elf {
 /* Sorted symbol index (symidx.c): the function containing a Dwfl address,
  * NULL if none; *start receives its address. */
 struct elf_symidx;
-struct elf_symidx *elf_symidx_build(Dwfl_Module *mod);
-void elf_symidx_free(struct elf_symidx *x);
-const char *elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t *start);
+struct elf_symidx *prof_elf_symidx_build(Dwfl_Module *mod);
+void prof_elf_symidx_free(struct elf_symidx *x);
+const char *prof_elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t *start);
 
 /* Inline chain at a Dwfl address inside cu (scopes.c): innermost
  * inlined_subroutine first, the subprogram last; 0 if not found. */
 struct elf_scopes;
-int elf_scope_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max);
-void elf_scopes_free(struct elf_scopes *s);
+int prof_elf_scope_chain(struct prof_elf *e, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *chain, int max);
+void prof_elf_scopes_free(struct elf_scopes *s);
 /* The CU holding Dwfl address a from the CUs' own pc ranges, for binaries
  * without .debug_aranges (clang, Go); *bias is its Dwfl bias.  NULL if none. */
-Dwarf_Die *elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_Die *mem);
+Dwarf_Die *prof_elf_cu_at(struct prof_elf *e, Dwarf_Addr a, Dwarf_Addr *bias, Dwarf_Die *mem);
 
 /* The symbol (or synthetic name) of the function around vaddr, without
  * DWARF: "@VERSION" may follow, C++/Rust names stay mangled.  NULL if none. */
@@ -90,22 +90,22 @@ const char *prof_elf_symbol_name(struct prof_elf *e, uint64_t vaddr);
 /* The file with build-id hex for a mapping [start, end) of pid whose file
  * on disk has another build-id (buildid.c): map_files, perf's build-id
  * cache, /usr/lib/debug/.build-id; NULL if none has it. */
-struct prof_elf *elf_find_by_build_id(pid_t pid, uint64_t start, uint64_t end, const char *hex);
+struct prof_elf *prof_elf_find_by_build_id(pid_t pid, uint64_t start, uint64_t end, const char *hex);
 
 /* Names for code without symbols (synthetic.c): the "NAME@plt" stub at
  * vaddr (its start in *start), NULL if vaddr is in no PLT stub; and whether
  * vaddr lies in the function at e_entry (_start), *entry set to e_entry. */
 struct elf_synth;
-const char *elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
-bool elf_is_entry_point(struct prof_elf *e, uint64_t vaddr, uint64_t *entry);
-void elf_synth_free(struct elf_synth *s);
+const char *prof_elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start);
+bool prof_elf_is_entry_point(struct prof_elf *e, uint64_t vaddr, uint64_t *entry);
+void prof_elf_synth_free(struct elf_synth *s);
 
 /* Go's .gopclntab (golang.c): whether e has one this reader knows; the
  * inline chain at vaddr from it, innermost first, the function's entry in
  * the last frame's entry (0: no Go function there; files malloc'd, names
  * owned by e); the Go function around vaddr, [*start, *end), NULL if none. */
-size_t elf_go_chain(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
-const char *elf_go_func(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end);
-void elf_go_free(struct prof_elf *e);
+size_t prof_elf_go_chain(struct prof_elf *e, uint64_t vaddr, struct elf_frame *out, size_t max);
+const char *prof_elf_go_func(struct prof_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end);
+void prof_elf_go_free(struct prof_elf *e);
 
 #endif

@@ -67,7 +67,7 @@ static uint64_t section_end(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, uint64_t
 	return end > addr ? end : 0;
 }
 
-struct elf_symidx *elf_symidx_build(Dwfl_Module *mod)
+struct elf_symidx *prof_elf_symidx_build(Dwfl_Module *mod)
 {
 	struct elf_symidx *x = xcalloc(1, sizeof(*x));
 	int nsyms = dwfl_module_getsymtab(mod);
@@ -93,7 +93,7 @@ struct elf_symidx *elf_symidx_build(Dwfl_Module *mod)
 	return x;
 }
 
-void elf_symidx_free(struct elf_symidx *x)
+void prof_elf_symidx_free(struct elf_symidx *x)
 {
 	if (!x)
 		return;
@@ -119,7 +119,7 @@ static size_t last_at_or_below(const struct elf_symidx *x, uint64_t addr)
 /* Nested or aliased sized symbols sit a few slots below at most. */
 #define SCAN_BACK 64
 
-const char *elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t *start)
+const char *prof_elf_symidx_find(const struct elf_symidx *x, uint64_t addr, uint64_t *start)
 {
 	size_t i = last_at_or_below(x, addr);
 	const struct sym_slot *sizeless = NULL;

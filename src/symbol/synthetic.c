@@ -160,7 +160,7 @@ static struct elf_synth *synth_build(Elf *elf)
 	return s;
 }
 
-void elf_synth_free(struct elf_synth *s)
+void prof_elf_synth_free(struct elf_synth *s)
 {
 	if (!s)
 		return;
@@ -170,7 +170,7 @@ void elf_synth_free(struct elf_synth *s)
 	free(s);
 }
 
-const char *elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start)
+const char *prof_elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start)
 {
 	if (!e->synth)
 		e->synth = synth_build(e->elf);
@@ -182,7 +182,7 @@ const char *elf_plt_name(struct prof_elf *e, uint64_t vaddr, uint64_t *start)
 	return s->stubs.v[lo - 1].name;
 }
 
-bool elf_is_entry_point(struct prof_elf *e, uint64_t vaddr, uint64_t *entry_out)
+bool prof_elf_is_entry_point(struct prof_elf *e, uint64_t vaddr, uint64_t *entry_out)
 {
 	uint64_t fn;
 

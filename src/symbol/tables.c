@@ -41,7 +41,7 @@ static void sym_table_sort(struct sym_table *t)
 							   : 4096;
 }
 
-const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr)
+const struct sym_entry *prof_sym_table_find(const struct sym_table *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->syms.n;
 
@@ -58,7 +58,7 @@ const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr)
 	return addr - s->start < s->size ? s : NULL;
 }
 
-void sym_table_free(struct sym_table *t)
+void prof_sym_table_free(struct sym_table *t)
 {
 	for (size_t i = 0; i < t->syms.n; i++)
 		free(t->syms.v[i].name);
@@ -78,7 +78,7 @@ static bool parse_perf_map_line(const char *line, struct sym_entry *e)
 	return true;
 }
 
-void sym_table_parse_perf_map(struct sym_table *t, const char *text, size_t len)
+void prof_sym_table_parse_perf_map(struct sym_table *t, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 	struct strbuf line = STRBUF_INIT;
@@ -105,12 +105,12 @@ static int sym_table_load_perf_map(struct sym_table *t, const char *path)
 	int64_t size = stat(path, &st) == 0 ? st.st_size : -1;	/* before: a JIT may append */
 	char *text = read_file(path, &len);
 
-	sym_table_free(t);
+	prof_sym_table_free(t);
 	t->file_size = -1;
 	if (!text)
 		return -errno;
 	t->file_size = size;
-	sym_table_parse_perf_map(t, text, len);
+	prof_sym_table_parse_perf_map(t, text, len);
 	free(text);
 	return 0;
 }
@@ -144,10 +144,10 @@ static bool jit_reload_if_grown(struct prof_jitmap *j)
 
 const char *prof_jitmap_find(struct prof_jitmap *j, uint64_t addr, uint64_t *start)
 {
-	const struct sym_entry *e = sym_table_find(&j->table, addr);
+	const struct sym_entry *e = prof_sym_table_find(&j->table, addr);
 
 	if (!e && jit_reload_if_grown(j))
-		e = sym_table_find(&j->table, addr);
+		e = prof_sym_table_find(&j->table, addr);
 	if (!e)
 		return NULL;
 	*start = e->start;
@@ -158,7 +158,7 @@ void prof_jitmap_free(struct prof_jitmap *j)
 {
 	if (!j)
 		return;
-	sym_table_free(&j->table);
+	prof_sym_table_free(&j->table);
 	free(j->path);
 	free(j);
 }

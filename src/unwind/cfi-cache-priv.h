@@ -23,11 +23,11 @@ struct cfi_cache {
 	VEC(struct cfi_rule) rules;
 };
 
-void cfi_cache_reset(struct cfi_cache *cc);
-void cfi_cache_free(struct cfi_cache *cc);
+void prof_unwind_cfi_cache_reset(struct cfi_cache *cc);
+void prof_unwind_cfi_cache_free(struct cfi_cache *cc);
 /* Unwinds with cached rules (cc: the address space's cache); false
  * (nothing written) when some frame needs libdw's general unwinder. */
-bool cfi_fast_unwind(struct cfi_cache *cc, const struct unwind_ctx *c,
-		     uint64_t *pcs, size_t max, struct prof_unwind_result *res);
+bool prof_unwind_cfi_fast(struct cfi_cache *cc, const struct unwind_ctx *c,
+			  uint64_t *pcs, size_t max, struct prof_unwind_result *res);
 
 #endif

@@ -239,7 +239,7 @@ static uint64_t add_rule(struct cfi_cache *cc, struct cfi_rule r)
 
 static void binary_rules_free(void *p)
 {
-	cfi_cache_free(p);
+	prof_unwind_cfi_cache_free(p);
 	free(p);
 }
 
@@ -281,21 +281,21 @@ static const struct cfi_rule *cached_rule(struct cfi_cache *cc, struct prof_addr
 	return &cc->rules.v[*slot];
 }
 
-void cfi_cache_reset(struct cfi_cache *cc)
+void prof_unwind_cfi_cache_reset(struct cfi_cache *cc)
 {
 	u64map_free(&cc->index);
 	memset(&cc->index, 0, sizeof(cc->index));
 	cc->rules.n = 0;
 }
 
-void cfi_cache_free(struct cfi_cache *cc)
+void prof_unwind_cfi_cache_free(struct cfi_cache *cc)
 {
 	u64map_free(&cc->index);
 	VEC_FREE(&cc->rules);
 }
 
-bool cfi_fast_unwind(struct cfi_cache *cc, const struct unwind_ctx *c,
-		     uint64_t *pcs, size_t max, struct prof_unwind_result *res)
+bool prof_unwind_cfi_fast(struct cfi_cache *cc, const struct unwind_ctx *c,
+			  uint64_t *pcs, size_t max, struct prof_unwind_result *res)
 {
 	uint64_t pc = c->regs->r[PERF_REG_X86_IP];
 	uint64_t sp = c->regs->r[PERF_REG_X86_SP], bp = c->regs->r[PERF_REG_X86_BP];

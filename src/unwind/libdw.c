@@ -81,7 +81,7 @@ static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	struct dw_state *st = arg;
 	uint64_t v;
 
-	if (!ctx_read_word(st->cur, addr, &v)) {
+	if (!prof_unwind_read_word(st->cur, addr, &v)) {
 		/* Below sp is the red zone (a leaf's saved registers), never
 		 * in the copy: libdw only loses that register, the walk goes
 		 * on.  Only reads past the copy's end mean it was too short. */
@@ -137,7 +137,7 @@ static void dw_state_free(void *p)
 
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
-	cfi_cache_free(&st->rules);
+	prof_unwind_cfi_cache_free(&st->rules);
 	VEC_FREE(&st->reported);
 	free(st);
 }
@@ -247,7 +247,7 @@ static int dw_frame(Dwfl_Frame *frame, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	w->pcs[w->n++] = pc;
-	if (w->go && !activation && unwind_ret_ends_go_stack(w->as, pc)) {
+	if (w->go && !activation && prof_unwind_ret_ends_go_stack(w->as, pc)) {
 		w->at_go_end = true;
 		return DWARF_CB_ABORT;
 	}
@@ -257,7 +257,7 @@ static int dw_frame(Dwfl_Frame *frame, void *arg)
 /* The address space's libdw state, created on first use. */
 static struct dw_state *dw_state_of(struct prof_addrspace *as)
 {
-	struct unwind_as_state *slot = unwind_as_state(as);
+	struct prof_unwind_as_state *slot = prof_unwind_as_state(as);
 	struct dw_state *st = slot->libdw;
 
 	if (!st) {
@@ -274,14 +274,14 @@ static bool dw_fast(struct dw_state *st, const struct unwind_ctx *c, uint64_t *p
 {
 	/* runtime pcs cached as "no rule" may be in new mappings: recompute */
 	if (st->rules_generation != c->as->generation) {
-		cfi_cache_reset(&st->rules);
+		prof_unwind_cfi_cache_reset(&st->rules);
 		st->rules_generation = c->as->generation;
 	}
-	return cfi_fast_unwind(&st->rules, c, pcs, max, res);
+	return prof_unwind_cfi_fast(&st->rules, c, pcs, max, res);
 }
 
-void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
-		  struct prof_unwind_result *res)
+void prof_unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+		       struct prof_unwind_result *res)
 {
 	struct dw_state *st = dw_state_of(c->as);
 
@@ -293,7 +293,7 @@ void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 		res->stop = "no modules to unwind with";
 		return;
 	}
-	struct dw_walk w = { .as = c->as, .go = unwind_as_has_go(c->as), .pcs = pcs, .max = max };
+	struct dw_walk w = { .as = c->as, .go = prof_unwind_as_has_go(c->as), .pcs = pcs, .max = max };
 	st->cur = c;
 	st->read_failed = false;
 	int rc = dwfl_getthread_frames(st->dwfl, c->tid, dw_frame, &w);

@@ -37,7 +37,7 @@ struct eh_hdr_info {
 	uint64_t fde_count;
 };
 
-struct unwind_libunwind {
+struct prof_unwind_libunwind {
 	struct u64map hdrs;	/* prof_elf pointer -> index into infos */
 	VEC(struct eh_hdr_info) infos;
 };
@@ -48,16 +48,16 @@ struct lu_as_state {
 };
 
 struct lu_arg {
-	struct unwind_libunwind *lu;
+	struct prof_unwind_libunwind *lu;
 	const struct unwind_ctx *c;
 };
 
-struct unwind_libunwind *unwind_libunwind_new(void)
+struct prof_unwind_libunwind *prof_unwind_libunwind_new(void)
 {
-	return xcalloc(1, sizeof(struct unwind_libunwind));
+	return xcalloc(1, sizeof(struct prof_unwind_libunwind));
 }
 
-void unwind_libunwind_free(struct unwind_libunwind *lu)
+void prof_unwind_libunwind_free(struct prof_unwind_libunwind *lu)
 {
 	u64map_free(&lu->hdrs);
 	free(lu->infos.v);
@@ -98,7 +98,7 @@ static struct eh_hdr_info read_eh_hdr(const struct prof_elf *e)
 	return info;
 }
 
-static const struct eh_hdr_info *eh_hdr(struct unwind_libunwind *lu, const struct prof_elf *e)
+static const struct eh_hdr_info *eh_hdr(struct prof_unwind_libunwind *lu, const struct prof_elf *e)
 {
 	bool created;
 	uint64_t *slot = u64map_slot(&lu->hdrs, (uintptr_t)e, &created);
@@ -148,7 +148,7 @@ static int lu_access_mem(unw_addr_space_t uas, unw_word_t addr, unw_word_t *val,
 	struct lu_arg *a = arg;
 	uint64_t v;
 
-	if (write || !ctx_read_word(a->c, addr, &v))
+	if (write || !prof_unwind_read_word(a->c, addr, &v))
 		return -UNW_EINVAL;
 	*val = v;
 	return 0;
@@ -206,7 +206,7 @@ static void lu_state_free(void *p)
 
 static struct lu_as_state *lu_state(struct prof_addrspace *as)
 {
-	struct unwind_as_state *slot = unwind_as_state(as);
+	struct prof_unwind_as_state *slot = prof_unwind_as_state(as);
 	struct lu_as_state *st = slot->libunwind;
 
 	if (!st) {
@@ -223,8 +223,8 @@ static struct lu_as_state *lu_state(struct prof_addrspace *as)
 	return st;
 }
 
-void unwind_libunwind(struct unwind_libunwind *lu, const struct unwind_ctx *c, uint64_t *pcs,
-		      size_t max, struct prof_unwind_result *res)
+void prof_unwind_libunwind(struct prof_unwind_libunwind *lu, const struct unwind_ctx *c, uint64_t *pcs,
+			   size_t max, struct prof_unwind_result *res)
 {
 	struct lu_as_state *st = lu_state(c->as);
 	struct lu_arg arg = { lu, c };
@@ -235,7 +235,7 @@ void unwind_libunwind(struct unwind_libunwind *lu, const struct unwind_ctx *c, u
 		return;
 	}
 	uint64_t last_sp = c->sp;
-	bool go = unwind_as_has_go(c->as);
+	bool go = prof_unwind_as_has_go(c->as);
 	res->n = 1;
 	while (res->n < max) {
 		int r = unw_step(&cursor);
@@ -259,7 +259,7 @@ void unwind_libunwind(struct unwind_libunwind *lu, const struct unwind_ctx *c, u
 		}
 		last_sp = sp;
 		pcs[res->n++] = ip;
-		if (go && unwind_ret_ends_go_stack(c->as, ip)) {
+		if (go && prof_unwind_ret_ends_go_stack(c->as, ip)) {
 			res->complete = true;
 			res->stop = NULL;
 			return;

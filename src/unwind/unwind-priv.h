@@ -34,18 +34,18 @@ extern const int unwind_dwarf_to_perf[UNWIND_DWARF_NREGS];
 
 /* Whether a binary mapped in as is Go's (cached per mapping generation):
  * walks outside the fast path check their frames below only then. */
-bool unwind_as_has_go(struct prof_addrspace *as);
+bool prof_unwind_as_has_go(struct prof_addrspace *as);
 /* Whether return address ret of as is in a Go function where Go's own
  * traceback ends the stack (TOPFRAME, or SPWRITE: it switched stacks, so
  * the word its CFI names as its return address is stale): walks end
  * there, complete.  Cached per address space. */
-bool unwind_ret_ends_go_stack(struct prof_addrspace *as, uint64_t ret);
+bool prof_unwind_ret_ends_go_stack(struct prof_addrspace *as, uint64_t ret);
 
 /* Reads a word from the stack copy, else from a mapped ELF file's contents. */
-bool ctx_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val);
+bool prof_unwind_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val);
 
 /* as->unwind_state: one slot per backend, so backends can share a space. */
-struct unwind_as_state {
+struct prof_unwind_as_state {
 	void *libdw;
 	void (*libdw_free)(void *);
 	void *libunwind;
@@ -55,15 +55,15 @@ struct unwind_as_state {
 	bool has_go;			/* a binary of the space has Go's tables */
 	struct u64map roots;		/* lookup pc -> is a thread root (unwind.c) */
 };
-struct unwind_as_state *unwind_as_state(struct prof_addrspace *as);
+struct prof_unwind_as_state *prof_unwind_as_state(struct prof_addrspace *as);
 
 /* Backends fill pcs[0..n) and res; pcs[0] is already the sampled ip. */
-void unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
-		  struct prof_unwind_result *res);
-struct unwind_libunwind;
-struct unwind_libunwind *unwind_libunwind_new(void);
-void unwind_libunwind_free(struct unwind_libunwind *lu);
-void unwind_libunwind(struct unwind_libunwind *lu, const struct unwind_ctx *c, uint64_t *pcs,
-		      size_t max, struct prof_unwind_result *res);
+void prof_unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
+		       struct prof_unwind_result *res);
+struct prof_unwind_libunwind;
+struct prof_unwind_libunwind *prof_unwind_libunwind_new(void);
+void prof_unwind_libunwind_free(struct prof_unwind_libunwind *lu);
+void prof_unwind_libunwind(struct prof_unwind_libunwind *lu, const struct unwind_ctx *c, uint64_t *pcs,
+			   size_t max, struct prof_unwind_result *res);
 
 #endif

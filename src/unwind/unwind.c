@@ -18,7 +18,7 @@
 struct prof_unwinder {
 	enum prof_unwinder_kind kind;
 	bool no_fast_path;	/* debugging/testing knob, read once */
-	struct unwind_libunwind *lu;
+	struct prof_unwind_libunwind *lu;
 };
 
 const int unwind_dwarf_to_perf[UNWIND_DWARF_NREGS] = {
@@ -48,7 +48,7 @@ struct prof_unwinder *prof_unwinder_new(enum prof_unwinder_kind kind)
 	u->kind = kind;
 	u->no_fast_path = getenv("PROF_UNWIND_NO_FAST_PATH") != NULL;
 	if (kind == PROF_UNWIND_LIBUNWIND)
-		u->lu = unwind_libunwind_new();
+		u->lu = prof_unwind_libunwind_new();
 	return u;
 }
 
@@ -57,13 +57,13 @@ void prof_unwinder_free(struct prof_unwinder *u)
 	if (!u)
 		return;
 	if (u->lu)
-		unwind_libunwind_free(u->lu);
+		prof_unwind_libunwind_free(u->lu);
 	free(u);
 }
 
 static void as_state_free(void *p)
 {
-	struct unwind_as_state *st = p;
+	struct prof_unwind_as_state *st = p;
 
 	if (st->libdw && st->libdw_free)
 		st->libdw_free(st->libdw);
@@ -73,10 +73,10 @@ static void as_state_free(void *p)
 	free(st);
 }
 
-struct unwind_as_state *unwind_as_state(struct prof_addrspace *as)
+struct prof_unwind_as_state *prof_unwind_as_state(struct prof_addrspace *as)
 {
 	if (!as->unwind_state) {
-		struct unwind_as_state *st = xcalloc(1, sizeof(*st));
+		struct prof_unwind_as_state *st = xcalloc(1, sizeof(*st));
 		st->roots_generation = st->go_generation = as->generation - 1;
 		as->unwind_state = st;
 		as->unwind_state_free = as_state_free;
@@ -84,7 +84,7 @@ struct unwind_as_state *unwind_as_state(struct prof_addrspace *as)
 	return as->unwind_state;
 }
 
-bool ctx_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
+bool prof_unwind_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
 {
 	if (ctx_read_stack(c, addr, val))
 		return true;
@@ -224,7 +224,7 @@ static uint64_t pc_kind_of(struct prof_addrspace *as, uint64_t key)
  * whose rules are all cached. */
 static uint64_t pc_kind(struct prof_addrspace *as, uint64_t pc, bool is_return_addr)
 {
-	struct unwind_as_state *st = unwind_as_state(as);
+	struct prof_unwind_as_state *st = prof_unwind_as_state(as);
 	uint64_t key = is_return_addr && pc ? pc - 1 : pc;
 	bool created;
 
@@ -244,9 +244,9 @@ static bool pc_is_root(struct prof_addrspace *as, uint64_t pc, bool is_return_ad
 	return pc_kind(as, pc, is_return_addr) & PC_ROOT;
 }
 
-bool unwind_as_has_go(struct prof_addrspace *as)
+bool prof_unwind_as_has_go(struct prof_addrspace *as)
 {
-	struct unwind_as_state *st = unwind_as_state(as);
+	struct prof_unwind_as_state *st = prof_unwind_as_state(as);
 
 	if (st->go_generation != as->generation) {
 		st->has_go = false;
@@ -257,7 +257,7 @@ bool unwind_as_has_go(struct prof_addrspace *as)
 	return st->has_go;
 }
 
-bool unwind_ret_ends_go_stack(struct prof_addrspace *as, uint64_t ret)
+bool prof_unwind_ret_ends_go_stack(struct prof_addrspace *as, uint64_t ret)
 {
 	return pc_kind(as, ret, true) & PC_GO_END;
 }
@@ -318,10 +318,10 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	bool go = kind != PROF_UNWIND_FP && kind != PROF_UNWIND_NONE && prof_addrspace_go_without_cfi(as, pcs[0]);
 	switch (go ? PROF_UNWIND_NONE : kind) {
 	case PROF_UNWIND_LIBDW:
-		unwind_libdw(&c, pcs, max, res);
+		prof_unwind_libdw(&c, pcs, max, res);
 		break;
 	case PROF_UNWIND_LIBUNWIND:
-		unwind_libunwind(u->lu, &c, pcs, max, res);
+		prof_unwind_libunwind(u->lu, &c, pcs, max, res);
 		break;
 	case PROF_UNWIND_FP:
 		unwind_fp(&c, pcs, max, res);

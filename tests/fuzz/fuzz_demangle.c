@@ -1,5 +1,5 @@
 /*
- * fuzz_demangle.c - libFuzzer target for prof_demangle: symbol names come
+ * fuzz_demangle.c - libFuzzer target for prof_sym_demangle: symbol names come
  * from the profiled binaries (and perf.data files), so any bytes may reach
  * the demangler.  The input, cut at its first NUL, is one name; every
  * third input is prefixed with a mangling prefix ("_Z", "_ZN", "_R") so the
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(name, prefix, plen);
 	memcpy(name + plen, data, size);
 	name[plen + size] = '\0';
-	char *out = prof_demangle(name);
+	char *out = prof_sym_demangle(name);
 	if (out && strlen(out) == (size_t)-1)	/* touch every byte of the result */
 		abort();
 	free(out);

@@ -50,19 +50,19 @@ static void lookup(const struct go_pclntab *t, uint64_t pc)
 {
 	struct go_frame f[8];
 	uint64_t entry, end;
-	size_t n = go_pclntab_frames(t, pc, f, 8);
+	size_t n = prof_sym_gopclntab_frames(t, pc, f, 8);
 
 	for (size_t i = 0; i < n; i++) {
 		touch(f[i].func);
 		touch(f[i].file);
 		sink += f[i].line + f[i].inlined;
 	}
-	touch(go_pclntab_func(t, pc, &entry, &end));
+	touch(prof_sym_gopclntab_func(t, pc, &entry, &end));
 	uint32_t delta;
-	if (go_pclntab_sp_delta(t, pc, &delta))
+	if (prof_sym_gopclntab_sp_delta(t, pc, &delta))
 		sink += delta;
 	uint8_t flags;
-	touch(go_pclntab_func_flags(t, pc, &flags));
+	touch(prof_sym_gopclntab_func_flags(t, pc, &flags));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -80,14 +80,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&off, data + size - 4, 4);
 		img.gofunc = BASE + (uint64_t)off;
 	}
-	touch(go_pclntab_describe(data, size, what, sizeof(what)));
-	if (go_pclntab_open(&img, &t) < 0)
+	touch(prof_sym_gopclntab_describe(data, size, what, sizeof(what)));
+	if (prof_sym_gopclntab_open(&img, &t) < 0)
 		return 0;
-	sink += go_pclntab_version(t) + go_pclntab_text_start(t);
-	size_t n = MIN(go_pclntab_nfunc(t), (size_t)MAX_FUNCS);
+	sink += prof_sym_gopclntab_version(t) + prof_sym_gopclntab_text_start(t);
+	size_t n = MIN(prof_sym_gopclntab_nfunc(t), (size_t)MAX_FUNCS);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t entry, end;
-		if (!go_pclntab_func_at(t, i, &entry, &end))
+		if (!prof_sym_gopclntab_func_at(t, i, &entry, &end))
 			continue;
 		lookup(t, entry);
 		lookup(t, entry + (end - entry) / 2);
@@ -95,6 +95,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	lookup(t, 0);
 	lookup(t, UINT64_MAX);
-	go_pclntab_free(t);
+	prof_sym_gopclntab_free(t);
 	return 0;
 }

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_root_path(const char *path)
 {
 	char prefix[32];
-	char *root = prof_ns_root_path(PID, path);
+	char *root = prof_sym_ns_root_path(PID, path);
 	size_t pl = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/root", PID);
 
 	if (!root)
@@ -42,7 +42,7 @@ static void check_deleted(const char *path)
 
 	if (!copy)
 		return;
-	if (prof_map_path_cut_deleted(copy)) {
+	if (prof_sym_map_path_cut_deleted(copy)) {
 		if (strlen(copy) + 10 != n || strcmp(path + n - 10, " (deleted)") || strncmp(copy, path, n - 10))
 			abort();
 	} else if (strcmp(copy, path)) {
@@ -62,10 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(path, nul ? nul + 1 : data, path_len);
 	path[path_len] = '\0';
-	pid_t nspid = prof_status_nspid((const char *)data, status_len);
+	pid_t nspid = prof_sym_status_nspid((const char *)data, status_len);
 	if (nspid < 0 || (nspid > 0 && !memmem(data, status_len, "NSpid:", 6)))
 		abort();
-	free(prof_ns_perf_map_path(PID, nspid, nspid & 1));
+	free(prof_sym_ns_perf_map_path(PID, nspid, nspid & 1));
 	check_root_path(path);
 	check_deleted(path);
 	free(path);

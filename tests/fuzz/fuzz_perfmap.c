@@ -1,6 +1,6 @@
 /*
  * fuzz_perfmap.c - libFuzzer target for the /tmp/perf-PID.map reader
- * (sym_table_parse_perf_map, src/symbol/tables.c): a JIT's map is written
+ * (prof_sym_table_parse_perf_map, src/symbol/tables.c): a JIT's map is written
  * by the profiled program, and inside a container by whatever runs there,
  * so any bytes may reach it.  The input is the map's text; after parsing,
  * the table must be sorted, every entry at least one byte long and named,
@@ -19,17 +19,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sym_table t = { 0 };
 
-	sym_table_parse_perf_map(&t, (const char *)data, size);
+	prof_sym_table_parse_perf_map(&t, (const char *)data, size);
 	for (size_t i = 0; i < t.syms.n; i++) {
 		const struct sym_entry *e = &t.syms.v[i], *found;
 		if (i && t.syms.v[i - 1].start > e->start)
 			abort();	/* not sorted */
 		if (!e->size || !e->name || strlen(e->name) == (size_t)-1)
 			abort();
-		found = sym_table_find(&t, e->start);
+		found = prof_sym_table_find(&t, e->start);
 		if (!found || found->start != e->start)
 			abort();	/* an entry its own start cannot find */
 	}
-	sym_table_free(&t);
+	prof_sym_table_free(&t);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * demangle.c - unit tests for prof_demangle: C++ (Itanium), Rust legacy
+ * demangle.c - unit tests for prof_sym_demangle: C++ (Itanium), Rust legacy
  * (hash left out, `$LT$` escapes undone), Rust v0 (generic impls,
  * numbered closures that must stay apart), and plain C names untouched.
  * The mangled names were taken from binaries built on this machine
@@ -11,7 +11,7 @@
 
 static void check(const char *mangled, const char *want)
 {
-	char *got = prof_demangle(mangled);
+	char *got = prof_sym_demangle(mangled);
 
 	if (want)
 		is_str(got, want, "%s", mangled);
@@ -38,21 +38,21 @@ int main(void)
 	check("main", NULL);
 	check("_start", NULL);
 	check("spin_a", NULL);
-	ok(prof_demangle(NULL) == NULL, "NULL is not mangled");
-	char *bad = prof_demangle("_ZN3foo");
+	ok(prof_sym_demangle(NULL) == NULL, "NULL is not mangled");
+	char *bad = prof_sym_demangle("_ZN3foo");
 	ok(bad == NULL, "a truncated name is left alone");
 	free(bad);
 
 	/* legacy closures: DWARF's own name tells two closures of main apart */
-	char *c0 = prof_rust_closure_name("c::main::{{closure}}", "{closure#0}");
-	char *c1 = prof_rust_closure_name("c::main::{{closure}}", "{closure#1}");
-	char *g = prof_rust_closure_name("std::rt::lang_start::{{closure}}", "{closure#0}<()>");
+	char *c0 = prof_sym_rust_closure_name("c::main::{{closure}}", "{closure#0}");
+	char *c1 = prof_sym_rust_closure_name("c::main::{{closure}}", "{closure#1}");
+	char *g = prof_sym_rust_closure_name("std::rt::lang_start::{{closure}}", "{closure#0}<()>");
 	is_str(c0, "c::main::{closure#0}", "legacy closure #0 by its DWARF name");
 	is_str(c1, "c::main::{closure#1}", "legacy closure #1 by its DWARF name");
 	is_str(g, "std::rt::lang_start::{closure#0}", "generic arguments stay out");
-	ok(!prof_rust_closure_name("c::main", "main"), "not a closure: left alone");
-	ok(!prof_rust_closure_name("c::main::{{closure}}", "main"), "no closure index: left alone");
-	ok(!prof_rust_closure_name(NULL, "{closure#0}"), "no demangled name: left alone");
+	ok(!prof_sym_rust_closure_name("c::main", "main"), "not a closure: left alone");
+	ok(!prof_sym_rust_closure_name("c::main::{{closure}}", "main"), "no closure index: left alone");
+	ok(!prof_sym_rust_closure_name(NULL, "{closure#0}"), "no demangled name: left alone");
 	free(c0);
 	free(c1);
 	free(g);

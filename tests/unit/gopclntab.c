@@ -92,11 +92,11 @@ static size_t pick_pcs(const struct go_pclntab *t, struct sample *s, size_t max)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < go_pclntab_nfunc(t) && n < max; i++) {
+	for (size_t i = 0; i < prof_sym_gopclntab_nfunc(t) && n < max; i++) {
 		uint64_t entry, end, e2, x;
-		if (!go_pclntab_func_at(t, i, &entry, &end))
+		if (!prof_sym_gopclntab_func_at(t, i, &entry, &end))
 			continue;
-		const char *name = go_pclntab_func(t, entry, &e2, &x);
+		const char *name = prof_sym_gopclntab_func(t, entry, &e2, &x);
 		if (name && !strncmp(name, "main.", 5)) {
 			for (uint64_t pc = entry; pc < end && n < max; pc++)
 				s[n++].pc = pc;
@@ -280,14 +280,14 @@ static void check_bad_tables(struct prof_elf *e)
 		return;
 	struct go_pcln_image img = { .tab = tab, .tab_size = size, .tab_vaddr = vaddr };
 	memcpy(tab, "\xfb\xff\xff\xff", 4);	/* Go 1.2-1.15 */
-	is_u64(-go_pclntab_open(&img, &t), EPROTONOSUPPORT, "a Go 1.2 table is refused");
-	is_str(go_pclntab_describe(tab, size, what, sizeof(what)), "Go 1.2-1.15 (magic 0xfffffffb)",
+	is_u64(-prof_sym_gopclntab_open(&img, &t), EPROTONOSUPPORT, "a Go 1.2 table is refused");
+	is_str(prof_sym_gopclntab_describe(tab, size, what, sizeof(what)), "Go 1.2-1.15 (magic 0xfffffffb)",
 	       "and named");
 	memcpy(tab, "\x01\x02\x03\x04", 4);
-	is_u64(-go_pclntab_open(&img, &t), EPROTONOSUPPORT, "an unknown magic is refused");
+	is_u64(-prof_sym_gopclntab_open(&img, &t), EPROTONOSUPPORT, "an unknown magic is refused");
 	memcpy(tab, "\xf0\xff\xff\xff", 4);
 	tab[7] = 3;
-	is_u64(-go_pclntab_open(&img, &t), ENOEXEC, "a pointer size of 3 is no pclntab");
+	is_u64(-prof_sym_gopclntab_open(&img, &t), ENOEXEC, "a pointer size of 3 is no pclntab");
 	tab[7] = 8;
 
 	/* Cut anywhere: open fails or every lookup stays inside the bytes. */
@@ -297,15 +297,15 @@ static void check_bad_tables(struct prof_elf *e)
 		memcpy(part, tab, cut);
 		img.tab = part;
 		img.tab_size = cut;
-		if (go_pclntab_open(&img, &t) == 0) {
+		if (prof_sym_gopclntab_open(&img, &t) == 0) {
 			for (uint64_t pc = 0x401000; pc < 0x401000 + 0x60000; pc += 0x301) {
 				struct go_frame f[8];
-				size_t k = go_pclntab_frames(t, pc, f, 8);
+				size_t k = prof_sym_gopclntab_frames(t, pc, f, 8);
 				frames += k;
 				for (size_t j = 0; j < k; j++)
 					garbage += !f[j].func || memchr(f[j].func, '\0', cut) == NULL;
 			}
-			go_pclntab_free(t);
+			prof_sym_gopclntab_free(t);
 		}
 		free(part);
 	}
@@ -382,7 +382,7 @@ static void check_layout(const struct go_pclntab *real, const char *layout, FILE
 		memcpy(&off, in.data + in.size - 4, 4);
 		struct go_pcln_image img = { .tab = in.data, .tab_size = in.size, .tab_vaddr = 0x10000,
 					     .gofunc = 0x10000 + (uint64_t)off, .read = read_seed, .ctx = &in };
-		go_pclntab_open(&img, &t);
+		prof_sym_gopclntab_open(&img, &t);
 	}
 	size_t pcs_n = 0, good = 0, inlined = 0;
 	uint64_t entry, end;
@@ -391,7 +391,7 @@ static void check_layout(const struct go_pclntab *real, const char *layout, FILE
 	while (t && fscanf(pcs, "%" SCNx64 " %" SCNx64 " %255s", &entry, &end, name) == 3) {
 		for (uint64_t pc = entry; pc < end; pc++) {
 			struct go_frame a[8], b[8];
-			size_t na = go_pclntab_frames(real, pc, a, 8), nb = go_pclntab_frames(t, pc, b, 8);
+			size_t na = prof_sym_gopclntab_frames(real, pc, a, 8), nb = prof_sym_gopclntab_frames(t, pc, b, 8);
 			pcs_n++;
 			good += na > 0 && same_frames(a, na, b, nb);
 			inlined += nb > 1;
@@ -400,7 +400,7 @@ static void check_layout(const struct go_pclntab *real, const char *layout, FILE
 	ok(t && pcs_n > 100 && good == pcs_n && inlined > 0,
 	   "the %s layout of main.top, main.main, runtime.main: the real table's frames at %zu pcs (%zu agree, %zu inlined)",
 	   layout, pcs_n, good, inlined);
-	go_pclntab_free(t);
+	prof_sym_gopclntab_free(t);
 	free(in.data);
 }
 
@@ -459,12 +459,12 @@ static void check_flags(struct prof_elf *sw)
 	size_t ntop = 0, nspwrite = 0, nmain = 0, main_ends = 0;
 	char want[512], got[512] = "";
 
-	for (size_t i = 0; i < go_pclntab_nfunc(sw->go); i++) {
+	for (size_t i = 0; i < prof_sym_gopclntab_nfunc(sw->go); i++) {
 		uint64_t entry, end;
 		uint8_t flags;
 		const char *name;
-		if (!go_pclntab_func_at(sw->go, i, &entry, &end) ||
-		    !(name = go_pclntab_func_flags(sw->go, entry, &flags)))
+		if (!prof_sym_gopclntab_func_at(sw->go, i, &entry, &end) ||
+		    !(name = prof_sym_gopclntab_func_flags(sw->go, entry, &flags)))
 			continue;
 		if ((flags & GO_FUNCFLAG_TOPFRAME) && ntop < ARRAY_SIZE(top))
 			top[ntop++] = name;

@@ -81,7 +81,7 @@ int main(void)
 
 	prof_profile_init(&q);
 	is_u64(prof_data_read(path, &q, &info), 0, "reads back");
-	const struct prof_heap_summary *h = prof_heap_summary(&q);
+	const struct prof_profile_heap_summary *h = prof_profile_heap_summary(&q);
 	ok(h->present && h->rate == 1024, "heap present, rate from the meta data");
 	is_u64(h->samples, 4, "4 sampled allocations");
 	is_u64(h->frees, 2, "2 frees");
@@ -101,7 +101,7 @@ int main(void)
 
 	is_u64(q.heap_live.n, 4, "the live blocks come back apart from the weights");
 	is_u64(prof_total(&q, PROF_M_ALLOCS), 8, "and add no allocation");
-	is_u64(prof_heap_leaks(&q, 50), 0, "leak view, 50 ns old and more");
+	is_u64(prof_profile_heap_leaks(&q, 50), 0, "leak view, 50 ns old and more");
 	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, leak), 400, "leaky's block is 90 ns old");
 	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, peak), 0, "peaky's is 40 ns old");
 	is_u64(weight(&q, PROF_VIEW_ALLOCS, leak), 4, "allocs: the old blocks' count");
@@ -110,10 +110,10 @@ int main(void)
 
 	prof_profile_init(&q);
 	is_u64(prof_data_read(path, &q, &info), 0, "reads back again");
-	prof_heap_until(&q, 35);
+	prof_profile_heap_until(&q, 35);
 	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, peak), 8000, "at t=35: both big blocks live");
 	is_u64(weight(&q, PROF_VIEW_LIVE_BYTES, leak), 400, "at t=35: leaky's block");
-	is_u64(prof_heap_leaks(&q, 0), (uint64_t)-ENODATA, "after a snapshot, which blocks live is unknown");
+	is_u64(prof_profile_heap_leaks(&q, 0), (uint64_t)-ENODATA, "after a snapshot, which blocks live is unknown");
 
 	prof_profile_free(&p);
 	prof_profile_free(&q);

@@ -47,7 +47,7 @@ static const struct ksym_key key_a = { "11111111-2222-3333-4444-555555555555", 4
 static const char *find(const struct ksym_table *t, uint64_t addr, uint64_t *start)
 {
 	*start = 0;
-	return ksym_find(t, addr, start);
+	return prof_ksym_find(t, addr, start);
 }
 
 static void check_sample_lookups(const struct ksym_table *t, const char *what)
@@ -74,16 +74,16 @@ static void test_text(void)
 	char *path = tmp_path("kallsyms.txt");
 
 	write_text(path, sample_text);
-	is_u64(ksym_load_text(&t, path, &all_zero), 0, "text parsed");
+	is_u64(prof_ksym_load_text(&t, path, &all_zero), 0, "text parsed");
 	ok(!all_zero, "real addresses seen");
 	check_sample_lookups(&t, "text");
-	ksym_free(&t);
+	prof_ksym_free(&t);
 
 	write_text(path, "0000000000000000 T a\n0000000000000000 t b\n");
-	ksym_load_text(&t, path, &all_zero);
+	prof_ksym_load_text(&t, path, &all_zero);
 	ok(all_zero, "kptr_restrict zeros detected");
-	ksym_free(&t);
-	ok(ksym_load_text(&t, "/nonexistent/kallsyms", &all_zero) == -ENOENT, "missing file: -ENOENT");
+	prof_ksym_free(&t);
+	ok(prof_ksym_load_text(&t, "/nonexistent/kallsyms", &all_zero) == -ENOENT, "missing file: -ENOENT");
 	free(path);
 }
 
@@ -95,9 +95,9 @@ static void make_cache(const char *path, uint8_t **img, size_t *len)
 	char *txt = tmp_path("kallsyms.txt");
 
 	write_text(txt, sample_text);
-	ksym_load_text(&t, txt, &all_zero);
-	ksym_cache_store(&t, path, &key_a);
-	ksym_free(&t);
+	prof_ksym_load_text(&t, txt, &all_zero);
+	prof_ksym_cache_store(&t, path, &key_a);
+	prof_ksym_free(&t);
 	*img = (uint8_t *)read_file(path, len);
 	free(txt);
 }
@@ -112,18 +112,18 @@ static void test_round_trip(void)
 
 	make_cache(path, &img, &len);
 	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "cache written, mode 0600, dirs made");
-	is_u64(ksym_cache_load(&t, path, &key_a), 0, "cache loads for its key");
+	is_u64(prof_ksym_cache_load(&t, path, &key_a), 0, "cache loads for its key");
 	ok(t.mapped, "cache is mapped");
 	check_sample_lookups(&t, "cache");
-	ksym_free(&t);
+	prof_ksym_free(&t);
 
 	struct ksym_key other = key_a;
 	other.boot_id[0] = '9';
-	ok(ksym_cache_load(&t, path, &other) < 0, "another boot's cache is ignored");
+	ok(prof_ksym_cache_load(&t, path, &other) < 0, "another boot's cache is ignored");
 	other = key_a;
 	other.modules_hash++;
-	ok(ksym_cache_load(&t, path, &other) < 0, "cache from other modules is ignored");
-	ok(ksym_cache_load(&t, "/nonexistent/x", &key_a) < 0, "missing cache: error");
+	ok(prof_ksym_cache_load(&t, path, &other) < 0, "cache from other modules is ignored");
+	ok(prof_ksym_cache_load(&t, "/nonexistent/x", &key_a) < 0, "missing cache: error");
 	free(img);
 	free(path);
 }
@@ -142,14 +142,14 @@ static bool load_and_probe(const char *path)
 	struct ksym_table t;
 	uint64_t start;
 
-	if (ksym_cache_load(&t, path, &key_a) < 0)
+	if (prof_ksym_cache_load(&t, path, &key_a) < 0)
 		return false;
 	for (size_t i = 0; i < t.n; i++) {
-		const char *s = ksym_find(&t, t.start[i] + 1, &start);
+		const char *s = prof_ksym_find(&t, t.start[i] + 1, &start);
 		if (s && strlen(s) >= t.strs_len)
 			abort();
 	}
-	ksym_free(&t);
+	prof_ksym_free(&t);
 	return true;
 }
 
@@ -215,14 +215,14 @@ static void test_unsafe_places(void)
 	write_text(txt, sample_text);
 	write_text(victim, "precious\n");
 	ok(symlink(victim, link) == 0, "symlink planted at the cache path");
-	ok(ksym_cache_load(&t, link, &key_a) == -ELOOP, "symlink not read");
-	ksym_load_text(&t, txt, &all_zero);
-	is_u64(ksym_cache_store(&t, link, &key_a), 0, "store replaces the symlink");
+	ok(prof_ksym_cache_load(&t, link, &key_a) == -ELOOP, "symlink not read");
+	prof_ksym_load_text(&t, txt, &all_zero);
+	is_u64(prof_ksym_cache_store(&t, link, &key_a), 0, "store replaces the symlink");
 	char *s = read_file(victim, &len);
 	is_str(s, "precious\n", "symlink target untouched");
 	free(s);
-	ok(ksym_cache_store(&t, blocked, &key_a) < 0, "parent is a file: an error, no crash");
-	ksym_free(&t);
+	ok(prof_ksym_cache_store(&t, blocked, &key_a) < 0, "parent is a file: an error, no crash");
+	prof_ksym_free(&t);
 	free(txt);
 	free(victim);
 	free(link);
@@ -237,17 +237,17 @@ static void test_current(void)
 		ok(1, "# SKIP no boot_id");
 		return;
 	}
-	is_u64(ksym_key_current(&a), 0, "current key read");
+	is_u64(prof_ksym_key_current(&a), 0, "current key read");
 	is_u64(strlen(a.boot_id), 36, "boot_id is a uuid");
-	ksym_key_current(&b);
+	prof_ksym_key_current(&b);
 	ok(!memcmp(&a, &b, sizeof(a)), "current key is stable");
 	setenv("XDG_CACHE_HOME", "/x", 1);
-	char *p = ksym_cache_path();
+	char *p = prof_ksym_cache_path();
 	is_str(p, "/x/prof/kallsyms", "XDG_CACHE_HOME used");
 	free(p);
 	setenv("XDG_CACHE_HOME", "relative", 1);
 	setenv("HOME", "/h", 1);
-	p = ksym_cache_path();
+	p = prof_ksym_cache_path();
 	is_str(p, "/h/.cache/prof/kallsyms", "relative XDG_CACHE_HOME ignored, HOME used");
 	free(p);
 }

@@ -127,7 +127,7 @@ static void test_fn_table(const struct prof_profile *p)
 	struct prof_fn_table t;
 
 	prof_view_init(&v);
-	prof_fn_table_build(p, &v, &t);
+	prof_output_fn_table_build(p, &v, &t);
 	is_u64(t.grand_total, 100, "grand total = cpu samples");
 	is_u64(t.rows.n, 5, "five functions with cpu samples");
 	is_str(prof_str(p, t.rows.v[0].func), "work", "work first by self");
@@ -137,12 +137,12 @@ static void test_fn_table(const struct prof_profile *p)
 	is_u64(row(p, &t, "rec")->self, 10, "rec self");
 	is_u64(row(p, &t, "main")->total, 100, "main total");
 	is_str(prof_str(p, t.rows.v[t.rows.n - 1].func), "main", "main last by self");
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 
 	v.sort = PROF_SORT_TOTAL;
-	prof_fn_table_build(p, &v, &t);
+	prof_output_fn_table_build(p, &v, &t);
 	is_str(prof_str(p, t.rows.v[0].func), "main", "--sort total puts main first");
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 
 	/* ids: up to two per list, 0 ends it (no fixture thread has id 0) */
 	struct { uint32_t pid[2], tid[2]; const char *comm, *dso; uint64_t want; const char *what; } f[] = {
@@ -166,9 +166,9 @@ static void test_fn_table(const struct prof_profile *p)
 			v.tids[v.ntids++] = f[i].tid[k];
 		v.comm = f[i].comm;
 		v.dso = f[i].dso;
-		prof_fn_table_build(p, &v, &t);
+		prof_output_fn_table_build(p, &v, &t);
 		is_u64(t.grand_total, f[i].want, "filter %s", f[i].what);
-		prof_fn_table_free(&t);
+		prof_output_fn_table_free(&t);
 	}
 
 	/* perf's --percentage: absolute divides by the whole recording */
@@ -180,13 +180,13 @@ static void test_fn_table(const struct prof_profile *p)
 
 	prof_view_init(&v);
 	v.metric = PROF_VIEW_OFFCPU;
-	prof_fn_table_build(p, &v, &t);
+	prof_output_fn_table_build(p, &v, &t);
 	is_u64(t.grand_total, 4000000, "off-cpu ns");
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 	v.metric = PROF_VIEW_WALL;
-	prof_fn_table_build(p, &v, &t);
+	prof_output_fn_table_build(p, &v, &t);
 	is_u64(t.grand_total, 100 * 1000000 + 4000000, "wall = derived cpu ns + off-cpu ns");
-	prof_fn_table_free(&t);
+	prof_output_fn_table_free(&t);
 }
 
 static void test_text(const struct prof_profile *p)

@@ -122,9 +122,9 @@ static void test_flame_tree(const struct prof_profile *p)
 	struct prof_view v;
 
 	prof_view_init(&v);
-	flame_tree_init(&t);
-	flame_tree_add_profile(&t, p, &v, FLAME_HEAD);
-	flame_tree_finish(&t);
+	render_flame_tree_init(&t);
+	render_flame_tree_add_profile(&t, p, &v, FLAME_HEAD);
+	render_flame_tree_finish(&t);
 	is_u64(t.nodes.v[0].value[FLAME_HEAD], 18, "root carries every sample");
 	is_u64(t.nodes.v[0].n_children, 1, "one outermost frame (main)");
 	const struct flame_node *m = &t.nodes.v[t.child_ids.v[t.nodes.v[0].first_child]];
@@ -134,7 +134,7 @@ static void test_flame_tree(const struct prof_profile *p)
 	const struct flame_node *first = &t.nodes.v[t.child_ids.v[m->first_child]];
 	is_str(first->name, EVIL2, "siblings sorted by name");
 	is_u64(t.max_depth, 3, "max depth");
-	flame_tree_free(&t);
+	render_flame_tree_free(&t);
 }
 
 static void test_flamegraph(const struct prof_profile *p)
@@ -367,13 +367,13 @@ static void test_pb(void)
 	struct strbuf sb = STRBUF_INIT;
 	uint64_t v[] = { 1, 300 };
 
-	pb_uint(&sb, 1, 150);
+	render_pb_uint(&sb, 1, 150);
 	ok(sb.len == 3 && !memcmp(sb.buf, "\x08\x96\x01", 3), "varint field (protobuf docs' 150)");
 	sb_reset(&sb);
-	pb_packed(&sb, 4, v, 2);
+	render_pb_packed(&sb, 4, v, 2);
 	ok(sb.len == 5 && !memcmp(sb.buf, "\x22\x03\x01\xac\x02", 5), "packed repeated");
 	sb_reset(&sb);
-	pb_uint(&sb, 1, 0);
+	render_pb_uint(&sb, 1, 0);
 	is_u64(sb.len, 0, "zero is not encoded");
 	sb_release(&sb);
 }
@@ -496,9 +496,9 @@ static void test_random(void)
 		prof_add(&p, th[rng % 3], prof_node_from_stack(&p, st, depth), PROF_M_SAMPLES, w);
 		total += w;
 	}
-	flame_tree_init(&t);
-	flame_tree_add_profile(&t, &p, &v, FLAME_HEAD);
-	flame_tree_finish(&t);
+	render_flame_tree_init(&t);
+	render_flame_tree_add_profile(&t, &p, &v, FLAME_HEAD);
+	render_flame_tree_finish(&t);
 	is_u64(t.nodes.v[0].value[FLAME_HEAD], total, "random: flame root = total");
 	bool sums = true;
 	for (size_t i = 0; i < t.nodes.n; i++) {
@@ -509,7 +509,7 @@ static void test_random(void)
 		sums &= c == n->value[FLAME_HEAD];
 	}
 	ok(sums, "random: every node = self + children");
-	flame_tree_free(&t);
+	render_flame_tree_free(&t);
 
 	char *cg = render(prof_output_callgrind, &p, &v, NULL), want[64];
 	snprintf(want, sizeof(want), "totals: %llu\n", (unsigned long long)total);

@@ -337,19 +337,19 @@ static void test_nspath(void)
 	for (int level = 0; level < 32; level++)
 		snprintf(status + strlen(status), sizeof(status) - strlen(status), "\t%d", 4000000 + level);
 	strcat(status, "\nNSpgid:\t1\n");
-	is_u64(prof_status_nspid(status, strlen(status)), 4000031, "NSpid: the innermost of 32 levels");
-	is_u64(prof_status_nspid("Pid:\t5\n", 7), 0, "no NSpid line: 0");
-	is_u64(prof_status_nspid("NSpid:\t12x\n", 11), 0, "malformed NSpid: 0");
-	s = prof_ns_root_path(7, "/usr/lib/libc.so.6");
+	is_u64(prof_sym_status_nspid(status, strlen(status)), 4000031, "NSpid: the innermost of 32 levels");
+	is_u64(prof_sym_status_nspid("Pid:\t5\n", 7), 0, "no NSpid line: 0");
+	is_u64(prof_sym_status_nspid("NSpid:\t12x\n", 11), 0, "malformed NSpid: 0");
+	s = prof_sym_ns_root_path(7, "/usr/lib/libc.so.6");
 	is_str(s, "/proc/7/root/usr/lib/libc.so.6", "root path of a mapped file");
 	free(s);
-	ok(!prof_ns_root_path(7, "/app/../../etc/shadow") && !prof_ns_root_path(7, "lib.so"),
+	ok(!prof_sym_ns_root_path(7, "/app/../../etc/shadow") && !prof_sym_ns_root_path(7, "lib.so"),
 	   "no root path for a path with '..' or a relative one");
-	s = prof_ns_perf_map_path(4242, 17, true);
+	s = prof_sym_ns_perf_map_path(4242, 17, true);
 	is_str(s, "/proc/4242/root/tmp/perf-17.map", "a container's JIT map: its own pid under its root");
 	free(s);
 	char del[] = "/tmp/jit (deleted)";
-	ok(prof_map_path_cut_deleted(del) && !strcmp(del, "/tmp/jit"), "(deleted) cut");
+	ok(prof_sym_map_path_cut_deleted(del) && !strcmp(del, "/tmp/jit"), "(deleted) cut");
 }
 
 static void test_jit_names(void)
