@@ -76,18 +76,6 @@ int prof_data_read_progress(const char *path, struct prof_profile *p,
 			    struct prof_read_info *info,
 			    prof_data_progress_fn *progress, void *arg);
 
-/*
- * The input of a reading command: prof.data, or perf.data (by its magic);
- * "-" is either on stdin, perf's pipe mode too.  Warns when the file was cut.
- * progress may be NULL.  0 or -errno (error() printed).
- */
-int perfdata_load_any(const char *input, struct prof_profile *p,
-		      prof_data_progress_fn *progress, void *arg);
-/*
- * -EEXIST after an error line when out_path holds a recording (prof.data
- * or perf.data): a command's report must never replace one.  0 otherwise.
- */
-int perfdata_refuse_over_recording(const char *out_path);
 /* True when buf starts with prof.data's magic. */
 bool prof_data_has_magic(const void *buf, size_t len);
 

@@ -13,6 +13,7 @@
 #ifndef PROF_PERFDATA_H
 #define PROF_PERFDATA_H
 
+#include "prof/data.h"
 #include "prof/model.h"
 #include "prof/perf.h"
 #include <linux/perf_event.h>
@@ -146,5 +147,18 @@ static inline uint64_t perfdata_u64(const uint8_t *p, size_t i)
 	__builtin_memcpy(&v, p + 8 * i, 8);
 	return v;
 }
+
+/*
+ * The input of a reading command: prof.data, or perf.data (by its magic);
+ * "-" is either on stdin, perf's pipe mode too.  Warns when the file was cut.
+ * progress may be NULL.  0 or -errno (error() printed).
+ */
+int perfdata_load_any(const char *input, struct prof_profile *p,
+		      prof_data_progress_fn *progress, void *arg);
+/*
+ * -EEXIST after an error line when out_path holds a recording (prof.data
+ * or perf.data): a command's report must never replace one.  0 otherwise.
+ */
+int perfdata_refuse_over_recording(const char *out_path);
 
 #endif

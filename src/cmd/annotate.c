@@ -6,6 +6,7 @@
 #include "prof/annotate.h"
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/perfdata.h"
 #include "prof/options.h"
 #include "help-prof-annotate.h"
 #include <errno.h>

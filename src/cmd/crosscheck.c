@@ -9,6 +9,7 @@
 #include "prof/callgrind.h"
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/perfdata.h"
 #include "help-prof-crosscheck.h"
 #include <errno.h>
 #include <stdio.h>

@@ -8,6 +8,7 @@
 #include "prof/analysis.h"
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/perfdata.h"
 #include "help-prof-diff.h"
 #include "prof/options.h"
 #include <errno.h>

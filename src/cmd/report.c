@@ -7,6 +7,7 @@
  */
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/perfdata.h"
 #include "prof/options.h"
 #include "prof/output.h"
 #include "report-priv.h"

@@ -9,6 +9,7 @@
 #include "prof/analysis.h"
 #include "prof/cmd.h"
 #include "prof/data.h"
+#include "prof/perfdata.h"
 #include "help-prof-stat.h"
 #include "prof/options.h"
 #include "prof/output.h"
