@@ -15,6 +15,12 @@
       folder the "<!-- headers" block of LAYERS_MD names for it.  This one
       reads the source, not the objects, so it also sees what only a
       type, a macro or an inline function ties together.
+  check-objects.py prefixes BUILD LAYERS_MD
+      Every global function of BUILD/src/F/ begins with a prefix the
+      "<!-- prefixes" block of LAYERS_MD lists for F, the longest listed
+      prefix deciding (model's "prof_" takes what no longer one claims); a
+      folder listed with "-" (util) has none, and its names begin with no
+      other folder's.  So a name says where it is defined.
   check-objects.py dead BUILD [CALLER.o...]
       Every global function of BUILD/src/*/*.o is called from another
       object: src/, src/prof.o, a unit test under BUILD/tests/unit/, or
@@ -27,7 +33,7 @@
 Calls are read from `nm`: a symbol one object leaves undefined (U) and
 another defines.  Prints one line per problem and exits 1 when there is
 one, 0 when there is none, 2 when it cannot run.  make check runs all
-three through tests/t9200-source-shape.sh.
+four through tests/t9200-source-shape.sh.
 """
 import collections
 import glob
@@ -247,6 +253,47 @@ def check_includes(top, layers_md):
     return problems
 
 
+def read_prefixes(path):
+    """{folder: [prefixes]} from the "<!-- prefixes" block: a folder and
+    the prefixes of its global functions a line ("-": none)."""
+    return {f: [p for p in ps if p != "-"] for f, ps in fenced_block(path, "prefixes")}
+
+
+def owner_of(name, prefixes):
+    """The folder whose longest prefix begins name, or None."""
+    best, owner = 0, None
+    for f, ps in prefixes.items():
+        for p in ps:
+            if name.startswith(p) and len(p) > best:
+                best, owner = len(p), f
+    return owner
+
+
+def check_prefixes(build, layers_md):
+    objs = src_objects(build)
+    prefixes = read_prefixes(layers_md)
+    problems = []
+    seen = {}
+    for f, ps in sorted(prefixes.items()):
+        for p in ps:
+            if p in seen:
+                problems.append(f"prefix {p} is listed for both {seen[p]} and {f}")
+            seen[p] = f
+    bare = [f for f, ps in prefixes.items() if not ps]
+    for o in objs:
+        f = folder(build, o)
+        if f not in prefixes:
+            problems.append(f"src/{f}/ has no line in the prefixes list of {layers_md}")
+            continue
+        for s in sorted(nm(o)[1]):
+            want = owner_of(s, prefixes)
+            if want == f or (want is None and f in bare):
+                continue
+            where = f"a prefix of {want}/" if want else "no folder's prefix"
+            problems.append(f"{os.path.relpath(o, build)}: {s} begins with {where}, not {f}/'s")
+    return problems
+
+
 def check_dead(build, extra):
     objs = src_objects(build)
     main = os.path.join(build, "src", "prof.o")
@@ -271,6 +318,8 @@ def main():
         problems = check_layers(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "includes":
         problems = check_includes(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "prefixes":
+        problems = check_prefixes(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 3 and sys.argv[1] == "dead":
         problems = check_dead(sys.argv[2], sys.argv[3:])
     else:

@@ -3,7 +3,8 @@
 # From nm over the built objects (scripts/check-objects.py): every call
 # between src/ folders points down the documented layer list, no folders
 # form a cycle, and no global function goes uncalled; from the source,
-# every #include points down the same list.  The planted cases
+# every #include points down the same list; and every global function's
+# name begins with a prefix of its folder.  The planted cases
 # build a tiny tree of objects with one violation each, so the checks are
 # shown to fail where they should.
 . "$(dirname "$0")/lib/test-lib.sh"
@@ -16,6 +17,10 @@ test_expect_success 'calls between folders follow the layer list of docs/hacking
 
 test_expect_success 'includes between folders follow the layer list of docs/hacking.md' '
 	python3 "$CHECK" includes "$TOP" "$TOP/docs/hacking.md" >out 2>&1 || { cat out; return 1; }
+'
+
+test_expect_success 'every global function begins with a prefix of its folder' '
+	python3 "$CHECK" prefixes "$BUILD_DIR" "$TOP/docs/hacking.md" >out 2>&1 || { cat out; return 1; }
 '
 
 # The fuzz targets and the instruction-count driver link the library too:
@@ -104,6 +109,30 @@ test_expect_success 'planted: an object whose source is gone is not judged' '
 	python3 "$CHECK" layers planted layers.md &&
 	mkdir -p src/low && touch src/low/a.c &&
 	check_fails out layers planted layers.md
+'
+
+prefixes_md() {	# the three folders: low has no prefix, mid m_ and t_, high t_high_
+	printf "%s\n" "<!-- prefixes: folder, prefixes -->" "\`\`\`" "low  -" "mid  m_ t_" "high  t_high_" "\`\`\`" >prefixes.md
+}
+
+test_expect_success 'planted: names with their folder prefixes pass' '
+	rm -rf planted && prefixes_md &&
+	plant low a "int low_f(void) { return 1; }" &&
+	plant mid b "int m_f(void) { return 1; } int t_g(void) { return 2; }" &&
+	plant high c "int t_high_f(void) { return 3; } static int local(void) { return 4; } int t_high_g(void) { return local(); }" &&
+	python3 "$CHECK" prefixes planted prefixes.md
+'
+
+test_expect_success 'planted: a name with another folder prefix or none fails' '
+	rm -rf planted && prefixes_md &&
+	plant low a "int m_low(void) { return 1; }" &&
+	plant mid b "int t_high_in_mid(void) { return 1; } int bare(void) { return 2; }" &&
+	plant high c "int t_high_f(void) { return 3; }" &&
+	check_fails out prefixes planted prefixes.md &&
+	check_contains out "^src/low/a.o: m_low begins with a prefix of mid/, not low/.s" &&
+	check_contains out "^src/mid/b.o: t_high_in_mid begins with a prefix of high/, not mid/.s" &&
+	check_contains out "^src/mid/b.o: bare begins with no folder.s prefix, not mid/.s" &&
+	test "$(wc -l <out)" = 3
 '
 
 # A source tree of the same three folders: plant_src FILE LINES... writes
