@@ -6,7 +6,8 @@
       fenced block after the "<!-- layers" marker in docs/hacking.md), and
       every call between folders points down that list: a folder calls only
       the folders listed before it.  A cycle between folders is reported
-      as such.
+      as such.  The table of folders in LAYERS_MD (rows "| `src/F/` |")
+      names the same folders in the same order.
   check-objects.py includes TOP LAYERS_MD
       Every #include "prof/X.h" (and every include of a file of another
       folder) in TOP/src/ and TOP/include/prof/ points down the same layer
@@ -179,6 +180,10 @@ def check_layers(build, layers_md):
     for f in order:
         if f not in folders:
             problems.append(f"{layers_md} lists {f}, which has no objects under src/")
+    table = re.findall(r"^\| `src/([^/`]+)/` \|", open(layers_md, encoding="utf-8").read(), re.M)
+    if table and table != order:
+        problems.append(f"the folder table of {layers_md} lists {' '.join(table)}; "
+                        f"the layer list, bottom to top, is {' '.join(order)}")
     arrows = calls_between_folders(build, objs)
     for comp in cycles(folders, arrows):
         problems.append("cycle between folders: " + " <-> ".join(comp))

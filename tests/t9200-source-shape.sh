@@ -88,6 +88,19 @@ test_expect_success 'planted: a folder missing from the list fails' '
 	check_contains out "^src/mid/ is not in the layer list"
 '
 
+test_expect_success 'planted: a folder table in another order than the layers fails' '
+	rm -rf planted && layers_md "bottom  low" "middle  mid" "top  high" &&
+	printf "%s\n" "| folder | what |" "|---|---|" "| \`src/low/\` | a |" "| \`src/high/\` | c |" \
+		"| \`src/mid/\` | b |" >>layers.md &&
+	plant low a "int low_f(void) { return 1; }" &&
+	plant mid b "int low_f(void); int mid_f(void) { return low_f(); }" &&
+	plant high c "int mid_f(void); int main(void) { return mid_f(); }" &&
+	check_fails out layers planted layers.md &&
+	check_contains out "^the folder table of layers.md lists low high mid; the layer list, bottom to top, is low mid high" &&
+	sed -i "s/src.high/src\/xx/; s/src.mid/src\/high/; s/src.xx/src\/mid/" layers.md &&
+	python3 "$CHECK" layers planted layers.md
+'
+
 test_expect_success 'planted: a function nothing else calls fails the dead-code check' '
 	rm -rf planted &&
 	plant low a "int low_f(void) { return 1; } int low_unused(int x) { return x + 1; }" &&
