@@ -117,6 +117,10 @@ struct prof_offcpu_part {
 	uint32_t thread, node, weight;
 };
 void prof_offcpu_share(uint64_t exact, struct prof_offcpu_part *parts, size_t n);
+/* The estimated squared coefficient of variation of the weighted total
+ * sum weight x ns (the Horvitz-Thompson variance estimate over its
+ * square); infinite with no sample.  Windows last until it is small. */
+double prof_offcpu_cv2(const struct prof_offcpu_part *parts, size_t n);
 /*
  * The filter's stale rule (src/perf/bpf_filter.c) replayed over one
  * thread's kept samples, in time order: true if the sample at t of class

@@ -33,15 +33,18 @@
  *    every interval's ns; only its stack is estimated.  The state is exact
  *    too: preempted from the switch record, D from the D ring, else
  *    voluntary sleep; a D interval has its own stack (I/O wait is exact).
- *  - The estimator, per thread and window (OFFCPU_WINDOW_NS of its
- *    intervals) and per class (preempted, sleep): the class's exact time
+ *  - The estimator, per thread, class (preempted, sleep) and window (of
+ *    its intervals: at least OFFCPU_WINDOW_NS, and up to
+ *    OFFCPU_WINDOW_MAX_NS until the weighted total's estimated relative
+ *    variance is OFFCPU_WINDOW_CV2 or less): the class's exact time
  *    is shared among its sampled intervals in proportion to weight x ns,
  *    the weight being 1/p of the rule that kept it (stale: 1, random:
  *    period).  Weighted by 1/p the sampled ns are an unbiased estimate of
  *    each stack's ns (Horvitz-Thompson: p is fixed before the interval
  *    is, by the thread's past only), and the ratio keeps the class total
  *    exact.  Its error is that of a ratio estimate over the window's
- *    random samples (docs/offcpu.md).  A class with time and no sample in
+ *    random samples (docs/offcpu.md), whose bias is of the order of that
+ *    relative variance: hence windows that last until it is small.  A class with time and no sample in
  *    the window waits for the next window; at the thread's end it goes
  *    to "[stack not sampled]".
  *  - The samples of one switch-out arrive in time order before its switch
@@ -91,8 +94,15 @@
  * last: at most 50 samples a second per thread. */
 #define OFFCPU_STALE_NS 20000000ULL
 
-/* A thread's intervals are shared among its samples per window. */
+/* A thread's intervals are shared among its samples per window: at
+ * least this long, and longer (up to the max) while the window's weighted
+ * total has an estimated squared coefficient of variation above the
+ * bound, i.e. while a few heavy samples make it up.  The ratio's bias is
+ * of that order: a long wait sampled once a second, 75% of a thread's
+ * time, came out 31 points low over 1-s windows (tests/unit/offcpu.c). */
 #define OFFCPU_WINDOW_NS 1000000000ULL
+#define OFFCPU_WINDOW_MAX_NS 10000000000ULL
+#define OFFCPU_WINDOW_CV2 0.01
 
 /* The D ring's filter: switch-outs in TASK_UNINTERRUPTIBLE. */
 #define D_FILTER "prev_state & 2"
@@ -119,7 +129,7 @@ struct est {
 	struct prof_switch_sample pend;	/* a filtered sample waiting for its switch record */
 	uint64_t outs[OUTS_KEPT];	/* the newest switch-outs' times, | 1 << 63: preempted */
 	uint32_t nouts;			/* pushed so far (mod OUTS_KEPT: the next slot) */
-	uint64_t start;			/* t_out of the window's first interval; 0 none */
+	uint64_t start[2];		/* t_out of the window's first interval, by class; 0 none */
 	uint64_t exact[2];		/* every interval's ns, by class */
 	uint32_t thread;		/* of the newest interval */
 	VEC(struct prof_offcpu_part) s[2];	/* the sampled intervals, by class */
@@ -831,8 +841,8 @@ static void est_add(struct prof_offcpu *oc, const struct prof_switch_interval *i
 	int cls = iv->preempt ? 0 : 1;
 	uint64_t ns = iv->t_in - iv->t_out;
 
-	if (!e->start)
-		e->start = iv->t_out;
+	if (!e->start[cls])
+		e->start[cls] = iv->t_out;
 	e->thread = iv->thread;
 	e->exact[cls] += ns;
 	oc->stats.estimated++;
@@ -860,6 +870,18 @@ void prof_offcpu_share(uint64_t exact, struct prof_offcpu_part *parts, size_t n)
 	}
 }
 
+double prof_offcpu_cv2(const struct prof_offcpu_part *parts, size_t n)
+{
+	double ht = 0, var = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double w = parts[i].weight, y = (double)parts[i].ns;
+		ht += w * y;
+		var += (w * w - w) * y * y;	/* (1 - p) / p^2 y^2, p = 1 / w */
+	}
+	return ht > 0 ? var / (ht * ht) : INFINITY;
+}
+
 bool prof_offcpu_stale_replay(struct prof_offcpu_stale *st, uint64_t t, int cls, uint64_t tau)
 {
 	if ((st->seen & 1u << cls) && t - st->last[cls] < tau)
@@ -869,31 +891,38 @@ bool prof_offcpu_stale_replay(struct prof_offcpu_stale *st, uint64_t t, int cls,
 	return true;
 }
 
-/* Shares each class's exact time among its samples (weight x ns); a
- * class with no sample waits, or (final) goes to [stack not sampled]. */
-static void est_flush(struct prof_offcpu *oc, struct est *e, bool final)
+/* Shares class c's exact time among its samples (weight x ns); a class
+ * with no sample waits, or (final) goes to [stack not sampled]. */
+static void est_flush(struct prof_offcpu *oc, struct est *e, int c, bool final)
 {
-	for (int c = 0; c < 2; c++) {
-		if (!e->exact[c] || (!e->s[c].n && !final))
-			continue;	/* nothing, or a class that waits for a sample */
-		if (!e->s[c].n) {
-			oc->stats.unsampled_ns += e->exact[c];
-			add_ns(oc, e->start, e->thread, unsampled_node(oc), class_metric(c), e->exact[c]);
-		}
-		prof_offcpu_share(e->exact[c], e->s[c].v, e->s[c].n);
-		for (size_t i = 0; i < e->s[c].n; i++) {
-			const struct prof_offcpu_part *x = &e->s[c].v[i];
-			if (x->share)
-				add_ns(oc, x->t_out, x->thread, x->node, class_metric(c), x->share);
-		}
-		e->exact[c] = 0;
-		e->s[c].n = 0;
+	if (!e->exact[c] || (!e->s[c].n && !final))
+		return;	/* nothing, or a class that waits for a sample */
+	if (!e->s[c].n) {
+		oc->stats.unsampled_ns += e->exact[c];
+		add_ns(oc, e->start[c], e->thread, unsampled_node(oc), class_metric(c), e->exact[c]);
 	}
-	if (!e->exact[0] && !e->exact[1])
-		e->start = 0;
+	prof_offcpu_share(e->exact[c], e->s[c].v, e->s[c].n);
+	for (size_t i = 0; i < e->s[c].n; i++) {
+		const struct prof_offcpu_part *x = &e->s[c].v[i];
+		if (x->share)
+			add_ns(oc, x->t_out, x->thread, x->node, class_metric(c), x->share);
+	}
+	e->exact[c] = 0;
+	e->s[c].n = 0;
+	e->start[c] = 0;
 }
 
-/* The windows that are OFFCPU_WINDOW_NS old (all: every one, final). */
+/* Has class c's window run its course (see OFFCPU_WINDOW_NS)? */
+static bool est_window_done(const struct prof_offcpu *oc, const struct est *e, int c)
+{
+	uint64_t age = oc->newest > e->start[c] ? oc->newest - e->start[c] : 0;
+
+	if (!e->start[c] || age < OFFCPU_WINDOW_NS)
+		return false;
+	return age >= OFFCPU_WINDOW_MAX_NS || prof_offcpu_cv2(e->s[c].v, e->s[c].n) <= OFFCPU_WINDOW_CV2;
+}
+
+/* The windows that have run their course (all: every one, final). */
 static void est_settle(struct prof_offcpu *oc, bool all)
 {
 	size_t it = 0;
@@ -901,8 +930,9 @@ static void est_settle(struct prof_offcpu *oc, bool all)
 
 	while (u64map_next(&oc->est_by_tid, &it, &tid, &v)) {
 		struct est *e = (struct est *)(uintptr_t)v;
-		if (e->start && (all || e->start + OFFCPU_WINDOW_NS <= oc->newest))
-			est_flush(oc, e, all);
+		for (int c = 0; c < 2; c++)
+			if (all ? e->start[c] != 0 : est_window_done(oc, e, c))
+				est_flush(oc, e, c, all);
 	}
 }
 
@@ -915,7 +945,8 @@ static void est_exit(struct prof_offcpu *oc, uint32_t tid)
 		return;
 	struct est *e = (struct est *)(uintptr_t)v;
 
-	est_flush(oc, e, true);
+	est_flush(oc, e, 0, true);
+	est_flush(oc, e, 1, true);
 	VEC_FREE(&e->s[0]);
 	VEC_FREE(&e->s[1]);
 	free(e);
