@@ -17,6 +17,7 @@
  *    flamegraph.pl's alphabetical sibling order.
  */
 #include "prof/output.h"
+#include "output-priv.h"
 #include "prof/identity.h"
 #include <string.h>
 

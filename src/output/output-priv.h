@@ -1,7 +1,8 @@
 /*
  * output-priv.h - helpers shared by the renderers in src/output/ only: the
  * function index (frames merged by (name, module)), unit conversion of view
- * weights, percentages and name sanitizing for line-oriented formats.
+ * weights, percentages and name sanitizing for line-oriented formats, and
+ * the flame tree the SVG and HTML flame graphs are drawn from.
  */
 #ifndef PROF_OUTPUT_PRIV_H
 #define PROF_OUTPUT_PRIV_H
@@ -164,5 +165,52 @@ void render_json_script_safe(struct strbuf *sb, const char *json);
 	__asm__(".section .rodata\n.global " #sym "\n" #sym ":\n"           \
 		".incbin \"src/output/" file "\"\n.byte 0\n.previous\n");    \
 	extern const char sym[]
+
+/* --- flame tree (src/output/flametree.c) ----------------------------------
+ * Nodes are keyed by their *strings* (name, module path, inlined), not by
+ * profile ids, so stacks of two different profiles merge into one tree
+ * (the differential flame graph needs that).  Node 0 is the root.
+ * Invariants: value[k] of a node = sum of value[k] of its children + its
+ * own self[k]; children of a node are sorted by name after render_flame_tree_finish().
+ */
+enum { FLAME_HEAD, FLAME_BASE, FLAME_GONE, FLAME_SLOTS };
+
+struct flame_node {
+	uint32_t parent;
+	const char *name, *module, *file;	/* borrowed from the profile */
+	const char *name_key, *module_key;	/* what merges: the same, or identities */
+	uint32_t line;
+	uint8_t kind, inlined;
+	bool python;				/* a Python function (PROF_MOD_PYTHON) */
+	uint64_t value[FLAME_SLOTS];		/* inclusive weight per slot */
+	uint64_t self[FLAME_SLOTS];
+	uint32_t first_child, n_children;	/* into child_ids, after render_flame_tree_finish */
+	uint32_t depth;
+};
+
+struct flame_tree {
+	VEC(struct flame_node) nodes;
+	VEC(uint32_t) child_ids;
+	struct u64map index;	/* hash(parent, strings) + probe -> node id */
+	uint32_t max_depth;
+	/* Diffs of two builds merge frames by identity (src/model/identity.c):
+	 * the name without compiler hashes, the module by role (the program,
+	 * a soname), so builds of other names and paths share their frames. */
+	bool by_identity;
+	struct strtab keys;	/* the identity strings, by_identity only */
+};
+
+void render_flame_tree_init(struct flame_tree *t);
+/* A tree for a base/head diff: frames merge by identity (see above). */
+void render_flame_tree_init_identity(struct flame_tree *t);
+void render_flame_tree_free(struct flame_tree *t);
+/* Add every agg of p passing the view, with its view weight, to slot. */
+void render_flame_tree_add_profile(struct flame_tree *t, const struct prof_profile *p,
+				   const struct prof_view *v, int slot);
+/* Base stacks for a diff: adds to FLAME_BASE, and to FLAME_GONE along
+ * paths (or path tails) that the head slot never reached. */
+void render_flame_tree_add_base(struct flame_tree *t, const struct prof_profile *p,
+				const struct prof_view *v);
+void render_flame_tree_finish(struct flame_tree *t);	/* sorts children, sets depths */
 
 #endif
