@@ -22,6 +22,11 @@
       prefix deciding (model's "prof_" takes what no longer one claims); a
       folder listed with "-" (util) has none, and its names begin with no
       other folder's.  So a name says where it is defined.
+  check-objects.py decls TOP BUILD LAYERS_MD
+      Every function a header of TOP declares (include/prof/X.h, or a
+      header under src/F/) is defined in that header's folder, as BUILD's
+      objects say: a folder's functions are declared in its own headers,
+      never in a header of their callers.
   check-objects.py dead BUILD [CALLER.o...]
       Every global function of BUILD/src/*/*.o is called from another
       object: src/, src/prof.o, a unit test under BUILD/tests/unit/, or
@@ -34,7 +39,7 @@
 Calls are read from `nm`: a symbol one object leaves undefined (U) and
 another defines.  Prints one line per problem and exits 1 when there is
 one, 0 when there is none, 2 when it cannot run.  make check runs all
-four through tests/t9200-source-shape.sh.
+five through tests/t9200-source-shape.sh.
 """
 import collections
 import glob
@@ -299,6 +304,51 @@ def check_prefixes(build, layers_md):
     return problems
 
 
+# A declaration: one or more type words, then the name and "(" (a call in
+# a macro or an inline body starts with the name, or follows "return").
+DECL = re.compile(r"^(?!\s*return\b)\s*(?:[A-Za-z_]\w*[\s*]+)+?([A-Za-z_]\w*)\s*\(")
+
+
+def declarations(path):
+    """(line number, name) of the functions path declares, comments and
+    the bodies of static inline functions left out."""
+    def blank(m):	# keeps the line numbers
+        return re.sub(r"[^\n]", " ", m.group(0))
+
+    text = open(path, encoding="utf-8", errors="replace").read()
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", blank, text, flags=re.S)
+    text = re.sub(r"\)\s*\{.*?\n\}", blank, text, flags=re.S)	# function bodies
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = DECL.match(line)
+        if m and not line.lstrip().startswith("#"):
+            out.append((n, m.group(1)))
+    return out
+
+
+def check_decls(top, build, layers_md):
+    rank = {f: i for i, f in enumerate(read_layers(layers_md))}
+    owners = read_header_owners(layers_md)
+    defined_in = {}
+    for o in src_objects(build):
+        for s in nm(o)[1]:
+            defined_in[s] = folder(build, o)
+    problems = []
+    for rel, f in source_files(top):
+        if not rel.endswith(".h"):
+            continue
+        if f is None:
+            f = owners.get(os.path.basename(rel), os.path.basename(rel)[:-2])
+        if f not in rank:
+            continue	# the includes check reports the header
+        for n, name in declarations(os.path.join(top, rel)):
+            d = defined_in.get(name)
+            if d and d != f:
+                problems.append(f"{rel}:{n}: declares {name}, defined in src/{d}/: "
+                                f"declare it in a header of {d}/")
+    return problems
+
+
 def check_dead(build, extra):
     objs = src_objects(build)
     main = os.path.join(build, "src", "prof.o")
@@ -325,11 +375,13 @@ def main():
         problems = check_includes(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "prefixes":
         problems = check_prefixes(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "decls":
+        problems = check_decls(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) >= 3 and sys.argv[1] == "dead":
         problems = check_dead(sys.argv[2], sys.argv[3:])
     else:
         die("usage: check-objects.py layers BUILD LAYERS_MD | includes TOP LAYERS_MD | "
-            "dead BUILD [CALLER.o...]")
+            "prefixes BUILD LAYERS_MD | decls TOP BUILD LAYERS_MD | dead BUILD [CALLER.o...]")
     for p in problems:
         print(p)
     return 1 if problems else 0

@@ -4,7 +4,8 @@
 # between src/ folders points down the documented layer list, no folders
 # form a cycle, and no global function goes uncalled; from the source,
 # every #include points down the same list; and every global function's
-# name begins with a prefix of its folder.  The planted cases
+# name begins with a prefix of its folder and is declared in a header of
+# that folder.  The planted cases
 # build a tiny tree of objects with one violation each, so the checks are
 # shown to fail where they should.
 . "$(dirname "$0")/lib/test-lib.sh"
@@ -21,6 +22,10 @@ test_expect_success 'includes between folders follow the layer list of docs/hack
 
 test_expect_success 'every global function begins with a prefix of its folder' '
 	python3 "$CHECK" prefixes "$BUILD_DIR" "$TOP/docs/hacking.md" >out 2>&1 || { cat out; return 1; }
+'
+
+test_expect_success 'every function is declared in a header of the folder that defines it' '
+	python3 "$CHECK" decls "$TOP" "$BUILD_DIR" "$TOP/docs/hacking.md" >out 2>&1 || { cat out; return 1; }
 '
 
 # The fuzz targets and the instruction-count driver link the library too:
@@ -201,6 +206,19 @@ test_expect_success 'planted: a header of no folder fails' '
 	plant_src include/prof/stray.h "int stray_f(void);" &&
 	check_fails out includes planted layers.md &&
 	check_contains out "^include/prof/stray.h belongs to no folder of the layer list"
+'
+
+test_expect_success 'planted: a header declaring a function of another folder fails' '
+	rm -rf planted && layers_md "bottom  low" "middle  mid" "top  high" &&
+	plant low a "int low_f(void) { return 1; }" &&
+	plant mid b "int low_f(void); int mid_f(void) { return low_f(); }" &&
+	plant_src include/prof/low.h "int low_f(void);" "static inline int low_g(void)" "{" "	return mid_f();" "}" &&
+	plant_src include/prof/mid.h "#include \"prof/low.h\"" "int mid_f(void);" &&
+	python3 "$CHECK" decls planted planted layers.md &&
+	plant_src include/prof/high.h "/* mid_f(void) */" "const char *mid_f(void);" &&
+	check_fails out decls planted planted layers.md &&
+	check_contains out "^include/prof/high.h:2: declares mid_f, defined in src/mid/" &&
+	test "$(wc -l <out)" = 1
 '
 
 test_done
