@@ -178,34 +178,38 @@ test_expect_success 'planted: includes down the layers pass' '
 	python3 "$CHECK" includes planted layers.md
 '
 
+# includes_fail WANT FILE LINES...: with FILE planted as LINES, the includes
+# check fails, its report (in out) matching WANT.
+includes_fail() {
+	local want=$1
+	shift
+	plant_src "$@" && check_fails out includes planted layers.md && check_contains out "$want"
+}
+
 test_expect_success 'planted: a .c file including a header above it fails, naming file, line and layers' '
 	plant_headers &&
-	plant_src src/low/a.c "#include \"prof/low.h\"" "" "#include \"prof/extra.h\"" &&
-	check_fails out includes planted layers.md &&
-	check_contains out "^src/low/a.c:3: includes prof/extra.h: low -> mid points up the layers" &&
+	includes_fail "^src/low/a.c:3: includes prof/extra.h: low -> mid points up the layers" \
+		src/low/a.c "#include \"prof/low.h\"" "" "#include \"prof/extra.h\"" &&
 	test "$(wc -l <out)" = 1
 '
 
 test_expect_success 'planted: a header including a header above it fails' '
 	plant_headers &&
-	plant_src include/prof/low.h "#include \"prof/high.h\"" &&
-	check_fails out includes planted layers.md &&
-	check_contains out "^include/prof/low.h:1: includes prof/high.h: low -> high points up the layers"
+	includes_fail "^include/prof/low.h:1: includes prof/high.h: low -> high points up the layers" \
+		include/prof/low.h "#include \"prof/high.h\""
 '
 
 test_expect_success 'planted: a private header of a folder above fails' '
 	plant_headers &&
 	plant_src src/high/c-priv.h "int high_g(void);" &&
-	plant_src src/mid/b.c "#include \"../high/c-priv.h\"" &&
-	check_fails out includes planted layers.md &&
-	check_contains out "^src/mid/b.c:1: includes src/high/c-priv.h: mid -> high points up the layers"
+	includes_fail "^src/mid/b.c:1: includes src/high/c-priv.h: mid -> high points up the layers" \
+		src/mid/b.c "#include \"../high/c-priv.h\""
 '
 
 test_expect_success 'planted: a header of no folder fails' '
 	plant_headers &&
-	plant_src include/prof/stray.h "int stray_f(void);" &&
-	check_fails out includes planted layers.md &&
-	check_contains out "^include/prof/stray.h belongs to no folder of the layer list"
+	includes_fail "^include/prof/stray.h belongs to no folder of the layer list" \
+		include/prof/stray.h "int stray_f(void);"
 '
 
 test_expect_success 'planted: a header declaring a function of another folder fails' '
