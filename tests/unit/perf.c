@@ -227,6 +227,14 @@ static void test_uprobe_offsets(void)
 	static const uint8_t jemalloc_malloc[] = { 0x48, 0x81, 0xff, 0, 0x10, 0, 0, 0x0f, 0x87, 1, 2, 3, 4 };
 	static const uint8_t tcmalloc_free[] = { 0x48, 0x8b, 0x05, 1, 2, 3, 4, 0x48, 0x85, 0xc0, 0x0f, 0x84, 1, 2, 3, 4 };
 	static const uint8_t glibc_valloc[] = { 0x80, 0x3d, 1, 2, 3, 4, 0, 0x53 };
+	static const uint8_t jemalloc_free[] = {	/* to its jne, 48 bytes in */
+		0x48, 0x89, 0xf8, 0x48, 0x8b, 0x15, 0x0e, 0x53, 0x0a, 0x00, 0x48, 0x89, 0xf9,
+		0x48, 0xc1, 0xe8, 0x1a, 0x48, 0x81, 0xe1, 0x00, 0x00, 0x00, 0xc0, 0x25, 0xf0,
+		0x00, 0x00, 0x00, 0x64, 0x48, 0x03, 0x04, 0x25, 0x00, 0x00, 0x00, 0x00, 0x48,
+		0x01, 0xd0, 0x48, 0x3b, 0x88, 0xb0, 0x01, 0x00, 0x00, 0x0f, 0x85, 0x8a, 0, 0, 0 };
+	static const uint8_t cet_entry[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x55 };	/* endbr64; push %r13 */
+	static const uint8_t stores[] = { 0x48, 0x89, 0x07, 0x75, 0x02 };	/* mov %rax,(%rdi); jne */
+	static const uint8_t lea_rsp[] = { 0x48, 0x8d, 0x64, 0x24, 0x08, 0x53 };	/* lea 8(%rsp),%rsp */
 	static const uint8_t writes_rdi[] = { 0x48, 0x89, 0xc7, 0x75, 0x02 };	/* mov %rax,%rdi; jne */
 	static const uint8_t writes_rbx[] = { 0x48, 0x89, 0xfb, 0x53 };	/* mov %rdi,%rbx; push */
 	static const uint8_t moves_rsp[] = { 0x48, 0x83, 0xec, 0x10, 0x53 };	/* sub $16,%rsp; push */
@@ -237,6 +245,11 @@ static void test_uprobe_offsets(void)
 	is_u64(fast_offset(jemalloc_malloc, sizeof(jemalloc_malloc)), 7, "jemalloc malloc: past cmp $0x1000,%%rdi to ja");
 	is_u64(fast_offset(tcmalloc_free, sizeof(tcmalloc_free)), 10, "tcmalloc free: past a load into rax and a test");
 	is_u64(fast_offset(glibc_valloc, sizeof(glibc_valloc)), 7, "glibc valloc: past cmpb $0,x(%%rip)");
+	is_u64(fast_offset(jemalloc_free, sizeof(jemalloc_free)), 48,
+	       "jemalloc free: past 9 loads, ALU ops and shifts into scratch registers to jne");
+	is_u64(fast_offset(cet_entry, sizeof(cet_entry)), 4, "a CET build's endbr64 is skipped");
+	is_u64(fast_offset(stores, sizeof(stores)), 0, "a store to memory stays at the entry");
+	is_u64(fast_offset(lea_rsp, sizeof(lea_rsp)), 0, "a lea into rsp stays");
 	is_u64(fast_offset(writes_rdi, sizeof(writes_rdi)), 0, "an instruction writing rdi stays at the entry");
 	is_u64(fast_offset(writes_rbx, sizeof(writes_rbx)), 0, "one writing rbx stays");
 	is_u64(fast_offset(moves_rsp, sizeof(moves_rsp)), 0, "one moving rsp stays");
