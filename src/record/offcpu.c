@@ -953,6 +953,20 @@ static void est_exit(struct prof_offcpu *oc, uint32_t tid)
 	u64map_del(&oc->est_by_tid, tid);
 }
 
+/* Is an interval still open at the end that of a thread gone since (its
+ * tid no longer its process's, or a zombie)?  Then that switch-out was its
+ * last, whose EXIT the pairing did not see first (a record that came
+ * late into its ring): a dead thread is not off the CPU until the end. */
+static bool gone_at_end(const struct prof_switch_interval *iv)
+{
+	char st;
+
+	if (!(iv->edge & PROF_SWITCH_TO_END))
+		return false;
+	st = proc_state((pid_t)iv->tid);
+	return prof_proc_tgid((pid_t)iv->tid) != (pid_t)iv->pid || st == 'Z' || st == 'X';
+}
+
 /* The pairing's verdict on one interval: charged now with its own stack
  * (a D interval, every interval with --offcpu-stacks=all), or through the
  * estimator. */
@@ -961,6 +975,8 @@ static void charge(void *arg, const struct prof_switch_interval *iv, const struc
 {
 	struct prof_offcpu *oc = arg;
 
+	if (gone_at_end(iv))
+		return;
 	oc->newest = MAX(oc->newest, iv->t_in);
 	if (iv->edge & PROF_SWITCH_FROM_START)
 		charge_from_start(oc, iv);
