@@ -5,7 +5,9 @@
 # each rate of RATES, and per figure prints the mean estimate over the
 # truth, the RMS relative error, the mean standard error the header gave
 # (for the whole-heap figures) and how many runs fell within 2 of them.
-#   RUNS (default 20), RATES (default "524288 4096"), BENCH_TMP.
+# ATTACH=1: attached (-p) from before the first allocation, sampled by
+# BPF, instead of launched.
+#   RUNS (default 20), RATES (default "524288 4096"), ATTACH, BENCH_TMP.
 . "$(dirname "$0")/lib.sh"
 HEAP="$TOP/tests/workloads/bin/heap"
 RUNS=${RUNS:-20}
@@ -16,7 +18,21 @@ B="$BENCH_TMP"
 for rate in $RATES; do
 	: >"$B/err.$rate"
 	for i in $(seq "$RUNS"); do
-		"$PROF" record -q --no-resources --heap-rate "$rate" -o "$B/e.data" -- "$HEAP" 200000 >"$B/e.truth"
+		if [ -n "$ATTACH" ]; then
+			probes_gone
+			rm -f "$B/go"
+			"$HEAP" 200000 "$B/go" >"$B/e.truth" &
+			T=$!
+			for _ in $(seq 100); do grep -q "^heap: ready" "$B/e.truth" && break; sleep 0.1; done
+			"$PROF" record -q --no-resources --heap-rate "$rate" -o "$B/e.data" -p $T &
+			P=$!
+			for _ in $(seq 600); do [ "$(ls /proc/$P/task 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.1; done
+			touch "$B/go"
+			wait $T
+			wait $P
+		else
+			"$PROF" record -q --no-resources --heap-rate "$rate" -o "$B/e.data" -- "$HEAP" 200000 >"$B/e.truth"
+		fi
 		for m in allocs live-bytes peak-bytes; do
 			"$PROF" report -i "$B/e.data" --metric=$m --format=json >"$B/e.$m.json"
 		done
@@ -38,7 +54,7 @@ print(a.get("temp_planted", 0), l.get("leak_planted", 0), p.get("peak_planted", 
       lv, le, pv, pe, m.group(1), m.group(2))
 EOF
 	done
-	echo "# rate $rate, $RUNS runs"
+	echo "# rate $rate, $RUNS runs${ATTACH:+, attached}"
 	awk '
 	function stat(name, truth, col) { }
 	{ n++

@@ -89,20 +89,6 @@ fi
 # allocation; interleaved rounds.  Per allocation: (attached - bare) /
 # allocations (APAIRS + the 4,160 leak and peak blocks).
 APAIRS=${APAIRS:-200000}
-# The last run's uprobe definitions, which a background process of prof
-# removes after it exits (~0.1 s per event), are gone before the next
-# run: twice a sampled run that started during that removal came out at
-# a tenth of its siblings' CPU time (docs/heap.md; cause not found).
-probes_gone() {
-	local root=/sys/kernel/tracing pid
-	[ -r "$root/uprobe_events" ] || root=/sys/kernel/debug/tracing
-	for _ in $(seq 100); do
-		pid=$(sed -n 's/.*prof_heap\/p\([0-9]*\)_.*/\1/p' "$root/uprobe_events" 2>/dev/null | sort -u |
-			while read -r p; do kill -0 "$p" 2>/dev/null || echo "$p"; done)
-		[ -z "$pid" ] && return
-		sleep 0.2
-	done
-}
 attach_cpu() {	# bare|exact|sampled -> target CPU s
 	local T P
 	probes_gone

@@ -66,3 +66,19 @@ prof_samples() { "$PROF" report -i "$1" --format=json 2>/dev/null | python3 -c '
 prof_lost() { "$PROF" report -i "$1" --format=json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["lost"])'; }
 # perf's own total of lost samples (PERF_RECORD_LOST and LOST_SAMPLES)
 perf_lost() { perf report -i "$1" --stdio 2>/dev/null | awk '/^# Total Lost Samples:/ {print $NF; f = 1} END {if (!f) print 0}'; }
+
+# probes_gone: waits (20 s at most) until the heap uprobe definitions of
+# profs that exited, which a background process of prof removes (~0.1 s
+# per event), are gone, so that an attached run does not overlap that
+# removal: twice a sampled run that started during it came out at a tenth
+# of its siblings' CPU time (docs/heap.md; cause not found).
+probes_gone() {
+	local root=/sys/kernel/tracing pid
+	[ -r "$root/uprobe_events" ] || root=/sys/kernel/debug/tracing
+	for _ in $(seq 100); do
+		pid=$(sed -n 's/.*prof_heap\/p\([0-9]*\)_.*/\1/p' "$root/uprobe_events" 2>/dev/null | sort -u |
+			while read -r p; do kill -0 "$p" 2>/dev/null || echo "$p"; done)
+		[ -z "$pid" ] && return
+		sleep 0.2
+	done
+}
