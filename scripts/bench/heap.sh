@@ -22,7 +22,8 @@
 #                           --heap costs at most 2% over prof record.
 #                           Attached too: the bare server with prof record
 #                           -p and prof record --heap -p started once it
-#                           runs (uprobes on every allocator call).
+#                           runs (uprobes on the allocator, sampled by
+#                           BPF at the default rate).
 #   agreement               the planted workload with PAIRS=200,000: per
 #                           function, prof's allocation count, leaked bytes
 #                           and peak against heaptrack's (heaptrack_print),
