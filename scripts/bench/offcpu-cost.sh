@@ -29,7 +29,7 @@ PP="$BENCH_TMP/pingpong"
 [ -x "$PP" ] || gcc -O1 -g -fomit-frame-pointer -pthread "$TOP/tests/resources/pingpong.c" -o "$PP"
 [ "$(id -u)" = 0 ] || { echo "offcpu-cost.sh: needs root (perf -a)" >&2; exit 1; }
 B=$BENCH_TMP
-declare -A cpu ratio fts stacks unsampled trips
+declare -A cpu ratio fts stacks lost unsampled trips
 
 recorder() {	# config
 	case $1 in
@@ -81,7 +81,9 @@ for round in $(seq "$ROUNDS"); do
 			unsampled[$c]+="$u "
 			n=$(sed -n 's/^prof record: off-CPU: \([0-9]*\) full stacks.*/\1/p' "$B/rec.err")
 			stacks[$c]+="${n:-0} "
-			msg+="; finish_task_switch $s% of pingpong; churn not sampled $u%; stacks ${n:--}"
+			l=$(sed -n 's/^prof record: off-CPU: .*[ (]\([0-9]*\) lost).*/\1/p' "$B/rec.err")
+			lost[$c]+="${l:-0} "
+			msg+="; finish_task_switch $s% of pingpong; churn not sampled $u%; stacks ${n:--} (${l:--} lost)"
 		fi
 		echo "$msg; load $(cut -d' ' -f1 /proc/loadavg)" >&2
 	done
@@ -91,9 +93,10 @@ for round in $(seq "$ROUNDS"); do
 done
 rm -f "$B"/rec.*
 m() { echo "$1" | tr ' ' '\n' | grep . | median; }
-printf '| %-8s | %-12s | %-14s | %-22s | %-14s | %-10s |\n' recorder "CPU s" "CPU / perf's" "finish_task_switch %" "churn unsampled %" "stacks"
+printf '| %-8s | %-12s | %-14s | %-22s | %-14s | %-10s | %-8s |\n' recorder "CPU s" "CPU / perf's" \
+	"finish_task_switch %" "churn unsampled %" "stacks" "lost"
 for c in $CONFIGS; do
-	printf '| %-8s | %-12s | %-14s | %-22s | %-14s | %-10s |\n' "$c" "$(m "${cpu[$c]}")" "$(m "${ratio[$c]:-}")" \
-		"$(m "${fts[$c]:-}")" "$(m "${unsampled[$c]:-}")" "$(m "${stacks[$c]:-}")"
+	printf '| %-8s | %-12s | %-14s | %-22s | %-14s | %-10s | %-8s |\n' "$c" "$(m "${cpu[$c]}")" "$(m "${ratio[$c]:-}")" \
+		"$(m "${fts[$c]:-}")" "$(m "${unsampled[$c]:-}")" "$(m "${stacks[$c]:-}")" "$(m "${lost[$c]:-}")"
 done
 echo "# per round: cpu ${cpu[*]}; finish_task_switch ${fts[*]:-}; load at end $(cut -d' ' -f1-3 /proc/loadavg)" >&2
