@@ -20,7 +20,11 @@
 # 64 << 32), weight 2, so temp_planted's count is 2 x Binomial(20000,
 # 0.5): outside 10% only if the kept share leaves 45-55%, `bounds.py
 # share 20000 50 5` = 1.6e-45; 1 KiB and 1 MiB blocks (p = 1) and every
-# free of a kept block are exact.
+# free of a kept block are exact.  The attached runs add realloc_planted
+# (20000 x realloc(NULL, 64), realloc to 256 bytes, free: glibc's first
+# realloc jumps to malloc, one allocation): 2 x Binomial(20000, 0.5) +
+# 20000 against 40000, outside 10% only if the kept share leaves 40-60%,
+# `bounds.py share 20000 50 10` = 2.9e-177.
 # The leak view and the snapshot diff (the workload's phases) weigh 1 KiB
 # blocks (leak_planted: 4096, count error sqrt(e^-8 / 4096) = 0.03%), 4 KiB
 # and 1 MiB ones (sampled with certainty): 10% is over 300 standard
@@ -70,7 +74,7 @@ attach_record() {
 		# a retry under load whose recording missed its last third)
 		[ $try = 1 ] || for _ in $(seq 60); do stale_uprobes || break; sleep 0.5; done
 		rm -f go
-		"$WL/heap" 20000 go >att.truth &
+		"$WL/heap" 20000 go realloc >att.truth &
 		T=$!
 		for _ in $(seq 100); do grep -q "^heap: ready" att.truth && break; sleep 0.1; done
 		"$@" "$PROF" record --heap $RATE_ARGS -o att.data -p $T 2>att.err &

@@ -131,7 +131,11 @@ struct pending {		/* attach: an entry waiting for its return */
 	uint64_t time, size;
 	uint32_t thread, node;
 	bool valid;
+	uint64_t sp;			/* the entry's stack pointer */
 };
+
+/* A pending entry older than this was abandoned (its return lost). */
+#define NESTED_NS 1000000000ULL
 
 struct prof_heap {
 	struct prof_perf stk, reg;
@@ -637,6 +641,26 @@ static struct pending *pending_of(struct prof_heap *h, uint32_t tid)
 	return &h->pend.v[i - 1];
 }
 
+/*
+ * Exact attach: an allocator entry inside one still waiting for its
+ * return (glibc's realloc(NULL, n) jumps to malloc) is the same
+ * allocation, charged to the outer call's stack: the inner one's return
+ * address is already the outer's return probe trampoline, which no
+ * unwinder passes ([unknown]).  Its return comes first and takes the
+ * outer entry; the outer's return finds none.  Sampled, the BPF
+ * programs drop nested calls themselves (bpf_heap.c), and a realloc
+ * kept only for its free leaves an entry that no return takes.
+ */
+static bool nested(struct prof_heap *h, uint32_t tid, uint64_t sp, uint64_t time)
+{
+	uint64_t i;
+
+	if (h->sampled || !u64map_get(&h->pending, tid, &i))
+		return false;
+	const struct pending *pe = &h->pend.v[i - 1];
+	return pe->valid && sp <= pe->sp && time - pe->time < NESTED_NS;
+}
+
 /* A stack sample, resolved by the engine. */
 static void on_sample(void *arg, const struct prof_replay_sample *rs)
 {
@@ -654,8 +678,11 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 		add_block(h, s->time, s->pid, r[PERF_REG_X86_DI], r[PERF_REG_X86_SI], rs->thread, node);
 		return;
 	case R_ENTRY_REALLOC:
+		if (nested(h, s->tid, r[PERF_REG_X86_SP], s->time))
+			return;
 		free_block(h, s->time, s->pid, r[PERF_REG_X86_DI]);
-		*pending_of(h, s->tid) = (struct pending){ s->time, r[PERF_REG_X86_SI], rs->thread, node, true };
+		*pending_of(h, s->tid) = (struct pending){ s->time, r[PERF_REG_X86_SI], rs->thread, node, true,
+							   r[PERF_REG_X86_SP] };
 		return;
 	case R_ENTRY_SIZE_DI:
 	case R_ENTRY_CALLOC:
@@ -663,7 +690,10 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 		uint64_t size = role_of(h, s) == R_ENTRY_SIZE_SI ? r[PERF_REG_X86_SI] : r[PERF_REG_X86_DI];
 		if (role_of(h, s) == R_ENTRY_CALLOC)
 			size *= r[PERF_REG_X86_SI];
-		*pending_of(h, s->tid) = (struct pending){ s->time, size, rs->thread, node, true };
+		if (nested(h, s->tid, r[PERF_REG_X86_SP], s->time))
+			return;
+		*pending_of(h, s->tid) = (struct pending){ s->time, size, rs->thread, node, true,
+							   r[PERF_REG_X86_SP] };
 		return;
 	}
 	default:

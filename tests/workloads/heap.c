@@ -8,7 +8,7 @@
  *                  is largest while they live (64 MiB + the 4 MiB leak).
  * Lines "truth FUNCTION allocs=N bytes=B live=L peak=P" (bytes) follow.
  *
- *   heap [PAIRS=200000] [WAITFILE|-] [phases]
+ *   heap [PAIRS=200000] [WAITFILE|-] [phases|realloc]
  * With WAITFILE, prints "heap: ready pid=N" and waits until the file
  * exists before allocating (tests attach with -p meanwhile).
  * With phases (the leak view and snapshot tests), the phases are apart
@@ -18,6 +18,10 @@
  * samples) at a quiet moment between two phases: after_leak, mid_peak
  * (the 64 blocks live), after_peak.  Every allocation of the phases
  * before a mark is earlier than it, every one after is later.
+ * With realloc (the attached tests), last:
+ *   realloc_planted  PAIRS times realloc(NULL, 64) (glibc's jumps to its
+ *                    malloc: one allocation, not two), realloc to 256
+ *                    bytes (a free and an allocation), free.
  */
 #include "wl.h"
 #include <stdint.h>
@@ -34,8 +38,10 @@ static void *volatile keep;	/* the compiler cannot drop a malloc/free pair */
 #define PEAK_SIZE (1 << 20)
 #define YOUNG_N 256
 #define YOUNG_SIZE 4096
+#define GROW_SIZE 256
 
 static int phases;
+static void *volatile no_block;	/* realloc(NULL, n) stays a realloc */
 
 /* Between two phases: a quiet moment, its time printed. */
 static void mark(const char *name)
@@ -91,11 +97,24 @@ WL_NOINLINE static void young_planted(void)
 	}
 }
 
+WL_NOINLINE static void realloc_planted(long pairs)
+{
+	for (long i = 0; i < pairs; i++) {
+		char *p = realloc(no_block, TEMP_SIZE);
+		p[0] = (char)i;
+		p = realloc(p, GROW_SIZE);
+		p[1] = (char)i;
+		keep = p;
+		free(keep);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long pairs = argc > 1 ? atol(argv[1]) : 200000;
 
 	phases = argc > 3 && !strcmp(argv[3], "phases");
+	int reallocs = argc > 3 && !strcmp(argv[3], "realloc");
 	if (argc > 2 && strcmp(argv[2], "-")) {
 		printf("heap: ready pid=%d\n", (int)getpid());
 		fflush(stdout);
@@ -110,11 +129,16 @@ int main(int argc, char **argv)
 		mark("after_peak");
 		young_planted();
 	}
+	if (reallocs)
+		realloc_planted(pairs);
 	printf("truth leak_planted allocs=%d bytes=%d live=%d peak=%d\n", LEAK_N,
 	       LEAK_N * LEAK_SIZE, LEAK_N * LEAK_SIZE, LEAK_N * LEAK_SIZE);
 	printf("truth temp_planted allocs=%ld bytes=%ld live=0 peak=0\n", pairs, pairs * TEMP_SIZE);
 	printf("truth peak_planted allocs=%d bytes=%ld live=0 peak=%ld\n", PEAK_N,
 	       (long)PEAK_N * PEAK_SIZE, (long)PEAK_N * PEAK_SIZE);
+	if (reallocs)
+		printf("truth realloc_planted allocs=%ld bytes=%ld live=0 peak=0\n", 2 * pairs,
+		       pairs * (TEMP_SIZE + GROW_SIZE));
 	if (phases)
 		printf("truth young_planted allocs=%d bytes=%d live=%d peak=0\n", YOUNG_N,
 		       YOUNG_N * YOUNG_SIZE, YOUNG_N * YOUNG_SIZE);
