@@ -378,6 +378,12 @@ int prof_perf_open_cpu(struct prof_perf *pf, int cpu)
 	pf->attr.inherit = 0;
 	pf->attr.exclude_idle = 1;
 	pf->attr.enable_on_exec = 0;
+	/* No build-ids in a system-wide MMAP2: the kernel marks the record it
+	 * shares among every event watching that mmap as holding one, and the
+	 * events after ours (another profiler's) then get the mark over an
+	 * inode; perf 6.1 reads a 253-byte build-id there and aborts
+	 * (kernel-notes/events.md).  Files are named by path and inode. */
+	pf->attr.build_id = 0;
 	fd = open_one(pf, -1, cpu);
 	if (fd == -EACCES || fd == -EPERM)
 		return system_wide_error(-fd);
