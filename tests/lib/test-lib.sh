@@ -105,18 +105,17 @@ test_done() {
 }
 
 # perf 6.1 (Debian 12) on Linux 6.18 aborts at the end of `perf record`
-# ("assertion failed at util/build-id.c:1010", stack smashing), after the
-# samples are written, while it adds the hit DSOs to its build-id cache
-# ~/.debug.  How often depends on what that cache already holds: on a
-# machine whose ~/.debug had grown to 827 MB, 1 dwarf recording of
-# t5100's spin in 2 aborted, so three tries in a row failed twice in one
-# suite run; with an empty cache, 0 of 14 (`perf record -q -e cpu-clock
-# -F 999 --call-graph dwarf -- ./spin 300`, each way).  So every perf
-# command of a test gets a build-id cache of its own, in the test's
-# scratch directory (a test that sets HOME itself keeps its own), and a
-# file record that still dies of SIGABRT is taken again, at most three
-# times, and said on stderr.  Streams (-o -) are not retried: tests give
-# them -B.  Tests compare prof with perf, not perf with its cache.
+# ("assertion failed at util/build-id.c:1010", stack smashing) when its
+# MMAP2 records carry a build-id flag they should not: a system-wide
+# session that asks for build-ids, running meanwhile, makes the kernel
+# mark them (kernel-notes/events.md; prof -a no longer asks).  Every perf
+# command of a test gets a build-id cache of its own in the test's
+# scratch directory (a test that sets HOME itself keeps its own): the
+# suite neither reads nor fills the user's ~/.debug (827 MB on the
+# project VM).  A file record that still dies of SIGABRT is taken again,
+# at most three times, and said on stderr.  Streams (-o -) are not
+# retried: tests give them -B.  Tests compare prof with perf, not perf
+# with itself.
 TEST_HOME=$HOME
 perf() {
 	local try st home=$HOME
