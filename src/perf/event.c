@@ -381,7 +381,8 @@ int prof_perf_open_cpu(struct prof_perf *pf, int cpu)
 	/* No build-ids in a system-wide MMAP2: the kernel marks the record it
 	 * shares among every event watching that mmap as holding one, and the
 	 * events after ours (another profiler's) then get the mark over an
-	 * inode; perf 6.1 reads a 253-byte build-id there and aborts
+	 * inode; perf 6.1 takes the disk's major number for a build-id's
+	 * length (254), overruns a 20-byte array and aborts
 	 * (kernel-notes/events.md).  Files are named by path and inode. */
 	pf->attr.build_id = 0;
 	fd = open_one(pf, -1, cpu);
