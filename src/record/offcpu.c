@@ -481,7 +481,7 @@ int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
  * it are dropped by the replay with the rest of its own switches. */
 int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 {
-	struct prof_perf *tps[] = { &oc->pf, oc->prog < 0 ? &oc->st : NULL, &oc->dd };
+	struct prof_perf *tps[] = { &oc->pf, oc->prog < 0 ? &oc->st : NULL };
 	struct strbuf f = STRBUF_INIT;
 	pid_t *tids;
 	size_t n;
@@ -493,9 +493,8 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 	for (size_t i = 0; i < n; i++)
 		sb_addf(&f, " && prev_pid != %d", (int)tids[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(tps) && ret >= 0; i++) {
-		if (!tps[i] || !tps[i]->rings || tps[i]->open_filter)
-			continue;
-		ret = prof_perf_set_filter(tps[i], sb_str(&f));
+		if (tps[i] && tps[i]->rings)
+			ret = prof_perf_set_filter(tps[i], sb_str(&f));
 	}
 	free(tids);
 	sb_release(&f);
