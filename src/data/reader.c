@@ -233,6 +233,18 @@ struct sample {
 	bool live;		/* a block live at the end (HEAP_SAMPLES bits 5, 6) */
 };
 
+/* A HEAP_SAMPLES metric code: a block live at the end (bits 5, 6: its
+ * weights, outside the delta state), or past the stored metrics. */
+static void heap_metric(struct sample *s, unsigned code)
+{
+	if (code == PD_HEAP_LIVE_COUNT || code == PD_HEAP_LIVE_BYTES) {
+		s->live = true;
+		s->metric = code == PD_HEAP_LIVE_COUNT ? PROF_M_ALLOCS : PROF_M_ALLOC_BYTES;
+	} else if (s->metric >= PROF_M_PEAK_BYTES) {	/* not a stored metric */
+		s->metric = PROF_METRIC_COUNT;
+	}
+}
+
 /*
  * Decodes the next sample at c and moves the delta state on.  False if the
  * bytes end inside it or are malformed; the state is then left untouched,
@@ -253,21 +265,34 @@ static bool decode_sample(struct cursor *c, struct sample_state *st, struct samp
 	if (!(s->head & PD_S_SAME_NODE) && !get(c, &s->node))
 		return false;
 	unsigned code = s->head & PD_S_METRIC_MASK;
-	s->live = metric_base && (code == PD_HEAP_LIVE_COUNT || code == PD_HEAP_LIVE_BYTES);
 	s->metric = code + metric_base;
-	if (s->live)
-		s->metric = code == PD_HEAP_LIVE_COUNT ? PROF_M_ALLOCS : PROF_M_ALLOC_BYTES;
-	else if (metric_base && s->metric >= PROF_M_PEAK_BYTES)	/* not a stored metric */
-		s->metric = PROF_METRIC_COUNT;
-	s->value = s->metric < PROF_METRIC_COUNT && !s->live ? st->last_value[s->metric] : 1;
+	s->live = false;
+	if (metric_base)	/* a heap record: two codes are not metrics (format.c) */
+		heap_metric(s, code);
+	bool delta_coded = s->metric < PROF_METRIC_COUNT && !s->live;
+	s->value = delta_coded ? st->last_value[s->metric] : 1;
 	if (!(s->head & PD_S_SAME_VALUE) && !get(c, &s->value))
 		return false;
 	st->time = s->time;
 	st->thread = s->thread;
 	st->node = s->node;
-	if (s->metric < PROF_METRIC_COUNT && !s->live)
+	if (delta_coded)
 		st->last_value[s->metric] = s->value;	/* the writer's delta state moves on */
 	return true;
+}
+
+/* A heap sample kept in time order beside the profile: in heap_live (a
+ * block live at the end, for the leak view) or heap_log (for the peak).
+ * Apart from add_sample so that its per-sample path builds no entry. */
+static void push_heap(struct prof_profile *p, const struct sample *s, uint32_t thread, uint32_t node)
+{
+	struct prof_timed_sample e = { .t_ns = s->time, .value = s->value, .thread = thread,
+				       .node = node, .metric = s->metric };
+
+	if (s->live)
+		VEC_PUSH(&p->heap_live, e);
+	else
+		VEC_PUSH(&p->heap_log, e);
 }
 
 static void add_sample(struct reader *r, const struct sample *s)
@@ -277,10 +302,8 @@ static void add_sample(struct reader *r, const struct sample *s)
 		return;
 	}
 	uint32_t thread = r->thread.v[s->thread], node = r->node.v[s->node];
-	struct prof_timed_sample e = { .t_ns = s->time, .value = s->value, .thread = thread,
-				       .node = node, .metric = s->metric };
 	if (s->live) {	/* no weight: which allocations are still live (the leak view) */
-		VEC_PUSH(&r->p->heap_live, e);
+		push_heap(r->p, s, thread, node);
 		return;
 	}
 	r->min_time = MIN(r->min_time, s->time);
@@ -293,7 +316,7 @@ static void add_sample(struct reader *r, const struct sample *s)
 		r->saw_cpu_ns = true;
 	}
 	if (s->metric >= PROF_M_HEAP_FIRST)	/* few: the peak needs them in order */
-		VEC_PUSH(&r->p->heap_log, e);
+		push_heap(r->p, s, thread, node);
 	if (r->p->keep_timed)
 		prof_add_timed(r->p, s->time, thread, node, (enum prof_metric)s->metric, s->value);
 	else	/* the per-sample path of every report: no call through the wrapper */
