@@ -107,6 +107,7 @@ struct prof_pysample {
 	const uint8_t *stack;
 	size_t len;
 	bool late;		/* seen too long after the sample: not read (-ESTALE) */
+	bool blocked;		/* a switch-out sample: read now (no BPF chain) */
 };
 
 struct prof_python;
@@ -126,7 +127,8 @@ const struct prof_pycode *prof_python_code(struct prof_python *py, uint32_t id);
 size_t prof_python_found(struct prof_python *py, uint16_t *last_version);
 /* Chains read so far by the BPF program at the sample, and by the
  * recorder after it. */
-void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after);
+void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after,
+			     uint64_t *blocked);
 
 /*
  * The record the recorder queues just before a sample of a CPython thread
@@ -146,5 +148,8 @@ struct prof_perf;
 /* Installs the ring pump's hook (PROF_RECORD_PYSTACK records before
  * CPython samples) with py on pf (before its pump starts); returns py. */
 struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py);
+/* The same on an off-CPU event whose samples carry a user stack: the
+ * frames a thread blocked in, read by the recorder. */
+void prof_python_hook_set_offcpu(struct prof_perf *pf, struct prof_python *py);
 
 #endif

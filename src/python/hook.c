@@ -16,26 +16,29 @@
  * from the same place, which no check can tell (docs/python.md). */
 #define MAX_LAG_NS 2000000
 
-/* The ring pump's hook (struct prof_perf's hook, arg a struct
- * prof_python): PROF_RECORD_PYSTACK records before CPython samples. */
-static size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
-			     void *out, size_t max)
+/* PROF_RECORD_PYSTACK records before CPython samples: the hook's work
+ * for both kinds of event.  blocked: a switch-out sample, which the BPF
+ * program (on the CPU event) never saw. */
+static size_t pump_hook(struct prof_python *py, const struct prof_perf *pf, const struct perf_event_header *h,
+			void *out, size_t max, bool blocked)
 {
-	struct prof_python *py = arg;
 	struct prof_perf_sample s;
 	struct prof_perf_task t;
 	struct prof_user_regs regs;
-	struct prof_pysample smp = { 0 };
+	struct prof_pysample smp = { .blocked = blocked };
 
 	if (h->type == PERF_RECORD_SAMPLE) {
 		if (prof_perf_parse_sample(&pf->attr, h, &s) < 0 || !s.pid || s.pid == (uint32_t)getpid())
 			return 0;
-		if (now_ns() > s.time + MAX_LAG_NS)
-			smp.late = true;
+		/* a blocked thread's chain is checked against its stack instead */
+		smp.late = !blocked && now_ns() > s.time + MAX_LAG_NS;
 		/* the sample's own view of the C stack, to check the chain against */
 		if (s.stack && s.regs_abi &&
-		    prof_perf_sample_regs(&s, regs.r, ARRAY_SIZE(regs.r)) > PERF_REG_X86_SP)
-			smp = (struct prof_pysample){ regs.r[PERF_REG_X86_SP], s.stack, s.stack_size, smp.late };
+		    prof_perf_sample_regs(&s, regs.r, ARRAY_SIZE(regs.r)) > PERF_REG_X86_SP) {
+			smp.sp = regs.r[PERF_REG_X86_SP];
+			smp.stack = s.stack;
+			smp.len = s.stack_size;
+		}
 		return prof_python_record(py, s.pid, s.tid, s.time, &smp, out, max);
 	}
 	if (h->type == PERF_RECORD_EXIT && prof_perf_parse_task(h, &t) == 0 && t.pid == t.tid)
@@ -45,6 +48,20 @@ static size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const
 	return 0;
 }
 
+/* The ring pump's hooks (struct prof_perf's hook, arg a struct
+ * prof_python): CPU samples, and off-CPU (switch-out) samples. */
+static size_t prof_python_pump_hook(void *arg, const struct prof_perf *pf, const struct perf_event_header *h,
+				    void *out, size_t max)
+{
+	return pump_hook(arg, pf, h, out, max, false);
+}
+
+static size_t prof_python_pump_hook_blocked(void *arg, const struct prof_perf *pf,
+					    const struct perf_event_header *h, void *out, size_t max)
+{
+	return pump_hook(arg, pf, h, out, max, true);
+}
+
 struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py)
 {
 	pf->hook = prof_python_pump_hook;
@@ -52,4 +69,15 @@ struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_pytho
 	if ((pf->bpf_prog = prof_python_bpf_prog(py)) > 0)
 		pf->hook_lazy = true;	/* the frames were read at the sample */
 	return py;
+}
+
+/* A switched-out thread's chain holds still until it runs again: read
+ * after the switch-out, it is the one the thread blocked in if the
+ * thread's C stack is still as the sample copied it (reader.c,
+ * still_blocked), however late the read.  No BPF program: the event has
+ * its own filter, and a perf event takes one program. */
+void prof_python_hook_set_offcpu(struct prof_perf *pf, struct prof_python *py)
+{
+	pf->hook = prof_python_pump_hook_blocked;
+	pf->hook_arg = py;
 }

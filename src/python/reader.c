@@ -85,7 +85,9 @@ struct prof_python {
 	struct pyraw chain[PROF_PY_MAX_FRAMES];	/* the Python frames of raw[] */
 	struct prof_pybpf *bpf;		/* reads chains at the sample; NULL: none */
 	uint64_t at_sample, after;	/* chains read by the program, by the recorder */
+	uint64_t blocked;		/* chains of switched-out threads (the recorder's) */
 	struct pyraw raw[RAW_MAX];	/* one chain as read */
+	VEC(uint8_t) stack_now;		/* a blocked thread's C stack, read again */
 };
 
 struct prof_python *prof_python_new(void)
@@ -133,6 +135,7 @@ void prof_python_free(struct prof_python *py)
 		proc_free(py->proc.v[i]);
 	VEC_FREE(&py->proc);
 	VEC_FREE(&py->elves);
+	VEC_FREE(&py->stack_now);
 	VEC_FREE(&py->pending);
 	u64map_free(&py->procs);
 	for (size_t i = 0; i < py->codes.n; i++) {
@@ -399,11 +402,13 @@ void prof_python_forget(struct prof_python *py, pid_t pid)
 	pthread_mutex_unlock(&py->rlock);
 }
 
-void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after)
+void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after,
+			     uint64_t *blocked)
 {
 	pthread_mutex_lock(&py->rlock);
 	*at_sample = py->at_sample;
 	*after = py->after;
+	*blocked = py->blocked;
 	pthread_mutex_unlock(&py->rlock);
 }
 
@@ -693,8 +698,8 @@ static int chain_now(struct prof_python *py, struct proc *p, pid_t tid, const st
 		return ret;
 	if (py->bpf)	/* the program reads this thread's next samples */
 		prof_pybpf_add_thread(py->bpf, p->pid, tid, addr, l);
-	if (smp && smp->late)
-		return py->bpf ? -EAGAIN : -ESTALE;
+	if (smp && smp->late)	/* -EAGAIN: the program reads its next CPU samples */
+		return py->bpf && !smp->blocked ? -EAGAIN : -ESTALE;
 	if ((ret = current_frame(p, ts, smp, &frame)) < 0)
 		return ret;
 	for (; frame && n < RAW_MAX; n++) {
@@ -737,6 +742,25 @@ static size_t frames_of(struct prof_python *py, const struct prof_py_layout *l, 
 }
 
 /*
+ * Whether a switched-out thread has not run since its sample, after its
+ * chain was read: its C stack, from the sample's stack pointer up, is
+ * still what the sample copied.  A thread that ran again returned from
+ * the call it blocked in and overwrote that memory with other frames (the
+ * interpreter's spilled registers hold the Python frame and its next
+ * instruction), so a chain read from a thread that moved on does not
+ * pass, however late the read; a stack the sample did not copy cannot be
+ * checked and does not pass either.
+ */
+static bool still_blocked(struct prof_python *py, pid_t pid, const struct prof_pysample *smp)
+{
+	if (!smp->len || !smp->stack)
+		return false;
+	VEC_GROW(&py->stack_now, smp->len);
+	return rd(pid, smp->sp, py->stack_now.v, smp->len) == 0 &&
+	       memcmp(py->stack_now.v, smp->stack, smp->len) == 0;
+}
+
+/*
  * The Python frames tid of pid was executing at its sample at `time`: as
  * the BPF program read them then, or else read now.  The count written to
  * out (up to max), -ENOENT when pid runs no CPython this reader knows (or
@@ -755,11 +779,15 @@ static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, uint64_t ti
 
 	if (!p->python)
 		return -ENOENT;	/* also while pending */
-	if (py->bpf && (n = prof_pybpf_take(py->bpf, tid, time, py->raw, RAW_MAX)) >= 0)
+	if (py->bpf && !(smp && smp->blocked) && (n = prof_pybpf_take(py->bpf, tid, time, py->raw, RAW_MAX)) >= 0)
 		py->at_sample++;
 	else if ((n = chain_now(py, p, tid, smp)) < 0)
 		return n;
-	else
+	else if (smp && smp->blocked) {
+		if (!still_blocked(py, pid, smp))
+			return -ESTALE;
+		py->blocked++;
+	} else
 		py->after++;
 	size_t nf = frames_of(py, &p->l, (size_t)n, out, MIN(max, (size_t)PROF_PY_MAX_FRAMES));
 	if ((ret = code_ids(py, p, out, nf)) < 0)

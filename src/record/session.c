@@ -362,9 +362,10 @@ static void python_meta(struct prof_session *s)
 		(unsigned long long)st.unread);
 	prof_meta_set(&s->p, "python_samples", sb_str(&sb));
 	sb_reset(&sb);
-	uint64_t at, after;
-	prof_python_read_counts(s->py, &at, &after);
-	sb_addf(&sb, "%llu %llu", (unsigned long long)at, (unsigned long long)after);
+	uint64_t at, after, blocked;
+	prof_python_read_counts(s->py, &at, &after, &blocked);
+	sb_addf(&sb, "%llu %llu %llu", (unsigned long long)at, (unsigned long long)after,
+		(unsigned long long)blocked);
 	prof_meta_set(&s->p, "python_read", sb_str(&sb));
 	sb_release(&sb);
 }
@@ -704,8 +705,11 @@ int prof_session_start(struct prof_session *s)
 	}
 	if (s->oc) {
 		struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
-		for (size_t i = 0, n = offcpu_perfs(s, pfs); i < n; i++)
+		for (size_t i = 0, n = offcpu_perfs(s, pfs); i < n; i++) {
+			if (s->py && (pfs[i]->attr.sample_type & PERF_SAMPLE_STACK_USER))
+				prof_python_hook_set_offcpu(pfs[i], s->py);
 			start_pump(pfs[i]);
+		}
 		if (s->o->system_wide && (ret = prof_offcpu_exclude_self(s->oc)) < 0)
 			warning("cannot filter prof's own switches out of the off-CPU stacks (%s); they are dropped later",
 				strerror(-ret));
