@@ -8,6 +8,8 @@
 #   python       prof record -F 999 -- python3 pysplit.py ROUNDS
 #   read         the same with PROF_PYTHON_NO_BPF=1: the recorder reads the
 #                frames after the sample instead of the BPF program at it
+#   perf         perf record -F 999 --call-graph dwarf (the anchor: what
+#                sampling at that rate with stacks costs without prof)
 # Two throughput figures per configuration, as ratios of medians:
 #   wall         ROUNDS per wall second (at the mercy of the VM's other tenants)
 #   main CPU     ROUNDS per CPU second of the main thread (the work is fixed:
@@ -54,6 +56,7 @@ for i in $(seq "${LAUNCH_REPEAT:-$REPEAT}"); do
 	python_stats "$BENCH_TMP/p.data" "$BENCH_TMP/py.stats"
 	one read env PROF_PYTHON_NO_BPF=1 "$PROF" record -q -F 999 -o "$BENCH_TMP/r.data" -- "$PY" "$APP" "$ROUNDS"
 	python_stats "$BENCH_TMP/r.data" "$BENCH_TMP/read.stats"
+	one perf perf record -q -F 999 --call-graph dwarf -o "$BENCH_TMP/perf.data" -- "$PY" "$APP" "$ROUNDS"
 done
 m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 [ "${LAUNCH_REPEAT:-$REPEAT}" -gt 0 ] && for f in wall cpu; do
@@ -68,6 +71,8 @@ m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 		"$(ratio "$(m "${t[py]}")" "$(m "${t[bare]}")")" "${ok:-info}"
 	row "read after vs --no-python" "$label" "$(m "${t[nopy]}")" "$(m "${t[read]}")" \
 		"$(ratio "$(m "${t[read]}")" "$(m "${t[nopy]}")")" info
+	row "perf (no Python frames) vs bare" "$label" "$(m "${t[bare]}")" "$(m "${t[perf]}")" \
+		"$(ratio "$(m "${t[perf]}")" "$(m "${t[bare]}")")" info
 done
 
 # Attached to THREADS spinning threads for the whole run.
@@ -79,6 +84,9 @@ attach_one() {	# key, prof record's extra flag (or none: bare)
 	pid=$!
 	if [ "$1" = read ]; then
 		PROF_PYTHON_NO_BPF=1 "$PROF" record -q -F 999 -o "$BENCH_TMP/a.data" -p $pid 2>/dev/null &
+		rec=$!
+	elif [ "$1" = perf ]; then
+		perf record -q -F 999 --call-graph dwarf -o "$BENCH_TMP/a-perf.data" -p $pid 2>/dev/null &
 		rec=$!
 	elif [ "$1" != bare ]; then
 		"$PROF" record -q -F 999 ${2:-} -o "$BENCH_TMP/a.data" -p $pid 2>/dev/null &
@@ -95,6 +103,7 @@ for i in $(seq "${ATTACH_REPEAT:-$REPEAT}"); do
 	attach_one nopy --no-python
 	attach_one prof
 	attach_one read
+	attach_one perf
 done
 [ "${ATTACH_REPEAT:-$REPEAT}" -gt 0 ] && {
 row "py -p, $THREADS threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[prof]}")" \
@@ -106,6 +115,8 @@ row "py -p, $THREADS threads" "loops per CPU s / bare" "$(m "${lcpu[bare]}")" "$
 	"$(ratio "$(m "${lcpu[prof]}")" "$(m "${lcpu[bare]}")")" "info"
 row "read after, -p, $THREADS thr." "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[read]}")" \
 	"$(ratio "$(m "${loops[read]}")" "$(m "${loops[bare]}")")" "info"
+row "perf -p, $THREADS threads" "loops per wall s / bare" "$(m "${loops[bare]}")" "$(m "${loops[perf]}")" \
+	"$(ratio "$(m "${loops[perf]}")" "$(m "${loops[bare]}")")" "info"
 }
 
 # BPF_STATS=1: one more recording with kernel.bpf_stats_enabled=1 (machine-
