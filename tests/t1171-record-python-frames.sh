@@ -145,7 +145,10 @@ classify_offcpu() {	# folded -> "nap lock wrong" off-CPU time
 	     END { printf "%.3f %.3f %d\n", nap / t, lock / t, bad }' "$1"
 }
 WAITAPP="$TOP/tests/workloads/pywait.py"
-if [ -x "$PY" ]; then
+NO_OFFCPU=$(offcpu_why)
+if [ -n "$NO_OFFCPU" ]; then
+	test_skip 'off-CPU stacks with Python frames' "off-CPU tracepoint unavailable here: $NO_OFFCPU"
+elif [ -x "$PY" ]; then
 	for mode in sampled all; do
 		test_expect_success "off-CPU stacks ($mode): Python frames over the call each thread blocked in" '
 			"$PROF" record -q --offcpu-stacks=$mode -o wait-$mode.data -- "$PY" "$WAITAPP" 60 >/dev/null &&

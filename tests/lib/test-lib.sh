@@ -154,14 +154,20 @@ require_perf_events() {
 	rm -f "$TRASH/.probe.data"
 }
 
-# Skips the whole test when prof records no off-CPU data here (no
-# tracefs, no permission), saying why in prof's words.
-require_offcpu() {
+# Why prof records no off-CPU data here (no tracefs, no permission), in
+# prof's words; nothing when it does.
+offcpu_why() {
 	"$PROF" record -o "$TRASH/.probe.data" -- true 2>"$TRASH/.probe.err"
 	rm -f "$TRASH/.probe.data"
-	grep -q "no off-CPU stacks" "$TRASH/.probe.err" &&
-		skip_all "off-CPU tracepoint unavailable here: $(sed -n 's/.*no off-CPU stacks in this recording: //p' "$TRASH/.probe.err") (kernel-notes/offcpu.md)"
-	return 0
+	sed -n 's/.*no off-CPU stacks in this recording: //p' "$TRASH/.probe.err"
+}
+
+# Skips the whole test when prof records no off-CPU data here.
+require_offcpu() {
+	local why
+
+	why=$(offcpu_why)
+	[ -z "$why" ] || skip_all "off-CPU tracepoint unavailable here: $why (kernel-notes/offcpu.md)"
 }
 
 # Assert helpers: print what went wrong, return non-zero.
