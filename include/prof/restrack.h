@@ -51,7 +51,8 @@ void prof_restrack_add_attached(struct prof_restrack *rt, uint32_t pid);
  * starts the sampler thread "prof-resources" (every
  * PROF_RESTRACK_INTERVAL_NS). */
 void prof_restrack_start(struct prof_restrack *rt);
-/* Samples every live process now and moves everything into the profile. */
+/* Samples every live process and all its threads now, and moves
+ * everything into the profile. */
 void prof_restrack_sample(struct prof_restrack *rt);
 /* The launched command has exited but is not reaped yet (waitid WNOWAIT):
  * take its final values; ru (may be NULL) comes from wait4 afterwards. */
