@@ -336,8 +336,9 @@ static void take_baseline(struct prof_restrack *rt, struct proc_state *ps)
 static void add_pid_locked(struct prof_restrack *rt, uint32_t pid);
 
 /* Children of every thread of pid (/proc/PID/task/TID/children): the
- * sampler finds a new process within one interval, even when the drain
- * that brings its FORK record is late. */
+ * sampler finds a new process when it next reads pid's threads (every
+ * pass below 50 threads), even when the drain that brings its FORK
+ * record is late. */
 static void discover_children(struct prof_restrack *rt, uint32_t pid)
 {
 	pid_t *kids;
