@@ -16,6 +16,7 @@
  */
 #include "prof/target.h"
 #include "prof/proc.h"
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -23,14 +24,45 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-static void raise_fd_limit(void)
+static size_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Room for `more` descriptors beyond those open now, as perf makes it
+ * when it runs out (tools/perf/util/rlimit.c): the soft limit up to the
+ * hard one and, as root (CAP_SYS_RESOURCE), the hard one up to what is
+ * needed, at most fs.nr_open.  A thread takes an event per CPU for the
+ * samples and one per CPU for each off-CPU event: 4,001 threads on 2
+ * CPUs took about 32,000, above this machine's hard limit of 20,000.
+ */
+static void make_fd_room(size_t more)
 {
 	struct rlimit rl;
+	rlim_t want = (rlim_t)(open_fds() + more + 64);
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || want <= rl.rlim_cur)
+		return;
+	if (want > rl.rlim_max) {
+		char *s = read_file("/proc/sys/fs/nr_open", NULL);
+		rlim_t max = s ? (rlim_t)strtoull(s, NULL, 10) : 0;
+		struct rlimit up = { MIN(want, max), MIN(want, max) };
+
+		free(s);
+		if (up.rlim_max > rl.rlim_max && setrlimit(RLIMIT_NOFILE, &up) == 0)
+			return;
 	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 /* The threads to sample in process pid: those of only (-t) in it, else all. */
@@ -46,6 +78,14 @@ static int target_threads(pid_t pid, const pid_t *only, size_t n_only, pid_t **t
 	return 0;
 }
 
+/* The descriptors one thread's events take. */
+static size_t fds_per_thread(const struct prof_perf *pf, struct prof_offcpu *oc)
+{
+	struct prof_perf *off[PROF_OFFCPU_MAX_PERFS];
+
+	return (size_t)pf->ncpus * (1 + (oc ? prof_offcpu_perfs(oc, off) : 0));
+}
+
 /* Events on every thread of pid (only those of `only` when n_only; a
  * thread that exits meanwhile is skipped), its threads' names and maps;
  * 0 or -errno (-ESRCH: gone). */
@@ -59,6 +99,7 @@ static int attach_one(struct prof_perf *pf, struct prof_replay *rp, pid_t pid,
 
 	if (!prof_proc_exists(pid) || target_threads(pid, only, n_only, &tids, &n) < 0)
 		return -ESRCH;
+	make_fd_room(n * fds_per_thread(pf, oc));
 	for (size_t t = 0; t < n && !ret; t++) {
 		ret = prof_perf_open_task(pf, tids[t]);
 		if (ret == -ESRCH)
@@ -103,7 +144,6 @@ int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t
 	int ret = 0;
 	bool fresh;
 
-	raise_fd_limit();
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		u64map_slot(&done, (uint64_t)pids[i], &fresh);
 		if (fresh && (ret = attach_one(pf, rp, pids[i], tids, ntids, oc, rt)) == -ESRCH)
