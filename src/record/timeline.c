@@ -54,17 +54,22 @@ struct proc_state {
 	bool attached;			/* ran before: take a baseline at start */
 	bool threads_read;		/* its threads' files were read this pass */
 	uint64_t last_t, last_cpu_ns;
+	uint64_t due, every;		/* read it again from due, every `every` ns */
 	uint64_t threads_due;		/* read its threads' files again from then */
 };
 
-/* Each thread's files (stat, status, children) cost three opens.  Read at
- * every pass, a process of 1,001 idle threads cost the recorder 35% of a
- * CPU (prof record -p of it for 2 and 10 s: 1.2-1.4 s and 4.1 s of CPU,
- * 0.1 s with --no-resources).  They only feed per-thread totals (the
- * process's own files, read at every pass, give its timeline and its
- * totals, dead threads included) and the search for new children, so a
- * process of N threads has them read every N x 2 ms, at least every pass:
- * a thread that exits loses at most that much of its own counters. */
+/* Each file read costs 4-14 us (kernel-notes/offcpu.md), three of the
+ * process's (stat, status, io) and three of each thread's (stat, status,
+ * children).  Read at every 100-ms pass, a process of 1,001 idle threads
+ * cost the recorder 35% of a CPU (prof record -p of it for 10 s: 3.8 s
+ * of CPU, 0.1 s with --no-resources) and 300 sleeping child processes
+ * (--children) 24%.  So with P processes each is read every P x 2 ms,
+ * and a process's threads, which only feed per-thread totals and the
+ * search for new children (the process's own files give its timeline and
+ * its totals, dead threads included), every N x 2 ms for N threads; both
+ * at least every pass.  A thread that exits loses at most that much of
+ * its own counters; the timeline's points are that far apart. */
+#define PROC_READ_NS 2000000ULL
 #define THREAD_READ_NS 2000000ULL
 
 struct point {
@@ -294,7 +299,8 @@ static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool
 		return false;
 	ps->threads_read = final || now >= ps->threads_due;
 	if (ps->threads_read) {
-		uint64_t every = MAX(PROF_RESTRACK_INTERVAL_NS, sample_threads(rt, ps->pid, final) * THREAD_READ_NS);
+		uint64_t every = MAX(MAX(PROF_RESTRACK_INTERVAL_NS, ps->every),
+				     sample_threads(rt, ps->pid, final) * THREAD_READ_NS);
 		ps->threads_due = now + every - PROF_RESTRACK_INTERVAL_NS / 2;	/* a late pass still reads */
 	}
 	res_update(rt, &raw, rss);
@@ -355,11 +361,18 @@ static void discover_children(struct prof_restrack *rt, uint32_t pid)
 
 static void sample_all(struct prof_restrack *rt)
 {
-	size_t n = rt->procs.n;	/* discover_children may append */
+	size_t n = rt->procs.n, alive = 0;	/* discover_children may append */
+	uint64_t now = now_ns(), every;
 
+	for (size_t i = 0; i < n; i++)
+		alive += rt->procs.v[i].alive;
+	every = MAX(PROF_RESTRACK_INTERVAL_NS, alive * PROC_READ_NS);
 	for (size_t i = 0; i < n; i++) {
-		if (!rt->procs.v[i].alive)
+		struct proc_state *ps = &rt->procs.v[i];
+		if (!ps->alive || now < ps->due)
 			continue;
+		ps->due = now + every - PROF_RESTRACK_INTERVAL_NS / 2;	/* a late pass still reads */
+		ps->every = every;
 		if (!sample_process(rt, &rt->procs.v[i], false))
 			rt->procs.v[i].alive = false;
 		else if (rt->procs.v[i].threads_read)
@@ -533,7 +546,7 @@ void prof_restrack_sample(struct prof_restrack *rt)
 {
 	pthread_mutex_lock(&rt->lock);
 	for (size_t i = 0; i < rt->procs.n; i++)
-		rt->procs.v[i].threads_due = 0;	/* final values: every thread too */
+		rt->procs.v[i].due = rt->procs.v[i].threads_due = 0;	/* final values: all */
 	sample_all(rt);
 	merge_locked(rt);
 	pthread_mutex_unlock(&rt->lock);
