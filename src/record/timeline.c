@@ -52,7 +52,7 @@ struct proc_state {
 	uint32_t pid;
 	bool alive;
 	bool attached;			/* ran before: take a baseline at start */
-	bool threads_read;		/* its threads' files were read this pass */
+	bool threads_read;		/* its threads' files were read in this round */
 	uint64_t last_t, last_cpu_ns;
 	uint64_t due, every;		/* read it again from due, every `every` ns */
 	uint64_t threads_due;		/* read its threads' files again from then */
@@ -60,14 +60,14 @@ struct proc_state {
 
 /* Each file read costs 4-14 us (kernel-notes/offcpu.md), three of the
  * process's (stat, status, io) and three of each thread's (stat, status,
- * children).  Read at every 100-ms pass, a process of 1,001 idle threads
+ * children).  Read in every 100-ms round, a process of 1,001 idle threads
  * cost the recorder 35% of a CPU (prof record -p of it for 10 s: 3.8 s
  * of CPU, 0.1 s with --no-resources) and 300 sleeping child processes
  * (--children) 24%.  So with P processes each is read every P x 2 ms,
  * and a process's threads, which only feed per-thread totals and the
  * search for new children (the process's own files give its timeline and
  * its totals, dead threads included), every N x 2 ms for N threads; both
- * at least every pass.  A thread that exits loses at most that much of
+ * at least every round.  A thread that exits loses at most that much of
  * its own counters; the timeline's points are that far apart. */
 #define PROC_READ_NS 2000000ULL
 #define THREAD_READ_NS 2000000ULL
@@ -301,7 +301,7 @@ static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool
 	if (ps->threads_read) {
 		uint64_t every = MAX(MAX(PROF_RESTRACK_INTERVAL_NS, ps->every),
 				     sample_threads(rt, ps->pid, final) * THREAD_READ_NS);
-		ps->threads_due = now + every - PROF_RESTRACK_INTERVAL_NS / 2;	/* a late pass still reads */
+		ps->threads_due = now + every - PROF_RESTRACK_INTERVAL_NS / 2;	/* a late round still reads */
 	}
 	res_update(rt, &raw, rss);
 	r = res_slot(rt, ps->pid, 0);
@@ -343,7 +343,7 @@ static void add_pid_locked(struct prof_restrack *rt, uint32_t pid);
 
 /* Children of every thread of pid (/proc/PID/task/TID/children): the
  * sampler finds a new process when it next reads pid's threads (every
- * pass below 50 threads), even when the drain that brings its FORK
+ * round below 50 threads), even when the drain that brings its FORK
  * record is late. */
 static void discover_children(struct prof_restrack *rt, uint32_t pid)
 {
@@ -371,12 +371,12 @@ static void sample_all(struct prof_restrack *rt)
 		struct proc_state *ps = &rt->procs.v[i];
 		if (!ps->alive || now < ps->due)
 			continue;
-		ps->due = now + every - PROF_RESTRACK_INTERVAL_NS / 2;	/* a late pass still reads */
+		ps->due = now + every - PROF_RESTRACK_INTERVAL_NS / 2;	/* a late round still reads */
 		ps->every = every;
-		if (!sample_process(rt, &rt->procs.v[i], false))
-			rt->procs.v[i].alive = false;
-		else if (rt->procs.v[i].threads_read)
-			discover_children(rt, rt->procs.v[i].pid);
+		if (!sample_process(rt, ps, false))
+			ps->alive = false;
+		else if (ps->threads_read)
+			discover_children(rt, ps->pid);	/* may move procs.v: ps is not used after */
 	}
 }
 
