@@ -22,7 +22,7 @@
  *    when
  *    /proc/sys/kernel/task_delayacct is 1; see kernel-notes/delayacct.md.
  *    Where it is 0, io_wait_s comes from sched:sched_switch samples as in
- *    `prof record` (res_iowait_*, offcpu.h; needs root or CAP_PERFMON): the
+ *    `prof record` (prof_iowait_*, offcpu.h; needs root or CAP_PERFMON): the
  *    time every thread of the command and of its descendants spent
  *    switched out in D state with an I/O wait function on the kernel
  *    stack.  io_wait_source says which one a run used.
