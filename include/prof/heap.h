@@ -53,9 +53,10 @@ void prof_heap_disable(struct prof_heap *h);
 void prof_heap_attach(struct prof_heap *h, struct prof_replay *rp, struct prof_profile *p,
 		      const struct prof_replay_sink *sink);
 /* The heap's rings as drain sources (at most PROF_HEAP_SOURCES). */
-#define PROF_HEAP_SOURCES 2
+#define PROF_HEAP_SOURCES 3
 size_t prof_heap_sources(struct prof_heap *h, struct prof_perf_source *out);
-/* Its perf events (for the ring pump). */
+/* Its perf events (for the ring pump), i < PROF_HEAP_SOURCES; NULL for
+ * one it does not use. */
 struct prof_perf *prof_heap_perf(struct prof_heap *h, int i);
 
 /* After the last drain: the lost-sample count goes into the meta data. */
@@ -65,6 +66,8 @@ struct prof_heap_stats {
 	uint64_t allocs, frees;		/* samples taken */
 	uint64_t lost;			/* samples the kernel dropped */
 	uint64_t unmatched;		/* attach: returns without their entry */
+	uint64_t memptr_unseen;		/* attach: posix_memalign blocks whose pointer was
+					 * stored outside the return's stack copy (not recorded) */
 	uint64_t rate;
 	bool attached;			/* uprobes on the allocator */
 	bool sampled;			/* attached, sampled by BPF (else exact) */

@@ -198,21 +198,30 @@ bool prof_bpf_task_layout(struct prof_bpf_task_layout *task);
  * prof_bpf_heap_keep_prob(size, rate) (about min(1, size / rate)); its
  * return is kept when the entry was, and the frees of kept blocks only.
  * prof_bpf_heap_load: 0, or -errno (no CAP_BPF and CAP_PERFMON, no BPF in
- * the kernel, rate not in [2, 2^32)); every prog -1 then.
+ * the kernel, rate not in [1, 2^32); rate 1 keeps every call); every prog
+ * -1 then.
  */
 enum prof_bpf_heap_probe {
 	PROF_BPF_HEAP_SIZE_DI,		/* malloc, valloc: size in rdi */
 	PROF_BPF_HEAP_SIZE_SI,		/* aligned_alloc, memalign: size in rsi */
 	PROF_BPF_HEAP_CALLOC,		/* rdi * rsi */
 	PROF_BPF_HEAP_REALLOC,		/* frees rdi, size in rsi */
-	PROF_BPF_HEAP_RETURN,		/* any allocation's return: rax */
+	PROF_BPF_HEAP_MEMPTR,		/* posix_memalign: block to *rdi, size in rdx */
+	PROF_BPF_HEAP_RETURN,		/* an allocation's return: rax */
+	PROF_BPF_HEAP_RETURN_MEMPTR,	/* posix_memalign's return: eax 0, block in *memptr */
 	PROF_BPF_HEAP_FREE,		/* free: rdi */
 	PROF_BPF_HEAP_PROBES
 };
 struct prof_bpf_heap {
 	int prog[PROF_BPF_HEAP_PROBES];
+	int out;	/* BPF_MAP_TYPE_PERF_EVENT_ARRAY: a BPF_OUTPUT event per CPU */
 };
-int prof_bpf_heap_load(struct prof_bpf_heap *b, uint64_t rate);
+int prof_bpf_heap_load(struct prof_bpf_heap *b, uint64_t rate, int ncpus);
+/* The BPF_OUTPUT event (its samples with PERF_SAMPLE_RAW) that gets, from
+ * programs running on cpu, the blocks posix_memalign returns: RAW is the
+ * block's pointer (8 bytes) and the uprobe's sample is dropped.  Without
+ * one (or when its ring is full) the sample is kept instead.  0 / -errno. */
+int prof_bpf_heap_set_output(struct prof_bpf_heap *b, int cpu, int fd);
 void prof_bpf_heap_close(struct prof_bpf_heap *b);
 /* The chance that the programs keep an allocation of size bytes. */
 double prof_bpf_heap_keep_prob(uint64_t size, uint64_t rate);

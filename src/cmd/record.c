@@ -50,6 +50,9 @@ static void print_summary(const struct prof_session_info *in, const char *output
 		     : in->heap_sampled ? "about one per rate bytes, by BPF on uprobes on the allocator"
 		     : "every call, by uprobes on the allocator",
 		     (unsigned long long)in->heap_frees, (unsigned long long)in->heap_lost);
+	if (in->heap && in->heap_memptr_unseen)
+		warning("heap: %llu %sposix_memalign blocks not recorded: the pointer went to memory outside the caller's stack (a global, a heap object), which the return probe does not copy",
+			(unsigned long long)in->heap_memptr_unseen, in->heap_sampled ? "sampled " : "");
 }
 
 static void print_self_cost(const struct prof_session_info *in)

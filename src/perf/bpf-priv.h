@@ -43,6 +43,8 @@ void pbpf_exit_with(struct pbpf_prog *p, int32_t v);
 /* A map; its fd or -errno. */
 int pbpf_map_new(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
 		uint32_t flags);
+/* map[key] = value from user space; 0 or -errno. */
+int pbpf_map_set(int map, const void *key, const void *value);
 /* Loads p as a program of type; its fd or -errno. */
 int pbpf_prog_load(struct pbpf_prog *p, uint32_t type);
 

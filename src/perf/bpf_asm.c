@@ -88,6 +88,18 @@ int pbpf_map_new(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t
 	return fd < 0 ? -errno : fd;
 }
 
+int pbpf_map_set(int map, const void *key, const void *value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)map;
+	a.key = (uintptr_t)key;
+	a.value = (uintptr_t)value;
+	a.flags = BPF_ANY;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a) < 0 ? -errno : 0;
+}
+
 int pbpf_prog_load(struct pbpf_prog *p, uint32_t type)
 {
 	union bpf_attr a;

@@ -8,12 +8,12 @@
  * allocation costs the trap and a few dozen instructions, not a sample.
  *
  * The rule, per probe (pt_regs of the user task as the context):
- *  - allocation entry (malloc, calloc, realloc, aligned_alloc, ...): the
+ *  - allocation entry (malloc, calloc, realloc, posix_memalign, ...): the
  *    outermost allocator call of a thread draws u from
  *    bpf_get_prandom_u32 and is sampled when u * rate < size << 32, that
  *    is with probability prof_bpf_heap_keep_prob(size, rate) = about
  *    min(1, size / rate): Bernoulli by bytes, stateless, unbiased with
- *    weight 1 / p.  It notes (stack pointer | sampled, time) for its
+ *    weight 1 / p.  It notes (stack pointer | sampled, time, memptr) for its
  *    thread in `inflight`; it is kept (the sample made) only if sampled.
  *    realloc is kept too when its old block is a sampled one (its free).
  *  - an allocator call inside a noted one (glibc's realloc(NULL, n) jumps
@@ -24,6 +24,14 @@
  *  - return: kept only for the return of the noted call (its stack
  *    pointer + 8, the return address popped) when it was sampled; the
  *    returned pointer goes into `blocks`.
+ *  - posix_memalign returns its block through memptr (rdi at the entry,
+ *    noted with the call): at its return, when eax is 0, the program
+ *    reads *memptr with bpf_probe_read_user, the value the caller will
+ *    see, puts it into `blocks` and hands it to the recorder through
+ *    `out` (bpf_perf_event_output to the CPU's BPF_OUTPUT event: the
+ *    sample's registers no longer hold it), dropping the uprobe's own
+ *    sample.  Unreadable, or with no room in `out`, the uprobe's sample
+ *    is kept: the recorder then reads *memptr from its stack copy.
  *  - free: kept only when its pointer is in `blocks` (and taken out).
  * Blocks are keyed like src/record/heap.c's (48 bits of pointer, 16 of
  * the process id), so a forked child's frees do not match its parent's.
@@ -34,6 +42,8 @@
  *    filters every perf event on it; the probes are prof's own
  *    (prof_heap/p<pid>_<n>), nobody else's events are filtered.
  *  - rate < 2^32, so that u * rate and size << 32 (size < rate) fit.
+ *    Rate 1 keeps every call: the exact attach sets only posix_memalign's
+ *    two programs, for its blocks.
  *  - x86-64 only (the pt_regs offsets), like the rest of the heap probes.
  */
 #include "prof/perf.h"
@@ -58,8 +68,11 @@ enum { L_DROP, L_KEEP, L_FRESH, L_SAMPLED, L_STORE, L_DECIDE };
 /* Stack slots. */
 #define S_TID -8	/* u32 key of inflight */
 #define S_BLOCK -16	/* u64 key of blocks */
-#define S_NOTE -32	/* inflight value: sp | sampled, then time */
-#define S_ONE -40	/* blocks value */
+#define S_NOTE -40	/* inflight value: sp | sampled, time, memptr (0: rax) */
+#define S_ONE -48	/* blocks value */
+#define S_PTR -56	/* posix_memalign's block */
+#define NOTE_SIZE 24
+#define NOTE_MEMPTR 16
 
 #if defined(__x86_64__)
 #define REG(r) ((int16_t)offsetof(struct pt_regs, r))
@@ -164,6 +177,9 @@ static void load_size(struct pbpf_prog *p, enum prof_bpf_heap_probe kind)
 		ldx(p, BPF_REG_3, BPF_REG_6, REG(rsi));
 		alu_x(p, BPF_MUL, BPF_REG_2, BPF_REG_3);
 		break;
+	case PROF_BPF_HEAP_MEMPTR:
+		ldx(p, BPF_REG_2, BPF_REG_6, REG(rdx));
+		break;
 	default:	/* aligned_alloc, memalign, realloc */
 		ldx(p, BPF_REG_2, BPF_REG_6, REG(rsi));
 		break;
@@ -179,21 +195,29 @@ static int entry_prog(enum prof_bpf_heap_probe kind, uint64_t rate, int inflight
 	ldx(&p, BPF_REG_9, BPF_REG_6, REG(rsp));
 	skip_nested(&p, inflight);
 	pbpf_label(&p, L_FRESH);
-	load_size(&p, kind);
-	pbpf_load_imm64(&p, BPF_REG_8, rate);
-	pbpf_jump_reg(&p, BPF_JGE, BPF_REG_2, BPF_REG_8, L_SAMPLED);
-	alu_k(&p, BPF_LSH, BPF_REG_2, 32);
-	alu_x(&p, BPF_MOV, BPF_REG_8, BPF_REG_2);
-	pbpf_call(&p, BPF_FUNC_get_prandom_u32);
-	pbpf_load_imm64(&p, BPF_REG_1, rate);
-	alu_x(&p, BPF_MUL, BPF_REG_0, BPF_REG_1);
-	pbpf_jump_reg(&p, BPF_JGE, BPF_REG_0, BPF_REG_8, L_STORE);
+	if (rate > 1) {	/* rate 1: every call, malloc(0) too (no dead code: the verifier refuses it) */
+		load_size(&p, kind);
+		pbpf_load_imm64(&p, BPF_REG_8, rate);
+		pbpf_jump_reg(&p, BPF_JGE, BPF_REG_2, BPF_REG_8, L_SAMPLED);
+		alu_k(&p, BPF_LSH, BPF_REG_2, 32);
+		alu_x(&p, BPF_MOV, BPF_REG_8, BPF_REG_2);
+		pbpf_call(&p, BPF_FUNC_get_prandom_u32);
+		pbpf_load_imm64(&p, BPF_REG_1, rate);
+		alu_x(&p, BPF_MUL, BPF_REG_0, BPF_REG_1);
+		pbpf_jump_reg(&p, BPF_JGE, BPF_REG_0, BPF_REG_8, L_STORE);
+	}
 	pbpf_label(&p, L_SAMPLED);
 	alu_k(&p, BPF_OR, BPF_REG_9, 1);
 	pbpf_label(&p, L_STORE);
 	stx(&p, BPF_REG_10, S_NOTE, BPF_REG_9);
 	pbpf_call(&p, BPF_FUNC_ktime_get_ns);
 	stx(&p, BPF_REG_10, S_NOTE + 8, BPF_REG_0);
+	if (kind == PROF_BPF_HEAP_MEMPTR) {
+		ldx(&p, BPF_REG_1, BPF_REG_6, REG(rdi));
+		stx(&p, BPF_REG_10, S_NOTE + NOTE_MEMPTR, BPF_REG_1);
+	} else {
+		pbpf_emit(&p, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, S_NOTE + NOTE_MEMPTR, 0);
+	}
 	pbpf_load_map(&p, BPF_REG_1, inflight);
 	stack_ptr(&p, BPF_REG_2, S_TID);
 	stack_ptr(&p, BPF_REG_3, S_NOTE);
@@ -213,7 +237,9 @@ static int entry_prog(enum prof_bpf_heap_probe kind, uint64_t rate, int inflight
 	return pbpf_prog_load(&p, BPF_PROG_TYPE_KPROBE);
 }
 
-static int return_prog(int inflight, int blocks)
+/* memptr: posix_memalign's return (int 0 on success, the block in
+ * *memptr), else a pointer in rax. */
+static int return_prog(bool memptr, int inflight, int blocks, int out)
 {
 	struct pbpf_prog p;
 
@@ -222,6 +248,7 @@ static int return_prog(int inflight, int blocks)
 	lookup_inflight(&p, inflight);
 	pbpf_jump(&p, BPF_JEQ, BPF_REG_0, 0, L_DROP);
 	ldx(&p, BPF_REG_8, BPF_REG_0, 0);
+	ldx(&p, BPF_REG_9, BPF_REG_0, NOTE_MEMPTR);
 	ldx(&p, BPF_REG_2, BPF_REG_6, REG(rsp));
 	alu_k(&p, BPF_ADD, BPF_REG_2, -8);
 	alu_x(&p, BPF_MOV, BPF_REG_3, BPF_REG_8);
@@ -231,6 +258,16 @@ static int return_prog(int inflight, int blocks)
 	alu_k(&p, BPF_AND, BPF_REG_8, 1);
 	pbpf_jump(&p, BPF_JEQ, BPF_REG_8, 0, L_DROP);
 	ldx(&p, BPF_REG_1, BPF_REG_6, REG(rax));
+	if (memptr) {	/* failed (an error number) or unreadable: the recorder clears its entry */
+		pbpf_emit(&p, BPF_ALU | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_1, 0, 0);	/* eax */
+		pbpf_jump(&p, BPF_JNE, BPF_REG_1, 0, L_KEEP);
+		stack_ptr(&p, BPF_REG_1, S_PTR);
+		alu_k(&p, BPF_MOV, BPF_REG_2, 8);
+		alu_x(&p, BPF_MOV, BPF_REG_3, BPF_REG_9);
+		pbpf_call(&p, BPF_FUNC_probe_read_user);
+		pbpf_jump(&p, BPF_JNE, BPF_REG_0, 0, L_KEEP);
+		ldx(&p, BPF_REG_1, BPF_REG_10, S_PTR);
+	}
 	pbpf_jump(&p, BPF_JEQ, BPF_REG_1, 0, L_KEEP);	/* failed: the recorder clears its entry */
 	block_key(&p);
 	pbpf_emit(&p, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, S_ONE, 1);
@@ -239,6 +276,15 @@ static int return_prog(int inflight, int blocks)
 	stack_ptr(&p, BPF_REG_3, S_ONE);
 	alu_k(&p, BPF_MOV, BPF_REG_4, BPF_ANY);
 	pbpf_call(&p, BPF_FUNC_map_update_elem);	/* full: its free will be missed */
+	if (memptr) {
+		alu_x(&p, BPF_MOV, BPF_REG_1, BPF_REG_6);
+		pbpf_load_map(&p, BPF_REG_2, out);
+		pbpf_emit(&p, BPF_ALU | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, -1);	/* BPF_F_CURRENT_CPU */
+		stack_ptr(&p, BPF_REG_4, S_PTR);
+		alu_k(&p, BPF_MOV, BPF_REG_5, 8);
+		pbpf_call(&p, BPF_FUNC_perf_event_output);
+		pbpf_jump(&p, BPF_JEQ, BPF_REG_0, 0, L_DROP);
+	}
 	pbpf_jump(&p, BPF_JA, 0, 0, L_KEEP);
 	epilogue(&p);
 	return pbpf_prog_load(&p, BPF_PROG_TYPE_KPROBE);
@@ -259,23 +305,32 @@ static int free_prog(int blocks)
 	return pbpf_prog_load(&p, BPF_PROG_TYPE_KPROBE);
 }
 
-int prof_bpf_heap_load(struct prof_bpf_heap *b, uint64_t rate)
+int prof_bpf_heap_load(struct prof_bpf_heap *b, uint64_t rate, int ncpus)
 {
 	int inflight, blocks, ret = 0;
 
 	for (int i = 0; i < PROF_BPF_HEAP_PROBES; i++)
 		b->prog[i] = -1;
-	if (rate < 2 || rate >= 1ULL << 32)
+	b->out = -1;
+	if (!rate || rate >= 1ULL << 32 || ncpus < 1)
 		return -EINVAL;
-	if ((inflight = pbpf_map_new(BPF_MAP_TYPE_LRU_HASH, 4, 16, INFLIGHT_ENTRIES, 0)) < 0)
+	if ((b->out = pbpf_map_new(BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, (uint32_t)ncpus, 0)) < 0) {
+		ret = b->out;
+		b->out = -1;
+		return ret;
+	}
+	if ((inflight = pbpf_map_new(BPF_MAP_TYPE_LRU_HASH, 4, NOTE_SIZE, INFLIGHT_ENTRIES, 0)) < 0) {
+		prof_bpf_heap_close(b);
 		return inflight;
+	}
 	if ((blocks = pbpf_map_new(BPF_MAP_TYPE_HASH, 8, 8, BLOCK_ENTRIES, BPF_F_NO_PREALLOC)) < 0) {
 		close(inflight);
+		prof_bpf_heap_close(b);
 		return blocks;
 	}
 	for (int i = 0; i < PROF_BPF_HEAP_PROBES && ret >= 0; i++) {
-		if (i == PROF_BPF_HEAP_RETURN)
-			ret = return_prog(inflight, blocks);
+		if (i == PROF_BPF_HEAP_RETURN || i == PROF_BPF_HEAP_RETURN_MEMPTR)
+			ret = return_prog(i == PROF_BPF_HEAP_RETURN_MEMPTR, inflight, blocks, b->out);
 		else if (i == PROF_BPF_HEAP_FREE)
 			ret = free_prog(blocks);
 		else
@@ -288,12 +343,29 @@ int prof_bpf_heap_load(struct prof_bpf_heap *b, uint64_t rate)
 		prof_bpf_heap_close(b);
 	return ret < 0 ? ret : 0;
 }
+
+int prof_bpf_heap_set_output(struct prof_bpf_heap *b, int cpu, int fd)
+{
+	uint32_t key = (uint32_t)cpu, value = (uint32_t)fd;
+
+	return b->out < 0 ? -EBADF : pbpf_map_set(b->out, &key, &value);
+}
 #else
-int prof_bpf_heap_load(struct prof_bpf_heap *b, uint64_t rate)
+int prof_bpf_heap_load(struct prof_bpf_heap *b, uint64_t rate, int ncpus)
 {
 	for (int i = 0; i < PROF_BPF_HEAP_PROBES; i++)
 		b->prog[i] = -1;
+	b->out = -1;
 	(void)rate;
+	(void)ncpus;
+	return -EOPNOTSUPP;
+}
+
+int prof_bpf_heap_set_output(struct prof_bpf_heap *b, int cpu, int fd)
+{
+	(void)b;
+	(void)cpu;
+	(void)fd;
 	return -EOPNOTSUPP;
 }
 #endif
@@ -305,6 +377,9 @@ void prof_bpf_heap_close(struct prof_bpf_heap *b)
 			close(b->prog[i]);
 		b->prog[i] = -1;
 	}
+	if (b->out >= 0)
+		close(b->out);
+	b->out = -1;
 }
 
 double prof_bpf_heap_keep_prob(uint64_t size, uint64_t rate)

@@ -7,9 +7,10 @@
  * not the uprobe PMU: its inherited events broke fork), sampled as a
  * tracepoint.  Two sets of events, each with its own rings:
  *  - stk: probes whose stack is wanted (a sampled allocation; attach: the
- *    entry of malloc, calloc, realloc, aligned_alloc, memalign, valloc),
- *    with the user regs and stack copy of the CPU event, fed to the replay
- *    engine, which unwinds and names them like CPU samples;
+ *    entry of malloc, calloc, realloc, posix_memalign, aligned_alloc,
+ *    memalign, valloc, pvalloc), with the user regs and stack copy of the
+ *    CPU event, fed to the replay engine, which unwinds and names them
+ *    like CPU samples; and posix_memalign's return (below), read here;
  *  - reg: probes that only need a register (a free's pointer; attach: the
  *    return value of an allocation), small records read here directly.
  * Every event's sample id (the parent's for inherited events) says which
@@ -28,6 +29,21 @@
  *    is left at the end is live (for a program that exited: leaked), and
  *    is written once more when the recording ends, at its allocation's
  *    time (PROF_SAMPLE_LIVE_AT_END): how old each leak is.
+ *  - posix_memalign (attach) returns its block through memptr, rdi at
+ *    the entry, which the return no longer has: the entry's memptr waits
+ *    with the entry, and the return's sample copies the user stack as the
+ *    function returns (the kernel reads it then, like the registers).
+ *    The caller's `void *p; posix_memalign(&p, ...)` puts memptr in its
+ *    own frame, just above the return's stack pointer: *memptr is read
+ *    from that copy.  A memptr outside it (a field of a heap object, a
+ *    global) leaves the block unrecorded, counted (memptr_unseen) and
+ *    said; no register is trusted to still hold the pointer.  Sampled,
+ *    the BPF return program reads *memptr itself (bpf_probe_read_user,
+ *    wherever it is) and hands the pointer over through a third set of
+ *    events, `out` (BPF_OUTPUT, one per CPU), instead of the return's
+ *    sample; the stack copy is its fallback.  Exact (--heap-rate 1), the
+ *    same two programs, at rate 1, filter posix_memalign's probes alone
+ *    (memptr_bpf) when BPF is there; without BPF the stack copy it is.
  *  - The sampler's own frames (the interposed malloc and the probe) are
  *    cut off the stack: an allocation is charged to the code that called
  *    the allocator.  In attach mode the probed entry point is the leaf and
@@ -73,11 +89,13 @@ extern const char prof_heap_lib[], prof_heap_lib_end[];
 enum role {
 	R_SAMPLED,		/* launch: prof_heap_alloc(ptr, size, kind) */
 	R_SAMPLED_FREE,		/* launch: prof_heap_free(ptr) */
-	R_ENTRY_SIZE_DI,	/* attach: malloc, valloc (size in rdi) */
+	R_ENTRY_SIZE_DI,	/* attach: malloc, valloc, pvalloc (size in rdi) */
 	R_ENTRY_CALLOC,		/* attach: calloc (rdi * rsi) */
 	R_ENTRY_SIZE_SI,	/* attach: aligned_alloc, memalign (size in rsi) */
 	R_ENTRY_REALLOC,	/* attach: realloc (frees rdi, size in rsi) */
+	R_ENTRY_MEMPTR,		/* attach: posix_memalign (memptr rdi, size in rdx) */
 	R_RETURN,		/* attach: an allocation's return (rax) */
+	R_RETURN_MEMPTR,	/* attach: posix_memalign's return (eax, *memptr) */
 	R_FREE,			/* attach: free (rdi) */
 };
 
@@ -108,6 +126,10 @@ static const struct probe attach_probes[] = {
 	{ "memalign", R_RETURN, true, false, true },
 	{ "valloc", R_ENTRY_SIZE_DI, false, true, true },
 	{ "valloc", R_RETURN, true, false, true },
+	{ "pvalloc", R_ENTRY_SIZE_DI, false, true, true },
+	{ "pvalloc", R_RETURN, true, false, true },
+	{ "posix_memalign", R_ENTRY_MEMPTR, false, true, true },
+	{ "posix_memalign", R_RETURN_MEMPTR, true, true, true },
 };
 
 struct point {			/* one probe placed in a file */
@@ -132,6 +154,7 @@ struct pending {		/* attach: an entry waiting for its return */
 	uint32_t thread, node;
 	bool valid;
 	uint64_t sp;			/* the entry's stack pointer */
+	uint64_t memptr;		/* posix_memalign: where the block goes (else 0) */
 };
 
 /* A pending entry older than this was abandoned (its return lost). */
@@ -139,10 +162,13 @@ struct pending {		/* attach: an entry waiting for its return */
 
 struct prof_heap {
 	struct prof_perf stk, reg;
-	struct prof_perf_event_desc desc;
+	struct prof_perf out;			/* sampled attach: posix_memalign's blocks from BPF */
+	struct prof_perf_config cfg;		/* the CPU event's, for out */
+	struct prof_perf_event_desc desc, out_desc;
 	uint64_t rate, seed, rng;
 	bool attached;
 	bool sampled;			/* attach: BPF programs keep sampled calls only */
+	bool memptr_bpf;		/* exact attach: BPF programs on posix_memalign only */
 	struct prof_bpf_heap bpf;
 	char exact_why[160];		/* attach: why every call is taken ("" if asked) */
 	char dir[64];			/* launch: the private directory ("" if none) */
@@ -162,6 +188,7 @@ struct prof_heap {
 	struct u64map pending;		/* tid -> struct pending index + 1 */
 	VEC(struct pending) pend;
 	uint64_t allocs, frees, lost, unmatched;
+	uint64_t memptr_unseen;		/* posix_memalign blocks stored off the copied stack */
 };
 
 static void set_mode_meta(struct prof_heap *h);
@@ -200,18 +227,32 @@ struct prof_heap *prof_heap_new(const struct prof_perf *main, uint64_t rate, uin
 	struct prof_heap *h = xcalloc(1, sizeof(*h));
 
 	h->desc = (struct prof_perf_event_desc){ "uprobe", PERF_TYPE_TRACEPOINT, 0, false };
+	h->out_desc = (struct prof_perf_event_desc){ "bpf-output", PERF_TYPE_SOFTWARE,
+						      PERF_COUNT_SW_BPF_OUTPUT, false };
+	h->cfg = main->cfg;
 	h->rate = rate ? rate : 1;
 	h->seed = seed;
 	h->rng = seed ? seed : (uint64_t)now_ns() ^ (uint64_t)getpid() << 32;
 	h->rng |= 1;
 	for (int i = 0; i < PROF_BPF_HEAP_PROBES; i++)
 		h->bpf.prog[i] = -1;
+	h->bpf.out = -1;
 	if (setup_perf(h, &h->stk, &main->cfg, true) < 0 ||
 	    setup_perf(h, &h->reg, &main->cfg, false) < 0) {
 		prof_heap_free(h);
 		return NULL;
 	}
 	return h;
+}
+
+/* Whether a probe of the same kind is at off already: a second one would
+ * fire too, each call costing two traps and taken twice. */
+static bool placed(const struct prof_heap *h, uint64_t off, bool ret)
+{
+	for (size_t i = 0; i < h->points.n; i++)
+		if (h->points.v[i].offset == off && h->points.v[i].ret == ret)
+			return true;
+	return false;
 }
 
 /* Places the probes of table in file; optional ones may be missing. */
@@ -230,6 +271,8 @@ static int place(struct prof_heap *h, const char *file, const struct probe *tabl
 		}
 		if (h->attached)	/* its entry and return at one emulated instruction */
 			off = prof_uprobe_fast_offset(file, off);
+		if (placed(h, off, table[i].ret))	/* an alias: glibc 2.36's aligned_alloc is memalign */
+			continue;
 		struct point pt = { table[i].role, table[i].ret, table[i].stack, false, off, 0, "" };
 		snprintf(pt.name, sizeof(pt.name), "p%d_%zu", (int)getpid(), h->points.n);
 		if ((ret = prof_uprobe_define(UPROBE_GROUP, pt.name, file, off, pt.ret, &pt.id)) < 0) {
@@ -402,9 +445,17 @@ static char *find_allocator(pid_t pid)
 }
 
 /* Every call from now on, exactly; why: what stopped the sampled attach. */
+static void close_output(struct prof_heap *h)
+{
+	if (h->out.rings)
+		prof_perf_close(&h->out);
+	memset(&h->out, 0, sizeof(h->out));
+}
+
 static void take_every_call(struct prof_heap *h, const char *what, int err)
 {
 	prof_bpf_heap_close(&h->bpf);
+	close_output(h);
 	h->sampled = false;
 	h->rate = 1;
 	snprintf(h->exact_why, sizeof(h->exact_why), "%s (%s)%s", what, strerror(err),
@@ -417,7 +468,7 @@ static void take_every_call(struct prof_heap *h, const char *what, int err)
 static void load_bpf(struct prof_heap *h)
 {
 	uint64_t rate = MIN(h->rate, (uint64_t)UINT32_MAX);
-	int ret = prof_bpf_heap_load(&h->bpf, rate);
+	int ret = prof_bpf_heap_load(&h->bpf, rate, h->stk.ncpus);
 
 	if (ret < 0) {
 		take_every_call(h, "cannot load its BPF programs", -ret);
@@ -425,6 +476,44 @@ static void load_bpf(struct prof_heap *h)
 	}
 	h->rate = rate;
 	h->sampled = true;
+}
+
+/* Sampled attach: the BPF_OUTPUT events of posix_memalign's blocks, one
+ * per CPU (a program writes to its own CPU's).  Without them the blocks
+ * come from the return's stack copy only. */
+static void open_output(struct prof_heap *h)
+{
+	struct prof_perf_config cfg = h->cfg;
+	struct perf_event_attr *a = &h->out.attr;
+	int ret = 0, opened = 0;
+
+	cfg.event = &h->out_desc;
+	cfg.freq = 1;
+	cfg.callgraph = PROF_CG_NONE;
+	cfg.ring_pages = MAX(64u, h->cfg.ring_pages / 8);	/* like reg's: a burst of 56-byte records */
+	if (prof_perf_init(&h->out, &cfg) < 0)
+		return;
+	a->freq = 0;
+	a->sample_period = 1;
+	/* ip, tid, time first and cpu in sample_id: the layout the drain reads times from */
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_RAW;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = 0;
+	a->wakeup_watermark = MIN(a->wakeup_watermark, 64u * 1024);
+	for (int cpu = 0; cpu < h->out.ncpus && ret >= 0; cpu++) {
+		if ((ret = prof_perf_open_cpu(&h->out, cpu)) == -ENODEV) {
+			ret = 0;	/* offline: nothing runs there */
+			continue;
+		}
+		if (ret >= 0)
+			ret = prof_bpf_heap_set_output(&h->bpf, cpu, h->out.fds.v[h->out.fds.n - 1]);
+		opened += ret >= 0;
+	}
+	if (ret < 0 || !opened) {
+		warning("heap: cannot open the events that carry posix_memalign's blocks from BPF (%s): blocks whose pointer goes off the caller's stack are not recorded",
+			strerror(ret < 0 ? -ret : ENODEV));
+		close_output(h);
+	}
 }
 
 int prof_heap_prepare_attach(struct prof_heap *h, pid_t pid, char *why, size_t len)
@@ -440,6 +529,14 @@ int prof_heap_prepare_attach(struct prof_heap *h, pid_t pid, char *why, size_t l
 	h->attached = true;
 	if (h->rate > 1)
 		load_bpf(h);
+	else if (prof_bpf_heap_load(&h->bpf, 1, h->stk.ncpus) == 0)
+		h->memptr_bpf = true;	/* else posix_memalign's blocks come from stack copies */
+	if (h->sampled || h->memptr_bpf)
+		open_output(h);
+	if (h->memptr_bpf && !h->out.rings) {
+		prof_bpf_heap_close(&h->bpf);
+		h->memptr_bpf = false;
+	}
 	ret = place(h, file, attach_probes, ARRAY_SIZE(attach_probes), why, len);
 	free(file);
 	return ret;
@@ -458,8 +555,12 @@ static enum prof_bpf_heap_probe bpf_kind(enum role r)
 		return PROF_BPF_HEAP_SIZE_SI;
 	case R_ENTRY_REALLOC:
 		return PROF_BPF_HEAP_REALLOC;
+	case R_ENTRY_MEMPTR:
+		return PROF_BPF_HEAP_MEMPTR;
 	case R_RETURN:
 		return PROF_BPF_HEAP_RETURN;
+	case R_RETURN_MEMPTR:
+		return PROF_BPF_HEAP_RETURN_MEMPTR;
 	default:
 		return PROF_BPF_HEAP_FREE;
 	}
@@ -473,12 +574,20 @@ static enum prof_bpf_heap_probe bpf_kind(enum role r)
  */
 static int set_bpf(struct prof_heap *h, struct point *pt, int fd)
 {
-	bool first = true;
+	bool first = true, memptr = pt->role == R_ENTRY_MEMPTR || pt->role == R_RETURN_MEMPTR;
 
-	if (!h->sampled || pt->bpf_set)
+	if (!(h->sampled || (h->memptr_bpf && memptr)) || pt->bpf_set)
 		return 0;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, h->bpf.prog[bpf_kind(pt->role)]) == 0) {
 		pt->bpf_set = true;
+		return 0;
+	}
+	if (!h->sampled) {	/* exact: the return's stack copy instead */
+		warning("heap: cannot set the BPF programs of posix_memalign's probes (%s): blocks whose pointer goes off the caller's stack are not recorded",
+			strerror(errno));
+		prof_bpf_heap_close(&h->bpf);
+		close_output(h);
+		h->memptr_bpf = false;
 		return 0;
 	}
 	for (size_t i = 0; i < h->points.n; i++)
@@ -522,17 +631,21 @@ void prof_heap_enable(struct prof_heap *h)
 {
 	prof_perf_enable(&h->stk);
 	prof_perf_enable(&h->reg);
+	if (h->out.rings)
+		prof_perf_enable(&h->out);
 }
 
 void prof_heap_disable(struct prof_heap *h)
 {
 	prof_perf_disable(&h->stk);
 	prof_perf_disable(&h->reg);
+	if (h->out.rings)
+		prof_perf_disable(&h->out);
 }
 
 struct prof_perf *prof_heap_perf(struct prof_heap *h, int i)
 {
-	return i ? &h->reg : &h->stk;
+	return i == 0 ? &h->stk : i == 1 ? &h->reg : h->out.rings ? &h->out : NULL;
 }
 
 /* --- the consumer ---------------------------------------------------------------------- */
@@ -686,14 +799,18 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 		return;
 	case R_ENTRY_SIZE_DI:
 	case R_ENTRY_CALLOC:
-	case R_ENTRY_SIZE_SI: {
-		uint64_t size = role_of(h, s) == R_ENTRY_SIZE_SI ? r[PERF_REG_X86_SI] : r[PERF_REG_X86_DI];
-		if (role_of(h, s) == R_ENTRY_CALLOC)
+	case R_ENTRY_SIZE_SI:
+	case R_ENTRY_MEMPTR: {
+		enum role role = role_of(h, s);
+		uint64_t size = role == R_ENTRY_SIZE_SI ? r[PERF_REG_X86_SI]
+			      : role == R_ENTRY_MEMPTR ? r[PERF_REG_X86_DX] : r[PERF_REG_X86_DI];
+		if (role == R_ENTRY_CALLOC)
 			size *= r[PERF_REG_X86_SI];
 		if (nested(h, s->tid, r[PERF_REG_X86_SP], s->time))
 			return;
 		*pending_of(h, s->tid) = (struct pending){ s->time, size, rs->thread, node, true,
-							   r[PERF_REG_X86_SP] };
+							   r[PERF_REG_X86_SP],
+							   role == R_ENTRY_MEMPTR ? r[PERF_REG_X86_DI] : 0 };
 		return;
 	}
 	default:
@@ -723,6 +840,8 @@ static int on_reg_record(void *ctx, const struct perf_event_header *hdr)
 		return 0;
 	case R_RETURN: {
 		struct pending *pe = pending_of(h, s.tid);
+		if (pe->valid && pe->memptr)
+			return 0;	/* an allocator call inside posix_memalign: its return has the block */
 		if (!pe->valid) {
 			h->unmatched++;
 			return 0;
@@ -749,10 +868,75 @@ static const struct prof_replay_ops heap_ops = {
 	.lost = on_lost,
 };
 
+/* The posix_memalign entry that tid's return completes, taken; NULL
+ * (counted) when there is none. */
+static struct pending *take_memptr_entry(struct prof_heap *h, uint32_t tid)
+{
+	struct pending *pe = pending_of(h, tid);
+
+	if (!pe->valid || !pe->memptr) {
+		h->unmatched++;
+		return NULL;
+	}
+	pe->valid = false;
+	return pe;
+}
+
+/* posix_memalign's return: eax 0, and the block at memptr, read from the
+ * stack the sample copied as the function returned. */
+static void memptr_return(struct prof_heap *h, const struct prof_perf_sample *s)
+{
+	uint64_t r[PERF_REG_X86_64_MAX] = { 0 }, ptr;
+	const struct pending *pe = take_memptr_entry(h, s->tid);
+
+	if (!pe)
+		return;
+	prof_perf_sample_regs(s, r, PERF_REG_X86_64_MAX);
+	uint64_t sp = r[PERF_REG_X86_SP], at = pe->memptr - sp;
+	if ((uint32_t)r[PERF_REG_X86_AX])
+		return;	/* failed: nothing allocated */
+	if (pe->memptr < sp || at > s->stack_size || s->stack_size - at < sizeof(ptr)) {
+		h->memptr_unseen++;
+		return;
+	}
+	memcpy(&ptr, s->stack + at, sizeof(ptr));
+	add_block(h, s->time, s->pid, ptr, pe->size, pe->thread, pe->node);
+}
+
+/* posix_memalign's block from the BPF return program (sampled attach). */
+static int on_out_record(void *ctx, const struct perf_event_header *hdr)
+{
+	struct prof_heap *h = ctx;
+	struct prof_perf_sample s;
+	uint64_t ptr;
+
+	if (hdr->type == PERF_RECORD_LOST || hdr->type == PERF_RECORD_LOST_SAMPLES) {
+		h->lost += prof_perf_lost_count(hdr);
+		return 0;
+	}
+	if (hdr->type != PERF_RECORD_SAMPLE || prof_perf_parse_sample(&h->out.attr, hdr, &s) < 0 ||
+	    s.raw_size < sizeof(ptr))
+		return 0;
+	const struct pending *pe = take_memptr_entry(h, s.tid);
+	if (!pe)
+		return 0;
+	memcpy(&ptr, s.raw, sizeof(ptr));
+	add_block(h, s.time, s.pid, ptr, pe->size, pe->thread, pe->node);
+	return 0;
+}
+
 static int feed_stk(void *ctx, const struct perf_event_header *hdr)
 {
 	struct prof_heap *h = ctx;
+	struct prof_perf_sample s;
 
+	/* no stack to unwind for a return: read here, in the same time order */
+	if (hdr->type == PERF_RECORD_SAMPLE && prof_perf_parse_sample(&h->stk.attr, hdr, &s) == 0 &&
+	    role_of(h, &s) == R_RETURN_MEMPTR) {
+		if ((pid_t)s.pid != getpid())
+			memptr_return(h, &s);
+		return 0;
+	}
 	prof_replay_record(h->rp, &h->stk.attr, &h->stk, hdr);
 	return 0;
 }
@@ -761,7 +945,10 @@ size_t prof_heap_sources(struct prof_heap *h, struct prof_perf_source *out)
 {
 	out[0] = (struct prof_perf_source){ &h->stk, feed_stk, h };
 	out[1] = (struct prof_perf_source){ &h->reg, on_reg_record, h };
-	return 2;
+	if (!h->out.rings)
+		return 2;
+	out[2] = (struct prof_perf_source){ &h->out, on_out_record, h };
+	return 3;
 }
 
 /* The rate and the way in, in p's meta data (again when the sampled
@@ -818,12 +1005,16 @@ void prof_heap_finish(struct prof_heap *h)
 	prof_meta_set(h->p, "heap_live_blocks", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->lost);
 	prof_meta_set(h->p, "heap_lost", buf);
+	if (h->memptr_unseen) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->memptr_unseen);
+		prof_meta_set(h->p, "heap_memptr_unseen", buf);
+	}
 }
 
 void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st)
 {
-	*st = (struct prof_heap_stats){ h->allocs, h->frees, h->lost, h->unmatched, h->rate,
-					 h->attached, h->sampled,
+	*st = (struct prof_heap_stats){ h->allocs, h->frees, h->lost, h->unmatched, h->memptr_unseen,
+					 h->rate, h->attached, h->sampled,
 					 h->exact_why[0] ? h->exact_why : NULL };
 }
 
@@ -900,6 +1091,8 @@ void prof_heap_free(struct prof_heap *h)
 		prof_perf_close(&h->stk);
 	if (h->reg.rings)
 		prof_perf_close(&h->reg);
+	if (h->out.rings)
+		prof_perf_close(&h->out);
 	if (h->dir[0]) {	/* mapped copies stay valid: the file is only unlinked */
 		unlink(h->path);
 		rmdir(h->dir);

@@ -700,8 +700,9 @@ int prof_session_start(struct prof_session *s)
 		prof_restrack_start(s->rt);
 	start_pump(&s->pf);
 	if (s->heap) {
-		start_pump(prof_heap_perf(s->heap, 0));
-		start_pump(prof_heap_perf(s->heap, 1));
+		for (int i = 0; i < PROF_HEAP_SOURCES; i++)
+			if (prof_heap_perf(s->heap, i))
+				start_pump(prof_heap_perf(s->heap, i));
 	}
 	if (s->oc) {
 		struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
@@ -750,6 +751,7 @@ void prof_session_run(struct prof_session *s)
 		in->heap_allocs = hs.allocs;
 		in->heap_frees = hs.frees;
 		in->heap_lost = hs.lost;
+		in->heap_memptr_unseen = hs.memptr_unseen;
 	}
 }
 

@@ -8,7 +8,7 @@
  *                  is largest while they live (64 MiB + the 4 MiB leak).
  * Lines "truth FUNCTION allocs=N bytes=B live=L peak=P" (bytes) follow.
  *
- *   heap [PAIRS=200000] [WAITFILE|-] [phases|realloc]
+ *   heap [PAIRS=200000] [WAITFILE|-] [phases|realloc|aligned|realloc+aligned]
  * With WAITFILE, prints "heap: ready pid=N" and waits until the file
  * exists before allocating (tests attach with -p meanwhile).
  * With phases (the leak view and snapshot tests), the phases are apart
@@ -22,9 +22,19 @@
  *   realloc_planted  PAIRS times realloc(NULL, 64) (glibc's jumps to its
  *                    malloc: one allocation, not two), realloc to 256
  *                    bytes (a free and an allocation), free.
+ * With aligned (or realloc+aligned: both), last, each keeping ALIGN_N
+ * blocks of 1 KiB (a 1 MiB leak per function):
+ *   pmalign_planted      posix_memalign into a local (the usual call),
+ *                        and PAIRS posix_memalign(64)/free pairs;
+ *   pmalign_far_planted  posix_memalign into a static array: the
+ *                        pointer is stored off the caller's stack;
+ *   aligned_planted, memalign_planted, valloc_planted, pvalloc_planted,
+ *   reallocarray_planted one entry point each (glibc's reallocarray calls
+ *                        realloc through its PLT: both modes see realloc).
  */
 #include "wl.h"
 #include <stdint.h>
+#include <malloc.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,6 +49,8 @@ static void *volatile keep;	/* the compiler cannot drop a malloc/free pair */
 #define YOUNG_N 256
 #define YOUNG_SIZE 4096
 #define GROW_SIZE 256
+#define ALIGN_N 1024
+#define ALIGN_SIZE 1024
 
 static int phases;
 static void *volatile no_block;	/* realloc(NULL, n) stays a realloc */
@@ -109,12 +121,71 @@ WL_NOINLINE static void realloc_planted(long pairs)
 	}
 }
 
+WL_NOINLINE static void pmalign_planted(long pairs)
+{
+	void *p;
+
+	for (int i = 0; i < ALIGN_N; i++) {
+		if (posix_memalign(&p, 64, ALIGN_SIZE))
+			abort();
+		((char *)p)[0] = (char)i;
+		keep = p;
+	}
+	for (long i = 0; i < pairs; i++) {
+		if (posix_memalign(&p, 64, TEMP_SIZE))
+			abort();
+		((char *)p)[0] = (char)i;
+		keep = p;
+		free(keep);
+	}
+}
+
+WL_NOINLINE static void pmalign_far_planted(void)
+{
+	static void *far[ALIGN_N];
+
+	for (int i = 0; i < ALIGN_N; i++) {
+		if (posix_memalign(&far[i], 64, ALIGN_SIZE))
+			abort();
+		((char *)far[i])[0] = (char)i;
+	}
+}
+
+/* kind: 'a' aligned_alloc, 'm' memalign, 'v' valloc, 'p' pvalloc,
+ * 'r' reallocarray */
+static void *aligned_one(int kind)
+{
+	switch (kind) {
+	case 'a': return aligned_alloc(64, ALIGN_SIZE);
+	case 'm': return memalign(64, ALIGN_SIZE);
+	case 'v': return valloc(ALIGN_SIZE);
+	case 'p': return pvalloc(ALIGN_SIZE);
+	default: return reallocarray(no_block, 16, ALIGN_SIZE / 16);
+	}
+}
+
+#define ALIGNED_FN(name, kind)					\
+	WL_NOINLINE static void name(void)			\
+	{							\
+		for (int i = 0; i < ALIGN_N; i++) {		\
+			char *p = aligned_one(kind);		\
+			p[0] = (char)i;				\
+			keep = p;				\
+		}						\
+	}
+ALIGNED_FN(aligned_planted, 'a')
+ALIGNED_FN(memalign_planted, 'm')
+ALIGNED_FN(valloc_planted, 'v')
+ALIGNED_FN(pvalloc_planted, 'p')
+ALIGNED_FN(reallocarray_planted, 'r')
+
 int main(int argc, char **argv)
 {
 	long pairs = argc > 1 ? atol(argv[1]) : 200000;
 
 	phases = argc > 3 && !strcmp(argv[3], "phases");
-	int reallocs = argc > 3 && !strcmp(argv[3], "realloc");
+	int reallocs = argc > 3 && strstr(argv[3], "realloc");
+	int aligned = argc > 3 && strstr(argv[3], "aligned");
 	if (argc > 2 && strcmp(argv[2], "-")) {
 		printf("heap: ready pid=%d\n", (int)getpid());
 		fflush(stdout);
@@ -131,6 +202,15 @@ int main(int argc, char **argv)
 	}
 	if (reallocs)
 		realloc_planted(pairs);
+	if (aligned) {
+		pmalign_planted(pairs);
+		pmalign_far_planted();
+		aligned_planted();
+		memalign_planted();
+		valloc_planted();
+		pvalloc_planted();
+		reallocarray_planted();
+	}
 	printf("truth leak_planted allocs=%d bytes=%d live=%d peak=%d\n", LEAK_N,
 	       LEAK_N * LEAK_SIZE, LEAK_N * LEAK_SIZE, LEAK_N * LEAK_SIZE);
 	printf("truth temp_planted allocs=%ld bytes=%ld live=0 peak=0\n", pairs, pairs * TEMP_SIZE);
@@ -139,6 +219,15 @@ int main(int argc, char **argv)
 	if (reallocs)
 		printf("truth realloc_planted allocs=%ld bytes=%ld live=0 peak=0\n", 2 * pairs,
 		       pairs * (TEMP_SIZE + GROW_SIZE));
+	if (aligned) {
+		const char *fns[] = { "pmalign_far_planted", "aligned_planted", "memalign_planted",
+				      "valloc_planted", "pvalloc_planted", "reallocarray_planted" };
+		printf("truth pmalign_planted allocs=%ld bytes=%ld live=%d peak=0\n", ALIGN_N + pairs,
+		       (long)ALIGN_N * ALIGN_SIZE + pairs * TEMP_SIZE, ALIGN_N * ALIGN_SIZE);
+		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+			printf("truth %s allocs=%d bytes=%d live=%d peak=0\n", fns[i], ALIGN_N,
+			       ALIGN_N * ALIGN_SIZE, ALIGN_N * ALIGN_SIZE);
+	}
 	if (phases)
 		printf("truth young_planted allocs=%d bytes=%d live=%d peak=0\n", YOUNG_N,
 		       YOUNG_N * YOUNG_SIZE, YOUNG_N * YOUNG_SIZE);

@@ -2,7 +2,7 @@
  * libprofheap.c - the allocation sampler that `prof record --heap`
  * preloads into a launched command (LD_PRELOAD).  It interposes the
  * allocator's entry points (malloc, calloc, realloc, free, posix_memalign,
- * aligned_alloc, memalign, valloc, and anonymous mmap/munmap), passes
+ * aligned_alloc, memalign, valloc, pvalloc, and anonymous mmap/munmap), passes
  * every call on to the next definition (glibc, or jemalloc/tcmalloc when
  * the program uses them), and decides in-process which allocations to
  * sample, so an unsampled call costs a few instructions and no trap.
@@ -74,6 +74,7 @@ static int (*real_posix_memalign)(void **, size_t, size_t);
 static void *(*real_aligned_alloc)(size_t, size_t);
 static void *(*real_memalign)(size_t, size_t);
 static void *(*real_valloc)(size_t);
+static void *(*real_pvalloc)(size_t);
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static int (*real_munmap)(void *, size_t);
 
@@ -108,6 +109,7 @@ static void resolve(void)
 	real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
 	real_memalign = dlsym(RTLD_NEXT, "memalign");
 	real_valloc = dlsym(RTLD_NEXT, "valloc");
+	real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
 	real_mmap = dlsym(RTLD_NEXT, "mmap");
 	real_munmap = dlsym(RTLD_NEXT, "munmap");
 	const char *r = getenv("PROF_HEAP_RATE"), *s = getenv("PROF_HEAP_SEED");
@@ -289,6 +291,16 @@ static void note_free(void *p)
 
 /* --- the interposed functions ------------------------------------------------------ */
 
+/* After the next definition returned p (called with depth raised, so that
+ * what it calls itself is not counted): p, noted. */
+static void *noted(void *p, size_t size)
+{
+	depth--;
+	if (!depth)
+		note_alloc(p, size, KIND_MALLOC);
+	return p;
+}
+
 EXPORT void *malloc(size_t n)
 {
 	if (!real_malloc) {
@@ -297,11 +309,7 @@ EXPORT void *malloc(size_t n)
 			return boot_alloc(n);
 	}
 	depth++;
-	void *p = real_malloc(n);
-	depth--;
-	if (!depth)
-		note_alloc(p, n, KIND_MALLOC);
-	return p;
+	return noted(real_malloc(n), n);
 }
 
 EXPORT void free(void *p)
@@ -326,11 +334,7 @@ EXPORT void *calloc(size_t n, size_t sz)
 		}
 	}
 	depth++;
-	void *p = real_calloc(n, sz);
-	depth--;
-	if (!depth)
-		note_alloc(p, n * sz, KIND_MALLOC);
-	return p;
+	return noted(real_calloc(n, sz), n * sz);
 }
 
 EXPORT void *realloc(void *old, size_t n)
@@ -346,14 +350,10 @@ EXPORT void *realloc(void *old, size_t n)
 		resolve();
 	if (old && !depth)
 		note_free(old);
-	depth++;
-	void *p = real_realloc(old, n);
-	depth--;
 	/* A failed realloc leaves old allocated but reported freed: an
 	 * under-count of one block at most per failure. */
-	if (!depth)
-		note_alloc(p, n, KIND_MALLOC);
-	return p;
+	depth++;
+	return noted(real_realloc(old, n), n);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -373,11 +373,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 	if (!real_aligned_alloc)
 		resolve();
 	depth++;
-	void *p = real_aligned_alloc(align, n);
-	depth--;
-	if (!depth)
-		note_alloc(p, n, KIND_MALLOC);
-	return p;
+	return noted(real_aligned_alloc(align, n), n);
 }
 
 EXPORT void *memalign(size_t align, size_t n)
@@ -385,11 +381,7 @@ EXPORT void *memalign(size_t align, size_t n)
 	if (!real_memalign)
 		resolve();
 	depth++;
-	void *p = real_memalign(align, n);
-	depth--;
-	if (!depth)
-		note_alloc(p, n, KIND_MALLOC);
-	return p;
+	return noted(real_memalign(align, n), n);
 }
 
 EXPORT void *valloc(size_t n)
@@ -397,11 +389,20 @@ EXPORT void *valloc(size_t n)
 	if (!real_valloc)
 		resolve();
 	depth++;
-	void *p = real_valloc(n);
-	depth--;
-	if (!depth)
-		note_alloc(p, n, KIND_MALLOC);
-	return p;
+	return noted(real_valloc(n), n);
+}
+
+/* The size asked, not the pages it is rounded up to, like valloc's. */
+EXPORT void *pvalloc(size_t n)
+{
+	if (!real_pvalloc)
+		resolve();
+	if (!real_pvalloc) {	/* an allocator without it: whole pages from valloc, noted rounded */
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		return valloc(n ? (n + page - 1) & ~(page - 1) : page);
+	}
+	depth++;
+	return noted(real_pvalloc(n), n);
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
