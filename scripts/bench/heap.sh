@@ -19,9 +19,9 @@
 #                           /proc, so other tenants of the VM do not count),
 #                           four long-running servers (bare, the preloaded
 #                           sampler alone, under prof record, under prof
-#                           record --heap) in short interleaved windows;
-#                           per-round ratios, their median and its 95%
-#                           interval (below).  Goal: --heap costs at most
+#                           record --heap) in short windows, the two of a
+#                           comparison side by side; per-round ratios,
+#                           their median and its 95% interval (below).  Goal: --heap costs at most
 #                           2% over prof record.  Attached too: a bare
 #                           server with prof record -p and prof record
 #                           --heap -p started for one window each.
@@ -33,8 +33,8 @@
 #                           at the default rate (info: 25 samples stand
 #                           for temp_planted's 200,000 blocks there, a 20%
 #                           standard error).  Goal: within 10% at rate 64.
-# Environment: REPEAT (default 5), PAIRS, ROUNDS, WREQS, ATTACH_ROUNDS
-# (the redis part, below), ONLY (parts: "cost attach redis agree"), BENCH_TMP,
+# Environment: REPEAT (default 5), PAIRS, ROUNDS, WREQS, SIDE_BY_SIDE,
+# ATTACH_ROUNDS (the redis part, below), ONLY (parts: "cost attach redis agree"), BENCH_TMP,
 # ATTACH_PRELOAD (the attach part's target preloads this allocator).
 . "$(dirname "$0")/lib.sh"
 bench_build
@@ -124,24 +124,26 @@ fi
 # --- cost on ordinary code: a server under load ----------------------------------
 # One long-running redis-server per mode, each on its own port and started
 # once: bare, sampler (the preloaded sampler alone), record (launched under
-# `prof record`), heap (under `prof record --heap`).  ROUNDS rounds; in each
-# every server gets one window, in an order rotated from round to round: a
+# `prof record`), heap (under `prof record --heap`).  ROUNDS rounds (30); a
 # window is redis-benchmark -n WREQS (10,000) of each of set, get, lpush,
-# lpop, and its figure is requests per second of the server's own CPU time
-# over the window, summed over its threads from /proc/PID/task/*/schedstat
-# (nanoseconds; /proc/PID/stat's 10 ms ticks were 5% of a window).  Within a
-# round the four windows run seconds apart, so a burst of load from the
-# VM's other tenants hits the ratios of that round alike; the figure is the
-# median over rounds of each round's ratio (heap / record, sampler / bare,
-# record / bare) with the 95% confidence interval of that median from the
-# order statistics (distribution-free) and the quartiles.  A ratio resolves
-# the 2% goal when its interval lies wholly on one side of 0.98.
+# lpop against one server, and its figure is requests per second of the
+# server's own CPU time over the window, summed over its threads from
+# /proc/PID/task/*/schedstat (nanoseconds; /proc/PID/stat's 10 ms ticks
+# were 5% of a window).  The two servers of a comparison (record and heap;
+# bare and sampler) get their windows at the same time, two clients side
+# by side, so that both see the same load from the VM's other tenants;
+# the pair that goes first alternates.  (SIDE_BY_SIDE=0: one window after
+# the other, in an order rotated each round.)  The figure is the median
+# over rounds of each round's ratio (heap / record, sampler / bare; record
+# / bare, from different pairs, info) with the 95% confidence interval of
+# that median from the order statistics (distribution-free) and the
+# quartiles.  A ratio resolves the 2% goal when its interval lies wholly
+# on one side of 0.98.
 # Attached (ATTACH_ROUNDS rounds, default 5): one more bare server gets
 # `prof record -p` for one window and `prof record --heap -p` (sampled by
 # BPF at the default rate) for the next, in alternating order; prof starts
 # before the window and stops after it, and the next attach waits for the
 # previous probes to be removed.
-# Environment: ROUNDS (default 30), WREQS, ATTACH_ROUNDS, REDIS_MODES.
 PORT=${PORT:-6399}
 server_ns() {	# pid -> CPU ns of all its threads
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'
@@ -158,31 +160,39 @@ start_server() {
 	heap) "$PROF" record --heap -o "$B/redis-heap.data" -- \
 		redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>"$B/redis-heap.err" & ;;
 	esac
-	SPID=0
 	for _ in $(seq 100); do redis-cli -p "$2" ping >/dev/null 2>&1 && break; sleep 0.1; done
 	SPID=$(redis_pid "$2")
 	[ -n "$SPID" ] || { echo "# redis-server did not start ($1)" >&2; SPID=0; }
 }
-# window PORT PID: one benchmark window; prints requests per server CPU-s
-window() {
-	local c0 c1 n=${WREQS:-10000}
-	c0=$(server_ns "$2")
-	timeout 600 redis-benchmark -p "$1" -q -n "$n" -c 10 -t set,get,lpush,lpop >/dev/null 2>&1
-	c1=$(server_ns "$2")
-	awk -v n="$n" -v a="$c0" -v b="$c1" 'BEGIN {printf "%.0f\n", 4 * n / ((b - a) / 1e9)}'
+# windows MODE...: a window of each mode's server, all at the same time;
+# prints their requests per server CPU-s
+windows() {
+	local m n=${WREQS:-10000} c0=() c1=() pids=() k
+	for m; do c0+=("$(server_ns "${rpid[$m]}")"); done
+	for m; do
+		timeout 600 redis-benchmark -p "${rport[$m]}" -q -n "$n" -c 10 -t set,get,lpush,lpop \
+			>/dev/null 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for m; do c1+=("$(server_ns "${rpid[$m]}")"); done
+	for k in "${!c0[@]}"; do
+		awk -v n="$n" -v a="${c0[$k]}" -v b="${c1[$k]}" 'BEGIN {printf "%.0f ", 4 * n / ((b - a) / 1e9)}'
+	done
+	echo
 }
-# attached_window PORT PID plain|heap: a window with prof attached to PID
+# attached_window plain|heap: a window of the attach server with prof attached
 attached_window() {
 	local ppid
 	probes_gone
 	rm -f "$B/redis-att.data"
-	"$PROF" record -q $([ "$3" = heap ] && echo --heap) -o "$B/redis-att.data" -p "$2" \
+	"$PROF" record -q $([ "$1" = heap ] && echo --heap) -o "$B/redis-att.data" -p "${rpid[attach]}" \
 		>/dev/null 2>"$B/redis-att.err" &
 	ppid=$!
 	# the events are on once prof.data has its first flush
 	for _ in $(seq 100); do [ -s "$B/redis-att.data" ] && break; sleep 0.1; done
 	sleep 0.5
-	window "$1" "$2"
+	windows attach
 	kill -INT "$ppid"
 	wait "$ppid" 2>/dev/null
 }
@@ -193,7 +203,7 @@ stats() {
 	x = sorted(float(v) for v in sys.argv[1].split())
 	n = len(x)
 	if not n:
-	    print("nan"); sys.exit()
+	    print("nan [-, -]"); sys.exit()
 	med = (x[(n - 1) // 2] + x[n // 2]) / 2
 	# the largest k with P(Binomial(n, 1/2) < k) <= 2.5%: [x_k, x_(n+1-k)] covers the median
 	k, cum = 0, 0.0
@@ -210,7 +220,7 @@ if ! part redis; then
 elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
 	# the sampler library alone: the copy ./prof embeds
 	cp "$TOP/build/gen/libprofheap.so" "$B/libprofheap.so"
-	MODES=${REDIS_MODES:-bare sampler record heap}
+	MODES="bare sampler record heap"
 	ROUNDS=${ROUNDS:-30}
 	declare -A rport rpid rps
 	i=0
@@ -225,27 +235,34 @@ elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null
 		wait 2>/dev/null
 	}
 	trap stop_servers EXIT
-	echo "# redis: load average at start $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds of 4 x ${WREQS:-10000} requests per server" >&2
+	echo "# redis: load average at start $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds of 4 x ${WREQS:-10000} requests per server, side by side ${SIDE_BY_SIDE:-1}" >&2
 	read -ra order <<<"$MODES"
 	for r in $(seq "$ROUNDS"); do
 		declare -A w=()
-		for j in $(seq 0 $((${#order[@]} - 1))); do
-			mode=${order[$(((j + r) % ${#order[@]}))]}
-			w[$mode]=$(window "${rport[$mode]}" "${rpid[$mode]}")
-			rps[$mode]+="${w[$mode]} "
-		done
-		rps[heap_record]+="$(ratio "${w[heap]:-0}" "${w[record]:-1}") "
-		rps[sampler_bare]+="$(ratio "${w[sampler]:-0}" "${w[bare]:-1}") "
-		rps[record_bare]+="$(ratio "${w[record]:-0}" "${w[bare]:-1}") "
+		if [ "${SIDE_BY_SIDE:-1}" = 1 ]; then
+			for pair in $([ $((r % 2)) = 1 ] && echo "bare:sampler record:heap" || echo "record:heap bare:sampler"); do
+				x=${pair%:*} y=${pair#*:}
+				read -r "w[$x]" "w[$y]" <<<"$(windows "$x" "$y")"
+			done
+		else
+			for j in $(seq 0 $((${#order[@]} - 1))); do
+				mode=${order[$(((j + r) % ${#order[@]}))]}
+				w[$mode]=$(windows "$mode")
+			done
+		fi
+		for mode in $MODES; do rps[$mode]+="${w[$mode]} "; done
+		rps[heap_record]+="$(ratio "${w[heap]}" "${w[record]}") "
+		rps[sampler_bare]+="$(ratio "${w[sampler]}" "${w[bare]}") "
+		rps[record_bare]+="$(ratio "${w[record]}" "${w[bare]}") "
 		echo "# round $r: $(for m in $MODES; do echo -n "$m ${w[$m]} "; done)load $(cut -d' ' -f1 /proc/loadavg)" >&2
 	done
 	for r in $(seq "${ATTACH_ROUNDS:-5}"); do
 		if [ $((r % 2)) = 1 ]; then
-			a=$(attached_window "${rport[attach]}" "${rpid[attach]}" plain)
-			h=$(attached_window "${rport[attach]}" "${rpid[attach]}" heap)
+			a=$(attached_window plain)
+			h=$(attached_window heap)
 		else
-			h=$(attached_window "${rport[attach]}" "${rpid[attach]}" heap)
-			a=$(attached_window "${rport[attach]}" "${rpid[attach]}" plain)
+			h=$(attached_window heap)
+			a=$(attached_window plain)
 		fi
 		rps[attach]+="$a "
 		rps[attach-heap]+="$h "
@@ -257,14 +274,14 @@ elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null
 	for mode in $MODES attach attach-heap; do
 		echo "# redis requests per server CPU-s, $mode: median $(med "${rps[$mode]}") (windows: ${rps[$mode]})"
 	done
-	# the sampler saw redis's allocations (jemalloc, interposed by symbol)
+	# the sampler saw redis's allocations (jemalloc's malloc, interposed by symbol)
 	echo "# redis under record --heap: $(grep -h "heap:" "$B/redis-heap.err" | head -1)"
 	for k in heap_record sampler_bare record_bare attach_ratio; do
 		echo "# redis per-round ratio $k: $(stats "${rps[$k]}") (rounds: ${rps[$k]})"
 	done
 	echo "# redis: load average at end $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 	rr() { stats "${rps[$1]}" | cut -d' ' -f1-3; }
-	in_goal() {	# the CI of the median wholly at or above 0.98: yes; wholly below: NO
+	in_goal() {	# the interval of the median wholly at or above 0.98: yes; wholly below: NO
 		stats "${rps[$1]}" | awk '{gsub(/[][,]/, "", $2); gsub(/[][,]/, "", $3);
 			print ($2 == "-") ? "not resolved" : ($2 >= 0.98) ? "yes" : ($3 < 0.98) ? "NO" : "not resolved"}'
 	}
