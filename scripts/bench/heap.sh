@@ -272,17 +272,17 @@ elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null
 	stop_servers
 	trap - EXIT
 	for mode in $MODES attach attach-heap; do
-		echo "# redis requests per server CPU-s, $mode: median $(med "${rps[$mode]}") (windows: ${rps[$mode]})"
+		echo "# redis requests per server CPU-s, $mode: median $(med "${rps[$mode]:-}") (windows: ${rps[$mode]:-})"
 	done
 	# the sampler saw redis's allocations (jemalloc's malloc, interposed by symbol)
 	echo "# redis under record --heap: $(grep -h "heap:" "$B/redis-heap.err" | head -1)"
 	for k in heap_record sampler_bare record_bare attach_ratio; do
-		echo "# redis per-round ratio $k: $(stats "${rps[$k]}") (rounds: ${rps[$k]})"
+		echo "# redis per-round ratio $k: $(stats "${rps[$k]:-}") (rounds: ${rps[$k]:-})"
 	done
 	echo "# redis: load average at end $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-	rr() { stats "${rps[$1]}" | cut -d' ' -f1-3; }
+	rr() { stats "${rps[$1]:-}" | cut -d' ' -f1-3; }
 	in_goal() {	# the interval of the median wholly at or above 0.98: yes; wholly below: NO
-		stats "${rps[$1]}" | awk '{gsub(/[][,]/, "", $2); gsub(/[][,]/, "", $3);
+		stats "${rps[$1]:-}" | awk '{gsub(/[][,]/, "", $2); gsub(/[][,]/, "", $3);
 			print ($2 == "-") ? "not resolved" : ($2 >= 0.98) ? "yes" : ($3 < 0.98) ? "NO" : "not resolved"}'
 	}
 	row "heap cost, redis" "sampler alone / bare" "-" "$(rr sampler_bare)" "-" "$(in_goal sampler_bare)"
