@@ -26,17 +26,13 @@
 # 20000 against 40000, outside 10% only if the kept share leaves 40-60%,
 # `bounds.py share 20000 50 10` = 2.9e-177.
 # The aligned entry points (the launched aligned run, and the attached
-# runs) add pmalign_planted (1024 posix_memalign of 1 KiB kept, 20000
-# posix_memalign(64)/free pairs) and 1024 kept 1 KiB blocks each from
+# runs) add pmalign_planted (1024 posix_memalign of 1 KiB kept, 1024
+# more freed at once) and 1024 kept 1 KiB blocks each from
 # posix_memalign into a static array, aligned_alloc, memalign, valloc,
-# pvalloc and reallocarray.  Launched at 128, the 64-byte pairs are
-# temp_planted's case (20000 blocks at p = 0.393, 1.4% error, now of
-# 21024: over 7 standard errors) and a 1 KiB block's p = 0.9997 gives
-# 1024 of them a count error of sqrt(e^-8 / 1024) = 0.06%.  Attached by
-# BPF at 128, 1 KiB blocks are kept with certainty and pmalign_planted's
-# count is 1024 + 2 x Binomial(20000, 0.5) against 21024: outside 10%
-# only if the kept share leaves 44.7-55.3%, less likely than
-# `bounds.py share 20000 50 5` = 1.6e-45.  Exact runs are exact.
+# pvalloc and reallocarray.  Launched at 128 a 1 KiB block's p = 0.9997
+# gives 1024 of them a count error of sqrt(e^-8 / 1024) = 0.06%: 10% is
+# 170 standard errors.  Attached by BPF at 128, 1 KiB blocks are kept
+# with certainty (and their frees): exact.  Exact runs are exact.
 # The leak view and the snapshot diff (the workload's phases) weigh 1 KiB
 # blocks (leak_planted: 4096, count error sqrt(e^-8 / 4096) = 0.03%), 4 KiB
 # and 1 MiB ones (sampled with certainty): 10% is over 300 standard

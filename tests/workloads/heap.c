@@ -25,7 +25,7 @@
  * With aligned (or realloc+aligned: both), last, each keeping ALIGN_N
  * blocks of 1 KiB (a 1 MiB leak per function):
  *   pmalign_planted      posix_memalign into a local (the usual call),
- *                        and PAIRS posix_memalign(64)/free pairs;
+ *                        and ALIGN_N more of 1 KiB, each freed at once;
  *   pmalign_far_planted  posix_memalign into a static array: the
  *                        pointer is stored off the caller's stack;
  *   aligned_planted, memalign_planted, valloc_planted, pvalloc_planted,
@@ -121,7 +121,7 @@ WL_NOINLINE static void realloc_planted(long pairs)
 	}
 }
 
-WL_NOINLINE static void pmalign_planted(long pairs)
+WL_NOINLINE static void pmalign_planted(void)
 {
 	void *p;
 
@@ -131,8 +131,8 @@ WL_NOINLINE static void pmalign_planted(long pairs)
 		((char *)p)[0] = (char)i;
 		keep = p;
 	}
-	for (long i = 0; i < pairs; i++) {
-		if (posix_memalign(&p, 64, TEMP_SIZE))
+	for (int i = 0; i < ALIGN_N; i++) {
+		if (posix_memalign(&p, 64, ALIGN_SIZE))
 			abort();
 		((char *)p)[0] = (char)i;
 		keep = p;
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 	if (reallocs)
 		realloc_planted(pairs);
 	if (aligned) {
-		pmalign_planted(pairs);
+		pmalign_planted();
 		pmalign_far_planted();
 		aligned_planted();
 		memalign_planted();
@@ -222,8 +222,8 @@ int main(int argc, char **argv)
 	if (aligned) {
 		const char *fns[] = { "pmalign_far_planted", "aligned_planted", "memalign_planted",
 				      "valloc_planted", "pvalloc_planted", "reallocarray_planted" };
-		printf("truth pmalign_planted allocs=%ld bytes=%ld live=%d peak=0\n", ALIGN_N + pairs,
-		       (long)ALIGN_N * ALIGN_SIZE + pairs * TEMP_SIZE, ALIGN_N * ALIGN_SIZE);
+		printf("truth pmalign_planted allocs=%d bytes=%d live=%d peak=0\n", 2 * ALIGN_N,
+		       2 * ALIGN_N * ALIGN_SIZE, ALIGN_N * ALIGN_SIZE);
 		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
 			printf("truth %s allocs=%d bytes=%d live=%d peak=0\n", fns[i], ALIGN_N,
 			       ALIGN_N * ALIGN_SIZE, ALIGN_N * ALIGN_SIZE);
