@@ -617,12 +617,11 @@ function buildLanes() {
 		procs.get(t[0]).push(i);
 	});
 	if (!procOrder) {
-		var weight = function (ths, c) {
-			return ths.reduce(function (s, i) { return s + (LD[i].q ? LD[i].q.reduce(function (a, v, k) { return a + (k % 4 == c ? v : 0); }, 0) : 0); }, 0);
-		};
+		// TH[i][3], [4]: the thread's exact on-CPU and off-CPU ns
+		var weight = function (ths, k) { return ths.reduce(function (s, i) { return s + (TH[i][k] || 0); }, 0); };
 		procOrder = Array.from(procs.keys()).map(function (pid) {
 			var ths = procs.get(pid);
-			return { pid: pid, cpu: weight(ths, 0), off: weight(ths, 1) + weight(ths, 2) + weight(ths, 3) };
+			return { pid: pid, cpu: weight(ths, 3), off: weight(ths, 4) };
 		}).sort(function (a, b) {
 			return (a.pid < 0) - (b.pid < 0) || b.cpu - a.cpu || b.off - a.off || a.pid - b.pid;
 		}).map(function (e) { return e.pid; });

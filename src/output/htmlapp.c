@@ -559,6 +559,23 @@ static char lane_digit(const struct app *a, uint64_t ns)
 }
 
 /*
+ * Each track's exact on-CPU and off-CPU ns, by thread entry (n of them):
+ * the viewer orders processes by these.  Its digits cannot serve: a
+ * bucket with any time shows at least one digit, so summed over many
+ * threads that barely ran they outweigh one thread that ran all along.
+ */
+static void lane_totals(const struct app *a, size_t n, uint64_t *cpu, uint64_t *off)
+{
+	for (size_t i = 0; i < a->lanes.n; i++) {
+		const struct app_row *l = &a->lanes.v[i];
+		if (l->bucket < n) {	/* a lane's "bucket" is its thread */
+			cpu[l->bucket] += l->v[C_CPU];
+			off[l->bucket] += l->v[C_OFF];
+		}
+	}
+}
+
+/*
  * "lanes": [thread, first fine bucket, digits] per thread with samples;
  * digits holds 4 per fine bucket from the first to the last the thread
  * was seen in: on CPU, I/O wait, other off-CPU (preempted, D), sleep.
@@ -613,18 +630,23 @@ static void emit_strings_of_frames(struct app *a, struct strbuf *sb)
 	}
 	sb_adds(sb, "\",\n\"threads\":[");
 	size_t n = a->folded ? a->shown.n : p->threads.n;
+	uint64_t *cpu = xcalloc(2 * (n + 1), sizeof(*cpu)), *off = cpu + n + 1;
+	lane_totals(a, n + 1, cpu, off);
 	for (size_t i = 0; i < n; i++) {
 		const struct prof_thread *t = &p->threads.v[a->folded ? a->shown.v[i] : i];
-		sb_addf(sb, "%s[%u,%u,%u]", i ? "," : "", t->pid, t->tid,
-			strtab_intern(&a->strs, prof_str(p, t->comm)));
+		sb_addf(sb, "%s[%u,%u,%u,%llu,%llu]", i ? "," : "", t->pid, t->tid,
+			strtab_intern(&a->strs, prof_str(p, t->comm)), (unsigned long long)cpu[i],
+			(unsigned long long)off[i]);
 	}
 	if (a->folded) {	/* pid and tid -1: no process of its own */
 		char label[96];
 		snprintf(label, sizeof(label), "%zu other threads (%zu processes)", a->folded,
 			 a->folded_pids);
-		sb_addf(sb, ",[-1,-1,%u]", strtab_intern(&a->strs, label));
+		sb_addf(sb, ",[-1,-1,%u,%llu,%llu]", strtab_intern(&a->strs, label),
+			(unsigned long long)cpu[n], (unsigned long long)off[n]);
 	}
 	sb_adds(sb, "]");
+	free(cpu);
 }
 
 /*
