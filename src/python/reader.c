@@ -3,8 +3,9 @@
  * outside (include/prof/python.h), with process_vm_readv, never stopping
  * the process: the interpreter is found once per process, thread states
  * once per thread, code objects once per object; a sample then costs one
- * read of the thread state, one per frame and one for the whole chain's
- * code objects (checked, not re-read).
+ * read of the thread state, one for the frames (a window of memory below
+ * the innermost, where its callers lie: one more for each frame outside
+ * it) and one for the whole chain's code objects (checked, not re-read).
  *
  * Design notes / invariants:
  *  - procs maps pid -> index + 1 into proc[]; a proc is pending (queued
@@ -37,6 +38,7 @@
 #define MAX_THREADS 100000	/* a thread list longer than this is corrupt */
 #define CODE_KEY_LEN 96		/* covers firstlineno..linetable in every layout */
 #define RAW_MAX (4 * PROF_PY_MAX_FRAMES)	/* frames walked, shims (3.12+) included */
+#define FRAME_WINDOW 2048	/* bytes read at once for the frames of a chain */
 
 struct code_key {		/* what the cache checks before trusting an id */
 	uint64_t addr;
@@ -53,6 +55,11 @@ struct proc {
 	struct u64map codes;		/* code address -> index into keys */
 	VEC(struct code_key) keys;
 	VEC(uint32_t) key_ids;		/* [keys index] -> code id */
+};
+
+struct frame_window {		/* memory read for a chain's frames (frame_at) */
+	uint64_t lo, len;
+	uint8_t b[FRAME_WINDOW];
 };
 
 struct elf_syms {
@@ -681,16 +688,39 @@ static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_py
 	return 0;
 }
 
+/* The frame at addr (size bytes), from the window of memory read last
+ * when it lies in it, else from a new window: the bytes below the frame
+ * down to FRAME_WINDOW before its end, but not below its own page (the
+ * one below may be unmapped), read at once.  A caller's frame (3.11+)
+ * lies just below its callee on the thread's data stack, so a chain of a
+ * few frames is one read instead of one a frame. */
+static const uint8_t *frame_at(struct proc *p, struct frame_window *w, uint64_t addr, size_t size)
+{
+	uint64_t end = addr + size, lo = addr & ~(uint64_t)4095;
+
+	if (addr >= w->lo && end <= w->lo + w->len)
+		return w->b + (addr - w->lo);
+	if (end > FRAME_WINDOW && end - FRAME_WINDOW > lo)
+		lo = end - FRAME_WINDOW;
+	if (end < addr || rd(p->pid, lo, w->b, end - lo) < 0)
+		return NULL;
+	w->lo = lo;
+	w->len = end - lo;
+	return w->b + (addr - lo);
+}
+
 /* The raw chain of tid read now, from the recorder (up to RAW_MAX frames
  * into py->raw): the count or a negative errno as prof_python_read's. */
 static int chain_now(struct prof_python *py, struct proc *p, pid_t tid, const struct prof_pysample *smp)
 {
 	const struct prof_py_layout *l = &p->l;
-	uint8_t ts[512], fr[256];
+	uint8_t ts[512];
+	const uint8_t *fr;
+	struct frame_window w = { .len = 0 };
 	uint64_t frame, addr;
 	int n = 0, ret;
 
-	if (l->frame_size > sizeof(fr))
+	if (l->frame_size > FRAME_WINDOW)
 		return -EINVAL;
 	if (smp && smp->late && !py->bpf)
 		return -ESTALE;
@@ -703,7 +733,7 @@ static int chain_now(struct prof_python *py, struct proc *p, pid_t tid, const st
 	if ((ret = current_frame(p, ts, smp, &frame)) < 0)
 		return ret;
 	for (; frame && n < RAW_MAX; n++) {
-		if (rd(p->pid, frame, fr, l->frame_size) < 0)
+		if (!(fr = frame_at(p, &w, frame, l->frame_size)))
 			return -EFAULT;
 		py->raw[n] = (struct pyraw){
 			.code = u64_at(fr, l->frame_code), .instr = u64_at(fr, l->frame_instr),
