@@ -169,6 +169,7 @@ struct prof_heap {
 	bool attached;
 	bool sampled;			/* attach: BPF programs keep sampled calls only */
 	bool memptr_bpf;		/* exact attach: BPF programs on posix_memalign only */
+	bool memptr_stk;		/* posix_memalign's return is among stk's probes */
 	struct prof_bpf_heap bpf;
 	char exact_why[160];		/* attach: why every call is taken ("" if asked) */
 	char dir[64];			/* launch: the private directory ("" if none) */
@@ -282,6 +283,7 @@ static int place(struct prof_heap *h, const char *file, const struct probe *tabl
 			return ret;
 		}
 		VEC_PUSH(&h->points, pt);
+		h->memptr_stk |= pt.role == R_RETURN_MEMPTR && pt.stack;
 	}
 	return 0;
 }
@@ -444,7 +446,6 @@ static char *find_allocator(pid_t pid)
 	return best;
 }
 
-/* Every call from now on, exactly; why: what stopped the sampled attach. */
 static void close_output(struct prof_heap *h)
 {
 	if (h->out.rings)
@@ -452,6 +453,7 @@ static void close_output(struct prof_heap *h)
 	memset(&h->out, 0, sizeof(h->out));
 }
 
+/* Every call from now on, exactly; why: what stopped the sampled attach. */
 static void take_every_call(struct prof_heap *h, const char *what, int err)
 {
 	prof_bpf_heap_close(&h->bpf);
@@ -930,8 +932,9 @@ static int feed_stk(void *ctx, const struct perf_event_header *hdr)
 	struct prof_heap *h = ctx;
 	struct prof_perf_sample s;
 
-	/* no stack to unwind for a return: read here, in the same time order */
-	if (hdr->type == PERF_RECORD_SAMPLE && prof_perf_parse_sample(&h->stk.attr, hdr, &s) == 0 &&
+	/* no stack to unwind for a return: read here, in the same time order
+	 * (parsed twice otherwise, so only where that probe is placed) */
+	if (h->memptr_stk && hdr->type == PERF_RECORD_SAMPLE && prof_perf_parse_sample(&h->stk.attr, hdr, &s) == 0 &&
 	    role_of(h, &s) == R_RETURN_MEMPTR) {
 		if ((pid_t)s.pid != getpid())
 			memptr_return(h, &s);
