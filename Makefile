@@ -38,12 +38,13 @@ DEP_CFLAGS += -DHAVE_CAPSTONE=1 $(shell $(PKG_CONFIG) --cflags capstone)
 DEP_LIBS += $(shell $(PKG_CONFIG) --libs capstone)
 endif
 
-# Python frames read at the sample by a BPF program (src/python/bpf/):
-# libbpf to load it and clang to build it; without them the reader reads
-# every chain from the recorder.
+# BPF programs written in C (src/python/bpf/: Python frames read at the
+# sample; src/perf/bpf/: the in-kernel off-CPU accountant): clang builds
+# them and libbpf loads them; without either, the reader reads every
+# chain from the recorder and off-CPU time comes from switch records.
 BPF_CLANG ?= clang
 ifeq ($(shell $(PKG_CONFIG) --exists libbpf && command -v $(BPF_CLANG) >/dev/null && echo y),y)
-HAVE_PYBPF := y
+HAVE_BPF_PROGS := y
 DEP_CFLAGS += -DHAVE_LIBBPF=1 $(shell $(PKG_CONFIG) --cflags libbpf)
 DEP_LIBS += $(shell $(PKG_CONFIG) --libs libbpf)
 endif
@@ -117,9 +118,20 @@ $(PYBPF_OBJ): src/python/bpf/frames.c src/python/bpf/frames.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall $(if $(DEVELOPER),-Werror) \
 		-c -o $@ $<
-ifeq ($(HAVE_PYBPF),y)
+ifeq ($(HAVE_BPF_PROGS),y)
 $(BUILD)/src/python/bpf.o: $(PYBPF_OBJ)
 $(BUILD)/src/python/bpf.o: ALL_CFLAGS += -DPROF_PYBPF_OBJ='"$(PYBPF_OBJ)"'
+endif
+
+# The in-kernel off-CPU accountant, embedded in perf/switchacct.o.
+SWA_OBJ := $(BUILD)/gen/switches.bpf.o
+$(SWA_OBJ): src/perf/bpf/switches.c src/perf/bpf/switches.h
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall $(if $(DEVELOPER),-Werror) \
+		-c -o $@ $<
+ifeq ($(HAVE_BPF_PROGS),y)
+$(BUILD)/src/perf/switchacct.o: $(SWA_OBJ)
+$(BUILD)/src/perf/switchacct.o: ALL_CFLAGS += -DPROF_SWA_OBJ='"$(SWA_OBJ)"'
 endif
 
 $(BUILD)/libprof.a: $(LIB_OBJS)

@@ -51,6 +51,9 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offc
 enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc);
 /* 1 in how many switch-outs has a random full stack (1: all). */
 uint32_t prof_offcpu_period(const struct prof_offcpu *oc);
+/* Is off-CPU time timed in the kernel (the BPF accountant), not from
+ * PERF_RECORD_SWITCH records? */
+bool prof_offcpu_in_kernel(const struct prof_offcpu *oc);
 /* Are the samples chosen by BPF filters (else the tracepoint's period,
  * and no stale rule)? */
 bool prof_offcpu_filtered(const struct prof_offcpu *oc);

@@ -158,11 +158,12 @@ int prof_perf_set_filter(struct prof_perf *pf, const char *filter);
  * Where the members `paths` ("on_rq", "se.sched_delayed") of kernel
  * struct `type` live in the running kernel, from its BTF
  * (/sys/kernel/btf/vmlinux; src/perf/btf.c): out[i] for paths[i], found
- * false when there is no such whole-byte member.  0, or -errno when the
+ * false when there is no such member (a bitfield only within one byte).  0, or -errno when the
  * BTF cannot be read (then nothing is found).
  */
 struct prof_btf_field {
 	uint32_t off, size;
+	uint8_t bit, width;	/* a bitfield: its first bit and width in the byte at off (size 1) */
 	bool found;
 };
 int prof_btf_members(const char *type, const char *const *paths, size_t n, struct prof_btf_field *out);
@@ -184,11 +185,62 @@ int prof_btf_members(const char *type, const char *const *paths, size_t n, struc
 struct prof_bpf_task_layout {
 	struct prof_btf_field on_rq;		/* task_struct.on_rq */
 	struct prof_btf_field sched_delayed;	/* task_struct.se.sched_delayed (6.12 and later) */
+	struct prof_btf_field sum_exec;		/* task_struct.se.sum_exec_runtime */
+	struct prof_btf_field to_load;		/* task_struct.sched_contributes_to_load (bitfield) */
+	struct prof_btf_field nvcsw;		/* task_struct.nvcsw */
 };
 int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct prof_bpf_task_layout *task);
 /* The task layout the filter reads (from BTF); false if it cannot tell
  * the classes apart (no BTF, or no task_struct.on_rq). */
 bool prof_bpf_task_layout(struct prof_bpf_task_layout *task);
+
+/*
+ * The in-kernel off-CPU accountant (src/perf/switchacct.c, its program
+ * src/perf/bpf/switches.c): the program to set on the context-switches
+ * event in place of prof_bpf_switch_filter, with the same rules (the
+ * thread's first switch-out in its class after tau ns, else 1 in n; the
+ * idle task and process `self` dropped), which also times every off-CPU
+ * interval of the threads it runs for (wall time since the switch-out
+ * before, less the CPU time run since) and adds it to per-thread totals
+ * by class (0 preempted, 1 not), read with prof_bpf_swa_scan.  Intervals
+ * that must be seen one by one come as records (prof_bpf_swa_drain):
+ * those whose switch-out was sampled (PROF_SWA_SAMPLED, with
+ * PROF_SWA_STALE for the rule), those in D state, and the first one of a
+ * thread seeded as off the CPU at the start; and a thread's exit, with its
+ * final totals.  Needs libbpf at build time and BTF, CAP_BPF and
+ * CAP_PERFMON at run time: prof_bpf_swa_open fails (NULL, why filled)
+ * without them.
+ */
+enum {
+	PROF_SWA_SLEEP = 1,		/* class: not runnable (else preempted) */
+	PROF_SWA_OPEN = 2,		/* t_out and sum hold a switch-out */
+	PROF_SWA_D = 4,			/* switched out in D state */
+	PROF_SWA_SAMPLED = 8,		/* the switch-out's sample was kept */
+	PROF_SWA_AT_START = 16,		/* seeded: t_out is the recording's start */
+	PROF_SWA_STALE = 32,		/* kept by the stale rule (else at random) */
+};
+struct prof_bpf_swa_thread {	/* a map entry, or a record */
+	uint32_t tid, pid, flags;
+	bool exit;			/* a record: the thread's last switch-out, at t_in */
+	uint64_t t_out, t_in;		/* the interval (a map entry: its last switch-out) */
+	uint64_t sum;			/* a map entry: its CPU time (ns) at t_out */
+	uint64_t ns[2], n[2];		/* totals of the intervals not handed over, by class */
+	uint64_t born;			/* when the kernel made the entry: tells a reused tid */
+};
+typedef void (*prof_bpf_swa_fn)(void *arg, const struct prof_bpf_swa_thread *t);
+struct prof_bpf_swa;
+struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
+				       uint64_t tau, char *why, size_t len);
+/* A new fd of the program (the caller closes it), or -errno. */
+int prof_bpf_swa_prog(const struct prof_bpf_swa *a);
+/* tid (of pid) is off the CPU since start, having run sum ns of CPU by
+ * then: its first interval is handed over as PROF_SWA_AT_START. */
+int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum);
+void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
+void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
+/* Threads the map had no room for, and records the ring had none for. */
+void prof_bpf_swa_losses(const struct prof_bpf_swa *a, uint64_t *untracked, uint64_t *lost);
+void prof_bpf_swa_free(struct prof_bpf_swa *a);
 
 /*
  * The sampled allocator probes of `record --heap -p` (src/perf/bpf_heap.c):

@@ -26,6 +26,10 @@ int prof_proc_pids(pid_t **pids, size_t *n);
 int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* The process (thread group) of thread tid, or -1 when there is none. */
 pid_t prof_proc_tgid(pid_t tid);
+/* The CPU time thread tid has run, in ns (the first field of
+ * /proc/TID/schedstat: the scheduler's se.sum_exec_runtime), or 0 when
+ * there is no such thread. */
+uint64_t prof_proc_cpu_ns(pid_t tid);
 
 /* Parsers of a task's /proc texts (src/proc/parse.c). */
 int prof_proc_parse_stat_blkio(const char *stat_text, uint64_t *ticks);

@@ -10,6 +10,9 @@
 #   prof -a nores   `prof record -a --no-resources` (CPU samples only)
 #   prof -p nores   `prof record -p REDIS,POSTMASTER --children --no-resources`
 #   prof -a all     `prof record -a --offcpu-stacks=all` (every switch-out's stack)
+#   prof -a rec     `prof record -a` timing off-CPU with PERF_RECORD_SWITCH
+#                   instead of its in-kernel accountant
+#                   (PROF_OFFCPU_SWITCH_RECORDS=1; CONFIGS=prof_a_rec)
 #   perf -a         `perf record -a --call-graph dwarf -F 999`
 # Figures, each a median over the rounds:
 #   throughput      each server's own count over the window (redis:
@@ -93,6 +96,7 @@ recorder() {
 	nores) "$PROF" record -q -a --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
 	nores_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
 	all) "$PROF" record -q -a --offcpu-stacks=all -d "$WINDOW" -o "$B/rec.prof" ;;
+	prof_a_rec) PROF_OFFCPU_SWITCH_RECORDS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
 	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$WINDOW" ;;
 	esac
 }
@@ -115,13 +119,17 @@ window() {	# config|bare
 export -f recorder
 export PROF WINDOW B REDIS POSTMASTER
 
-# Shares from a recording: finish_task_switch in the servers' CPU samples,
+# Shares from a recording: finish_task_switch in the servers' CPU samples
+# (the innermost frame but the interrupt-enabling helpers it calls, where a
+# paravirtualized kernel's samples land: pvm_irq_enable and its callee-save
+# thunk),
 # [stack lost] and [stack not sampled] in their off-CPU time.
 shares() {	# file config
 	local f=$1
 	"$PROF" report -i "$f" --format=folded 2>/dev/null |
 		awk '$1 ~ /^(postgres|redis-server)[;]/ {n = $NF; t += n; $NF = ""; k = split($0, a, ";");
-			sub(/ +$/, "", a[k]); if (a[k] ~ /^finish_task_switch/) f += n}
+			sub(/ +$/, "", a[k]); while (k > 1 && a[k] ~ /irq_enable|irqrestore|^__raw_callee_save_/) k--;
+			if (a[k] ~ /^finish_task_switch/) f += n}
 			END {printf "%.2f", t ? 100 * f / t : 0}'
 	echo -n " "
 	"$PROF" report -i "$f" --format=folded --metric=off-cpu 2>/dev/null |
@@ -159,7 +167,7 @@ done
 m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";; nores) echo "prof -a --no-resources";;
 	nores_p) echo "prof -p --children --no-resources";;
-	all) echo "prof -a --offcpu-stacks=all";; perf) echo "perf -a dwarf 999 Hz";; esac; }
+	all) echo "prof -a --offcpu-stacks=all";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
 for c in $CONFIGS; do
 	row "busy host: $(name "$c")" "redis / postgres / unrecorded" "" \
 		"$(printf '%.3f / %.3f' "$(m "${redis[$c]}")" "$(m "${pg[$c]}")")" "" \

@@ -147,8 +147,9 @@ int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct
 	if ((map = pbpf_map_new(BPF_MAP_TYPE_LRU_HASH, 8, 8, STALE_MAP_ENTRIES, 0)) < 0)
 		return map;
 	skip_idle_and_self(&p, self);
-	task_class(&p, task && task->on_rq.found && task->on_rq.size <= 8 &&
-			       (!task->sched_delayed.found || task->sched_delayed.size <= 8) ? task : NULL);
+	task_class(&p, task && task->on_rq.found && task->on_rq.size <= 8 && !task->on_rq.width &&
+			       (!task->sched_delayed.found ||
+				(task->sched_delayed.size <= 8 && !task->sched_delayed.width)) ? task : NULL);
 	stale_body(&p, map, (uint32_t)MIN(tau, (uint64_t)INT32_MAX));
 	random_body(&p, n ? n : 1);
 	pbpf_label(&p, L_DROP);
@@ -162,13 +163,17 @@ int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct
 
 bool prof_bpf_task_layout(struct prof_bpf_task_layout *task)
 {
-	static const char *const paths[] = { "on_rq", "se.sched_delayed" };
-	struct prof_btf_field f[2];
+	static const char *const paths[] = { "on_rq", "se.sched_delayed", "se.sum_exec_runtime",
+					     "sched_contributes_to_load", "nvcsw" };
+	struct prof_btf_field f[5];
 
 	memset(task, 0, sizeof(*task));
-	if (prof_btf_members("task_struct", paths, 2, f) < 0 || !f[0].found)
+	if (prof_btf_members("task_struct", paths, 5, f) < 0 || !f[0].found)
 		return false;
 	task->on_rq = f[0];
 	task->sched_delayed = f[1];
+	task->sum_exec = f[2];
+	task->to_load = f[3];
+	task->nvcsw = f[4];
 	return true;
 }

@@ -92,9 +92,10 @@ static bool is_struct(const struct btf_type *t)
 	return t && (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT || BTF_INFO_KIND(t->info) == BTF_KIND_UNION);
 }
 
-/* The member `name` of struct t: its bit offset and type id. */
+/* The member `name` of struct t: its bit offset, type id and, for a
+ * bitfield, its width (else 0). */
 static int member(const struct blob *b, const struct btf_type *t, const char *name, uint32_t len,
-		  uint32_t *bits, uint32_t *type)
+		  uint32_t *bits, uint32_t *type, uint32_t *width)
 {
 	const struct btf_member *m = (const void *)(t + 1);
 	bool kflag = BTF_INFO_KFLAG(t->info);
@@ -103,8 +104,7 @@ static int member(const struct blob *b, const struct btf_type *t, const char *na
 		const char *n = name_of(b, m[i].name_off);
 		if (strlen(n) != len || memcmp(n, name, len))
 			continue;
-		if (kflag && BTF_MEMBER_BITFIELD_SIZE(m[i].offset))
-			return -EINVAL;
+		*width = kflag ? BTF_MEMBER_BITFIELD_SIZE(m[i].offset) : 0;
 		*bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
 		*type = m[i].type;
 		return 0;
@@ -124,10 +124,10 @@ static const struct btf_type *find_struct(const struct blob *b, const char *type
 	return NULL;
 }
 
-static int walk(const struct blob *b, const char *type, const char *path, uint32_t *off, uint32_t *size)
+static int walk(const struct blob *b, const char *type, const char *path, struct prof_btf_field *f)
 {
 	const struct btf_type *t = find_struct(b, type);
-	uint32_t bits = 0, id = 0;
+	uint32_t bits = 0, id = 0, width = 0;
 
 	if (!t)
 		return -ENOENT;
@@ -136,26 +136,33 @@ static int walk(const struct blob *b, const char *type, const char *path, uint32
 		int ret;
 		if (!is_struct(t))
 			return -ENOENT;
-		if ((ret = member(b, t, p, len, &mbits, &id)) < 0)
-			return ret;
+		if (width || (ret = member(b, t, p, len, &mbits, &id, &width)) < 0)
+			return width ? -EINVAL : ret;	/* no member inside a bitfield */
 		bits += mbits;
 		t = resolve(b, id);
 		p += len + (p[len] == '.');
+	}
+	if (width) {	/* a bitfield within one byte: that byte, and where in it */
+		if (bits % 8 + width > 8)
+			return -EINVAL;
+		*f = (struct prof_btf_field){ bits / 8, 1, (uint8_t)(bits % 8), (uint8_t)width, true };
+		return 0;
 	}
 	if (!t || bits % 8)
 		return -EINVAL;
 	switch (BTF_INFO_KIND(t->info)) {
 	case BTF_KIND_INT: case BTF_KIND_ENUM: case BTF_KIND_ENUM64: case BTF_KIND_STRUCT:
 	case BTF_KIND_UNION: case BTF_KIND_FLOAT:
-		*size = t->size;
+		f->size = t->size;
 		break;
 	case BTF_KIND_PTR:
-		*size = 8;
+		f->size = 8;
 		break;
 	default:
 		return -EINVAL;
 	}
-	*off = bits / 8;
+	f->off = bits / 8;
+	f->found = true;
 	return 0;
 }
 
@@ -181,7 +188,8 @@ int prof_btf_members(const char *type, const char *const *paths, size_t n, struc
 		ret = index_types(&b);
 	}
 	for (size_t i = 0; i < n && ret == 0; i++)
-		out[i].found = walk(&b, type, paths[i], &out[i].off, &out[i].size) == 0;
+		if (walk(&b, type, paths[i], &out[i]) < 0)
+			out[i] = (struct prof_btf_field){ 0 };
 	VEC_FREE(&b.at);
 	free(raw);
 	return ret;

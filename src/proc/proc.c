@@ -188,3 +188,16 @@ pid_t prof_proc_tgid(pid_t tid)
 	free(text);
 	return tgid > 0 ? tgid : -1;
 }
+
+uint64_t prof_proc_cpu_ns(pid_t tid)
+{
+	char path[64], *text;
+	uint64_t ns = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
+	if (tid <= 0 || !(text = read_file(path, NULL)))
+		return 0;
+	ns = strtoull(text, NULL, 10);
+	free(text);
+	return ns;
+}

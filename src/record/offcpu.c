@@ -24,6 +24,16 @@
  *    Without BPF (a kernel before 6.10, whose overflow programs cannot
  *    drop samples, or no CAP_BPF) the random ring is sched:sched_switch
  *    with sample_period = period, and there is no stale rule.
+ *  - in sampled mode, where a BPF program in C can be loaded (libbpf,
+ *    BTF), no time ring: the filter is the in-kernel accountant
+ *    (src/perf/switchacct.c), which at each switch-out also times the
+ *    thread's last interval (wall time since its previous switch-out
+ *    less the CPU time run since) and keeps per-thread totals by class,
+ *    read here every OFFCPU_SCAN_NS; the intervals needed one by one (a
+ *    kept sample's, a D interval, the first of a thread off the CPU at
+ *    the start) come whole from its ring buffer, with the rule that kept
+ *    the sample.  A switch then costs the filter's one run, not two more
+ *    records written inside the switch and paired here (docs/offcpu.md).
  *  - --offcpu-stacks=all (and prof stat's state mode): sched:sched_switch
  *    on every switch-out with its own full stack (all) or kernel chain
  *    (state): exact, what the sampled mode is checked against.
@@ -118,9 +128,21 @@
 #define OUTS_KEPT 4
 #define OUT_PREEMPT (1ULL << 63)
 
+/* How often the in-kernel accountant's totals are read: often enough
+ * that a window (OFFCPU_WINDOW_NS) sees several reads, rarely enough that
+ * reading a big host's thread map costs little. */
+#define OFFCPU_SCAN_NS 200000000ULL
+
 /* What kept a switch-out's sample, lowest rank first (the tag of its
  * prof_switch_sample). */
 enum kind { K_RANDOM, K_STALE, K_D, K_OWN };
+
+/* With the in-kernel accountant, a switch-out sample waits in its
+ * thread's est for the record of its interval. */
+struct waiting_sample {
+	struct prof_switch_sample s;
+	bool filtered;			/* from the filtered ring: its rule is replayed then */
+};
 
 /* One thread: its window, and the samples of its last switch-out. */
 struct est {
@@ -136,6 +158,9 @@ struct est {
 	uint64_t last_out;		/* the newest switch-out record */
 	uint64_t fed;			/* time of the newest sample fed to the pairing */
 	uint8_t fed_kind;
+	uint64_t k_born, k_ns[2], k_n[2];	/* the kernel's totals taken so far */
+	uint64_t k_last_out;		/* the switch-out of its last interval handed over */
+	VEC(struct waiting_sample) waiting;
 };
 
 struct io_interval {
@@ -167,6 +192,10 @@ struct prof_offcpu {
 	struct u64map at_start;		/* tid -> node << 8 | metric, as /proc showed it at the start */
 	uint32_t at_start_frame;
 	uint64_t end;			/* the window's end (disable), 0 before */
+	struct prof_bpf_swa *swa;	/* the in-kernel accountant, or NULL: the time ring */
+	uint64_t horizon;		/* the newest sample seen: records up to it are handled */
+	uint64_t scanned;		/* when its totals were last read */
+	VEC(struct prof_bpf_swa_thread) held;	/* its records newer than the horizon */
 };
 
 /* "field:long prev_state;\toffset:32;\tsize:8;" -> 32, 8. */
@@ -369,6 +398,8 @@ static void close_events(struct prof_offcpu *oc)
 	if (oc->prog >= 0)
 		close(oc->prog);
 	oc->prog = -1;
+	prof_bpf_swa_free(oc->swa);
+	oc->swa = NULL;
 }
 
 /* The sampled mode's events: the filtered ring where the kernel can
@@ -377,10 +408,20 @@ static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *
 {
 	struct prof_bpf_task_layout task;
 
+	char why[256];
+
 	if (bpf_filters_samples()) {
 		oc->classed = prof_bpf_task_layout(&task);
-		oc->prog = prof_bpf_switch_filter((uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
-						  oc->classed ? &task : NULL);
+		if (oc->classed && !getenv("PROF_OFFCPU_SWITCH_RECORDS"))
+			oc->swa = prof_bpf_swa_open(&task, (uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
+						    why, sizeof(why));
+		oc->prog = oc->swa ? prof_bpf_swa_prog(oc->swa)
+				   : prof_bpf_switch_filter((uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
+							    oc->classed ? &task : NULL);
+	}
+	if (oc->prog < 0) {
+		prof_bpf_swa_free(oc->swa);
+		oc->swa = NULL;
 	}
 	if (oc->prog >= 0) {
 		if (setup_filtered_event(&oc->st, cfg, oc->prog) < 0)
@@ -429,7 +470,7 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offc
 		close_events(oc);
 		goto fail;
 	}
-	if (probe(oc, why, len) < 0 || setup_switch_event(oc, &main->cfg) < 0) {
+	if (probe(oc, why, len) < 0 || (!oc->swa && setup_switch_event(oc, &main->cfg) < 0)) {
 		if (!*why)
 			snprintf(why, len, "bad context-switch event configuration");
 		close_events(oc);
@@ -534,6 +575,7 @@ static void est_free_all(struct prof_offcpu *oc)
 		struct est *e = (struct est *)(uintptr_t)v;
 		VEC_FREE(&e->s[0]);
 		VEC_FREE(&e->s[1]);
+		VEC_FREE(&e->waiting);
 		free(e);
 	}
 	u64map_free(&oc->est_by_tid);
@@ -547,6 +589,7 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 	prof_switchpair_free(oc->sp);
 	est_free_all(oc);
 	VEC_FREE(&oc->io);
+	VEC_FREE(&oc->held);
 	VEC_FREE(&oc->opened);
 	u64map_free(&oc->at_start);
 	free(oc);
@@ -798,9 +841,15 @@ static void begin_window(struct prof_offcpu *oc)
 		ids[2 * i + 1] = prof_replay_thread(oc->rp, pid, tid);
 	}
 	start = now_ns();
-	for (size_t i = 0; oc->sp && i < oc->opened.n; i++)
-		if (ids[2 * i])
+	for (size_t i = 0; oc->sp && i < oc->opened.n; i++) {
+		if (!ids[2 * i])
+			continue;
+		if (oc->swa)
+			(void)prof_bpf_swa_seed(oc->swa, oc->opened.v[i], (pid_t)ids[2 * i], start,
+						prof_proc_cpu_ns(oc->opened.v[i]));
+		else
 			prof_switchpair_begin(oc->sp, (uint32_t)oc->opened.v[i], ids[2 * i], ids[2 * i + 1], start);
+	}
 	free(ids);
 	oc->opened.n = 0;
 }
@@ -948,6 +997,7 @@ static void est_exit(struct prof_offcpu *oc, uint32_t tid)
 	est_flush(oc, e, 1, true);
 	VEC_FREE(&e->s[0]);
 	VEC_FREE(&e->s[1]);
+	VEC_FREE(&e->waiting);
 	free(e);
 	u64map_del(&oc->est_by_tid, tid);
 }
@@ -1063,12 +1113,17 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 	struct prof_switch_sample out = { s->time, rs->thread, rs->node, K_OWN, 0 };
 	uint64_t state;
 
+	oc->horizon = MAX(oc->horizon, s->time);
 	if (!s->pid)
 		return;	/* the idle task (-a) */
 	if (rs->event == &oc->st) {
 		out.tag = K_RANDOM;
 		out.metric = PROF_M_SLEEP_NS;	/* the estimator classes by the switch record */
 		oc->stats.full_stacks++;
+		if (oc->swa) {
+			VEC_PUSH(&est_of(oc, s->tid)->waiting, ((struct waiting_sample){ out, true }));
+			return;
+		}
 		if (oc->prog >= 0) {
 			on_filtered(oc, s->tid, &out);
 			return;
@@ -1085,9 +1140,27 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 		out.tag = K_D;
 		oc->stats.full_stacks++;
 		oc->stats.by_rule[K_D]++;
-		feed(oc, s->tid, &out, K_D);
+		if (oc->swa)
+			VEC_PUSH(&est_of(oc, s->tid)->waiting, ((struct waiting_sample){ out, false }));
+		else
+			feed(oc, s->tid, &out, K_D);
 	} else
 		prof_switchpair_sample(oc->sp, s->tid, &out);
+}
+
+/* A switch-out: the filtered sample waiting for it is replayed with its
+ * class, and the pairing opens the interval. */
+static void switch_out(struct prof_offcpu *oc, uint32_t tid, uint32_t pid, uint32_t thread, uint64_t time,
+		       bool preempt)
+{
+	if (oc->mode == PROF_OFFCPU_SAMPLED) {
+		struct est *e = est_of(oc, tid);
+		if (e->pend_valid && e->pend.time <= time)
+			replay_stale(oc, tid, e, preempt);
+		e->outs[e->nouts++ % OUTS_KEPT] = time | (preempt ? OUT_PREEMPT : 0);
+		e->last_out = time;
+	}
+	prof_switchpair_out(oc->sp, tid, pid, thread, time, preempt);
 }
 
 /* The switch records of the time ring. */
@@ -1098,17 +1171,195 @@ static void on_switch(void *arg, const void *event, const struct prof_replay_swi
 
 	if (event != &oc->sw || !id->pid)
 		return;	/* the idle task's switches (-a) are no one's off-CPU time */
-	if (sw->out) {
-		if (oc->mode == PROF_OFFCPU_SAMPLED) {
-			struct est *e = est_of(oc, id->tid);
-			if (e->pend_valid && e->pend.time <= id->time)
-				replay_stale(oc, id->tid, e, sw->preempt);
-			e->outs[e->nouts++ % OUTS_KEPT] = id->time | (sw->preempt ? OUT_PREEMPT : 0);
-			e->last_out = id->time;
-		}
-		prof_switchpair_out(oc->sp, id->tid, id->pid, sw->thread, id->time, sw->preempt);
-	} else
+	if (sw->out)
+		switch_out(oc, id->tid, id->pid, sw->thread, id->time, sw->preempt);
+	else
 		prof_switchpair_in(oc->sp, id->tid, id->time);
+}
+
+/* --- the in-kernel accountant's totals and records ------------------------------------ */
+
+/* What the kernel's totals of thread t add since they were last taken:
+ * to the class's exact time of its window, which its samples share. */
+static void take_totals(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *t)
+{
+	struct est *e = est_of(oc, t->tid);
+
+	if (e->k_born != t->born) {	/* a new thread with the tid */
+		e->k_born = t->born;
+		memset(e->k_ns, 0, sizeof(e->k_ns));
+		memset(e->k_n, 0, sizeof(e->k_n));
+	}
+	for (int c = 0; c < 2; c++) {
+		uint64_t d = t->ns[c] > e->k_ns[c] ? t->ns[c] - e->k_ns[c] : 0;
+		uint64_t dn = t->n[c] > e->k_n[c] ? t->n[c] - e->k_n[c] : 0;
+		e->k_ns[c] = MAX(e->k_ns[c], t->ns[c]);
+		e->k_n[c] = MAX(e->k_n[c], t->n[c]);
+		if (!d)
+			continue;
+		if (!e->start[c])
+			e->start[c] = MAX(oc->scanned, t->born);
+		e->exact[c] += d;
+		e->thread = prof_replay_thread(oc->rp, (pid_t)t->pid, (pid_t)t->tid);
+		oc->stats.estimated += dn;
+	}
+}
+
+/* The samples of tid's switch-out at t_out, which waited for its record:
+ * every one at or before it is taken (a filtered one gets the rule that
+ * kept it, from the record), and the best of those after the switch-out
+ * of the thread's last interval handed over goes to the pairing (D beats
+ * stale beats random).  The accountant stamps a switch-out after its
+ * filtered sample, and the D sample is made at the tracepoint, before
+ * both (kernel-notes/offcpu-bpf-filter.md).  Not after the interval's
+ * t_in: that is derived (t_out less the CPU time run since), and a D
+ * sample's stamp comes before its stack copy, up to ~10 us earlier. */
+static bool take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, uint32_t flags,
+			 struct prof_switch_sample *best)
+{
+	struct est *e = est_of(oc, tid);
+	bool have = false;
+	size_t k = 0;
+
+	for (size_t i = 0; i < e->waiting.n; i++) {
+		struct waiting_sample *w = &e->waiting.v[i];
+		if (w->s.time > t_out) {
+			e->waiting.v[k++] = *w;
+			continue;
+		}
+		if (w->filtered) {
+			w->s.tag = flags & PROF_SWA_STALE ? K_STALE : K_RANDOM;
+			oc->stats.by_rule[w->s.tag]++;
+		}
+		if (w->s.time > e->k_last_out && (!have || w->s.tag > best->tag)) {
+			*best = w->s;
+			have = true;
+		}
+	}
+	e->waiting.n = k;
+	e->k_last_out = t_out;
+	return have;
+}
+
+/* An interval handed over whole, charged with its own sample (no pairing
+ * needed: the record says which switch-out it is), or through the
+ * estimator without one (a sample the ring lost). */
+static void charge_handed(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r, uint32_t thread)
+{
+	struct prof_switch_interval iv = { 0, r->t_out, r->t_in, r->tid, r->pid, thread, !(r->flags & PROF_SWA_SLEEP) };
+	struct prof_switch_sample s;
+	enum prof_metric m = iv.preempt ? PROF_M_PREEMPT_NS : r->flags & PROF_SWA_D ? PROF_M_UNINT_NS : PROF_M_SLEEP_NS;
+	bool have = take_samples(oc, r->tid, r->t_out, r->flags, &s);
+
+	if (have && s.metric == PROF_METRIC_COUNT)
+		return;	/* an exiting thread's */
+	if (have)
+		m = (enum prof_metric)s.metric;
+	charge(oc, &iv, have ? &s : NULL, m);
+}
+
+/* A record of the accountant: an interval handed over, or an exit. */
+static void on_record(void *arg, const struct prof_bpf_swa_thread *r)
+{
+	struct prof_offcpu *oc = arg;
+	uint32_t thread;
+
+	if (r->exit) {
+		take_totals(oc, r);
+		est_exit(oc, r->tid);
+		return;
+	}
+	thread = prof_replay_thread(oc->rp, (pid_t)r->pid, (pid_t)r->tid);
+	if (r->flags & PROF_SWA_AT_START) {
+		struct prof_switch_interval iv = { 0, r->t_out, r->t_in, r->tid, r->pid, thread, false,
+						   PROF_SWITCH_FROM_START };
+		charge(oc, &iv, NULL, PROF_M_SLEEP_NS);
+		return;
+	}
+	charge_handed(oc, r, thread);
+}
+
+static void hold(void *arg, const struct prof_bpf_swa_thread *r)
+{
+	struct prof_offcpu *oc = arg;
+
+	VEC_PUSH(&oc->held, *r);
+}
+
+/* The records whose samples (taken before them) have all been seen: up
+ * to the horizon, or every one (final). */
+static void handle_held(struct prof_offcpu *oc, bool final)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < oc->held.n; i++) {
+		if (final || oc->held.v[i].t_in <= oc->horizon)
+			on_record(oc, &oc->held.v[i]);
+		else
+			oc->held.v[k++] = oc->held.v[i];
+	}
+	oc->held.n = k;
+}
+
+static void take_entry(void *arg, const struct prof_bpf_swa_thread *t)
+{
+	take_totals(arg, t);
+}
+
+/* A thread's last interval at the end: from its last switch-out, off
+ * the CPU for the wall time since less the CPU time it has run since (by
+ * /proc; 0 for a thread gone).  Handed over like the kernel would have,
+ * or added to its class's total. */
+static void close_entry(void *arg, const struct prof_bpf_swa_thread *t)
+{
+	struct prof_offcpu *oc = arg;
+	struct prof_bpf_swa_thread r = *t;
+	uint64_t cpu, ran;
+
+	take_totals(oc, t);
+	if (!(t->flags & PROF_SWA_OPEN) || oc->end <= t->t_out || !(cpu = prof_proc_cpu_ns((pid_t)t->tid)))
+		return;
+	ran = cpu > t->sum ? cpu - t->sum : 0;
+	if (oc->end - t->t_out <= ran)
+		return;
+	r.t_in = oc->end - ran;
+	if (t->flags & (PROF_SWA_SAMPLED | PROF_SWA_D | PROF_SWA_AT_START)) {
+		on_record(oc, &r);
+		return;
+	}
+	struct est *e = est_of(oc, t->tid);
+	int c = t->flags & PROF_SWA_SLEEP ? 1 : 0;
+	if (!e->start[c])
+		e->start[c] = t->t_out;
+	e->exact[c] += r.t_in - t->t_out;
+	e->thread = prof_replay_thread(oc->rp, (pid_t)t->pid, (pid_t)t->tid);
+	oc->stats.estimated++;
+}
+
+/* The accountant's records, and its totals every OFFCPU_SCAN_NS. */
+static void poll_accountant(struct prof_offcpu *oc)
+{
+	uint64_t now = now_ns();
+
+	prof_bpf_swa_drain(oc->swa, hold, oc);
+	handle_held(oc, false);
+	if (now - oc->scanned < OFFCPU_SCAN_NS)
+		return;
+	prof_bpf_swa_scan(oc->swa, take_entry, oc);
+	oc->scanned = now;
+	oc->newest = MAX(oc->newest, now);
+}
+
+/* The end: every record, the final totals, and the intervals still open. */
+static void finish_accountant(struct prof_offcpu *oc)
+{
+	uint64_t untracked, lost;
+
+	prof_bpf_swa_drain(oc->swa, hold, oc);
+	handle_held(oc, true);
+	prof_bpf_swa_scan(oc->swa, close_entry, oc);
+	prof_bpf_swa_losses(oc->swa, &untracked, &lost);
+	oc->stats.switches_lost += untracked + lost;
 }
 
 static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
@@ -1127,8 +1378,8 @@ static void on_task(void *arg, const struct prof_perf_task *tk, bool exit)
 {
 	struct prof_offcpu *oc = arg;
 
-	if (!exit)
-		return;
+	if (!exit || oc->swa)
+		return;	/* the accountant's exit record comes after the thread's last interval */
 	prof_switchpair_exit(oc->sp, tk->tid, tk->time);
 	est_exit(oc, tk->tid);
 }
@@ -1137,6 +1388,8 @@ static void on_batch_end(void *arg)
 {
 	struct prof_offcpu *oc = arg;
 
+	if (oc->swa)
+		poll_accountant(oc);
 	prof_switchpair_prune(oc->sp);
 	est_settle(oc, false);
 }
@@ -1145,6 +1398,8 @@ void prof_offcpu_finish(struct prof_offcpu *oc)
 {
 	if (!oc)
 		return;
+	if (oc->swa)
+		finish_accountant(oc);
 	prof_switchpair_finish(oc->sp, oc->end);
 	est_settle(oc, true);
 }
@@ -1180,6 +1435,11 @@ enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc)
 uint32_t prof_offcpu_period(const struct prof_offcpu *oc)
 {
 	return oc->mode == PROF_OFFCPU_SAMPLED ? oc->period : 1;
+}
+
+bool prof_offcpu_in_kernel(const struct prof_offcpu *oc)
+{
+	return oc->swa != NULL;
 }
 
 bool prof_offcpu_filtered(const struct prof_offcpu *oc)

@@ -511,9 +511,13 @@ static void setup_resources(struct prof_session *s)
 			 " (BPF), a thread's first after 20 ms without");
 		prof_meta_set(&s->p, "off_cpu_stack_samples", v);
 	}
+	if (s->oc && prof_offcpu_in_kernel(s->oc))
+		prof_meta_set(&s->p, "off_cpu_time", "timed in the kernel (BPF on sched_switch), totals read every 200 ms");
 	if (s->oc)	/* prof's own work, said where the user reads the profile */
 		prof_meta_set(&s->p, "off_cpu_cost",
-			      "the off-CPU events run inside the context switch: part of the CPU samples in finish_task_switch is theirs, not the program's (docs/offcpu.md)");
+			      prof_offcpu_in_kernel(s->oc)
+				      ? "prof's BPF programs run inside the context switch: the CPU samples in __bpf_trace_sched_switch and bpf_prog_* under __schedule are theirs, not the program's (docs/offcpu.md)"
+				      : "the off-CPU events run inside the context switch: part of the CPU samples in finish_task_switch is theirs, not the program's (docs/offcpu.md)");
 	if (s->o->system_wide)
 		return;
 	s->rt = prof_restrack_new(&s->p, s->oc);

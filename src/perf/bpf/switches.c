@@ -1,0 +1,210 @@
+/*
+ * switches.c - the in-kernel off-CPU accountant: the BPF program
+ * (BPF_PROG_TYPE_PERF_EVENT) that prof sets on its context-switches
+ * software event, run at every switch-out of the recorded threads.  It
+ * does two jobs in that one run:
+ *  - it times the thread's last off-CPU interval, which ended when the
+ *    thread came back: wall time since its previous switch-out minus the
+ *    CPU time it has run since (se.sum_exec_runtime), so no hook at the
+ *    switch-in is needed; and adds it to the thread's totals by class
+ *    (preempted or not), or hands it over whole;
+ *  - it chooses whether this switch-out gets a stack sample (return 1)
+ *    or not (0): a thread's first in its class after OFFCPU_STALE ns
+ *    ("stale", weight 1), else 1 in n at random (weight n).
+ * Built with clang -target bpf into build/gen/switches.bpf.o and embedded
+ * in prof (src/perf/switchacct.c loads it; src/perf/bpf_filter.c is the
+ * hand-assembled filter used without libbpf).
+ *
+ * Handed over whole, through the ring buffer (the recorder needs each
+ * one's own stack and times): an interval whose switch-out was sampled,
+ * one in D state, and the first one of a thread the recorder seeded as
+ * off the CPU at the start.  A thread's last switch-out (TASK_DEAD) sends
+ * its final totals and frees its entry.
+ *
+ * Design notes / invariants:
+ *  - The class is the kernel's task_is_runnable() (on_rq and not a
+ *    delayed dequeue), which also sets PERF_RECORD_SWITCH's preempt flag.
+ *    D state is a voluntary switch (nvcsw went up: the task called
+ *    schedule() with a sleep state) with sched_contributes_to_load, which
+ *    the scheduler set from this very switch's state as it blocked the
+ *    task; neither the class nor __state tells here, as a waker on
+ *    another CPU may already have made the task runnable again.
+ *  - The kernel stamps the sample before it runs this program, so a kept
+ *    switch-out's t_out is after its sample's time; the D ring's sample
+ *    (sched_switch) comes before it too.
+ *  - Off-CPU time so measured is the program's own clock (wall minus
+ *    thread CPU time), as the kernel hands CPU time over when it picks
+ *    the next thread.
+ *  - task_struct offsets come from the recorder (the kernel's BTF), in
+ *    conf[0]: no CO-RE relocations.  Time is bpf_ktime_get_ns
+ *    (CLOCK_MONOTONIC), the clock of prof's perf samples.
+ *  - A thread's entry is written by its own switch-outs only (one at a
+ *    time) and read by the recorder, which takes differences of totals
+ *    that only grow: no lock.
+ */
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+
+#include "switches.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct swa_conf);
+} conf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWA_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct swa_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, SWA_RING_BYTES);
+} events SEC(".maps");
+
+/* counts[0]: threads not accounted (map full); [1]: records lost (ring full) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+static __always_inline void count(__u32 i)
+{
+	__u64 *c = bpf_map_lookup_elem(&counts, &i);
+
+	if (c)
+		(*c)++;
+}
+
+static __always_inline __u64 task_read(const void *task, __u32 off, __u32 size)
+{
+	__u64 v = 0;
+
+	if (size == 8)
+		bpf_probe_read_kernel(&v, 8, (const char *)task + off);
+	else if (size == 4)
+		bpf_probe_read_kernel(&v, 4, (const char *)task + off);
+	else if (size == 1)
+		bpf_probe_read_kernel(&v, 1, (const char *)task + off);
+	return v;
+}
+
+static __always_inline void emit(__u32 kind, __u32 tid, const struct swa_thread *t, __u64 t_out,
+				 __u64 t_in, __u32 flags)
+{
+	struct swa_rec r = { .kind = kind, .tid = tid, .pid = t->pid, .flags = flags,
+			     .t_out = t_out, .t_in = t_in, .born = t->born };
+
+	r.ns[0] = t->ns[0];
+	r.ns[1] = t->ns[1];
+	r.n[0] = t->n[0];
+	r.n[1] = t->n[1];
+	if (bpf_ringbuf_output(&events, &r, sizeof(r), BPF_RB_NO_WAKEUP))
+		count(1);
+}
+
+/* The thread's entry, made on its first switch-out. */
+static __always_inline struct swa_thread *entry_of(__u32 tid, __u32 tgid, __u64 now)
+{
+	struct swa_thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t)
+		return t;
+	struct swa_thread z = { .born = now, .pid = tgid };
+	bpf_map_update_elem(&threads, &tid, &z, BPF_NOEXIST);
+	if (!(t = bpf_map_lookup_elem(&threads, &tid)))
+		count(0);
+	return t;
+}
+
+/* The interval that ended when the thread last came on the CPU: off the
+ * CPU from t_out to now, less what it has run since. */
+static __always_inline void close_interval(__u32 tid, struct swa_thread *t, __u64 now, __u64 sum)
+{
+	__u64 ran = sum > t->sum ? sum - t->sum : 0, wall = now - t->t_out, off;
+	__u32 f = t->flags;
+
+	if (!(f & SWA_OPEN))
+		return;
+	off = wall > ran ? wall - ran : 0;
+	if (f & (SWA_SAMPLED | SWA_D | SWA_AT_START)) {
+		emit(SWA_REC_INTERVAL, tid, t, t->t_out, t->t_out + off, f);
+		return;
+	}
+	t->ns[f & SWA_SLEEP] += off;
+	t->n[f & SWA_SLEEP]++;
+}
+
+/* Keep this switch-out's sample?  The stale rule first (per class), then
+ * 1 in n at random; the rule is recorded in the entry's flags. */
+static __always_inline int keep(const struct swa_conf *c, struct swa_thread *t, __u32 cls, __u64 now)
+{
+	if (!t->stale[cls] || now - t->stale[cls] >= c->stale_ns) {
+		t->stale[cls] = now;
+		t->flags |= SWA_SAMPLED | SWA_STALE;
+		return 1;
+	}
+	if (c->period > 1 && bpf_get_prandom_u32() % c->period)
+		return 0;
+	t->flags |= SWA_SAMPLED;
+	return 1;
+}
+
+SEC("perf_event")
+int swa_switch_out(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	const struct swa_conf *c = bpf_map_lookup_elem(&conf, &zero);
+	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), sum, nvcsw, last_nvcsw;
+	__u32 tid = (__u32)pt, tgid = (__u32)(pt >> 32), cls = 0;
+	const void *task;
+	struct swa_thread *t;
+
+	if (!c || !tid || tgid == c->self_tgid)
+		return 0;
+	task = (const void *)bpf_get_current_task();
+	sum = task_read(task, c->off_sum_exec, 8);
+	nvcsw = task_read(task, c->off_nvcsw, 8);
+	if (!(t = entry_of(tid, tgid, now)))
+		return 0;
+	close_interval(tid, t, now, sum);
+	if (!task_read(task, c->off_on_rq, 4) || (c->has_delayed && task_read(task, c->off_delayed, 1)))
+		cls = 1;
+	last_nvcsw = t->nvcsw;
+	t->t_out = now;
+	t->sum = sum;
+	t->nvcsw = nvcsw;
+	t->flags = SWA_OPEN | cls;
+	if (nvcsw != last_nvcsw && (task_read(task, c->off_to_load, 1) >> (c->to_load_bit & 7) & 1))
+		t->flags |= SWA_D;
+	return keep(c, t, cls, now);
+}
+
+/* The thread exits (sched_process_exit, in its own context): its perf
+ * events go before its last switch-out, so its last interval is closed
+ * here, and its final totals sent. */
+SEC("raw_tracepoint/sched_process_exit")
+int swa_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
+	const struct swa_conf *c = bpf_map_lookup_elem(&conf, &zero);
+	struct swa_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!c || !t)
+		return 0;
+	close_interval(tid, t, now, task_read((const void *)bpf_get_current_task(), c->off_sum_exec, 8));
+	t->flags = 0;
+	emit(SWA_REC_EXIT, tid, t, 0, now, 0);
+	bpf_map_delete_elem(&threads, &tid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

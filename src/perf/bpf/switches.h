@@ -1,0 +1,57 @@
+/*
+ * switches.h - what the in-kernel off-CPU accountant (switches.c, the BPF
+ * program on prof's context-switches event) and the recorder
+ * (src/perf/switchacct.c) share: the configuration, the per-thread map
+ * entry, and the ring buffer's record.  Fixed-size types only: both sides
+ * are compiled apart (clang -target bpf, cc).
+ */
+#ifndef PROF_SWA_SWITCHES_H
+#define PROF_SWA_SWITCHES_H
+
+#include <linux/types.h>
+
+#define SWA_MAX_THREADS 65536
+#define SWA_RING_BYTES (1u << 20)
+
+/* flags of an entry (its last switch-out) and of a record */
+#define SWA_SLEEP 1u		/* class: 0 preempted (runnable), 1 not */
+#define SWA_OPEN 2u		/* t_out and sum hold a switch-out */
+#define SWA_D 4u		/* switched out in TASK_UNINTERRUPTIBLE (not TASK_NOLOAD) */
+#define SWA_SAMPLED 8u		/* its stack sample was kept */
+#define SWA_AT_START 16u	/* seeded by the recorder: t_out is the recording's start */
+#define SWA_STALE 32u		/* kept by the stale rule (else at random) */
+
+/* record kinds */
+#define SWA_REC_INTERVAL 1	/* an interval the recorder charges itself: t_out, t_in, flags */
+#define SWA_REC_EXIT 2		/* the thread's last switch-out (at t_in): its final totals */
+
+struct swa_conf {			/* conf[0] */
+	__u32 self_tgid;		/* prof itself: never accounted */
+	__u32 period;			/* 1 in period switch-outs kept at random */
+	__u64 stale_ns;			/* a thread's first in its class after this long is kept */
+	__u32 off_sum_exec, off_on_rq, off_delayed;	/* in task_struct */
+	__u32 has_delayed;		/* se.sched_delayed exists (Linux >= 6.12) */
+	__u32 off_to_load, to_load_bit;	/* the byte and bit of sched_contributes_to_load */
+	__u32 off_nvcsw, pad;
+};
+
+/* threads[tid]: its last switch-out, and the totals of the intervals not
+ * handed over one by one, per class; the recorder reads the totals and
+ * takes differences, the program never resets them. */
+struct swa_thread {
+	__u64 t_out;			/* when it last left the CPU */
+	__u64 sum;			/* its se.sum_exec_runtime then */
+	__u64 ns[2], n[2];
+	__u64 stale[2];			/* the last switch-out kept by the stale rule, per class */
+	__u64 nvcsw;			/* its voluntary switches then */
+	__u64 born;			/* when the entry was made: tells a reused tid */
+	__u32 pid, flags;
+};
+
+struct swa_rec {
+	__u32 kind, tid, pid, flags;
+	__u64 t_out, t_in;		/* SWA_REC_INTERVAL; t_in: the time of an EXIT */
+	__u64 ns[2], n[2], born;	/* the totals (an EXIT's are final) */
+};
+
+#endif

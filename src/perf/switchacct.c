@@ -1,0 +1,258 @@
+/*
+ * switchacct.c - loads the in-kernel off-CPU accountant (the BPF program
+ * src/perf/bpf/switches.c, embedded as build/gen/switches.bpf.o), which
+ * the recorder sets on its context-switches event in place of the
+ * hand-assembled filter (src/perf/bpf_filter.c), and reads what it keeps:
+ * per-thread totals from its map, and the intervals it hands over one by
+ * one from its ring buffer (see include/prof/perf.h, prof_bpf_swa_*).
+ *
+ * Why: with PERF_RECORD_SWITCH every context switch writes two records
+ * into a ring inside the switch, and the recorder reads and pairs both;
+ * on a busy server that is tens of thousands of records a second, billed
+ * to the server's own scheduler.  Here the filter's own run at the
+ * switch-out also times the interval, and the recorder reads totals a
+ * few times a second (docs/offcpu.md).
+ *
+ * Design notes / invariants:
+ *  - The map is read in batches (BPF_MAP_LOOKUP_BATCH): one system call
+ *    per SCAN_BATCH threads, not two per thread.
+ *  - The ring buffer's records are not woken for (BPF_RB_NO_WAKEUP): the
+ *    recorder drains it when it drains its perf rings.
+ *  - Without libbpf (HAVE_LIBBPF unset) prof_bpf_swa_open fails and the
+ *    recorder keeps the switch records and the hand-assembled filter.
+ */
+#include "prof/perf.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HAVE_LIBBPF
+#include "bpf/switches.h"
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#ifndef PROF_SWA_OBJ
+#define PROF_SWA_OBJ "build/gen/switches.bpf.o"
+#endif
+__asm__(".section .rodata\n"
+	".balign 8\n"
+	".global prof_swa_obj\n"
+	"prof_swa_obj:\n"
+	".incbin \"" PROF_SWA_OBJ "\"\n"
+	".global prof_swa_obj_end\n"
+	"prof_swa_obj_end:\n"
+	".previous\n");
+extern const char prof_swa_obj[], prof_swa_obj_end[];
+
+#define SCAN_BATCH 256
+
+_Static_assert(PROF_SWA_SLEEP == SWA_SLEEP && PROF_SWA_OPEN == SWA_OPEN && PROF_SWA_D == SWA_D &&
+		       PROF_SWA_SAMPLED == SWA_SAMPLED && PROF_SWA_AT_START == SWA_AT_START &&
+		       PROF_SWA_STALE == SWA_STALE,
+	       "the flags of include/prof/perf.h are the program's");
+
+struct prof_bpf_swa {
+	struct bpf_object *obj;
+	struct bpf_link *exit_link;	/* swa_exit on sched_process_exit */
+	struct ring_buffer *ring;
+	int prog_fd, threads_fd, counts_fd;
+	prof_bpf_swa_fn fn;		/* of the drain under way */
+	void *arg;
+};
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static void from_entry(struct prof_bpf_swa_thread *out, uint32_t tid, const struct swa_thread *t)
+{
+	*out = (struct prof_bpf_swa_thread){
+		.tid = tid, .pid = t->pid, .flags = t->flags, .t_out = t->t_out, .sum = t->sum,
+		.ns = { t->ns[0], t->ns[1] }, .n = { t->n[0], t->n[1] }, .born = t->born,
+	};
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct prof_bpf_swa *a = ctx;
+	const struct swa_rec *r = data;
+	struct prof_bpf_swa_thread t;
+
+	if (size < sizeof(*r))
+		return 0;
+	t = (struct prof_bpf_swa_thread){
+		.tid = r->tid, .pid = r->pid, .flags = r->flags, .exit = r->kind == SWA_REC_EXIT,
+		.t_out = r->t_out, .t_in = r->t_in,
+		.ns = { r->ns[0], r->ns[1] }, .n = { r->n[0], r->n[1] }, .born = r->born,
+	};
+	a->fn(a->arg, &t);
+	return 0;
+}
+
+/* The layout the program reads with; false if a field is missing or not
+ * of the size it reads. */
+static bool conf_layout(struct swa_conf *c, const struct prof_bpf_task_layout *task)
+{
+	if (!task->on_rq.found || task->on_rq.size != 4 || task->on_rq.width || !task->sum_exec.found ||
+	    task->sum_exec.size != 8 || !task->to_load.found || task->to_load.width != 1 ||
+	    !task->nvcsw.found || task->nvcsw.size != 8 ||
+	    (task->sched_delayed.found && (task->sched_delayed.size != 1 || task->sched_delayed.width)))
+		return false;
+	c->off_on_rq = task->on_rq.off;
+	c->off_sum_exec = task->sum_exec.off;
+	c->off_to_load = task->to_load.off;
+	c->off_nvcsw = task->nvcsw.off;
+	c->to_load_bit = task->to_load.bit;
+	c->has_delayed = task->sched_delayed.found;
+	c->off_delayed = task->sched_delayed.off;
+	return true;
+}
+
+struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
+				       uint64_t tau, char *why, size_t len)
+{
+	struct prof_bpf_swa *a = xcalloc(1, sizeof(*a));
+	struct swa_conf conf = { .self_tgid = self, .period = n ? n : 1, .stale_ns = tau };
+	struct bpf_program *prog;
+	uint32_t zero = 0;
+	int ret, conf_fd, ring_fd;
+
+	if (!conf_layout(&conf, task)) {
+		snprintf(why, len, "the kernel's BTF does not place task_struct's on_rq, nvcsw, se.sum_exec_runtime and sched_contributes_to_load");
+		goto fail;
+	}
+	if (!getenv("PROF_BPF_VERBOSE"))
+		libbpf_set_print(quiet);
+	a->obj = bpf_object__open_mem(prof_swa_obj, (size_t)(prof_swa_obj_end - prof_swa_obj), NULL);
+	if (!a->obj || libbpf_get_error(a->obj)) {
+		a->obj = NULL;
+		snprintf(why, len, "cannot open the off-CPU accountant's BPF object");
+		goto fail;
+	}
+	if ((ret = bpf_object__load(a->obj)) < 0) {
+		snprintf(why, len, "cannot load the off-CPU accountant: %s", strerror(-ret));
+		goto fail;
+	}
+	prog = bpf_object__find_program_by_name(a->obj, "swa_exit");
+	a->exit_link = prog ? bpf_program__attach_raw_tracepoint(prog, "sched_process_exit") : NULL;
+	if (!a->exit_link || libbpf_get_error(a->exit_link)) {
+		a->exit_link = NULL;
+		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit");
+		goto fail;
+	}
+	prog = bpf_object__find_program_by_name(a->obj, "swa_switch_out");
+	a->prog_fd = prog ? bpf_program__fd(prog) : -1;
+	conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
+	a->threads_fd = bpf_object__find_map_fd_by_name(a->obj, "threads");
+	a->counts_fd = bpf_object__find_map_fd_by_name(a->obj, "counts");
+	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
+	if (a->prog_fd < 0 || conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || ring_fd < 0 ||
+	    !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
+	    bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY) < 0) {
+		snprintf(why, len, "the off-CPU accountant's maps are missing");
+		goto fail;
+	}
+	return a;
+fail:
+	prof_bpf_swa_free(a);
+	return NULL;
+}
+
+int prof_bpf_swa_prog(const struct prof_bpf_swa *a)
+{
+	return fcntl(a->prog_fd, F_DUPFD_CLOEXEC, 0);
+}
+
+int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum)
+{
+	uint32_t key = (uint32_t)tid;
+	struct swa_thread t = { .t_out = start, .sum = sum, .born = start, .pid = (uint32_t)pid,
+				.flags = SWA_OPEN | SWA_SLEEP | SWA_AT_START };
+
+	return bpf_map_update_elem(a->threads_fd, &key, &t, BPF_NOEXIST) < 0 ? -errno : 0;
+}
+
+void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
+{
+	a->fn = fn;
+	a->arg = arg;
+	(void)ring_buffer__consume(a->ring);
+}
+
+void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
+{
+	uint32_t keys[SCAN_BATCH];
+	struct swa_thread vals[SCAN_BATCH];
+	uint64_t token = 0;
+	bool first = true, more = true;
+
+	while (more) {
+		uint32_t n = SCAN_BATCH;
+		int ret = bpf_map_lookup_batch(a->threads_fd, first ? NULL : &token, &token, keys, vals, &n, NULL);
+		more = ret == 0;
+		if (ret < 0 && errno != ENOENT)
+			break;
+		first = false;
+		for (uint32_t i = 0; i < n; i++) {
+			struct prof_bpf_swa_thread t;
+			from_entry(&t, keys[i], &vals[i]);
+			fn(arg, &t);
+		}
+	}
+}
+
+void prof_bpf_swa_losses(const struct prof_bpf_swa *a, uint64_t *untracked, uint64_t *lost)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *v;
+
+	*untracked = *lost = 0;
+	if (!a || ncpus <= 0)
+		return;
+	v = xcalloc((size_t)ncpus, sizeof(*v));
+	for (uint32_t k = 0; k < 2; k++) {
+		if (bpf_map_lookup_elem(a->counts_fd, &k, v) < 0)
+			continue;
+		for (int c = 0; c < ncpus; c++)
+			*(k ? lost : untracked) += v[c];
+	}
+	free(v);
+}
+
+void prof_bpf_swa_free(struct prof_bpf_swa *a)
+{
+	if (!a)
+		return;
+	if (a->exit_link)
+		bpf_link__destroy(a->exit_link);
+	ring_buffer__free(a->ring);
+	bpf_object__close(a->obj);
+	free(a);
+}
+
+#else
+
+struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
+				       uint64_t tau, char *why, size_t len)
+{
+	snprintf(why, len, "prof was built without libbpf");
+	return NULL;
+}
+
+int prof_bpf_swa_prog(const struct prof_bpf_swa *a) { return -ENOTSUP; }
+int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum)
+{
+	return -ENOTSUP;
+}
+void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
+void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
+void prof_bpf_swa_losses(const struct prof_bpf_swa *a, uint64_t *untracked, uint64_t *lost)
+{
+	*untracked = *lost = 0;
+}
+void prof_bpf_swa_free(struct prof_bpf_swa *a) {}
+
+#endif
