@@ -112,24 +112,20 @@ $(HEAP_SO): src/record/preload/libprofheap.c
 $(BUILD)/src/record/heap.o: $(HEAP_SO)
 $(BUILD)/src/record/heap.o: ALL_CFLAGS += -DPROF_HEAP_SO='"$(HEAP_SO)"'
 
-# The BPF frame reader, embedded in python/bpf.o with .incbin.
+# The BPF programs in C, each embedded with .incbin in the object that
+# loads it: the Python frame reader (python/bpf.o) and the in-kernel
+# off-CPU accountant (perf/switchacct.o).
 PYBPF_OBJ := $(BUILD)/gen/pyframes.bpf.o
+SWA_OBJ := $(BUILD)/gen/switches.bpf.o
 $(PYBPF_OBJ): src/python/bpf/frames.c src/python/bpf/frames.h
+$(SWA_OBJ): src/perf/bpf/switches.c src/perf/bpf/switches.h
+$(PYBPF_OBJ) $(SWA_OBJ):
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall $(if $(DEVELOPER),-Werror) \
 		-c -o $@ $<
 ifeq ($(HAVE_BPF_PROGS),y)
 $(BUILD)/src/python/bpf.o: $(PYBPF_OBJ)
 $(BUILD)/src/python/bpf.o: ALL_CFLAGS += -DPROF_PYBPF_OBJ='"$(PYBPF_OBJ)"'
-endif
-
-# The in-kernel off-CPU accountant, embedded in perf/switchacct.o.
-SWA_OBJ := $(BUILD)/gen/switches.bpf.o
-$(SWA_OBJ): src/perf/bpf/switches.c src/perf/bpf/switches.h
-	@mkdir -p $(dir $@)
-	$(BPF_CLANG) -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall $(if $(DEVELOPER),-Werror) \
-		-c -o $@ $<
-ifeq ($(HAVE_BPF_PROGS),y)
 $(BUILD)/src/perf/switchacct.o: $(SWA_OBJ)
 $(BUILD)/src/perf/switchacct.o: ALL_CFLAGS += -DPROF_SWA_OBJ='"$(SWA_OBJ)"'
 endif

@@ -189,4 +189,4 @@ row "busy host: [stack lost]" "% of servers' off-CPU, -a / -p" "" \
 	"$(verdict "$(m "${lost[prof_a]}") < 1 && $(m "${lost[prof_p]}") < 1")"
 row "busy host: [stack not sampled]" "% of servers' off-CPU, -a / -p" "" \
 	"$(m "${unsampled[prof_a]}") / $(m "${unsampled[prof_p]}")" "" "info"
-echo "# busy host: load average at end $(cut -d' ' -f1-3 /proc/loadavg); ${ROUNDS} rounds of ${WINDOW} s windows; --offcpu-stacks=all: redis $(m "${redis[all]}"), postgres $(m "${pg[all]}"), cpu $(m "${cpu[all]}") s, finish_task_switch $(m "${fts[all]}")%" >&2
+echo "# busy host: load average at end $(cut -d' ' -f1-3 /proc/loadavg); ${ROUNDS} rounds of ${WINDOW} s windows; --offcpu-stacks=all: redis $(m "${redis[all]:-}"), postgres $(m "${pg[all]:-}"), cpu $(m "${cpu[all]:-}") s, finish_task_switch $(m "${fts[all]:-}")%" >&2

@@ -141,7 +141,7 @@ enum kind { K_RANDOM, K_STALE, K_D, K_OWN };
  * thread's est for the record of its interval. */
 struct waiting_sample {
 	struct prof_switch_sample s;
-	bool filtered;			/* from the filtered ring: its rule is replayed then */
+	bool filtered;			/* from the filtered ring: its rule comes with the record */
 };
 
 /* One thread: its window, and the samples of its last switch-out. */
@@ -1148,21 +1148,6 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 		prof_switchpair_sample(oc->sp, s->tid, &out);
 }
 
-/* A switch-out: the filtered sample waiting for it is replayed with its
- * class, and the pairing opens the interval. */
-static void switch_out(struct prof_offcpu *oc, uint32_t tid, uint32_t pid, uint32_t thread, uint64_t time,
-		       bool preempt)
-{
-	if (oc->mode == PROF_OFFCPU_SAMPLED) {
-		struct est *e = est_of(oc, tid);
-		if (e->pend_valid && e->pend.time <= time)
-			replay_stale(oc, tid, e, preempt);
-		e->outs[e->nouts++ % OUTS_KEPT] = time | (preempt ? OUT_PREEMPT : 0);
-		e->last_out = time;
-	}
-	prof_switchpair_out(oc->sp, tid, pid, thread, time, preempt);
-}
-
 /* The switch records of the time ring. */
 static void on_switch(void *arg, const void *event, const struct prof_replay_switch *sw)
 {
@@ -1171,9 +1156,16 @@ static void on_switch(void *arg, const void *event, const struct prof_replay_swi
 
 	if (event != &oc->sw || !id->pid)
 		return;	/* the idle task's switches (-a) are no one's off-CPU time */
-	if (sw->out)
-		switch_out(oc, id->tid, id->pid, sw->thread, id->time, sw->preempt);
-	else
+	if (sw->out) {
+		if (oc->mode == PROF_OFFCPU_SAMPLED) {
+			struct est *e = est_of(oc, id->tid);
+			if (e->pend_valid && e->pend.time <= id->time)
+				replay_stale(oc, id->tid, e, sw->preempt);
+			e->outs[e->nouts++ % OUTS_KEPT] = id->time | (sw->preempt ? OUT_PREEMPT : 0);
+			e->last_out = id->time;
+		}
+		prof_switchpair_out(oc->sp, id->tid, id->pid, sw->thread, id->time, sw->preempt);
+	} else
 		prof_switchpair_in(oc->sp, id->tid, id->time);
 }
 
@@ -1208,10 +1200,10 @@ static void take_totals(struct prof_offcpu *oc, const struct prof_bpf_swa_thread
 /* The samples of tid's switch-out at t_out, which waited for its record:
  * every one at or before it is taken (a filtered one gets the rule that
  * kept it, from the record), and the best of those after the switch-out
- * of the thread's last interval handed over goes to the pairing (D beats
+ * of the thread's last interval handed over is the interval's (D beats
  * stale beats random).  The accountant stamps a switch-out after its
  * filtered sample, and the D sample is made at the tracepoint, before
- * both (kernel-notes/offcpu-bpf-filter.md).  Not after the interval's
+ * both (kernel-notes/offcpu-accountant.md).  Not after the interval's
  * t_in: that is derived (t_out less the CPU time run since), and a D
  * sample's stamp comes before its stack copy, up to ~10 us earlier. */
 static bool take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, uint32_t flags,
