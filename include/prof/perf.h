@@ -188,6 +188,7 @@ struct prof_bpf_task_layout {
 	struct prof_btf_field sum_exec;		/* task_struct.se.sum_exec_runtime */
 	struct prof_btf_field to_load;		/* task_struct.sched_contributes_to_load (bitfield) */
 	struct prof_btf_field nvcsw;		/* task_struct.nvcsw */
+	struct prof_btf_field flags;		/* task_struct.flags (PF_*) */
 };
 int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct prof_bpf_task_layout *task);
 /* The task layout the filter reads (from BTF); false if it cannot tell
@@ -236,6 +237,8 @@ int prof_bpf_swa_prog(const struct prof_bpf_swa *a);
 /* tid (of pid) is off the CPU since start, having run sum ns of CPU by
  * then: its first interval is handed over as PROF_SWA_AT_START. */
 int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum);
+/* Drops tid's entry (a seeded thread found gone). */
+void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid);
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
 /* Threads the map had no room for, and records the ring had none for. */

@@ -98,13 +98,14 @@ static bool conf_layout(struct swa_conf *c, const struct prof_bpf_task_layout *t
 {
 	if (!task->on_rq.found || task->on_rq.size != 4 || task->on_rq.width || !task->sum_exec.found ||
 	    task->sum_exec.size != 8 || !task->to_load.found || task->to_load.width != 1 ||
-	    !task->nvcsw.found || task->nvcsw.size != 8 ||
+	    !task->nvcsw.found || task->nvcsw.size != 8 || !task->flags.found || task->flags.size != 4 ||
 	    (task->sched_delayed.found && (task->sched_delayed.size != 1 || task->sched_delayed.width)))
 		return false;
 	c->off_on_rq = task->on_rq.off;
 	c->off_sum_exec = task->sum_exec.off;
 	c->off_to_load = task->to_load.off;
 	c->off_nvcsw = task->nvcsw.off;
+	c->off_flags = task->flags.off;
 	c->to_load_bit = task->to_load.bit;
 	c->has_delayed = task->sched_delayed.found;
 	c->off_delayed = task->sched_delayed.off;
@@ -173,6 +174,13 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 				.flags = SWA_OPEN | SWA_SLEEP | SWA_AT_START };
 
 	return bpf_map_update_elem(a->threads_fd, &key, &t, BPF_NOEXIST) < 0 ? -errno : 0;
+}
+
+void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid)
+{
+	uint32_t key = (uint32_t)tid;
+
+	(void)bpf_map_delete_elem(a->threads_fd, &key);
 }
 
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
@@ -247,6 +255,7 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 {
 	return -ENOTSUP;
 }
+void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid) {}
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
 void prof_bpf_swa_losses(const struct prof_bpf_swa *a, uint64_t *untracked, uint64_t *lost)

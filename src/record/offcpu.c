@@ -823,6 +823,21 @@ static void note_at_start(struct prof_offcpu *oc, pid_t tid)
 	u64map_put(&oc->at_start, (uint64_t)tid, (uint64_t)node << 8 | (uint64_t)m);
 }
 
+/* tid (of pid) existed when the window began: the accountant is told,
+ * unless the thread is gone by now.  An entry of a thread that exited
+ * before it was made would never be freed (its exit already ran), and a
+ * later thread given the same tid would inherit it, charged from the
+ * start; one that exits after is freed by the accountant's exit hook. */
+static void seed(struct prof_offcpu *oc, pid_t tid, pid_t pid, uint64_t start)
+{
+	uint64_t cpu = prof_proc_cpu_ns(tid);
+
+	if (!cpu || prof_bpf_swa_seed(oc->swa, tid, pid, start, cpu) < 0)
+		return;
+	if (prof_proc_tgid(tid) != pid)
+		prof_bpf_swa_forget(oc->swa, tid);
+}
+
 /* The window begins: the threads opened so far exist.  /proc is read
  * first, the start taken after, so that it is the events' enabling (a
  * thread that ran during a long scan of a big host is not charged for
@@ -845,8 +860,7 @@ static void begin_window(struct prof_offcpu *oc)
 		if (!ids[2 * i])
 			continue;
 		if (oc->swa)
-			(void)prof_bpf_swa_seed(oc->swa, oc->opened.v[i], (pid_t)ids[2 * i], start,
-						prof_proc_cpu_ns(oc->opened.v[i]));
+			seed(oc, oc->opened.v[i], (pid_t)ids[2 * i], start);
 		else
 			prof_switchpair_begin(oc->sp, (uint32_t)oc->opened.v[i], ids[2 * i], ids[2 * i + 1], start);
 	}

@@ -38,6 +38,10 @@
  *  - task_struct offsets come from the recorder (the kernel's BTF), in
  *    conf[0]: no CO-RE relocations.  Time is bpf_ktime_get_ns
  *    (CLOCK_MONOTONIC), the clock of prof's perf samples.
+ *  - An exiting thread (PF_EXITING, set before its exit hook runs) is
+ *    left alone: with per-CPU events (-a) its switch-outs after the
+ *    exit hook would make an entry that nothing frees, and a later
+ *    thread given the same tid would inherit it.
  *  - A thread's entry is written by its own switch-outs only (one at a
  *    time) and read by the recorder, which takes differences of totals
  *    that only grow: no lock.
@@ -47,6 +51,8 @@
 #include <bpf/bpf_helpers.h>
 
 #include "switches.h"
+
+#define PF_EXITING 0x4
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -170,6 +176,8 @@ int swa_switch_out(struct bpf_perf_event_data *ctx)
 	if (!c || !tid || tgid == c->self_tgid)
 		return 0;
 	task = (const void *)bpf_get_current_task();
+	if (task_read(task, c->off_flags, 4) & PF_EXITING)
+		return 0;	/* its exit hook settles it: an entry made now would outlive it */
 	sum = task_read(task, c->off_sum_exec, 8);
 	nvcsw = task_read(task, c->off_nvcsw, 8);
 	if (!(t = entry_of(tid, tgid, now)))

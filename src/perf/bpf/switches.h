@@ -32,7 +32,7 @@ struct swa_conf {			/* conf[0] */
 	__u32 off_sum_exec, off_on_rq, off_delayed;	/* in task_struct */
 	__u32 has_delayed;		/* se.sched_delayed exists (Linux >= 6.12) */
 	__u32 off_to_load, to_load_bit;	/* the byte and bit of sched_contributes_to_load */
-	__u32 off_nvcsw, pad;
+	__u32 off_nvcsw, off_flags;
 };
 
 /* threads[tid]: its last switch-out, and the totals of the intervals not
