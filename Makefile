@@ -105,7 +105,7 @@ $(BUILD)/src/output/html.o $(BUILD)/src/output/flamegraph.o: $(VIEWER_FILES)
 # sanitizer: it runs inside the profiled program) and embedded in
 # record/heap.o with .incbin.
 HEAP_SO := $(BUILD)/gen/libprofheap.so
-$(HEAP_SO): src/record/preload/libprofheap.c
+$(HEAP_SO): src/record/preload/libprofheap.c src/record/preload/flow.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -fPIC -shared -Wall -Wextra $(if $(DEVELOPER),-Werror) \
 		-o $@ $< -ldl -lm

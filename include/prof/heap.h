@@ -72,6 +72,8 @@ struct prof_heap_stats {
 	bool attached;			/* uprobes on the allocator */
 	bool sampled;			/* attached, sampled by BPF (else exact) */
 	const char *exact_why;		/* attached: why exact though a rate was asked, or NULL */
+	uint64_t waits, wait_ns;	/* launch: the program's pauses for the recorder */
+	uint64_t gave_up;		/* launch: pauses cut short: the recorder did not read */
 };
 void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st);
 /* Closes the events and removes the private directory. */

@@ -130,6 +130,14 @@ struct prof_perf {
 		       void *out, size_t max);
 	void *hook_arg;
 	bool hook_lazy;			/* the hook's records do not depend on haste */
+	/*
+	 * Pacing a producer that can wait (record/preload/flow.h): before each
+	 * pass over the rings the pump reads *pace_issued, and after a pass
+	 * that emptied every ring it stores that value in *pace_settled; it
+	 * looks at the rings at least every 10 ms.  Set before
+	 * prof_perf_pump_start; NULL: none.
+	 */
+	uint64_t *pace_issued, *pace_settled;
 	int bpf_prog;			/* > 0: a BPF program set on each event as it opens */
 	const char *open_filter;	/* tracepoint filter set on each event as it opens */
 	int open_bpf;			/* 1 + a sample filter program set on each event as it opens; 0 none */

@@ -54,6 +54,7 @@ struct prof_session_info {
 	const char *heap_exact_why;	/* attached: why every call though a rate was asked, or NULL */
 	uint64_t heap_rate, heap_allocs, heap_frees, heap_lost;
 	uint64_t heap_memptr_unseen;	/* see struct prof_heap_stats */
+	uint64_t heap_waits, heap_wait_ns, heap_gave_up;
 	bool ring_shrunk;		/* rings cut to ring_kib by the mlock limit */
 	uint32_t ring_kib;
 	/* after prof_session_run */

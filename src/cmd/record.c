@@ -50,6 +50,12 @@ static void print_summary(const struct prof_session_info *in, const char *output
 		     : in->heap_sampled ? "about one per rate bytes, by BPF on uprobes on the allocator"
 		     : "every call, by uprobes on the allocator",
 		     (unsigned long long)in->heap_frees, (unsigned long long)in->heap_lost);
+	if (in->heap && in->heap_waits)
+		info("heap: the program paused %llu times, %.1f ms in all, for the recorder to read its samples",
+		     (unsigned long long)in->heap_waits, in->heap_wait_ns / 1e6);
+	if (in->heap && in->heap_gave_up)
+		warning("heap: %llu pauses ended with the recorder not reading for half a second: samples may have been lost",
+			(unsigned long long)in->heap_gave_up);
 	if (in->heap && in->heap_memptr_unseen)
 		warning("heap: %llu %sposix_memalign blocks not recorded: the pointer went to memory outside the caller's stack (a global, a heap object), which the return probe does not copy",
 			(unsigned long long)in->heap_memptr_unseen, in->heap_sampled ? "sampled " : "");

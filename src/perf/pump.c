@@ -173,9 +173,9 @@ static bool pump_hook(struct prof_pump *pp, struct queue *q, const struct perf_e
 
 /*
  * Moves what fits from one kernel ring into its queue.  Returns the
- * number of records moved.
+ * number of records moved; clears *emptied when some are left.
  */
-static size_t pump_ring(struct prof_pump *pp, int cpu)
+static size_t pump_ring(struct prof_pump *pp, int cpu, bool *emptied)
 {
 	struct prof_perf_ring *r = &pp->pf->rings[cpu];
 	struct queue *q = &pp->q[cpu];
@@ -202,6 +202,8 @@ static size_t pump_ring(struct prof_pump *pp, int cpu)
 		tail += h->size;
 		moved++;
 	}
+	if (tail < head)
+		*emptied = false;
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 	__atomic_store_n(&q->mark, mark, __ATOMIC_RELEASE);
 	return moved;
@@ -209,10 +211,15 @@ static size_t pump_ring(struct prof_pump *pp, int cpu)
 
 static size_t pump_all(struct prof_pump *pp)
 {
+	struct prof_perf *pf = pp->pf;
+	uint64_t issued = pf->pace_issued ? __atomic_load_n(pf->pace_issued, __ATOMIC_ACQUIRE) : 0;
+	bool emptied = true;
 	size_t moved = 0;
 
-	for (int i = 0; i < pp->pf->ncpus; i++)
-		moved += pump_ring(pp, i);
+	for (int i = 0; i < pf->ncpus; i++)
+		moved += pump_ring(pp, i, &emptied);
+	if (pf->pace_settled && emptied)
+		__atomic_store_n(pf->pace_settled, issued, __ATOMIC_RELEASE);
 	return moved;
 }
 
@@ -229,7 +236,7 @@ static void *pump_main(void *arg)
 			fds[n++] = (struct pollfd){ .fd = pp->pf->rings[i].fd, .events = POLLIN };
 	for (;;) {
 		/* A timeout too: a ring below its watermark still moves on. */
-		if (poll(fds, n, pp->hooked ? 1 : 50) < 0 && errno != EINTR)
+		if (poll(fds, n, pp->hooked ? 1 : pp->pf->pace_settled ? 10 : 50) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents & POLLIN)
 			break;

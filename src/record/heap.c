@@ -50,6 +50,7 @@
  *    is cut the same way.
  */
 #include "prof/heap.h"
+#include "preload/flow.h"
 #include "prof/proc.h"
 #include "prof/symbol.h"
 #include <errno.h>
@@ -175,6 +176,10 @@ struct prof_heap {
 	char exact_why[160];		/* attach: why every call is taken ("" if asked) */
 	char dir[64];			/* launch: the private directory ("" if none) */
 	char path[4096];		/* the probed file */
+	struct prof_heap_flow *flow;	/* launch: the pacing page (NULL: unpaced) */
+	char *flow_path;
+	uint64_t issued;		/* launch: the probe calls made while recording */
+	uint64_t seen;			/* launch: their records read */
 	VEC(struct point) points;
 	struct u64map roles;		/* sample id -> role + 1 */
 	char *old_preload, *old_rate;	/* launch: env before prof_heap_env_apply */
@@ -359,6 +364,45 @@ static int write_library(struct prof_heap *h, char *why, size_t len)
 	return ret;
 }
 
+/* The page that paces the program to the pumps (preload/flow.h); without
+ * it (no room in the directory) the program runs unpaced. */
+static void open_flow(struct prof_heap *h)
+{
+	char *path = xasprintf("%s/flow", h->dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	void *p = MAP_FAILED;
+
+	if (fd >= 0 && ftruncate(fd, sizeof(struct prof_heap_flow)) == 0)
+		p = mmap(NULL, sizeof(struct prof_heap_flow), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (p == MAP_FAILED) {
+		unlink(path);
+		free(path);
+		return;
+	}
+	h->flow = p;
+	h->flow_path = path;
+	h->flow->recorder = getpid();
+	h->stk.pace_issued = &h->flow->issued[0];
+	h->stk.pace_settled = &h->flow->settled[0];
+	h->reg.pace_issued = &h->flow->issued[1];
+	h->reg.pace_settled = &h->flow->settled[1];
+}
+
+/* How many calls of each probe the program may make ahead of the pumps:
+ * half an allocation ring of full stack copies (the kernel reserves the
+ * whole copy), a free ring of records under 256 bytes. */
+static void set_budgets(struct prof_heap *h, bool on)
+{
+	uint64_t page = prof_perf_page_size();
+	uint64_t stk_ring = (uint64_t)h->stk.cfg.ring_pages * page, reg_ring = (uint64_t)h->reg.cfg.ring_pages * page;
+	uint64_t stk_record = h->stk.cfg.stack_size + 8 * h->stk.nr_regs + 256;
+
+	__atomic_store_n(&h->flow->budget[0], on ? MAX(1, stk_ring / stk_record / 2) : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->flow->budget[1], on ? MAX(1, reg_ring / 256) : 0, __ATOMIC_RELAXED);
+}
+
 int prof_heap_prepare_launch(struct prof_heap *h, const char *argv0, char *why, size_t len)
 {
 	char *file = find_command(argv0);
@@ -371,7 +415,10 @@ int prof_heap_prepare_launch(struct prof_heap *h, const char *argv0, char *why, 
 		return -ENOEXEC;
 	}
 	free(file);	/* not found: the exec error comes later, as without --heap */
-	return write_library(h, why, len);
+	int ret = write_library(h, why, len);
+	if (ret >= 0)
+		open_flow(h);
+	return ret;
 }
 
 void prof_heap_env_apply(struct prof_heap *h)
@@ -394,6 +441,8 @@ void prof_heap_env_apply(struct prof_heap *h)
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)h->seed);
 		setenv("PROF_HEAP_SEED", buf, 1);
 	}
+	if (h->flow_path)
+		setenv(PROF_HEAP_FLOW_ENV, h->flow_path, 1);
 }
 
 void prof_heap_env_restore(struct prof_heap *h)
@@ -407,6 +456,7 @@ void prof_heap_env_restore(struct prof_heap *h)
 	else
 		unsetenv("PROF_HEAP_RATE");
 	unsetenv("PROF_HEAP_SEED");
+	unsetenv(PROF_HEAP_FLOW_ENV);
 	free(h->old_preload);
 	free(h->old_rate);
 	h->old_preload = h->old_rate = NULL;
@@ -667,10 +717,17 @@ void prof_heap_enable(struct prof_heap *h)
 	prof_perf_enable(&h->reg);
 	if (h->out.rings)
 		prof_perf_enable(&h->out);
+	if (h->flow)
+		set_budgets(h, true);
 }
 
 void prof_heap_disable(struct prof_heap *h)
 {
+	if (h->flow) {	/* the pumps stop: nothing waits for them */
+		set_budgets(h, false);
+		h->issued = __atomic_load_n(&h->flow->issued[0], __ATOMIC_ACQUIRE) +
+			    __atomic_load_n(&h->flow->issued[1], __ATOMIC_ACQUIRE);
+	}
 	prof_perf_disable(&h->stk);
 	prof_perf_disable(&h->reg);
 	if (h->out.rings)
@@ -866,6 +923,7 @@ static int on_reg_record(void *ctx, const struct perf_event_header *hdr)
 	if (hdr->type != PERF_RECORD_SAMPLE || prof_perf_parse_sample(&h->reg.attr, hdr, &s) < 0 ||
 	    (pid_t)s.pid == getpid())
 		return 0;
+	h->seen++;
 	prof_perf_sample_regs(&s, r, PERF_REG_X86_64_MAX);
 	switch (role_of(h, &s)) {
 	case R_SAMPLED_FREE:
@@ -964,6 +1022,8 @@ static int feed_stk(void *ctx, const struct perf_event_header *hdr)
 	struct prof_heap *h = ctx;
 	struct prof_perf_sample s;
 
+	if (hdr->type == PERF_RECORD_SAMPLE)
+		h->seen++;
 	/* no stack to unwind for a return: read here, in the same time order
 	 * (parsed twice otherwise, so only where that probe is placed) */
 	if (h->memptr_stk && hdr->type == PERF_RECORD_SAMPLE && prof_perf_parse_sample(&h->stk.attr, hdr, &s) == 0 &&
@@ -1026,6 +1086,10 @@ void prof_heap_finish(struct prof_heap *h)
 	size_t it = 0, n = 0;
 	uint64_t key, slot;
 
+	/* records the kernel dropped without saying so (preload/flow.h) */
+	if (h->flow && h->issued > h->seen + h->lost)
+		h->lost = h->issued - h->seen;
+
 	while (u64map_next(&h->blocks, &it, &key, &slot)) {
 		n++;
 		const struct block *b = &h->blk.v[slot];
@@ -1051,6 +1115,11 @@ void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st)
 	*st = (struct prof_heap_stats){ h->allocs, h->frees, h->lost, h->unmatched, h->memptr_unseen,
 					 h->rate, h->attached, h->sampled,
 					 h->exact_why[0] ? h->exact_why : NULL };
+	if (h->flow) {
+		st->waits = __atomic_load_n(&h->flow->waits, __ATOMIC_RELAXED);
+		st->wait_ns = __atomic_load_n(&h->flow->wait_ns, __ATOMIC_RELAXED);
+		st->gave_up = __atomic_load_n(&h->flow->gave_up, __ATOMIC_RELAXED);
+	}
 }
 
 /*
@@ -1128,6 +1197,11 @@ void prof_heap_free(struct prof_heap *h)
 		prof_perf_close(&h->reg);
 	if (h->out.rings)
 		prof_perf_close(&h->out);
+	if (h->flow) {
+		munmap(h->flow, sizeof(*h->flow));
+		unlink(h->flow_path);
+		free(h->flow_path);
+	}
 	if (h->dir[0]) {	/* mapped copies stay valid: the file is only unlinked */
 		unlink(h->path);
 		rmdir(h->dir);

@@ -756,6 +756,9 @@ void prof_session_run(struct prof_session *s)
 		in->heap_frees = hs.frees;
 		in->heap_lost = hs.lost;
 		in->heap_memptr_unseen = hs.memptr_unseen;
+		in->heap_waits = hs.waits;
+		in->heap_wait_ns = hs.wait_ns;
+		in->heap_gave_up = hs.gave_up;
 	}
 }
 

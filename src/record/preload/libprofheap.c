@@ -22,6 +22,10 @@
  * looks at one bit of a small bitmap indexed by the pointer's hash first:
  * clear means "no sampled block live here", and the free goes straight on.
  *
+ * A sampled call that leaves the recorder too far behind waits for it
+ * (flow.h), so that a loaded machine slows the program rather than drop
+ * its records.
+ *
  * Design notes / invariants:
  *  - This file is built alone (-fPIC -shared) and embedded in ./prof; it
  *    uses nothing of prof's and allocates nothing through malloc (its
@@ -35,8 +39,10 @@
  *    tcmalloc's arenas) are not counted: a per-thread depth says we are
  *    inside an allocator call.
  */
+#include "flow.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -145,9 +151,96 @@ static void resolve(void)
 	resolving = 0;
 }
 
+/* --- keeping pace with the recorder (flow.h) ------------------------------------ */
+
+static struct prof_heap_flow *flow;	/* NULL: no pacing */
+
+/* Maps the recorder's flow page, once per exec (a fork shares it).  A
+ * program that changed user cannot open it, and goes unpaced. */
+static void open_flow(void)
+{
+	const char *path = getenv(PROF_HEAP_FLOW_ENV);
+	long fd;
+	void *p;
+
+	if (!path || (fd = syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CLOEXEC)) < 0)
+		return;
+	p = (void *)syscall(SYS_mmap, NULL, sizeof(struct prof_heap_flow), PROT_READ | PROT_WRITE, MAP_SHARED,
+			    (int)fd, 0);
+	syscall(SYS_close, fd);
+	if (p != MAP_FAILED)
+		flow = p;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t ahead(const struct prof_heap_flow *f, int k, uint64_t issued)
+{
+	return issued - __atomic_load_n(&f->settled[k], __ATOMIC_ACQUIRE);
+}
+
+/* Whether the recorder is gone, or has not read for FLOW_IDLE_NS: then
+ * pacing is off for every thread and process of the command. */
+static int recorder_lost(struct prof_heap_flow *f, uint64_t idle_ns)
+{
+	pid_t pid = __atomic_load_n(&f->recorder, __ATOMIC_RELAXED);
+
+	if (idle_ns <= FLOW_IDLE_NS && (pid <= 0 || syscall(SYS_kill, pid, 0) == 0 || errno == EPERM))
+		return 0;
+	__atomic_store_n(&f->budget[0], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->budget[1], 0, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&f->gave_up, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* Sleeps until the recorder's pump is within half the budget of call
+ * number issued (flow.h). */
+static void wait_for_recorder(struct prof_heap_flow *f, int k, uint64_t issued)
+{
+	const struct timespec nap = { 0, 200000 };
+	uint64_t start = now_ns(), moved = start, seen = __atomic_load_n(&f->settled[k], __ATOMIC_ACQUIRE);
+	int saved = errno;
+
+	for (unsigned n = 1;; n++) {
+		nanosleep(&nap, NULL);
+		uint64_t budget = __atomic_load_n(&f->budget[k], __ATOMIC_RELAXED), now = now_ns(), s;
+		if (!budget || ahead(f, k, issued) <= budget / 2)
+			break;
+		if ((s = __atomic_load_n(&f->settled[k], __ATOMIC_ACQUIRE)) != seen) {
+			seen = s;
+			moved = now;
+		}
+		if (n % 512 == 0 && recorder_lost(f, now - moved))	/* every ~0.1 s */
+			break;
+	}
+	__atomic_fetch_add(&f->waits, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&f->wait_ns, now_ns() - start, __ATOMIC_RELAXED);
+	errno = saved;
+}
+
+/* After probe k's call: counted, and waited for when too far ahead. */
+static void pace(int k)
+{
+	struct prof_heap_flow *f = flow;
+
+	if (!f)
+		return;
+	uint64_t issued = __atomic_add_fetch(&f->issued[k], 1, __ATOMIC_RELEASE);
+	uint64_t budget = __atomic_load_n(&f->budget[k], __ATOMIC_RELAXED);
+	if (budget && ahead(f, k, issued) > budget)
+		wait_for_recorder(f, k, issued);
+}
+
 __attribute__((constructor)) static void init(void)
 {
 	resolve();
+	open_flow();
 }
 
 /* --- the sampled-pointer set ------------------------------------------------ */
@@ -335,14 +428,18 @@ static int should_sample(size_t size)
 
 static void note_alloc(void *p, size_t size, unsigned long kind)
 {
-	if (p && should_sample(size) && set_add((uintptr_t)p) == 0)
+	if (p && should_sample(size) && set_add((uintptr_t)p) == 0) {
 		prof_heap_alloc(p, size, kind);
+		pace(0);
+	}
 }
 
 static void note_free(void *p)
 {
-	if (p && set_take((uintptr_t)p))
+	if (p && set_take((uintptr_t)p)) {
 		prof_heap_free(p);
+		pace(1);
+	}
 }
 
 /* --- the interposed functions ------------------------------------------------------ */
