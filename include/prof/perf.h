@@ -301,10 +301,6 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms);
  */
 typedef int (*prof_perf_record_fn)(void *ctx, const struct perf_event_header *h);
 int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx);
-/* prof_perf_drain for at most about budget_ns: returns 1 when it stopped
- * with records left (fn's non-zero result otherwise), so that a loop
- * that cannot keep up still sees its deadline, keys and batch ends. */
-int prof_perf_drain_for(struct prof_perf *pf, uint64_t budget_ns, prof_perf_record_fn fn, void *ctx);
 /* One event of a merged drain, and where its records go. */
 struct prof_perf_source {
 	struct prof_perf *pf;
@@ -312,10 +308,12 @@ struct prof_perf_source {
 	void *ctx;
 };
 /*
- * prof_perf_drain_for over the rings of several events as one stream in
- * time order (budget_ns 0: no limit): a sample in one event's ring is
- * handed out after the MMAP, COMM, FORK and EXIT records timed before it
- * in another event's ring.
+ * prof_perf_drain over the rings of several events as one stream in time
+ * order, for at most about budget_ns (0: no limit): a sample in one
+ * event's ring is handed out after the MMAP, COMM, FORK and EXIT records
+ * timed before it in another event's ring.  Returns 1 when it stopped
+ * with records left (fn's non-zero result otherwise), so that a loop
+ * that cannot keep up still sees its deadline, keys and batch ends.
  */
 int prof_perf_drain_merged(const struct prof_perf_source *srcs, size_t nsrcs, uint64_t budget_ns);
 void prof_perf_close(struct prof_perf *pf);	/* frees the pump too */

@@ -3,7 +3,8 @@
  * and testable alone:
  *
  *  - the view (view.c): a sliding window of the samples fed to it (trie
- *    node of the model + thread + time + weight), turned on demand into a
+ *    node of the model + thread + time + weight: one per CPU sample, or
+ *    the ns of an off-CPU interval with --off-cpu), turned on demand into a
  *    table of functions with self and total weight, or into the callers of
  *    one function.  It is a sample consumer: whoever turns perf records
  *    into trie nodes (the replay engine's consumer in live.c) calls
@@ -126,6 +127,7 @@ struct prof_top_status {	/* the header's numbers besides the table */
 	uint64_t span_ns;	/* the window's length (or time since start, if shorter) */
 	double iowait_pct;	/* machine I/O wait over the last interval, <0 unknown */
 	const char *target;	/* "pid 123", "all CPUs" */
+	bool offcpu;		/* the weight is off-CPU ns (--off-cpu), not samples */
 };
 
 /*
@@ -178,6 +180,7 @@ struct prof_top_opts {
 	enum prof_top_sort sort;	/* --sort: the first order (s/t change it) */
 	const char *comm;		/* --comm: a comma list of thread names, NULL: all */
 	bool no_python;			/* --no-python: CPython stacks stay native */
+	bool off_cpu;			/* --off-cpu: the table is off-CPU time, not CPU samples */
 };
 /* Runs the live view until q, Ctrl-C, -d or the targets' end.  0, or
  * -errno after printing one line. */

@@ -19,7 +19,7 @@ static void usage(FILE *f)
 }
 
 enum { T_PID = 1, T_ALL_CPUS, T_CPU, T_FREQ, T_DURATION, T_DELAY, T_STDIO, T_ROWS, T_SORT,
-       T_COMM, T_G, T_NO_PYTHON };
+       T_COMM, T_G, T_NO_PYTHON, T_OFF_CPU };
 
 static const struct opt options[] = {
 	{ T_PID, 'p', "pid", OPT_VALUE }, { T_ALL_CPUS, 'a', "all-cpus", OPT_FLAG },
@@ -28,7 +28,7 @@ static const struct opt options[] = {
 	{ T_STDIO, 0, "stdio", OPT_FLAG }, { T_ROWS, 'n', "rows", OPT_VALUE },
 	{ T_SORT, 's', "sort", OPT_VALUE }, { T_COMM, 0, "comm", OPT_VALUE },
 	{ T_COMM, 0, "comms", OPT_VALUE }, { T_G, 'g', NULL, OPT_FLAG },
-	{ T_NO_PYTHON, 0, "no-python", OPT_FLAG },
+	{ T_NO_PYTHON, 0, "no-python", OPT_FLAG }, { T_OFF_CPU, 0, "off-cpu", OPT_FLAG },
 	{ 0 },
 };
 
@@ -98,6 +98,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 	case T_COMM: o->comm = arg; return 0;
 	case T_G: return 0;	/* perf's -g: the stacks are always recorded (the total column) */
 	case T_NO_PYTHON: o->no_python = true; return 0;
+	case T_OFF_CPU: o->off_cpu = true; return 0;
 	case T_ROWS:
 		if (opt_u64(flag, arg, 1, 100000, &v) < 0)
 			return -EINVAL;

@@ -200,9 +200,3 @@ int prof_perf_drain(struct prof_perf *pf, prof_perf_record_fn fn, void *ctx)
 	return prof_perf_drain_merged(&src, 1, 0);
 }
 
-int prof_perf_drain_for(struct prof_perf *pf, uint64_t budget_ns, prof_perf_record_fn fn, void *ctx)
-{
-	struct prof_perf_source src = { pf, fn, ctx };
-
-	return prof_perf_drain_merged(&src, 1, budget_ns);
-}

@@ -14,11 +14,17 @@
  *    table the keys reshape) stays as it was when 'p' was pressed.
  *  - Warnings (a replaced binary, ...) are silenced on a terminal: they
  *    would be painted over or, worse, scroll the screen.
+ *  - --off-cpu: the off-CPU estimator of `prof record` (record/offcpu.c,
+ *    timed in the kernel where BPF allows) charges intervals to stacks
+ *    and the view gets their ns instead of the CPU samples; the CPU event
+ *    still runs (the engine learns the mappings from it).  Intervals reach
+ *    the view when charged, up to a few hundred ms after they end.
  *  - The target exiting is not an error: the last window stays on screen,
  *    marked "exited", until q (with --stdio the loop ends instead).
  *  - A closed stdout (EPIPE) or terminal (EIO, SIGHUP) ends the loop
  *    quietly with success, as `prof top --stdio | head` expects.
  */
+#include "prof/offcpu.h"
 #include "prof/perf.h"
 #include "prof/python.h"
 #include "prof/replay.h"
@@ -37,6 +43,8 @@ struct live {
 	struct prof_perf pf;
 	struct prof_replay *rp;
 	struct prof_python *py;		/* NULL with --no-python */
+	struct prof_offcpu *oc;		/* --off-cpu, else NULL */
+	char offcpu_why[256];
 	struct prof_top_view *v;
 	struct prof_top_ui ui;
 	struct prof_top_table t;
@@ -65,7 +73,7 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 	struct live *l = arg;
 
 	prof_replay_count_sample(&l->p, rs->s->time, rs->complete);
-	if (l->o->comm && !comm_selected(l, rs->thread))
+	if (l->oc || (l->o->comm && !comm_selected(l, rs->thread)))
 		return;
 	if (!l->ui.paused)
 		prof_top_feed(l->v, rs->s->time, rs->thread, rs->node, 1);
@@ -83,18 +91,52 @@ static const struct prof_replay_ops view_ops = {
 	.lost = on_lost,
 };
 
+/* --off-cpu: an interval charged to a stack (the class metrics beside the
+ * total are left out: they split the same time). */
+static void on_offcpu(void *arg, uint64_t time, uint32_t thread, uint32_t node, enum prof_metric metric,
+		      uint64_t value, unsigned flags)
+{
+	struct live *l = arg;
+
+	if (metric != PROF_M_OFFCPU_NS || !value || l->ui.paused || thread >= l->p.threads.n ||
+	    l->p.threads.v[thread].pid == (uint32_t)getpid() || (l->o->comm && !comm_selected(l, thread)))
+		return;	/* -a: prof's own threads wait for the kernel's wake-ups */
+	prof_top_feed(l->v, time, thread, node, value);
+}
+
+struct source {
+	struct live *l;
+	struct prof_perf *pf;
+};
+
 static int feed(void *ctx, const struct perf_event_header *h)
 {
-	struct live *l = ctx;
+	const struct source *src = ctx;
 
-	prof_replay_record(l->rp, &l->pf.attr, &l->pf, h);
+	prof_replay_record(src->l->rp, &src->pf->attr, src->pf, h);
 	return 0;
 }
 
-/* One batch of at most ~100 ms of records. */
+/* The CPU event's ring and the off-CPU events' (none without --off-cpu). */
+static size_t perfs(struct live *l, struct prof_perf **out)
+{
+	out[0] = &l->pf;
+	return 1 + (l->oc ? prof_offcpu_perfs(l->oc, out + 1) : 0);
+}
+
+/* One batch of at most ~100 ms of records, in time order across the rings. */
 static void drain(struct live *l)
 {
-	prof_perf_drain_for(&l->pf, 100000000ULL, feed, l);
+	struct prof_perf *pfs[1 + PROF_OFFCPU_MAX_PERFS];
+	struct source ctx[1 + PROF_OFFCPU_MAX_PERFS];
+	struct prof_perf_source srcs[1 + PROF_OFFCPU_MAX_PERFS];
+	size_t n = perfs(l, pfs);
+
+	for (size_t i = 0; i < n; i++) {
+		ctx[i] = (struct source){ l, pfs[i] };
+		srcs[i] = (struct prof_perf_source){ pfs[i], feed, &ctx[i] };
+	}
+	prof_perf_drain_merged(srcs, n, 100000000ULL);
 	prof_replay_batch_end(l->rp);
 }
 
@@ -148,13 +190,22 @@ static int setup(struct live *l)
 		l->py = cfg.python = prof_python_hook_set(&l->pf, prof_python_new());
 	l->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(l->rp, &view_ops, l);
-	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus, NULL)
-			     : prof_target_attach(&l->pf, l->rp, o->pids, o->npids, NULL, 0, false, NULL, NULL);
+	if (o->off_cpu) {
+		struct prof_replay_sink sink = { on_offcpu, l };
+		l->oc = prof_offcpu_new(&l->pf, PROF_OFFCPU_SAMPLED, PROF_OFFCPU_PERIOD, l->offcpu_why,
+					sizeof(l->offcpu_why));
+		if (!l->oc)
+			return error("--off-cpu: %s", l->offcpu_why), -EPERM;
+		prof_offcpu_attach(l->oc, l->rp, &l->p, &sink);
+	}
+	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus, l->oc)
+			     : prof_target_attach(&l->pf, l->rp, o->pids, o->npids, NULL, 0, false, l->oc, NULL);
 	if (ret < 0)
 		return ret;
 	/* a window of 5 s, or of one refresh when that is longer */
 	l->v = prof_top_view_new(&l->p, (uint64_t)(MAX(5.0, o->delay) * 1e9));
-	l->st.period_ns = o->perf->event->is_clock ? 1000000000ULL / o->perf->freq : 0;
+	l->st.period_ns = l->oc ? 1 : o->perf->event->is_clock ? 1000000000ULL / o->perf->freq : 0;
+	l->st.offcpu = l->oc != NULL;
 	prof_top_ui_init(&l->ui);
 	l->ui.sort = o->sort;
 	return 0;
@@ -166,6 +217,7 @@ static void teardown(struct live *l)
 	prof_top_ui_free(&l->ui);
 	prof_top_view_free(l->v);
 	prof_replay_free(l->rp);
+	prof_offcpu_free(l->oc);
 	if (l->pf.rings)
 		prof_perf_close(&l->pf);
 	prof_python_free(l->py);	/* after the pump, whose hook reads with it */
@@ -269,6 +321,27 @@ static void run(struct live *l)
 	}
 }
 
+/* Events on, and a pump thread per ring (without one the loop reads the
+ * rings itself: fine too). */
+static void start(struct live *l)
+{
+	struct prof_perf *pfs[1 + PROF_OFFCPU_MAX_PERFS];
+	size_t n = perfs(l, pfs);
+	int ret;
+
+	prof_perf_enable(&l->pf);
+	if (l->oc)
+		prof_offcpu_enable(l->oc);
+	for (size_t i = 0; i < n; i++) {
+		if (i && l->py && (pfs[i]->attr.sample_type & PERF_SAMPLE_STACK_USER))
+			prof_python_hook_set_offcpu(pfs[i], l->py);
+		(void)prof_perf_pump_start(pfs[i], (size_t)64 << 20);
+	}
+	if (l->oc && l->o->system_wide && (ret = prof_offcpu_exclude_self(l->oc)) < 0)
+		warning("cannot filter prof's own switches out of the off-CPU stacks (%s); they are dropped later",
+			strerror(-ret));
+}
+
 static void stdio_signals(void)
 {
 	struct sigaction sa = { 0 };
@@ -297,11 +370,11 @@ int prof_top_run(const struct prof_top_opts *o)
 		prof_quiet = 1;
 		prof_tty_size(&l.width, &l.height);
 	}
-	prof_perf_enable(&l.pf);
-	/* without the pump thread the loop reads the rings itself: fine too */
-	(void)prof_perf_pump_start(&l.pf, (size_t)64 << 20);
+	start(&l);
 	run(&l);
 	prof_perf_disable(&l.pf);
+	if (l.oc)
+		prof_offcpu_disable(l.oc);
 	if (l.tty)
 		prof_tty_close();
 	prof_quiet = quiet;

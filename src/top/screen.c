@@ -236,8 +236,12 @@ static void add_line(struct lines *l, struct strbuf *sb)
 static void summary_line(const struct prof_top_table *t, const struct prof_top_status *st,
 			 const struct prof_top_ui *ui, struct strbuf *sb)
 {
-	sb_addf(sb, "prof top: %s  samples %llu in %.1fs  lost %llu", st->target ? st->target : "",
-		(unsigned long long)t->samples, (double)st->span_ns / 1e9, (unsigned long long)st->lost);
+	if (st->offcpu)
+		sb_addf(sb, "prof top: %s  off-CPU %.1fs in %.1fs  lost %llu", st->target ? st->target : "",
+			(double)t->weight / 1e9, (double)st->span_ns / 1e9, (unsigned long long)st->lost);
+	else
+		sb_addf(sb, "prof top: %s  samples %llu in %.1fs  lost %llu", st->target ? st->target : "",
+			(unsigned long long)t->samples, (double)st->span_ns / 1e9, (unsigned long long)st->lost);
 	if (st->iowait_pct >= 0)
 		sb_addf(sb, "  iowait %.1f%%", st->iowait_pct);
 	sb_addf(sb, "  sort %s", ui->sort == PROF_TOP_BY_SELF ? "self" : "total");
@@ -247,11 +251,13 @@ static void summary_line(const struct prof_top_table *t, const struct prof_top_s
 		sb_adds(sb, "  [PAUSED]");
 }
 
-/* "cpu: make(12) 97.0%  cc1(40) 12.5% ..." from samples x period over the span. */
+/* "cpu: make(12) 97.0%  cc1(40) 12.5% ..." from samples x period over the
+ * span; off-CPU, thread-seconds off the CPU per second (over 100% for
+ * several threads). */
 static void procs_line(const struct prof_profile *p, const struct prof_top_table *t,
 		       const struct prof_top_status *st, struct strbuf *sb, size_t max)
 {
-	sb_adds(sb, "cpu:");
+	sb_adds(sb, st->offcpu ? "off-cpu:" : "cpu:");
 	if (!t->procs.n)
 		sb_adds(sb, " (no samples)");
 	for (size_t i = 0; i < t->procs.n && i < max; i++) {

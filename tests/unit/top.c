@@ -227,6 +227,14 @@ static void test_render(void)
 	for (const char *c = sb_str(&sb); *c; c++)
 		n += *c == '\n';
 	is_u64(n, 5, "--stdio: summary, processes, header and max_rows rows");
+
+	st.offcpu = true;	/* --off-cpu: the weights are ns */
+	st.period_ns = 1;
+	sb_reset(&sb);
+	prof_top_render(&x.p, &t, &st, &ui, 0, 0, 2, &sb);
+	ok(strstr(sb_str(&sb), "pid 10  off-CPU ") && strstr(sb_str(&sb), "\noff-cpu:  alpha(10) ") &&
+		   !strstr(sb_str(&sb), "samples"),
+	   "--off-cpu: off-CPU seconds in the summary, off-cpu: per process");
 	prof_top_ui_free(&ui);
 	sb_release(&sb);
 	prof_top_table_free(&t);

@@ -1,0 +1,78 @@
+#!/bin/bash
+# t1305-top-offcpu: `prof top --off-cpu` on the "service" workload (two
+# workers that burn ~20 ms then sleep ~30 ms in burn_then_sleep, a main
+# thread in pause()).  The table is off-CPU time: the header says
+# off-CPU seconds, the process line "off-cpu:", and burn_then_sleep
+# holds the workers' waits, with -p and with -a; --comm keeps one worker;
+# prof's own threads (asleep most of the time under -a) are not shown;
+# without the permission it takes there is one error line and no table.
+#
+# What is judged, and its false-failure chance.  Every switch-out of a
+# worker happens inside burn_then_sleep (its nanosleep, or a preemption
+# of its burn loop); the workers' loop does nothing else.  The main
+# thread never wakes, so a live view never charges it.  So the charged
+# time outside burn_then_sleep can only be the estimator's [stack not
+# sampled] / [stack lost] (docs/offcpu.md); the test asks for 80%, and
+# 12 runs of the -p table (beside a `make check`, load 2-3) gave 100.00%
+# every time.  The windows need charged
+# intervals: the workers wake 20 times a second each, and the table is
+# the one of the 5th second (the first second's window holds little: an
+# interval reaches the view when charged, up to a few hundred ms late).
+. "$(dirname "$0")/lib/test-lib.sh"
+require_perf_events
+require_offcpu
+
+"$WL/service" >service.out 2>&1 &
+SVC=$!
+trap 'kill $SVC 2>/dev/null' EXIT
+for _ in $(seq 50); do
+	grep -q "^service: ready pid=" service.out && break
+	sleep 0.1
+done
+
+# last_table OUT: the last --stdio table of OUT (from its summary line).
+last_table() {
+	awk '/^prof top: / { n = 0; delete t } { t[n++] = $0 } END { for (i = 0; i < n; i++) print t[i] }' "$1"
+}
+# total_of TABLE FUNCTION: its total% (0 when absent).
+total_of() { awk -v f="$2" '$3 == f { print $2; found = 1; exit } END { if (!found) print 0 }' "$1"; }
+at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }' || { echo "$1 < $2"; return 1; }; }
+
+test_expect_success '-p: off-CPU seconds, the workers in burn_then_sleep' '
+	"$PROF" top --off-cpu --stdio -p $SVC -d 5.5 --delay 2 -n 40 >p.out 2>p.err &&
+	last_table p.out >p.txt && cat p.txt &&
+	check_contains p.txt "^prof top: pid $SVC  off-CPU [0-9.]*s in [0-9.]*s  lost" &&
+	check_contains p.txt "^off-cpu:  svc-worker[12]($SVC) [0-9.]*%" &&
+	check_not_contains p.txt "samples" &&
+	at_least "$(total_of p.txt burn_then_sleep)" 80 &&
+	at_least "$(total_of p.txt worker1)" 10 && at_least "$(total_of p.txt worker2)" 10
+'
+
+test_expect_success '--comm svc-worker2: only that thread'"'"'s waits' '
+	"$PROF" top --off-cpu --stdio -p $SVC --comm svc-worker2 -d 5.5 --delay 2 -n 40 >c.out &&
+	last_table c.out >c.txt && cat c.txt &&
+	at_least "$(total_of c.txt worker2)" 80 &&
+	[ "$(total_of c.txt worker1)" = 0 ]
+'
+
+test_expect_success '-a: the workers found machine-wide, prof itself left out' '
+	"$PROF" top --off-cpu --stdio -a --comm svc-worker1,svc-worker2 -d 5.5 --delay 2 -n 40 >a.out &&
+	last_table a.out >a.txt && cat a.txt &&
+	at_least "$(total_of a.txt burn_then_sleep)" 80 &&
+	{ "$PROF" top --off-cpu --stdio -a -d 5.5 --delay 2 -n 5 >all.out & } &&
+	TOP=$! && wait $TOP &&
+	last_table all.out >all.txt && cat all.txt &&
+	check_contains all.txt "^off-cpu: " && check_not_contains all.txt "($TOP)"
+'
+
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ]; then
+	test_expect_success 'without the permission: one error line, no table, non-zero exit' '
+		! setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$PROF" top --off-cpu --stdio -p $SVC -d 1 >nobody.out 2>nobody.err &&
+		one_error nobody.err "^prof top: error: --off-cpu: " && [ ! -s nobody.out ]
+	'
+else
+	test_skip 'without the permission' "needs root, setpriv and perf_event_paranoid >= 1"
+fi
+
+test_done
