@@ -11,13 +11,7 @@ CHECK="python3 $TOP/tests/workloads/wlcheck.py"
 # service_poll 42%, svc-worker2's ~240 samples 96.7% in service_poll.  The
 # tightest: service_poll under 20%, `bounds.py below 550 41.7 20` = 9.8e-28.
 
-"$WL/service" >service.out 2>&1 &
-SVC=$!
-trap 'kill $SVC 2>/dev/null' EXIT
-for _ in $(seq 50); do
-	grep -q "^service: ready pid=" service.out && break
-	sleep 0.1
-done
+start_service
 
 test_expect_success 'the service is up' '
 	check_contains service.out "^service: ready pid=$SVC\$"

@@ -22,13 +22,7 @@
 require_perf_events
 require_offcpu
 
-"$WL/service" >service.out 2>&1 &
-SVC=$!
-trap 'kill $SVC 2>/dev/null' EXIT
-for _ in $(seq 50); do
-	grep -q "^service: ready pid=" service.out && break
-	sleep 0.1
-done
+start_service
 
 # last_table OUT: the last --stdio table of OUT (from its summary line).
 last_table() {

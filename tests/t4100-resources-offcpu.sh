@@ -132,13 +132,25 @@ test_expect_success 'switch-heavy threads: the same with the switch records (PRO
 '
 
 # Every switch-out's own stack (--offcpu-stacks=all) is what overflows a
-# tiny ring: the sampled default keeps one in 61 or so.
+# tiny ring: the sampled default keeps one in 61 or so.  The switch
+# records (which time the intervals in this mode) have their own ring,
+# which -m does not shrink; a reader starved by the tests beside it lost
+# 415,817 of them once (load 3-4), and the run is then recorded again
+# (three tries), since what is judged here is the stack ring.
+tiny_ring_record() {
+	for _ in 1 2 3; do
+		"$PROF" record -m 16 --offcpu-stacks=all -o ppm.data -- "$RB/pingpong" 2 2 >ppm.out 2>ppm.err &&
+		cat ppm.err || return 1
+		grep -q "context-switch records lost" ppm.err || return 0
+		say "context-switch records lost: again"
+	done
+	return 1
+}
+
 test_expect_success 'tiny rings (-m 16): stacks lost are counted and charged to [stack lost], time still right' '
-	"$PROF" record -m 16 --offcpu-stacks=all -o ppm.data -- "$RB/pingpong" 2 2 >ppm.out 2>ppm.err &&
-	cat ppm.err && pingpong_check ppm.data ppm.out &&
+	tiny_ring_record && pingpong_check ppm.data ppm.out &&
 	n=$(sed -n "s/.*warning: \([0-9]*\) off-CPU stacks lost.*charged to \[stack lost\]/\1/p" ppm.err) &&
 	test "${n:-0}" -gt 0 &&
-	! grep -q "context-switch records lost" ppm.err &&
 	"$PROF" report -i ppm.data --format=folded --metric=off-cpu >ppm.folded &&
 	grep -E "^(ping|pong);\[stack lost\] [0-9]+$" ppm.folded &&
 	"$PROF" report -i ppm.data --format=folded --metric=sleep >ppm-sleep.folded &&

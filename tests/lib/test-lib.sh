@@ -133,6 +133,19 @@ perf() {
 	return "$st"
 }
 
+# start_service: tests/workloads/service in the background (SVC its pid,
+# killed when the test exits; output in service.out), up to 5 s for it
+# to say it is ready.
+start_service() {
+	"$WL/service" >service.out 2>&1 &
+	SVC=$!
+	trap 'kill $SVC 2>/dev/null' EXIT
+	for _ in $(seq 50); do
+		grep -q "^service: ready pid=" service.out && break
+		sleep 0.1
+	done
+}
+
 # wait_recording PID: waits (60 s at most) until prof PID runs a second
 # thread: its ring readers start once the events are on and its signal
 # handlers are in place.  A signal sent before may be lost for good:

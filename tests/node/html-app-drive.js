@@ -172,7 +172,11 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 	// worker runs only work_function; over both threads compute_phase can
 	// outrank it when a loaded machine starves the worker): click its row
 	await clickTrack(page, worker);
-	const first = await page.$('#fns tbody tr');
+	// the table may be painted a frame later: a loaded machine once found it empty
+	const first = await page.waitForSelector('#fns tbody tr', { timeout: 10000 }).catch(() => null);
+	if (!first)
+		throw new Error('no function rows after selecting the worker track: ' +
+				JSON.stringify(await panels(page)).slice(0, 400));
 	await first.click();
 	out.source = await panels(page);
 }
