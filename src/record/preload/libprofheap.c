@@ -180,9 +180,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
+/* How many calls up to number issued the pumps have not settled: none
+ * when settled is past it already (a later call of another thread). */
 static uint64_t ahead(const struct prof_heap_flow *f, int k, uint64_t issued)
 {
-	return issued - __atomic_load_n(&f->settled[k], __ATOMIC_ACQUIRE);
+	int64_t d = (int64_t)(issued - __atomic_load_n(&f->settled[k], __ATOMIC_ACQUIRE));
+
+	return d > 0 ? (uint64_t)d : 0;
 }
 
 /* Whether the recorder is gone, or has not read for FLOW_IDLE_NS: then
