@@ -102,7 +102,9 @@ async function clickTrack(page, lane) {
 	const trk = await page.$('#trk');
 	await trk.scrollIntoViewIfNeeded();
 	const b = await trk.boundingBox();
-	await page.mouse.click(b.x + 60, b.y + lane.y + lane.h / 2);
+	// the lanes as laid out now (a metric switch or a search may move them)
+	const now = (await lanes(page)).find((l) => l.th === lane.th && l.proc === lane.proc && l.rate === lane.rate) || lane;
+	await page.mouse.click(b.x + 60, b.y + now.y + now.h / 2);
 }
 
 async function phases(browser, url, ioStart, ioEnd, out, errors) {
@@ -145,7 +147,11 @@ async function phases(browser, url, ioStart, ioEnd, out, errors) {
 
 	// 4. click the worker's track (its label)
 	await page.click('#clearsel');
-	const worker = L.find((l) => !l.proc && /wl-worker/.test(l.label));
+	// the worker's lane with its samples: a recording beside other tests
+	// once had a second, empty identity of the same thread (same tid and
+	// name, no samples) listed first
+	const worker = L.filter((l) => !l.proc && !l.rate && /wl-worker/.test(l.label))
+		.sort((a, b) => A.threads[b.th][3] - A.threads[a.th][3])[0];
 	await clickTrack(page, worker);
 	out.track = await panels(page);
 	await clickTrack(page, worker);	// again: unselect
