@@ -73,7 +73,7 @@ struct prof_heap_stats {
 	bool sampled;			/* attached, sampled by BPF (else exact) */
 	const char *exact_why;		/* attached: why exact though a rate was asked, or NULL */
 	uint64_t waits, wait_ns;	/* launch: the program's pauses for the recorder */
-	uint64_t gave_up;		/* launch: pauses cut short: the recorder did not read */
+	uint64_t gave_up;		/* launch: waits given up, pacing turned off (record/preload/flow.h) */
 };
 void prof_heap_stats(const struct prof_heap *h, struct prof_heap_stats *st);
 /* Closes the events and removes the private directory. */

@@ -123,6 +123,13 @@ enum {
  */
 int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *attr,
 		       const void *event, const struct perf_event_header *h);
+/* One live event's rings fed to the engine by prof_perf_drain_merged:
+ * prof_replay_source_fn with a struct prof_replay_source as its ctx. */
+struct prof_replay_source {
+	struct prof_replay *rp;
+	struct prof_perf *pf;
+};
+int prof_replay_source_fn(void *ctx, const struct perf_event_header *h);
 /* The profile thread of tid in process pid (live: named from /proc
  * when new), for a consumer that charges a thread no record named. */
 uint32_t prof_replay_thread(struct prof_replay *rp, pid_t pid, pid_t tid);

@@ -54,8 +54,7 @@ static void print_summary(const struct prof_session_info *in, const char *output
 		info("heap: the program paused %llu times, %.1f ms in all, for the recorder to read its samples",
 		     (unsigned long long)in->heap_waits, in->heap_wait_ns / 1e6);
 	if (in->heap && in->heap_gave_up)
-		warning("heap: %llu pauses ended with the recorder not reading for half a second: samples may have been lost",
-			(unsigned long long)in->heap_gave_up);
+		warning("heap: the program stopped waiting for the recorder (it was gone, or had stopped reading) and went on unpaced: samples may have been lost");
 	if (in->heap && in->heap_memptr_unseen)
 		warning("heap: %llu %sposix_memalign blocks not recorded: the pointer went to memory outside the caller's stack (a global, a heap object), which the return probe does not copy",
 			(unsigned long long)in->heap_memptr_unseen, in->heap_sampled ? "sampled " : "");

@@ -247,19 +247,6 @@ static const struct prof_replay_ops writer_ops = {
 
 /* --- draining the rings -------------------------------------------------------------- */
 
-struct source {
-	struct prof_replay *rp;
-	struct prof_perf *pf;
-};
-
-static int feed(void *ctx, const struct perf_event_header *h)
-{
-	const struct source *src = ctx;
-
-	prof_replay_record(src->rp, &src->pf->attr, src->pf, h);
-	return 0;
-}
-
 /* The off-CPU events' rings; how many. */
 static size_t offcpu_perfs(struct prof_session *s, struct prof_perf **out)
 {
@@ -276,13 +263,13 @@ static size_t offcpu_perfs(struct prof_session *s, struct prof_perf **out)
 static bool drain(struct prof_session *s)
 {
 	struct prof_perf *pfs[1 + PROF_OFFCPU_MAX_PERFS] = { &s->pf };
-	struct source ctx[1 + PROF_OFFCPU_MAX_PERFS];
+	struct prof_replay_source ctx[1 + PROF_OFFCPU_MAX_PERFS];
 	struct prof_perf_source srcs[1 + PROF_OFFCPU_MAX_PERFS + PROF_HEAP_SOURCES];
 	size_t n = 1 + offcpu_perfs(s, pfs + 1);
 
 	for (size_t i = 0; i < n; i++) {
-		ctx[i] = (struct source){ s->rp, pfs[i] };
-		srcs[i] = (struct prof_perf_source){ pfs[i], feed, &ctx[i] };
+		ctx[i] = (struct prof_replay_source){ s->rp, pfs[i] };
+		srcs[i] = (struct prof_perf_source){ pfs[i], prof_replay_source_fn, &ctx[i] };
 	}
 	if (s->heap)
 		n += prof_heap_sources(s->heap, srcs + n);

@@ -633,6 +633,14 @@ static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr,
 	return PROF_REPLAY_USED;
 }
 
+int prof_replay_source_fn(void *ctx, const struct perf_event_header *h)
+{
+	const struct prof_replay_source *src = ctx;
+
+	prof_replay_record(src->rp, &src->pf->attr, src->pf, h);
+	return 0;
+}
+
 int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *attr,
 		       const void *event, const struct perf_event_header *h)
 {

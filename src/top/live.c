@@ -104,19 +104,6 @@ static void on_offcpu(void *arg, uint64_t time, uint32_t thread, uint32_t node, 
 	prof_top_feed(l->v, time, thread, node, value);
 }
 
-struct source {
-	struct live *l;
-	struct prof_perf *pf;
-};
-
-static int feed(void *ctx, const struct perf_event_header *h)
-{
-	const struct source *src = ctx;
-
-	prof_replay_record(src->l->rp, &src->pf->attr, src->pf, h);
-	return 0;
-}
-
 /* The CPU event's ring and the off-CPU events' (none without --off-cpu). */
 static size_t perfs(struct live *l, struct prof_perf **out)
 {
@@ -128,13 +115,13 @@ static size_t perfs(struct live *l, struct prof_perf **out)
 static void drain(struct live *l)
 {
 	struct prof_perf *pfs[1 + PROF_OFFCPU_MAX_PERFS];
-	struct source ctx[1 + PROF_OFFCPU_MAX_PERFS];
+	struct prof_replay_source ctx[1 + PROF_OFFCPU_MAX_PERFS];
 	struct prof_perf_source srcs[1 + PROF_OFFCPU_MAX_PERFS];
 	size_t n = perfs(l, pfs);
 
 	for (size_t i = 0; i < n; i++) {
-		ctx[i] = (struct source){ l, pfs[i] };
-		srcs[i] = (struct prof_perf_source){ pfs[i], feed, &ctx[i] };
+		ctx[i] = (struct prof_replay_source){ l->rp, pfs[i] };
+		srcs[i] = (struct prof_perf_source){ pfs[i], prof_replay_source_fn, &ctx[i] };
 	}
 	prof_perf_drain_merged(srcs, n, 100000000ULL);
 	prof_replay_batch_end(l->rp);
