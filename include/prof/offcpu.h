@@ -69,6 +69,11 @@ int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
 void prof_offcpu_present(struct prof_offcpu *oc, pid_t tid);
 /* System-wide (-a): both events on cpu for every task; 0 / -errno. */
 int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu);
+/* Events per CPU serving some processes (-p): only the pids and what
+ * they fork from now on are timed and get stacks; before the events are
+ * opened.  0, or -ENOTSUP without the in-kernel accountant (the caller
+ * then opens events per thread). */
+int prof_offcpu_only(struct prof_offcpu *oc, const pid_t *pids, size_t n);
 /* -a: leaves the switches of the idle task and of prof's own threads
  * (listed now, so call it once they all run) out of the stack samples,
  * in the kernel; 0 / -errno.  Without it they are only dropped later. */

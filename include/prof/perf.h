@@ -197,6 +197,7 @@ struct prof_bpf_task_layout {
 	struct prof_btf_field to_load;		/* task_struct.sched_contributes_to_load (bitfield) */
 	struct prof_btf_field nvcsw;		/* task_struct.nvcsw */
 	struct prof_btf_field flags;		/* task_struct.flags (PF_*) */
+	struct prof_btf_field tgid;		/* task_struct.tgid */
 };
 int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct prof_bpf_task_layout *task);
 /* The task layout the filter reads (from BTF); false if it cannot tell
@@ -240,6 +241,12 @@ typedef void (*prof_bpf_swa_fn)(void *arg, const struct prof_bpf_swa_thread *t);
 struct prof_bpf_swa;
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
 				       uint64_t tau, char *why, size_t len);
+/* From now on only the processes pids, and the processes they fork
+ * (added in the kernel at the fork), are accounted and sampled: attached
+ * to processes with events per CPU.  0 or -errno (-ENOTSUP: forks cannot
+ * be followed here). */
+int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n,
+		      const struct prof_bpf_task_layout *task);
 /* A new fd of the program (the caller closes it), or -errno. */
 int prof_bpf_swa_prog(const struct prof_bpf_swa *a);
 /* tid (of pid) is off the CPU since start, having run sum ns of CPU by
@@ -417,5 +424,8 @@ uint64_t prof_perf_lost_count(const struct perf_event_header *h);
 
 /* /proc/sys/kernel/perf_event_paranoid, or 99 when unreadable. */
 int prof_perf_paranoid(void);
+/* May this process open events for every task of a CPU (paranoid <= 0,
+ * CAP_PERFMON or CAP_SYS_ADMIN)? */
+bool prof_perf_may_record_cpus(void);
 
 #endif

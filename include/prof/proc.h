@@ -24,6 +24,8 @@ int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n);
 int prof_proc_pids(pid_t **pids, size_t *n);
 /* /proc/PID/task/TID/comm without the newline into buf; 0 or -errno. */
 int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/* The parent of process pid (/proc/PID/stat), or -1 when there is none. */
+pid_t prof_proc_ppid(pid_t pid);
 /* The process (thread group) of thread tid, or -1 when there is none. */
 pid_t prof_proc_tgid(pid_t tid);
 /* The CPU time thread tid has run, in ns (the first field of

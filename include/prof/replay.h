@@ -111,6 +111,14 @@ void prof_replay_add_child(struct prof_replay *rp, pid_t pid, const char *comm);
 /* An attached process: thread names and current maps from /proc.
  * 0, or -ESRCH when it is gone. */
 int prof_replay_add_process(struct prof_replay *rp, pid_t pid);
+/* From now on only the records of the processes keep, and of the
+ * processes they fork (from the FORK records, or /proc's parent links for
+ * one seen before its FORK), are replayed; the rest are dropped as prof's
+ * own are.  skip: processes running now that are not kept though their
+ * parent is (descendants without --children).  For live events per CPU
+ * that serve a recording of some processes (src/record/target.c). */
+void prof_replay_only(struct prof_replay *rp, const pid_t *keep, size_t nkeep, const pid_t *skip,
+		      size_t nskip);
 
 enum {
 	PROF_REPLAY_USED = 0,

@@ -37,6 +37,7 @@ struct prof_session_opts {
 	bool no_resources;		/* no off-CPU events, no /proc sampling */
 	uint32_t offcpu_period;		/* 1 in this many switch-outs' stacks; 0 default, 1 all */
 	bool children;			/* attach: also the descendants running now */
+	bool per_thread;		/* attach: events per thread, never per CPU */
 	bool heap;			/* --heap: sampled allocations (heap.h) */
 	uint64_t heap_rate;		/* mean bytes between heap samples, 1: all */
 	uint64_t heap_seed;		/* PROF_HEAP_SEED (tests), 0: random */

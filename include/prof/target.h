@@ -14,14 +14,24 @@
 #include "prof/replay.h"
 #include "prof/restrack.h"
 
-/* Opens pf's (and oc's when not NULL) events for every thread of the
- * pids (only the tids among them when ntids, as -t; with children: every
- * thread of their running descendants too), registers them
- * with rp, and with rt (when not NULL) as processes whose figures start
- * now.  0, or -errno after one line. */
-int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
-		       const pid_t *tids, size_t ntids, bool children, struct prof_offcpu *oc,
-		       struct prof_restrack *rt);
+/* The processes a recording attaches to (-p), and how. */
+struct prof_target_spec {
+	const pid_t *pids;
+	size_t n;
+	const pid_t *tids;	/* -t: only these threads of them (ntids > 0) */
+	size_t ntids;
+	bool children;		/* their descendants too, running and new */
+	bool per_thread;	/* events per thread even where per CPU is allowed */
+};
+
+/* Opens pf's (and oc's when not NULL) events for the target processes
+ * and registers them with rp, and with rt (when not NULL) as processes
+ * whose figures start now.  Where the machine may be recorded (root,
+ * CAP_PERFMON) and no threads are chosen: events per CPU, whose records
+ * of other processes rp and oc drop; else an event per CPU on every
+ * thread.  1 (per CPU), 0 (per thread), or -errno after one line. */
+int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const struct prof_target_spec *t,
+		       struct prof_offcpu *oc, struct prof_restrack *rt);
 /* Opens pf's events (and oc's, when not NULL) on the cpus (every CPU
  * when cpus is NULL) for every task, then registers every process in
  * /proc with rp.  0, or -errno after one line (the permission it takes,

@@ -9,11 +9,17 @@
 #   prof -p         `prof record -p REDIS,POSTMASTER --children`
 #   prof -a nores   `prof record -a --no-resources` (CPU samples only)
 #   prof -p nores   `prof record -p REDIS,POSTMASTER --children --no-resources`
+#   prof -p thread  `prof record -p REDIS,POSTMASTER --children --per-thread`
+#                   (events per thread, as perf opens them for -p; prof's
+#                   default as root is per CPU; CONFIGS=prof_p_thread)
 #   prof -a all     `prof record -a --offcpu-stacks=all` (every switch-out's stack)
 #   prof -a rec     `prof record -a` timing off-CPU with PERF_RECORD_SWITCH
 #                   instead of its in-kernel accountant
 #                   (PROF_OFFCPU_SWITCH_RECORDS=1; CONFIGS=prof_a_rec)
 #   perf -a         `perf record -a --call-graph dwarf -F 999`
+#   perf -p         `perf record -p` the same processes (redis, the postmaster
+#                   and its children: perf has no --children), dwarf 999 Hz
+#                   (CONFIGS=perf_p)
 # Figures, each a median over the rounds:
 #   throughput      each server's own count over the window (redis:
 #                   INFO total_commands_processed; postgres: pgbench's
@@ -96,6 +102,9 @@ recorder() {
 	nores) "$PROF" record -q -a --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
 	nores_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
 	all) "$PROF" record -q -a --offcpu-stacks=all -d "$WINDOW" -o "$B/rec.prof" ;;
+	prof_p_thread) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children --per-thread -d "$WINDOW" -o "$B/rec.prof" ;;
+	perf_p) perf record -q -p "$REDIS,$POSTMASTER,$(pgrep -d, -P "$POSTMASTER")" --call-graph dwarf -F 999 \
+			-o "$B/rec.perf" -- sleep "$WINDOW" ;;
 	prof_a_rec) PROF_OFFCPU_SWITCH_RECORDS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
 	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$WINDOW" ;;
 	esac
@@ -150,7 +159,7 @@ for round in $(seq "$ROUNDS"); do
 		rc=$(awk '{print $1}' "$B/rec.stat")
 		cpu[$c]+="$rc "
 		f="$B/rec.prof"
-		[ "$c" = perf ] && f="$B/rec.perf"
+		[ "${c%_p}" = perf ] && f="$B/rec.perf"
 		read -r s l u <<<"$(shares "$f")"
 		[ -n "${KEEP:-}" ] && cp "$f" "$KEEP/$c.$round.data"
 		fts[$c]+="$s "
@@ -166,7 +175,8 @@ for round in $(seq "$ROUNDS"); do
 done
 m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";; nores) echo "prof -a --no-resources";;
-	nores_p) echo "prof -p --children --no-resources";;
+	nores_p) echo "prof -p --children --no-resources";; prof_p_thread) echo "prof -p --children --per-thread";;
+	perf_p) echo "perf -p dwarf 999 Hz";;
 	all) echo "prof -a --offcpu-stacks=all";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
 for c in $CONFIGS; do
 	row "busy host: $(name "$c")" "redis / postgres / unrecorded" "" \

@@ -81,7 +81,7 @@ static int parse_freq(struct record_opts *o, const char *flag, const char *arg)
 
 enum { O_OUTPUT = 1, O_FREQ, O_COUNT, O_EVENT, O_G, O_CALLGRAPH, O_STACK, O_UNWINDER, O_PAGES,
        O_PID, O_TID, O_NO_INHERIT, O_DURATION, O_QUIET, O_VERBOSE, O_NO_RESOURCES, O_ALL_CPUS,
-       O_CPU, O_CHILDREN, O_HEAP, O_HEAP_RATE, O_NO_PYTHON, O_OFFCPU_STACKS, O_NOOP, O_PERF_ONLY };
+       O_CPU, O_CHILDREN, O_PER_THREAD, O_HEAP, O_HEAP_RATE, O_NO_PYTHON, O_OFFCPU_STACKS, O_NOOP, O_PERF_ONLY };
 
 static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_OUTPUT, 'o', "output", OPT_VALUE }, { O_FREQ, 'F', "freq", OPT_VALUE },
@@ -93,7 +93,7 @@ static struct opt options[O_PERF_ONLY + RECORD_PERF_ONLY_MAX + 1] = {
 	{ O_DURATION, 'd', "duration", OPT_VALUE }, { O_QUIET, 'q', "quiet", OPT_FLAG },
 	{ O_VERBOSE, 'v', "verbose", OPT_FLAG }, { O_NO_RESOURCES, 0, "no-resources", OPT_FLAG },
 	{ O_ALL_CPUS, 'a', "all-cpus", OPT_FLAG }, { O_CPU, 'C', "cpu", OPT_VALUE },
-	{ O_CHILDREN, 0, "children", OPT_FLAG },
+	{ O_CHILDREN, 0, "children", OPT_FLAG }, { O_PER_THREAD, 0, "per-thread", OPT_FLAG },
 	{ O_HEAP, 0, "heap", OPT_FLAG }, { O_HEAP_RATE, 0, "heap-rate", OPT_VALUE },
 	{ O_NO_PYTHON, 0, "no-python", OPT_FLAG },
 	{ O_OFFCPU_STACKS, 0, "offcpu-stacks", OPT_VALUE },
@@ -168,6 +168,7 @@ static int apply_option(void *ctx, int id, const char *arg, const char *flag)
 			return usage_error("bad CPU list '%s' for %s", arg, flag);
 		return 0;
 	case O_CHILDREN: o->children = true; return 0;
+	case O_PER_THREAD: o->per_thread = true; return 0;
 	case O_HEAP: o->heap = true; return 0;
 	case O_HEAP_RATE:
 		o->heap = true;
@@ -229,6 +230,8 @@ int cmd_record_parse_options(struct record_opts *o, int argc, char **argv)
 		return usage_error("give either -p PID or -t TID, not both");
 	if (o->children && !o->pids.n)
 		return usage_error("--children goes with -p PID (a launched command's children are always followed)");
+	if (o->per_thread && !o->pids.n)
+		return usage_error("--per-thread goes with -p PID");
 	o->perf.enable_on_exec = o->argv && !o->pids.n && !o->tids.n && !o->system_wide;
 	return add_thread_processes(o);
 }

@@ -25,6 +25,7 @@ struct record_opts {
 	int *cpus;		/* -C LIST, NULL: every CPU */
 	size_t ncpus;
 	bool children;		/* --children: -p also takes the running descendants */
+	bool per_thread;	/* --per-thread: -p with events per thread, not per CPU */
 	char **argv;		/* command, NULL in attach mode */
 	bool no_resources;	/* --no-resources: no off-CPU events, no /proc sampling */
 	bool no_python;		/* --no-python: CPython stacks stay native */

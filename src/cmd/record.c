@@ -103,6 +103,7 @@ static int record(const struct record_opts *o)
 		.system_wide = o->system_wide, .cpus = o->cpus, .ncpus = o->ncpus,
 		.argv = o->argv, .no_resources = o->no_resources, .no_python = o->no_python,
 		.offcpu_period = o->offcpu_period, .children = o->children,
+		.per_thread = o->per_thread,
 		.heap = o->heap, .heap_rate = o->heap_rate, .heap_seed = o->heap_seed,
 		.version = PROF_VERSION,
 	};

@@ -129,6 +129,15 @@ int prof_perf_paranoid(void)
 	return v;
 }
 
+bool prof_perf_may_record_cpus(void)
+{
+	char *st = read_file("/proc/self/status", NULL), *cap = st ? strstr(st, "\nCapEff:") : NULL;
+	uint64_t eff = cap ? strtoull(cap + 8, NULL, 16) : 0;
+
+	free(st);
+	return prof_perf_paranoid() <= 0 || (eff & (1ULL << 38 | 1ULL << 21));	/* CAP_PERFMON, CAP_SYS_ADMIN */
+}
+
 static void setup_attr(struct perf_event_attr *a, const struct prof_perf_config *cfg)
 {
 	memset(a, 0, sizeof(*a));

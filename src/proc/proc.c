@@ -94,8 +94,7 @@ static void add_children_list(const char *text, pid_vec *v)
 	}
 }
 
-/* The parent pid of /proc/N/stat (field 4, after the comm's ')'); -1. */
-static pid_t parent_of(pid_t pid)
+pid_t prof_proc_ppid(pid_t pid)
 {
 	char path[64], *s, *p;
 	int ppid = -1;
@@ -119,7 +118,7 @@ static int children_by_walk(pid_t pid, pid_vec *v)
 		return -errno;
 	while ((e = readdir(d))) {
 		int n = atoi(e->d_name);
-		if (n > 0 && n != pid && parent_of(n) == pid)
+		if (n > 0 && n != pid && prof_proc_ppid(n) == pid)
 			VEC_PUSH(v, (pid_t)n);
 	}
 	closedir(d);

@@ -585,8 +585,12 @@ static int setup(struct prof_session *s)
 	if (o->system_wide)
 		ret = prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus, s->oc);
 	else if (o->npids) {
-		ret = prof_target_attach(&s->pf, s->rp, o->pids, o->npids, o->tids, o->ntids,
-					 o->children, s->oc, s->rt);
+		struct prof_target_spec t = { o->pids, o->npids, o->tids, o->ntids, o->children,
+					      o->per_thread };
+		ret = prof_target_attach(&s->pf, s->rp, &t, s->oc, s->rt);
+		if (ret >= 0)
+			prof_meta_set(&s->p, "attach_events",
+				      ret ? "per CPU (the targets' samples kept)" : "per thread");
 		if (ret >= 0 && s->heap)
 			ret = open_heap_attached(s);
 		if (ret >= 0 && s->heap) {

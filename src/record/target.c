@@ -3,7 +3,10 @@
  * include/prof/target.h): attached processes or the whole machine.
  *
  * Design notes:
- *  - Attach opens ncpus fds per thread, so the soft fd limit is raised to
+ *  - Attach is per CPU where the machine may be recorded: the events of
+ *    -a, with the replay engine and the off-CPU accountant keeping the
+ *    targets' records only (attach_per_cpu says why); else per thread.
+ *  - Per thread, attach opens ncpus fds per thread, so the soft fd limit is raised to
  *    the hard one first.  A thread that exits while we open is skipped
  *    (ESRCH); a process that is gone before its maps are read is an error.
  *  - System-wide synthesizes every process after the events exist and
@@ -136,23 +139,76 @@ static int attach_descendants(struct prof_perf *pf, struct prof_replay *rp, pid_
 	return ret == -ESRCH ? 0 : ret;
 }
 
-int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const pid_t *pids, size_t n,
-		       const pid_t *tids, size_t ntids, bool children, struct prof_offcpu *oc,
-		       struct prof_restrack *rt)
+/* Per thread: an event per CPU on every thread of the targets, inherited
+ * by what they start. */
+static int attach_per_thread(struct prof_perf *pf, struct prof_replay *rp,
+			     const struct prof_target_spec *t, struct prof_offcpu *oc,
+			     struct prof_restrack *rt)
 {
 	struct u64map done = { 0 };	/* pids attached */
 	int ret = 0;
 	bool fresh;
 
-	for (size_t i = 0; i < n && ret == 0; i++) {
-		u64map_slot(&done, (uint64_t)pids[i], &fresh);
-		if (fresh && (ret = attach_one(pf, rp, pids[i], tids, ntids, oc, rt)) == -ESRCH)
-			error("no process with pid %d", (int)pids[i]);
+	for (size_t i = 0; i < t->n && ret == 0; i++) {
+		u64map_slot(&done, (uint64_t)t->pids[i], &fresh);
+		if (fresh && (ret = attach_one(pf, rp, t->pids[i], t->tids, t->ntids, oc, rt)) == -ESRCH)
+			error("no process with pid %d", (int)t->pids[i]);
 	}
-	for (size_t i = 0; i < n && ret == 0 && children; i++)
-		ret = attach_descendants(pf, rp, pids[i], oc, rt, &done);
+	for (size_t i = 0; i < t->n && ret == 0 && t->children; i++)
+		ret = attach_descendants(pf, rp, t->pids[i], oc, rt, &done);
 	u64map_free(&done);
 	return ret;
+}
+
+/* A list of pids, each once. */
+struct pidlist {
+	pid_t *v;
+	size_t n;
+	struct u64map seen;
+};
+
+static void pidlist_add(struct pidlist *l, pid_t pid)
+{
+	bool fresh;
+
+	u64map_slot(&l->seen, (uint64_t)pid, &fresh);
+	if (!fresh)
+		return;
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = pid;
+}
+
+static void pidlist_free(struct pidlist *l)
+{
+	free(l->v);
+	u64map_free(&l->seen);
+}
+
+/* The target processes (keep; with children their running descendants
+ * too), and their running descendants that are not (skip): the rest of
+ * their family, whose records the per-CPU events also see.  -ESRCH after
+ * one line when a target is not there. */
+static int target_processes(const struct prof_target_spec *t, struct pidlist *keep, struct pidlist *skip)
+{
+	pid_t *kids;
+	size_t nkids;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if (!prof_proc_exists(t->pids[i]))
+			return error("no process with pid %d", (int)t->pids[i]), -ESRCH;
+		pidlist_add(keep, t->pids[i]);
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		if (prof_proc_descendants(t->pids[i], &kids, &nkids) < 0)
+			continue;
+		for (size_t k = 0; k < nkids; k++)
+			if (t->children && kids[k] != getpid())	/* prof -p $$ */
+				pidlist_add(keep, kids[k]);
+			else if (!u64map_get(&keep->seen, (uint64_t)kids[k], NULL))
+				pidlist_add(skip, kids[k]);
+		free(kids);
+	}
+	return 0;
 }
 
 /* The CPU event on cpu, and the off-CPU events beside it (their failure
@@ -180,6 +236,52 @@ static void offcpu_present_all(struct prof_offcpu *oc, const pid_t *pids, size_t
 			prof_offcpu_present(oc, tids[t]);
 		free(tids);
 	}
+}
+
+/*
+ * Per CPU: the events of -a, whose records the replay engine and the
+ * off-CPU accountant keep for the targets and what they fork only.  Why:
+ * an event per thread is switched out and in with its thread, inside
+ * every context switch of the target (its cpu-clock timer stopped and
+ * restarted); on a server that blocks tens of thousands of times a
+ * second, that is the server's cost (docs/offcpu.md).  Per CPU, a switch
+ * costs what it costs under -a.  1, or 0 when it cannot be done this way
+ * (the caller attaches per thread), or -errno after one line.
+ */
+static int attach_per_cpu(struct prof_perf *pf, struct prof_replay *rp, const struct prof_target_spec *t,
+			  struct prof_offcpu *oc, struct prof_restrack *rt)
+{
+	struct pidlist keep = { 0 }, skip = { 0 };
+	int ret = target_processes(t, &keep, &skip);
+
+	if (ret == 0 && oc && prof_offcpu_only(oc, keep.v, keep.n) < 0)
+		ret = 0;	/* no in-kernel accountant to filter the off-CPU events */
+	else if (ret == 0)
+		ret = 1;
+	for (int cpu = 0; cpu < pf->ncpus && ret > 0; cpu++)
+		if ((ret = open_cpu(pf, oc, cpu)) >= 0 || ret == -ENODEV)	/* offline */
+			ret = 1;
+	if (ret > 0) {
+		prof_replay_only(rp, keep.v, keep.n, skip.v, skip.n);
+		for (size_t i = 0; i < keep.n; i++)
+			if (prof_replay_add_process(rp, keep.v[i]) == 0 && rt)	/* else: just exited */
+				prof_restrack_add_attached(rt, (uint32_t)keep.v[i]);
+		if (oc)
+			offcpu_present_all(oc, keep.v, keep.n);
+	}
+	pidlist_free(&keep);
+	pidlist_free(&skip);
+	return ret;
+}
+
+int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const struct prof_target_spec *t,
+		       struct prof_offcpu *oc, struct prof_restrack *rt)
+{
+	int ret = 0;
+
+	if (!t->per_thread && !t->ntids && !pf->cfg.no_inherit && prof_perf_may_record_cpus())
+		ret = attach_per_cpu(pf, rp, t, oc, rt);
+	return ret ? ret : attach_per_thread(pf, rp, t, oc, rt);
 }
 
 int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,

@@ -77,6 +77,8 @@ struct prof_replay {
 	VEC(struct prof_addrspace *) dead;
 	VEC(struct consumer) consumers;
 	pid_t self;			/* live: prof's own pid, else 0 */
+	bool only;			/* prof_replay_only */
+	struct u64map only_pids;	/* pid -> ONLY_KEPT / ONLY_DROPPED, as decided */
 	uint64_t next_sweep;		/* live: CLOCK_MONOTONIC ns */
 	struct u64map suspects;		/* pid -> CLOCK_MONOTONIC ns it was first seen gone */
 	uint64_t last_time;		/* the newest sample time fed */
@@ -171,6 +173,7 @@ void prof_replay_free(struct prof_replay *rp)
 	u64map_free(&rp->seen_pids);
 	u64map_free(&rp->suspects);
 	u64map_free(&rp->tasks);
+	u64map_free(&rp->only_pids);
 	VEC_FREE(&rp->task);
 	VEC_FREE(&rp->dead);
 	VEC_FREE(&rp->consumers);
@@ -370,6 +373,58 @@ int prof_replay_add_process(struct prof_replay *rp, pid_t pid)
 	return 0;
 }
 
+/* --- the processes replayed (events per CPU attached to some) ------------------------- */
+
+enum { ONLY_KEPT = 1, ONLY_DROPPED = 2 };
+
+void prof_replay_only(struct prof_replay *rp, const pid_t *keep, size_t nkeep, const pid_t *skip,
+		      size_t nskip)
+{
+	rp->only = true;
+	for (size_t i = 0; i < nskip; i++)
+		u64map_put(&rp->only_pids, (uint64_t)skip[i], ONLY_DROPPED);
+	for (size_t i = 0; i < nkeep; i++)
+		u64map_put(&rp->only_pids, (uint64_t)keep[i], ONLY_KEPT);
+}
+
+/* A process not decided yet (its first record came from another CPU's
+ * ring before its FORK, or it is no descendant): kept when /proc shows a
+ * kept ancestor before a dropped one. */
+static bool has_kept_ancestor(struct prof_replay *rp, pid_t pid)
+{
+	uint64_t v;
+
+	for (int depth = 0; depth < 64 && pid > 1; depth++) {
+		if ((pid = prof_proc_ppid(pid)) <= 0)
+			return false;
+		if (u64map_get(&rp->only_pids, (uint64_t)pid, &v))
+			return v == ONLY_KEPT;
+	}
+	return false;
+}
+
+/* Are pid's records replayed?  Always, unless prof_replay_only chose. */
+static bool wanted(struct prof_replay *rp, uint32_t pid)
+{
+	uint64_t v;
+
+	if (!rp->only)
+		return true;
+	if (u64map_get(&rp->only_pids, pid, &v))
+		return v == ONLY_KEPT;
+	v = pid != UINT32_MAX && has_kept_ancestor(rp, (pid_t)pid) ? ONLY_KEPT : ONLY_DROPPED;
+	u64map_put(&rp->only_pids, pid, v);
+	return v == ONLY_KEPT;
+}
+
+/* A new process: a kept one's child is kept (as an inherited event
+ * follows it); a reused pid is decided again. */
+static void only_fork(struct prof_replay *rp, uint32_t pid, uint32_t ppid)
+{
+	if (rp->only && pid != ppid)
+		u64map_put(&rp->only_pids, pid, wanted(rp, ppid) ? ONLY_KEPT : ONLY_DROPPED);
+}
+
 /* --- side-band records --------------------------------------------------------------- */
 
 /*
@@ -400,7 +455,7 @@ static void on_comm(struct prof_replay *rp, const struct perf_event_attr *attr,
 	struct prof_perf_comm c;
 	struct prof_perf_sample_id id;
 
-	if (prof_perf_parse_comm(h, &c) < 0 || (pid_t)c.pid == rp->self)
+	if (prof_perf_parse_comm(h, &c) < 0 || (pid_t)c.pid == rp->self || !wanted(rp, c.pid))
 		return;
 	if (c.exec) {	/* a new image: no mappings until its MMAPs */
 		struct prof_addrspace *as = space_get(rp, c.pid);
@@ -419,7 +474,7 @@ static void on_mmap(struct prof_replay *rp, const struct perf_event_header *h)
 	struct prof_perf_mmap2 m;
 
 	if (prof_perf_parse_mmap2(h, &m) < 0 || m.pid == UINT32_MAX ||	/* -1: the kernel's */
-	    !(m.prot & PROT_EXEC) || (pid_t)m.pid == rp->self)
+	    !(m.prot & PROT_EXEC) || (pid_t)m.pid == rp->self || !wanted(rp, m.pid))
 		return;
 	const char *build_id = m.build_id;
 	if (!*build_id && rp->cfg.build_id_of)
@@ -436,6 +491,10 @@ static void on_task(struct prof_replay *rp, const struct perf_event_header *h, b
 	struct prof_perf_task t;
 
 	if (prof_perf_parse_task(h, &t) < 0)
+		return;
+	if (!exit)
+		only_fork(rp, t.pid, t.ppid);
+	if (!wanted(rp, t.pid))
 		return;
 	if (exit) {
 		task_event(rp, t.time, t.pid, t.tid, PROF_TASK_EXIT);
@@ -482,7 +541,7 @@ static void on_switch(struct prof_replay *rp, const struct perf_event_attr *attr
 	struct prof_replay_switch sw = { &id, PROF_NONE, (misc & PERF_RECORD_MISC_SWITCH_OUT) != 0,
 					 (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0 };
 
-	if (prof_perf_parse_id(attr, h, &id) < 0 || (pid_t)id.pid == rp->self)
+	if (prof_perf_parse_id(attr, h, &id) < 0 || (pid_t)id.pid == rp->self || !wanted(rp, id.pid))
 		return;	/* prof's own switches appear system-wide (-a) */
 	if (sw.out)	/* its interval may have to be charged without a stack sample */
 		sw.thread = thread_of(rp, id.pid, id.tid);
@@ -621,7 +680,7 @@ static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr,
 	if (prof_perf_parse_sample(attr, h, &s) < 0)
 		return -EINVAL;
 	rp->last_time = MAX(rp->last_time, s.time);
-	if ((pid_t)s.pid == rp->self)
+	if ((pid_t)s.pid == rp->self || !wanted(rp, s.pid))
 		return PROF_REPLAY_USED;
 	rs.thread = thread_of(rp, s.pid, s.tid);
 	rs.node = resolve_stack(rp, attr, &s, space_of(rp, s.pid), &rs.complete);

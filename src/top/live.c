@@ -185,8 +185,9 @@ static int setup(struct live *l)
 			return error("--off-cpu: %s", l->offcpu_why), -EPERM;
 		prof_offcpu_attach(l->oc, l->rp, &l->p, &sink);
 	}
+	struct prof_target_spec t = { .pids = o->pids, .n = o->npids };
 	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus, l->oc)
-			     : prof_target_attach(&l->pf, l->rp, o->pids, o->npids, NULL, 0, false, l->oc, NULL);
+			     : prof_target_attach(&l->pf, l->rp, &t, l->oc, NULL);
 	if (ret < 0)
 		return ret;
 	/* a window of 5 s, or of one refresh when that is longer */
