@@ -12,6 +12,9 @@
 #   nopy            the same with --no-python
 #   nores           with --no-resources (CPU samples and Python frames only)
 #   nores-nopy      with --no-resources --no-python (CPU samples only)
+#   thread          prof record -F 999 -p PID --per-thread (an event per
+#                   thread, as perf opens them; prof's default as root is
+#                   per CPU)
 #   perf            perf record -F 999 --call-graph dwarf -p PID
 # Per configuration, medians over the runs: the spinning loops per second
 # (of the whole run, the ~0.3 s before the attach included) and its ratio
@@ -26,13 +29,14 @@ THREADS=${THREADS:-50}
 bench_build
 PY=${PY:-$(python3 -c 'import sys; print(sys.executable)')}
 APP="$TOP/tests/workloads/pysplit.py"
-CONFIGS="bare prof nopy nores nores-nopy perf"
+CONFIGS=${CONFIGS:-bare prof thread nopy nores nores-nopy perf}
 declare -A loops usr sys csw rcpu fds
 
 recorder() {	# config pid: the recorder's command line in cmd
 	case $1 in
 	perf) cmd=(perf record -q -F 999 --call-graph dwarf -o "$BENCH_TMP/pa-perf.data" -p "$2") ;;
 	prof) cmd=("$PROF" record -q -F 999 -o "$BENCH_TMP/pa.data" -p "$2") ;;
+	thread) cmd=("$PROF" record -q -F 999 --per-thread -o "$BENCH_TMP/pa.data" -p "$2") ;;
 	nopy) cmd=("$PROF" record -q -F 999 --no-python -o "$BENCH_TMP/pa.data" -p "$2") ;;
 	nores) cmd=("$PROF" record -q -F 999 --no-resources -o "$BENCH_TMP/pa.data" -p "$2") ;;
 	nores-nopy) cmd=("$PROF" record -q -F 999 --no-resources --no-python -o "$BENCH_TMP/pa.data" -p "$2") ;;
