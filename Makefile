@@ -113,13 +113,16 @@ $(BUILD)/src/record/heap.o: $(HEAP_SO)
 $(BUILD)/src/record/heap.o: ALL_CFLAGS += -DPROF_HEAP_SO='"$(HEAP_SO)"'
 
 # The BPF programs in C, each embedded with .incbin in the object that
-# loads it: the Python frame reader (python/bpf.o) and the in-kernel
-# off-CPU accountant (perf/switchacct.o).
+# loads it: the Python frame reader (python/bpf.o), the in-kernel
+# off-CPU accountant (perf/switchacct.o) and the target filter of
+# recordings attached per CPU (perf/bpftargets.o).
 PYBPF_OBJ := $(BUILD)/gen/pyframes.bpf.o
 SWA_OBJ := $(BUILD)/gen/switches.bpf.o
-$(PYBPF_OBJ): src/python/bpf/frames.c src/python/bpf/frames.h
-$(SWA_OBJ): src/perf/bpf/switches.c src/perf/bpf/switches.h
-$(PYBPF_OBJ) $(SWA_OBJ):
+TARGETS_OBJ := $(BUILD)/gen/targets.bpf.o
+$(PYBPF_OBJ): src/python/bpf/frames.c src/python/bpf/frames.h src/perf/bpf/targets.h
+$(SWA_OBJ): src/perf/bpf/switches.c src/perf/bpf/switches.h src/perf/bpf/targets.h
+$(TARGETS_OBJ): src/perf/bpf/targets.c src/perf/bpf/targets.h
+$(PYBPF_OBJ) $(SWA_OBJ) $(TARGETS_OBJ):
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall $(if $(DEVELOPER),-Werror) \
 		-c -o $@ $<
@@ -128,6 +131,8 @@ $(BUILD)/src/python/bpf.o: $(PYBPF_OBJ)
 $(BUILD)/src/python/bpf.o: ALL_CFLAGS += -DPROF_PYBPF_OBJ='"$(PYBPF_OBJ)"'
 $(BUILD)/src/perf/switchacct.o: $(SWA_OBJ)
 $(BUILD)/src/perf/switchacct.o: ALL_CFLAGS += -DPROF_SWA_OBJ='"$(SWA_OBJ)"'
+$(BUILD)/src/perf/bpftargets.o: $(TARGETS_OBJ)
+$(BUILD)/src/perf/bpftargets.o: ALL_CFLAGS += -DPROF_TARGETS_OBJ='"$(TARGETS_OBJ)"'
 endif
 
 $(BUILD)/libprof.a: $(LIB_OBJS)

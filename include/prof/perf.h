@@ -141,6 +141,7 @@ struct prof_perf {
 	int bpf_prog;			/* > 0: a BPF program set on each event as it opens */
 	const char *open_filter;	/* tracepoint filter set on each event as it opens */
 	int open_bpf;			/* 1 + a sample filter program set on each event as it opens; 0 none */
+	struct prof_bpf_targets *targets;	/* the filter in bpf_prog, closed with the events */
 };
 
 /* Fills attr from cfg; no syscalls.  0 / -EINVAL. */
@@ -238,15 +239,33 @@ struct prof_bpf_swa_thread {	/* a map entry, or a record */
 	uint64_t born;			/* when the kernel made the entry: tells a reused tid */
 };
 typedef void (*prof_bpf_swa_fn)(void *arg, const struct prof_bpf_swa_thread *t);
+/*
+ * The target processes of a recording attached per CPU, in the kernel
+ * (src/perf/bpftargets.c, src/perf/bpf/targets.h): their samples and
+ * switch-outs are kept, and those of processes they fork from now on (a
+ * BPF program on sched_process_fork adds each child before it runs); the
+ * other processes' are dropped before the kernel makes the sample.
+ * prof_bpf_targets_restrict does it for a loaded BPF object that includes
+ * targets.h (*fork_link: to destroy with it); prof_bpf_targets_open loads
+ * the plain filter, for events with no other program.  -ENOTSUP / NULL
+ * without libbpf or task_struct.tgid in the kernel's BTF.
+ */
+struct bpf_object;
+struct bpf_link;
+struct prof_bpf_targets;
+int prof_bpf_targets_restrict(struct bpf_object *obj, struct bpf_link **fork_link, const pid_t *pids,
+			      size_t n);
+struct prof_bpf_targets *prof_bpf_targets_open(const pid_t *pids, size_t n);
+int prof_bpf_targets_prog(const struct prof_bpf_targets *t);
+void prof_bpf_targets_free(struct prof_bpf_targets *t);
+
 struct prof_bpf_swa;
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
 				       uint64_t tau, char *why, size_t len);
-/* From now on only the processes pids, and the processes they fork
- * (added in the kernel at the fork), are accounted and sampled: attached
- * to processes with events per CPU.  0 or -errno (-ENOTSUP: forks cannot
- * be followed here). */
-int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n,
-		      const struct prof_bpf_task_layout *task);
+/* From now on only the processes pids and what they fork are accounted
+ * and sampled (prof_bpf_targets_restrict): attached with events per CPU.
+ * 0 or -errno. */
+int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n);
 /* A new fd of the program (the caller closes it), or -errno. */
 int prof_bpf_swa_prog(const struct prof_bpf_swa *a);
 /* tid (of pid) is off the CPU since start, having run sum ns of CPU by

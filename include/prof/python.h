@@ -118,6 +118,10 @@ struct prof_python *prof_python_new(void);
 /* The BPF program to set on the CPU-sampling events (PERF_EVENT_IOC_SET_BPF)
  * so that they read the frame chains at the sample; -1 when not loaded. */
 int prof_python_bpf_prog(const struct prof_python *py);
+/* That program also drops the samples of processes other than pids and
+ * what they fork (a recording attached per CPU, prof_bpf_targets_restrict).
+ * 0, or -errno (-ENOTSUP: no program). */
+int prof_python_only(struct prof_python *py, const pid_t *pids, size_t n);
 void prof_python_free(struct prof_python *py);
 /* Forgets pid (exec, exit): it is looked at again at its next sample. */
 void prof_python_forget(struct prof_python *py, pid_t pid);

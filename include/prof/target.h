@@ -11,6 +11,7 @@
 
 #include "prof/offcpu.h"
 #include "prof/perf.h"
+#include "prof/python.h"
 #include "prof/replay.h"
 #include "prof/restrack.h"
 
@@ -22,6 +23,7 @@ struct prof_target_spec {
 	size_t ntids;
 	bool children;		/* their descendants too, running and new */
 	bool per_thread;	/* events per thread even where per CPU is allowed */
+	struct prof_python *py;	/* the frame reader whose program is on the CPU events, or NULL */
 };
 
 /* Opens pf's (and oc's when not NULL) events for the target processes

@@ -439,6 +439,8 @@ void prof_perf_close(struct prof_perf *pf)
 	for (size_t i = 0; i < pf->fds.n; i++)
 		close(pf->fds.v[i]);
 	VEC_FREE(&pf->fds);
+	prof_bpf_targets_free(pf->targets);
+	pf->targets = NULL;
 	free(pf->rings);
 	free(pf->scratch);
 	pf->rings = NULL;

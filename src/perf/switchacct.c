@@ -56,10 +56,9 @@ _Static_assert(PROF_SWA_SLEEP == SWA_SLEEP && PROF_SWA_OPEN == SWA_OPEN && PROF_
 struct prof_bpf_swa {
 	struct bpf_object *obj;
 	struct bpf_link *exit_link;	/* swa_exit on sched_process_exit */
-	struct bpf_link *fork_link;	/* swa_fork on sched_process_fork (prof_bpf_swa_only) */
+	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;
-	struct swa_conf conf;
-	int prog_fd, threads_fd, counts_fd, conf_fd, targets_fd;
+	int prog_fd, threads_fd, counts_fd;
 	prof_bpf_swa_fn fn;		/* of the drain under way */
 	void *arg;
 };
@@ -118,13 +117,12 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 				       uint64_t tau, char *why, size_t len)
 {
 	struct prof_bpf_swa *a = xcalloc(1, sizeof(*a));
-	struct swa_conf *conf = &a->conf;
+	struct swa_conf conf = { .self_tgid = self, .period = n ? n : 1, .stale_ns = tau };
 	struct bpf_program *prog;
 	uint32_t zero = 0;
-	int ret, ring_fd;
+	int ret, conf_fd, ring_fd;
 
-	*conf = (struct swa_conf){ .self_tgid = self, .period = n ? n : 1, .stale_ns = tau };
-	if (!conf_layout(conf, task)) {
+	if (!conf_layout(&conf, task)) {
 		snprintf(why, len, "the kernel's BTF does not place task_struct's on_rq, nvcsw, se.sum_exec_runtime and sched_contributes_to_load");
 		goto fail;
 	}
@@ -149,14 +147,13 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	}
 	prog = bpf_object__find_program_by_name(a->obj, "swa_switch_out");
 	a->prog_fd = prog ? bpf_program__fd(prog) : -1;
-	a->conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
-	a->targets_fd = bpf_object__find_map_fd_by_name(a->obj, "targets");
+	conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
 	a->threads_fd = bpf_object__find_map_fd_by_name(a->obj, "threads");
 	a->counts_fd = bpf_object__find_map_fd_by_name(a->obj, "counts");
 	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
-	if (a->prog_fd < 0 || a->conf_fd < 0 || a->targets_fd < 0 || a->threads_fd < 0 ||
-	    a->counts_fd < 0 || ring_fd < 0 || !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
-	    bpf_map_update_elem(a->conf_fd, &zero, conf, BPF_ANY) < 0) {
+	if (a->prog_fd < 0 || conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || ring_fd < 0 ||
+	    !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
+	    bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY) < 0) {
 		snprintf(why, len, "the off-CPU accountant's maps are missing");
 		goto fail;
 	}
@@ -166,28 +163,9 @@ fail:
 	return NULL;
 }
 
-int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n,
-		      const struct prof_bpf_task_layout *task)
+int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n)
 {
-	uint32_t zero = 0, one = 1;
-	struct bpf_program *prog;
-
-	if (!task->tgid.found || task->tgid.size != 4 || task->tgid.width)
-		return -ENOTSUP;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t key = (uint32_t)pids[i];
-		if (bpf_map_update_elem(a->targets_fd, &key, &one, BPF_ANY) < 0)
-			return -errno;
-	}
-	prog = bpf_object__find_program_by_name(a->obj, "swa_fork");
-	a->fork_link = prog ? bpf_program__attach_raw_tracepoint(prog, "sched_process_fork") : NULL;
-	if (!a->fork_link || libbpf_get_error(a->fork_link)) {
-		a->fork_link = NULL;
-		return -ENOTSUP;
-	}
-	a->conf.off_tgid = task->tgid.off;
-	a->conf.only_targets = 1;
-	return bpf_map_update_elem(a->conf_fd, &zero, &a->conf, BPF_ANY) < 0 ? -errno : 0;
+	return prof_bpf_targets_restrict(a->obj, &a->fork_link, pids, n);
 }
 
 int prof_bpf_swa_prog(const struct prof_bpf_swa *a)
@@ -280,8 +258,7 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	return NULL;
 }
 
-int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n,
-		      const struct prof_bpf_task_layout *task)
+int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n)
 {
 	return -ENOTSUP;
 }

@@ -16,6 +16,7 @@
  *    reader reads every chain itself.
  */
 #include "python-priv.h"
+#include "prof/perf.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ extern const char prof_pybpf_obj[], prof_pybpf_obj_end[];
 
 struct prof_pybpf {
 	struct bpf_object *obj;
+	struct bpf_link *fork_link;	/* prof_pybpf_only */
 	int prog_fd, threads_fd;
 	struct ring_buffer *ring;
 	VEC(struct pybpf_rec *) waiting;
@@ -109,6 +111,8 @@ void prof_pybpf_free(struct prof_pybpf *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->ring);
+	if (b->fork_link)
+		bpf_link__destroy(b->fork_link);
 	bpf_object__close(b->obj);
 	for (size_t i = 0; i < b->waiting.n; i++)
 		free(b->waiting.v[i]);
@@ -119,6 +123,11 @@ void prof_pybpf_free(struct prof_pybpf *b)
 int prof_pybpf_prog_fd(const struct prof_pybpf *b)
 {
 	return b->prog_fd;
+}
+
+int prof_pybpf_only(struct prof_pybpf *b, const pid_t *pids, size_t n)
+{
+	return prof_bpf_targets_restrict(b->obj, &b->fork_link, pids, n);
 }
 
 void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t tstate,
@@ -210,6 +219,7 @@ int prof_pybpf_open(struct prof_pybpf **out)
 
 void prof_pybpf_free(struct prof_pybpf *b) {}
 int prof_pybpf_prog_fd(const struct prof_pybpf *b) { return -1; }
+int prof_pybpf_only(struct prof_pybpf *b, const pid_t *pids, size_t n) { return -ENOTSUP; }
 void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t tstate,
 			   const struct prof_py_layout *l) {}
 void prof_pybpf_del_thread(struct prof_pybpf *b, pid_t tid) {}

@@ -25,6 +25,8 @@ int prof_pybpf_open(struct prof_pybpf **out);
 void prof_pybpf_free(struct prof_pybpf *b);
 /* The program's fd, for PERF_EVENT_IOC_SET_BPF. */
 int prof_pybpf_prog_fd(const struct prof_pybpf *b);
+/* The program keeps the samples of pids and their forks only. */
+int prof_pybpf_only(struct prof_pybpf *b, const pid_t *pids, size_t n);
 /* Tells the program that tid of pid runs CPython with this thread state. */
 void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t tstate,
 			   const struct prof_py_layout *l);

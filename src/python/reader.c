@@ -114,6 +114,11 @@ int prof_python_bpf_prog(const struct prof_python *py)
 	return py->bpf ? prof_pybpf_prog_fd(py->bpf) : -1;
 }
 
+int prof_python_only(struct prof_python *py, const pid_t *pids, size_t n)
+{
+	return py->bpf ? prof_pybpf_only(py->bpf, pids, n) : -ENOTSUP;
+}
+
 static void proc_free(struct proc *p)
 {
 	if (!p)

@@ -193,7 +193,6 @@ struct prof_offcpu {
 	uint32_t at_start_frame;
 	uint64_t end;			/* the window's end (disable), 0 before */
 	struct prof_bpf_swa *swa;	/* the in-kernel accountant, or NULL: the time ring */
-	struct prof_bpf_task_layout task;	/* what the accountant reads of a task */
 	uint64_t horizon;		/* the newest sample seen: records up to it are handled */
 	uint64_t scanned;		/* when its totals were last read */
 	VEC(struct prof_bpf_swa_thread) held;	/* its records newer than the horizon */
@@ -407,17 +406,18 @@ static void close_events(struct prof_offcpu *oc)
  * filter with BPF, else the tracepoint 1 in `period`; the D ring. */
 static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *cfg)
 {
-	struct prof_bpf_task_layout *task = &oc->task;
+	struct prof_bpf_task_layout task;
+
 	char why[256];
 
 	if (bpf_filters_samples()) {
-		oc->classed = prof_bpf_task_layout(task);
+		oc->classed = prof_bpf_task_layout(&task);
 		if (oc->classed && !getenv("PROF_OFFCPU_SWITCH_RECORDS"))
-			oc->swa = prof_bpf_swa_open(task, (uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
+			oc->swa = prof_bpf_swa_open(&task, (uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
 						    why, sizeof(why));
 		oc->prog = oc->swa ? prof_bpf_swa_prog(oc->swa)
 				   : prof_bpf_switch_filter((uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
-							    oc->classed ? task : NULL);
+							    oc->classed ? &task : NULL);
 	}
 	if (oc->prog < 0) {
 		prof_bpf_swa_free(oc->swa);
@@ -505,7 +505,7 @@ int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid)
 
 int prof_offcpu_only(struct prof_offcpu *oc, const pid_t *pids, size_t n)
 {
-	return oc->swa ? prof_bpf_swa_only(oc->swa, pids, n, &oc->task) : -ENOTSUP;
+	return oc->swa ? prof_bpf_swa_only(oc->swa, pids, n) : -ENOTSUP;
 }
 
 void prof_offcpu_present(struct prof_offcpu *oc, pid_t tid)

@@ -586,7 +586,7 @@ static int setup(struct prof_session *s)
 		ret = prof_target_system_wide(&s->pf, s->rp, o->cpus, o->ncpus, s->oc);
 	else if (o->npids) {
 		struct prof_target_spec t = { o->pids, o->npids, o->tids, o->ntids, o->children,
-					      o->per_thread };
+					      o->per_thread, s->py };
 		ret = prof_target_attach(&s->pf, s->rp, &t, s->oc, s->rt);
 		if (ret >= 0)
 			prof_meta_set(&s->p, "attach_events",

@@ -238,6 +238,21 @@ static void offcpu_present_all(struct prof_offcpu *oc, const pid_t *pids, size_t
 	}
 }
 
+/* The CPU events keep the targets' samples only, dropped in the kernel
+ * before their stack copies: by the Python frame reader's program where
+ * it is on them (an event takes one program), else by the plain filter.
+ * Where neither can, the replay engine drops the rest. */
+static void filter_cpu_samples(struct prof_perf *pf, struct prof_python *py, const pid_t *pids, size_t n)
+{
+	if (pf->bpf_prog > 0) {
+		if (py)
+			(void)prof_python_only(py, pids, n);
+		return;
+	}
+	if ((pf->targets = prof_bpf_targets_open(pids, n)))
+		pf->bpf_prog = prof_bpf_targets_prog(pf->targets);
+}
+
 /*
  * Per CPU: the events of -a, whose records the replay engine and the
  * off-CPU accountant keep for the targets and what they fork only.  Why:
@@ -258,6 +273,8 @@ static int attach_per_cpu(struct prof_perf *pf, struct prof_replay *rp, const st
 		ret = 0;	/* no in-kernel accountant to filter the off-CPU events */
 	else if (ret == 0)
 		ret = 1;
+	if (ret > 0)
+		filter_cpu_samples(pf, t->py, keep.v, keep.n);
 	for (int cpu = 0; cpu < pf->ncpus && ret > 0; cpu++)
 		if ((ret = open_cpu(pf, oc, cpu)) >= 0 || ret == -ENODEV)	/* offline */
 			ret = 1;

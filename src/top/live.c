@@ -185,7 +185,7 @@ static int setup(struct live *l)
 			return error("--off-cpu: %s", l->offcpu_why), -EPERM;
 		prof_offcpu_attach(l->oc, l->rp, &l->p, &sink);
 	}
-	struct prof_target_spec t = { .pids = o->pids, .n = o->npids };
+	struct prof_target_spec t = { .pids = o->pids, .n = o->npids, .py = l->py };
 	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus, l->oc)
 			     : prof_target_attach(&l->pf, l->rp, &t, l->oc, NULL);
 	if (ret < 0)

@@ -46,16 +46,16 @@
  *    time) and read by the recorder, which takes differences of totals
  *    that only grow: no lock.
  *  - Attached to processes with events per CPU (prof record -p), only
- *    the processes in `targets` are accounted and sampled; a fork of one
- *    adds the child here, in the parent's context before the child can
- *    run, as an inherited event would follow it, so no child's first
- *    interval escapes while the recorder learns of it.
+ *    the targets (targets.h) are accounted and sampled; a fork of one
+ *    adds the child in the kernel, so no child's first interval escapes
+ *    while the recorder learns of it.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 
 #include "switches.h"
+#include "targets.h"
 
 #define PF_EXITING 0x4
 
@@ -77,14 +77,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SWA_RING_BYTES);
 } events SEC(".maps");
-
-/* the processes accounted when conf.only_targets: tgid -> 1 */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SWA_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u32);
-} targets SEC(".maps");
 
 /* counts[0]: threads not accounted (map full); [1]: records lost (ring full) */
 struct {
@@ -186,8 +178,7 @@ int swa_switch_out(struct bpf_perf_event_data *ctx)
 	const void *task;
 	struct swa_thread *t;
 
-	if (!c || !tid || tgid == c->self_tgid ||
-	    (c->only_targets && !bpf_map_lookup_elem(&targets, &tgid)))
+	if (!c || !tid || tgid == c->self_tgid || !targets_keep(tgid))
 		return 0;
 	task = (const void *)bpf_get_current_task();
 	if (task_read(task, c->off_flags, 4) & PF_EXITING)
@@ -226,23 +217,6 @@ int swa_exit(struct bpf_raw_tracepoint_args *ctx)
 	t->flags = 0;
 	emit(SWA_REC_EXIT, tid, t, 0, now, 0);
 	bpf_map_delete_elem(&threads, &tid);
-	return 0;
-}
-
-/* A process forks (sched_process_fork, in the parent's context; args:
- * parent, child): a target's child becomes a target.  Attached only with
- * targets. */
-SEC("raw_tracepoint/sched_process_fork")
-int swa_fork(struct bpf_raw_tracepoint_args *ctx)
-{
-	__u32 zero = 0, one = 1, parent = (__u32)(bpf_get_current_pid_tgid() >> 32), child;
-	const struct swa_conf *c = bpf_map_lookup_elem(&conf, &zero);
-
-	if (!c || !c->only_targets || !bpf_map_lookup_elem(&targets, &parent))
-		return 0;
-	child = (__u32)task_read((const void *)ctx->args[1], c->off_tgid, 4);
-	if (child && child != parent)
-		bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
 	return 0;
 }
 

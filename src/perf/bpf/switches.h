@@ -12,7 +12,6 @@
 
 #define SWA_MAX_THREADS 65536
 #define SWA_RING_BYTES (1u << 20)
-#define SWA_MAX_TARGETS 65536
 
 /* flags of an entry (its last switch-out) and of a record */
 #define SWA_SLEEP 1u		/* class: 0 preempted (runnable), 1 not */
@@ -34,8 +33,6 @@ struct swa_conf {			/* conf[0] */
 	__u32 has_delayed;		/* se.sched_delayed exists (Linux >= 6.12) */
 	__u32 off_to_load, to_load_bit;	/* the byte and bit of sched_contributes_to_load */
 	__u32 off_nvcsw, off_flags;
-	__u32 only_targets;		/* account the processes in targets only */
-	__u32 off_tgid;			/* task_struct.tgid, for a forked child's */
 };
 
 /* threads[tid]: its last switch-out, and the totals of the intervals not

@@ -16,8 +16,10 @@
  * does for frames it reads itself; so that it can tell whether a code
  * object is still the one of the sample (a module's code is freed once
  * it has run, and its memory reused), the program also copies each code
- * object's co_filename and co_qualname pointers.  The program never changes the sample
- * (returns 1: keep it).  A read that faults (a page not present) ends the
+ * object's co_filename and co_qualname pointers.  The program keeps every
+ * sample (returns 1) but those of processes that are not targets of a
+ * recording attached per CPU (targets.h: 0, dropped before the kernel
+ * copies the stack).  A read that faults (a page not present) ends the
  * chain; the recorder sees a short chain and its check keeps the stack
  * native.
  */
@@ -26,6 +28,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "frames.h"
+#include "../../perf/bpf/targets.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -77,6 +80,8 @@ int pyframes(struct bpf_perf_event_data *ctx)
 	struct pybpf_rec *r;
 	__u8 *b;
 
+	if (!targets_keep((__u32)(id >> 32)))
+		return 0;
 	if (!t || t->pid != (__u32)(id >> 32))
 		return 1;
 	/* a map entry outlives its thread: the tid must still be the state's */
