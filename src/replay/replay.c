@@ -22,6 +22,13 @@
  *    creator's name; COMM renames in place; COMM-exec gives the thread a
  *    new identity (prof_thread_add at its next sample): samples before an
  *    exec keep the old name, those after it the new image's.
+ *  - A thread's records may come after it was first named: a consumer
+ *    asks for its identity from state the kernel keeps (the off-CPU
+ *    accountant's totals), which runs ahead of the rings, and a COMM
+ *    may be replayed before the FORK.  The kernel reuses a tid only
+ *    after its thread exited, so FORK starts a new identity only for a
+ *    tid whose task saw its EXIT (or belongs to another process); else
+ *    the identity and name it already has are the new thread's own.
  *  - The per-sample path uses only fixed buffers here: no allocation
  *    (beyond first-seen frames/nodes in the model) and no syscalls,
  *    except (live) reading /proc/TID/comm once per new thread.
@@ -57,6 +64,8 @@ struct task {
 	uint32_t comm;		/* string id, 0 = not known */
 	uint32_t thread;	/* profile thread + 1, 0 = none yet */
 	bool fresh;		/* exec'd: the next identity is a new one */
+	bool exited;		/* EXIT seen (since its identity, if any, was
+				 * made): a FORK of the tid is another thread */
 	uint32_t pending[2];	/* its fork / exec events + 1, waiting for the
 				 * identity they start (made at its next sample) */
 };
@@ -330,6 +339,7 @@ static uint32_t thread_of(struct prof_replay *rp, uint32_t pid, uint32_t tid)
 	t->pid = pid;
 	t->thread = th + 1;
 	t->fresh = false;
+	t->exited = false;
 	for (int k = 0; k < 2; k++)	/* the fork / exec that started it */
 		if (t->pending[k]) {
 			rp->p->task_events.v[t->pending[k] - 1].thread = th;
@@ -443,7 +453,9 @@ static void task_event(struct prof_replay *rp, uint64_t time, uint32_t pid, uint
 		return;
 	t = task_of(rp, tid, pid, &created);
 	VEC_PUSH(&rp->p->task_events, ((struct prof_task_event){ time, pid, tid, kind, PROF_NONE }));
-	if (kind == PROF_TASK_EXIT)
+	/* an exit, or a fork the thread's own records came before, belongs
+	 * to the identity the task has */
+	if (kind == PROF_TASK_EXIT || t->thread)
 		rp->p->task_events.v[rp->p->task_events.n - 1].thread = t->thread ? t->thread - 1 : PROF_NONE;
 	else
 		t->pending[kind == PROF_TASK_EXEC] = (uint32_t)rp->p->task_events.n;
@@ -486,6 +498,27 @@ static void on_mmap(struct prof_replay *rp, const struct perf_event_header *h)
 			c->ops->mmap(c->arg, &m);
 }
 
+/*
+ * The task of a FORK's new thread.  A reused tid starts a new identity:
+ * the old one belongs to the dead.  A task that did not exit is the new
+ * thread itself, named or looked up before its FORK was replayed: it
+ * keeps its identity, and the name it was given since, over its
+ * creator's.
+ */
+static void task_fork(struct prof_replay *rp, const struct prof_perf_task *t)
+{
+	uint64_t parent;
+	bool created;
+	uint32_t comm = u64map_get(&rp->tasks, t->ptid, &parent) ? rp->task.v[parent - 1].comm : 0;
+	struct task *child = task_of(rp, t->tid, t->pid, &created);
+
+	if (created || child->exited || child->pid != t->pid)
+		*child = (struct task){ .pid = t->pid, .comm = comm,
+					.fresh = child->thread || child->fresh };
+	else if (!child->comm)
+		child->comm = comm;
+}
+
 static void on_task(struct prof_replay *rp, const struct perf_event_header *h, bool exit)
 {
 	struct prof_perf_task t;
@@ -497,15 +530,13 @@ static void on_task(struct prof_replay *rp, const struct perf_event_header *h, b
 	if (!wanted(rp, t.pid))
 		return;
 	if (exit) {
+		uint64_t slot;
 		task_event(rp, t.time, t.pid, t.tid, PROF_TASK_EXIT);
+		if (u64map_get(&rp->tasks, t.tid, &slot))
+			rp->task.v[slot - 1].exited = true;
 		threads_add(rp, t.pid, -1);
 	} else {
-		uint64_t parent;
-		bool created;
-		uint32_t comm = u64map_get(&rp->tasks, t.ptid, &parent) ? rp->task.v[parent - 1].comm : 0;
-		struct task *child = task_of(rp, t.tid, t.pid, &created);
-		/* a reused tid starts a new identity: the old one belongs to the dead */
-		*child = (struct task){ .pid = t.pid, .comm = comm, .fresh = !created && child->thread };
+		task_fork(rp, &t);
 		if (t.pid != t.ppid) {	/* a new process: a copy of the parent's maps */
 			struct prof_addrspace *pas = space_get(rp, t.ppid);
 			space_set(rp, t.pid, pas ? prof_addrspace_fork(pas, (pid_t)t.pid)
