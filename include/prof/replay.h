@@ -119,6 +119,10 @@ int prof_replay_add_process(struct prof_replay *rp, pid_t pid);
  * that serve a recording of some processes (src/record/target.c). */
 void prof_replay_only(struct prof_replay *rp, const pid_t *keep, size_t nkeep, const pid_t *skip,
 		      size_t nskip);
+/* Are process pid's records replayed (always, without prof_replay_only)?
+ * For what reaches a consumer by another way than the records (the
+ * off-CPU accountant's totals). */
+bool prof_replay_wanted(struct prof_replay *rp, pid_t pid);
 
 enum {
 	PROF_REPLAY_USED = 0,

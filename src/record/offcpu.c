@@ -1290,11 +1290,20 @@ static void on_record(void *arg, const struct prof_bpf_swa_thread *r)
 	charge_handed(oc, r, thread);
 }
 
+/* The accountant keeps to the recording's processes, but for a family
+ * that outgrew its map of targets (src/perf/bpf/targets.h): the replay
+ * engine knows them. */
+static bool recorded(const struct prof_offcpu *oc, const struct prof_bpf_swa_thread *t)
+{
+	return prof_replay_wanted(oc->rp, (pid_t)t->pid);
+}
+
 static void hold(void *arg, const struct prof_bpf_swa_thread *r)
 {
 	struct prof_offcpu *oc = arg;
 
-	VEC_PUSH(&oc->held, *r);
+	if (recorded(oc, r))
+		VEC_PUSH(&oc->held, *r);
 }
 
 /* The records whose samples (taken before them) have all been seen: up
@@ -1314,7 +1323,8 @@ static void handle_held(struct prof_offcpu *oc, bool final)
 
 static void take_entry(void *arg, const struct prof_bpf_swa_thread *t)
 {
-	take_totals(arg, t);
+	if (recorded(arg, t))
+		take_totals(arg, t);
 }
 
 /* A thread's last interval at the end: from its last switch-out, off
@@ -1327,6 +1337,8 @@ static void close_entry(void *arg, const struct prof_bpf_swa_thread *t)
 	struct prof_bpf_swa_thread r = *t;
 	uint64_t cpu, ran;
 
+	if (!recorded(oc, t))
+		return;
 	take_totals(oc, t);
 	if (!(t->flags & PROF_SWA_OPEN) || oc->end <= t->t_out || !(cpu = prof_proc_cpu_ns((pid_t)t->tid)))
 		return;

@@ -427,6 +427,11 @@ static bool wanted(struct prof_replay *rp, uint32_t pid)
 	return v == ONLY_KEPT;
 }
 
+bool prof_replay_wanted(struct prof_replay *rp, pid_t pid)
+{
+	return wanted(rp, (uint32_t)pid);
+}
+
 /* A new process: a kept one's child is kept (as an inherited event
  * follows it); a reused pid is decided again. */
 static void only_fork(struct prof_replay *rp, uint32_t pid, uint32_t ppid)

@@ -14,11 +14,16 @@
 
 #include <linux/types.h>
 
-#define TARGETS_MAX 65536
+/* Room for the targets and every process they start during a recording;
+ * when it is full, every process is kept (overflow) and the recorder
+ * drops the others' records itself: preallocated (perf_event programs
+ * need it), so its size is paid at every recording's start. */
+#define TARGETS_MAX 4096
 
 struct targets_conf {		/* targets_conf[0] */
 	__u32 only;		/* 0: every process is a target */
 	__u32 off_tgid;		/* task_struct.tgid */
+	__u32 overflow;		/* a child did not fit: every process is kept */
 };
 
 #ifdef __bpf__
@@ -42,7 +47,7 @@ static __always_inline int targets_keep(__u32 tgid)
 	__u32 zero = 0;
 	const struct targets_conf *c = bpf_map_lookup_elem(&targets_conf, &zero);
 
-	return !c || !c->only || bpf_map_lookup_elem(&targets, &tgid) != 0;
+	return !c || !c->only || c->overflow || bpf_map_lookup_elem(&targets, &tgid) != 0;
 }
 
 /* A process forks (args: parent, child; in the parent's context): a
@@ -51,13 +56,13 @@ SEC("raw_tracepoint/sched_process_fork")
 int targets_fork(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 zero = 0, one = 1, parent = (__u32)(bpf_get_current_pid_tgid() >> 32), child = 0;
-	const struct targets_conf *c = bpf_map_lookup_elem(&targets_conf, &zero);
+	struct targets_conf *c = bpf_map_lookup_elem(&targets_conf, &zero);
 
 	if (!c || !c->only || !bpf_map_lookup_elem(&targets, &parent))
 		return 0;
 	bpf_probe_read_kernel(&child, 4, (const char *)ctx->args[1] + c->off_tgid);
-	if (child && child != parent)
-		bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
+	if (child && child != parent && bpf_map_update_elem(&targets, &child, &one, BPF_ANY))
+		c->overflow = 1;
 	return 0;
 }
 #endif
