@@ -183,20 +183,23 @@ for c in $CONFIGS; do
 		"$(printf '%.3f / %.3f' "$(m "${redis[$c]}")" "$(m "${pg[$c]}")")" "" \
 		"$(verdict "$(m "${redis[$c]}") >= 0.95 && $(m "${pg[$c]}") >= 0.95")"
 done
-pc=$(m "${cpu[perf]}")
+ran() { for c; do [[ " $CONFIGS " == *" $c "* ]] || return 1; done; }	# configs all run
+pc=$(m "${cpu[perf]:-}")
 for c in prof_a prof_p; do
+	ran "$c" perf || continue
 	row "busy host: recorder CPU" "s per ${WINDOW} s, $(name "$c")" "$pc" "$(m "${cpu[$c]}")" \
 		"$(ratio "$(m "${cpu[$c]}")" "$pc")" "$(verdict "$(m "${cpu[$c]}") <= 2 * $pc")"
 done
-row "busy host: finish_task_switch" "% of servers' CPU samples, -a" "$(m "${fts[perf]}")" \
+ran prof_a nores perf && row "busy host: finish_task_switch" "% of servers' CPU samples, -a" "$(m "${fts[perf]}")" \
 	"$(m "${fts[prof_a]}") (nores $(m "${fts[nores]}"))" "" \
 	"$(verdict "$(m "${fts[prof_a]}") - $(m "${fts[nores]}") <= 2")"
-row "busy host: finish_task_switch" "% of servers' CPU samples, -p" "" \
+ran prof_p nores_p && row "busy host: finish_task_switch" "% of servers' CPU samples, -p" "" \
 	"$(m "${fts[prof_p]}") (nores $(m "${fts[nores_p]}"))" "" \
 	"$(verdict "$(m "${fts[prof_p]}") - $(m "${fts[nores_p]}") <= 2")"
-row "busy host: [stack lost]" "% of servers' off-CPU, -a / -p" "" \
-	"$(m "${lost[prof_a]}") / $(m "${lost[prof_p]}")" "" \
-	"$(verdict "$(m "${lost[prof_a]}") < 1 && $(m "${lost[prof_p]}") < 1")"
-row "busy host: [stack not sampled]" "% of servers' off-CPU, -a / -p" "" \
-	"$(m "${unsampled[prof_a]}") / $(m "${unsampled[prof_p]}")" "" "info"
+for c in prof_a prof_p; do
+	ran "$c" || continue
+	row "busy host: [stack lost]" "% of servers' off-CPU, $(name "$c")" "" "$(m "${lost[$c]}")" "" \
+		"$(verdict "$(m "${lost[$c]}") < 1")"
+	row "busy host: [stack not sampled]" "% of servers' off-CPU, $(name "$c")" "" "$(m "${unsampled[$c]}")" "" "info"
+done
 echo "# busy host: load average at end $(cut -d' ' -f1-3 /proc/loadavg); ${ROUNDS} rounds of ${WINDOW} s windows; --offcpu-stacks=all: redis $(m "${redis[all]:-}"), postgres $(m "${pg[all]:-}"), cpu $(m "${cpu[all]:-}") s, finish_task_switch $(m "${fts[all]:-}")%" >&2
