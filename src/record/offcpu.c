@@ -153,7 +153,8 @@ struct est {
 	uint32_t nouts;			/* pushed so far (mod OUTS_KEPT: the next slot) */
 	uint64_t start[2];		/* t_out of the window's first interval, by class; 0 none */
 	uint64_t exact[2];		/* every interval's ns, by class */
-	uint32_t thread;		/* of the newest interval */
+	uint32_t thread;		/* of the newest interval; PROF_NONE: look up pid, tid */
+	uint32_t pid, tid;		/* of the kernel's totals, looked up when charged */
 	VEC(struct prof_offcpu_part) s[2];	/* the sampled intervals, by class */
 	uint64_t last_out;		/* the newest switch-out record */
 	uint64_t fed;			/* time of the newest sample fed to the pairing */
@@ -966,6 +967,8 @@ static void est_flush(struct prof_offcpu *oc, struct est *e, int c, bool final)
 		return;	/* nothing, or a class that waits for a sample */
 	if (!e->s[c].n) {
 		oc->stats.unsampled_ns += e->exact[c];
+		if (e->thread == PROF_NONE)
+			e->thread = prof_replay_thread(oc->rp, (pid_t)e->pid, (pid_t)e->tid);
 		add_ns(oc, e->start[c], e->thread, unsampled_node(oc), class_metric(c), e->exact[c]);
 	}
 	prof_offcpu_share(e->exact[c], e->s[c].v, e->s[c].n);
@@ -1190,6 +1193,17 @@ static void on_switch(void *arg, const void *event, const struct prof_replay_swi
 
 /* --- the in-kernel accountant's totals and records ------------------------------------ */
 
+/* The kernel's totals run ahead of the rings: a thread's identity is
+ * looked up when its time is charged, after its FORK and exec records
+ * have been replayed, not now (a lookup before them made an identity of
+ * its own, left empty). */
+static void thread_later(struct est *e, const struct prof_bpf_swa_thread *t)
+{
+	e->thread = PROF_NONE;
+	e->pid = t->pid;
+	e->tid = t->tid;
+}
+
 /* What the kernel's totals of thread t add since they were last taken:
  * to the class's exact time of its window, which its samples share. */
 static void take_totals(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *t)
@@ -1211,7 +1225,7 @@ static void take_totals(struct prof_offcpu *oc, const struct prof_bpf_swa_thread
 		if (!e->start[c])
 			e->start[c] = MAX(oc->scanned, t->born);
 		e->exact[c] += d;
-		e->thread = prof_replay_thread(oc->rp, (pid_t)t->pid, (pid_t)t->tid);
+		thread_later(e, t);
 		oc->stats.estimated += dn;
 	}
 }
@@ -1355,7 +1369,7 @@ static void close_entry(void *arg, const struct prof_bpf_swa_thread *t)
 	if (!e->start[c])
 		e->start[c] = t->t_out;
 	e->exact[c] += r.t_in - t->t_out;
-	e->thread = prof_replay_thread(oc->rp, (pid_t)t->pid, (pid_t)t->tid);
+	thread_later(e, t);
 	oc->stats.estimated++;
 }
 
