@@ -119,40 +119,6 @@ test_expect_success 'per CPU: a busy process outside the family is left out' '
 	children_followed beside.data
 '
 
-# A family bigger than the kernel's map of targets (4096 processes,
-# src/perf/bpf/targets.h): the kernel then keeps every process's samples
-# and prof drops the others'.  A shell starts 4200 short children, then a
-# burn; a busy process outside the family runs throughout.
-# The family: a shell that waits for the file go, starts 4200 short
-# children, then a burn (a child born once the map is full).
-start_many() {
-	sh -c "while test ! -e go; do sleep 0.1; done
-	       i=0; while [ \$i -lt 4200 ]; do /bin/true; i=\$((i + 1)); done
-	       \"$RB/burn\" 60000 >/dev/null & wait" &
-	shell=$!
-}
-test_expect_success 'per CPU: a family that outgrows the map of targets stays right' '
-	"$RB/burn" 60000 >/dev/null &
-	other=$!
-	start_many
-	"$PROF" record -o many.data -p $shell -d 40 2>many.err &
-	rec=$!
-	wait_recording $rec && touch go &&
-	for _ in $(seq 600); do
-		late=$(cat /proc/$shell/task/*/children 2>/dev/null) &&
-		[ "$(cat /proc/$late/comm 2>/dev/null)" = burn ] && break; sleep 0.1
-	done &&
-	say "the burn born after 4200 children: $late" &&
-	sleep 1
-	kill $late $shell; wait $rec; st=$?; rm -f go
-	kill $other; wait $other $shell 2>/dev/null
-	cat many.err && test $st = 0 &&
-	"$PROF" report -i many.data --format=json >many.json && per_process many.json >many.procs &&
-	sort -k3n many.procs | tail -3 &&
-	sampled many.procs $late &&
-	! listed many.procs $other
-'
-
 # Without the right to record the machine, attach is per thread.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ] &&
    nobody_dir "$PROF" "$RB/burn"; then
