@@ -116,9 +116,10 @@ static bool conf_layout(struct swa_conf *c, const struct prof_bpf_task_layout *t
 /*
  * Room for the threads it may account at once: four times the threads
  * the machine runs now (/proc/loadavg's total), at least 8192, at most
- * SWA_MAX_THREADS.  The map is preallocated (a perf_event program's must
- * be), and filling 65536 entries took 40 ms of a recording's start here;
- * a thread that finds it full is counted as lost (prof_bpf_swa_losses).
+ * SWA_MAX_THREADS.  The map is preallocated (libbpf's default for a hash
+ * map), and filling 65536 entries took 40 ms of a recording's start
+ * here; a thread that finds it full is counted as lost
+ * (prof_bpf_swa_losses).
  */
 static uint32_t threads_room(void)
 {
@@ -269,22 +270,6 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 }
 
 #else
-
-/*
- * Room for the threads it may account at once: four times the threads
- * the machine runs now (/proc/loadavg's total), at least 8192, at most
- * SWA_MAX_THREADS.  The map is preallocated (a perf_event program's must
- * be), and filling 65536 entries took 40 ms of a recording's start here;
- * a thread that finds it full is counted as lost (prof_bpf_swa_losses).
- */
-static uint32_t threads_room(void)
-{
-	char *s = read_file("/proc/loadavg", NULL), *slash = s ? strchr(s, '/') : NULL;
-	uint64_t now = slash ? strtoull(slash + 1, NULL, 10) : 0;
-
-	free(s);
-	return (uint32_t)MIN(MAX(4 * now, 8192), (uint64_t)SWA_MAX_THREADS);
-}
 
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
 				       uint64_t tau, char *why, size_t len)

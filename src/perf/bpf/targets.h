@@ -16,8 +16,8 @@
 
 /* Room for the targets and every process they start during a recording;
  * when it is full, every process is kept (overflow) and the recorder
- * drops the others' records itself: preallocated (perf_event programs
- * need it), so its size is paid at every recording's start. */
+ * drops the others' records itself.  Preallocated (libbpf's default for
+ * a hash map), so its size is paid at every recording's start. */
 #define TARGETS_MAX 4096
 
 struct targets_conf {		/* targets_conf[0] */
