@@ -41,6 +41,11 @@
 #include <unistd.h>
 
 #define CHUNK_BYTES (1u << 20)
+/* Freed chunks kept for reuse: a queue that grew while the consumer was
+ * busy shrinks again, and a chunk freed and allocated anew comes back
+ * as fresh pages that fault in (the kernel zeroing each one) on the
+ * pump's next pass. */
+#define SPARES_MAX 8
 
 struct chunk {
 	struct chunk *next;	/* atomic: set once the producer left the chunk */
@@ -63,7 +68,9 @@ struct prof_pump {
 	bool hooked;		/* the hook added records lately: poll every ms */
 	size_t queued;		/* atomic: bytes of chunks allocated */
 	size_t max_bytes;
-	struct chunk *spare;	/* atomic: one freed chunk kept for reuse */
+	pthread_mutex_t spare_lock;	/* chunks are taken and freed by two threads */
+	struct chunk *spare[SPARES_MAX];
+	int nspare;
 	int wake_fd;		/* eventfd: the consumer has records to read */
 	int stop_fd;		/* eventfd: the thread must return */
 	pthread_t thread;
@@ -72,8 +79,12 @@ struct prof_pump {
 
 static struct chunk *chunk_new(struct prof_pump *pp)
 {
-	struct chunk *c = __atomic_exchange_n(&pp->spare, NULL, __ATOMIC_ACQ_REL);
+	struct chunk *c = NULL;
 
+	pthread_mutex_lock(&pp->spare_lock);
+	if (pp->nspare)
+		c = pp->spare[--pp->nspare];
+	pthread_mutex_unlock(&pp->spare_lock);
 	if (!c) {
 		if (__atomic_load_n(&pp->queued, __ATOMIC_RELAXED) + CHUNK_BYTES > pp->max_bytes)
 			return NULL;
@@ -87,10 +98,15 @@ static struct chunk *chunk_new(struct prof_pump *pp)
 
 static void chunk_release(struct prof_pump *pp, struct chunk *c)
 {
-	struct chunk *none = NULL;
+	bool kept = false;
 
-	if (__atomic_compare_exchange_n(&pp->spare, &none, c, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_RELAXED))
+	pthread_mutex_lock(&pp->spare_lock);
+	if (pp->nspare < SPARES_MAX) {
+		pp->spare[pp->nspare++] = c;
+		kept = true;
+	}
+	pthread_mutex_unlock(&pp->spare_lock);
+	if (kept)
 		return;
 	free(c);
 	__atomic_sub_fetch(&pp->queued, CHUNK_BYTES, __ATOMIC_RELAXED);
@@ -251,6 +267,7 @@ int prof_perf_pump_start(struct prof_perf *pf, size_t max_bytes)
 	struct prof_pump *pp = xcalloc(1, sizeof(*pp));
 
 	pp->pf = pf;
+	pthread_mutex_init(&pp->spare_lock, NULL);
 	pp->q = xcalloc((size_t)pf->ncpus, sizeof(*pp->q));
 	pp->scratch = xmalloc(PROF_PERF_SCRATCH);
 	pp->hook_out = xmalloc(PROF_PERF_SCRATCH);
@@ -301,7 +318,9 @@ void prof_perf_pump_free(struct prof_perf *pf)
 			c = next;
 		}
 	}
-	free(pp->spare);
+	while (pp->nspare)
+		free(pp->spare[--pp->nspare]);
+	pthread_mutex_destroy(&pp->spare_lock);
 	if (pp->wake_fd >= 0)
 		close(pp->wake_fd);
 	if (pp->stop_fd >= 0)

@@ -16,6 +16,10 @@
  * from the same place, which no check can tell (docs/python.md). */
 #define MAX_LAG_NS 2000000
 
+/* prof's own pid, taken once: getpid() is a system call in glibc, and the
+ * hook runs for every sample the pump moves. */
+static uint32_t self_pid;
+
 /* PROF_RECORD_PYSTACK records before CPython samples: the hook's work
  * for both kinds of event.  blocked: a switch-out sample, which the BPF
  * program (on the CPU event) never saw. */
@@ -28,7 +32,7 @@ static size_t pump_hook(struct prof_python *py, const struct prof_perf *pf, cons
 	struct prof_pysample smp = { .blocked = blocked };
 
 	if (h->type == PERF_RECORD_SAMPLE) {
-		if (prof_perf_parse_sample(&pf->attr, h, &s) < 0 || !s.pid || s.pid == (uint32_t)getpid())
+		if (prof_perf_parse_sample(&pf->attr, h, &s) < 0 || !s.pid || s.pid == self_pid)
 			return 0;
 		/* a blocked thread's chain is checked against its stack instead */
 		smp.late = !blocked && now_ns() > s.time + MAX_LAG_NS;
@@ -66,6 +70,7 @@ struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_pytho
 {
 	pf->hook = prof_python_pump_hook;
 	pf->hook_arg = py;
+	self_pid = (uint32_t)getpid();
 	if ((pf->bpf_prog = prof_python_bpf_prog(py)) > 0)
 		pf->hook_lazy = true;	/* the frames were read at the sample */
 	return py;
@@ -80,4 +85,5 @@ void prof_python_hook_set_offcpu(struct prof_perf *pf, struct prof_python *py)
 {
 	pf->hook = prof_python_pump_hook_blocked;
 	pf->hook_arg = py;
+	self_pid = (uint32_t)getpid();
 }

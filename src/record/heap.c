@@ -167,6 +167,7 @@ struct prof_heap {
 	struct prof_perf_config cfg;		/* the CPU event's, for out */
 	struct prof_perf_event_desc desc, out_desc;
 	uint64_t rate, seed, rng;
+	pid_t self;			/* prof: getpid() is a system call per sample */
 	bool attached;
 	bool cpu_wide;			/* launch: the events are open, one per CPU */
 	bool sampled;			/* attach: BPF programs keep sampled calls only */
@@ -239,7 +240,8 @@ struct prof_heap *prof_heap_new(const struct prof_perf *main, uint64_t rate, uin
 	h->cfg = main->cfg;
 	h->rate = rate ? rate : 1;
 	h->seed = seed;
-	h->rng = seed ? seed : (uint64_t)now_ns() ^ (uint64_t)getpid() << 32;
+	h->self = getpid();
+	h->rng = seed ? seed : (uint64_t)now_ns() ^ (uint64_t)h->self << 32;
 	h->rng |= 1;
 	for (int i = 0; i < PROF_BPF_HEAP_PROBES; i++)
 		h->bpf.prog[i] = -1;
@@ -921,7 +923,7 @@ static int on_reg_record(void *ctx, const struct perf_event_header *hdr)
 		return 0;
 	}
 	if (hdr->type != PERF_RECORD_SAMPLE || prof_perf_parse_sample(&h->reg.attr, hdr, &s) < 0 ||
-	    (pid_t)s.pid == getpid())
+	    (pid_t)s.pid == h->self)
 		return 0;
 	h->seen++;
 	prof_perf_sample_regs(&s, r, PERF_REG_X86_64_MAX);
@@ -1028,7 +1030,7 @@ static int feed_stk(void *ctx, const struct perf_event_header *hdr)
 	 * (parsed twice otherwise, so only where that probe is placed) */
 	if (h->memptr_stk && hdr->type == PERF_RECORD_SAMPLE && prof_perf_parse_sample(&h->stk.attr, hdr, &s) == 0 &&
 	    role_of(h, &s) == R_RETURN_MEMPTR) {
-		if ((pid_t)s.pid != getpid())
+		if ((pid_t)s.pid != h->self)
 			memptr_return(h, &s);
 		return 0;
 	}
