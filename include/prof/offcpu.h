@@ -36,6 +36,7 @@ struct prof_offcpu_stats {
 	uint64_t switches_lost;	/* switch records dropped: off-CPU time missing */
 	uint64_t full_stacks;	/* sampled full stacks (sampled) */
 	uint64_t by_rule[3];	/* of them: kept at random, by the stale rule, in D state */
+	uint64_t d_kernel;	/* kernel stacks of D-state switch-outs (the accountant's user ones are sampled) */
 	uint64_t estimated;	/* intervals charged by the estimator (sampled) */
 	uint64_t unsampled_ns;	/* ns charged to [stack not sampled] (sampled) */
 };

@@ -133,6 +133,12 @@
  * reading a big host's thread map costs little. */
 #define OFFCPU_SCAN_NS 200000000ULL
 
+/* The estimator's classes of off-CPU time, each shared among its own
+ * sampled intervals: preempted, asleep, and the two kinds of D state
+ * (told apart, with the in-kernel accountant, by each D interval's own
+ * kernel stack: exact per thread). */
+enum { C_PREEMPT, C_SLEEP, C_UNINT, C_IOWAIT, NCLASSES };
+
 /* What kept a switch-out's sample, lowest rank first (the tag of its
  * prof_switch_sample). */
 enum kind { K_RANDOM, K_STALE, K_D, K_OWN };
@@ -144,6 +150,11 @@ struct waiting_sample {
 	bool filtered;			/* from the filtered ring: its rule comes with the record */
 };
 
+/* One off-CPU interval: where a D-state class's shares are laid (lay_shares). */
+struct span {
+	uint64_t t_out, ns;
+};
+
 /* One thread: its window, and the samples of its last switch-out. */
 struct est {
 	struct prof_offcpu_stale stale;	/* the filter's stale rule, replayed */
@@ -151,11 +162,12 @@ struct est {
 	struct prof_switch_sample pend;	/* a filtered sample waiting for its switch record */
 	uint64_t outs[OUTS_KEPT];	/* the newest switch-outs' times, | 1 << 63: preempted */
 	uint32_t nouts;			/* pushed so far (mod OUTS_KEPT: the next slot) */
-	uint64_t start[2];		/* t_out of the window's first interval, by class; 0 none */
-	uint64_t exact[2];		/* every interval's ns, by class */
+	uint64_t start[NCLASSES];	/* t_out of the window's first interval, by class; 0 none */
+	uint64_t exact[NCLASSES];	/* every interval's ns, by class */
 	uint32_t thread;		/* of the newest interval; PROF_NONE: look up pid, tid */
 	uint32_t pid, tid;		/* of the kernel's totals, looked up when charged */
-	VEC(struct prof_offcpu_part) s[2];	/* the sampled intervals, by class */
+	VEC(struct prof_offcpu_part) s[NCLASSES];	/* the sampled intervals, by class */
+	VEC(struct span) d[NCLASSES];	/* every D interval of the window (D classes only) */
 	uint64_t last_out;		/* the newest switch-out record */
 	uint64_t fed;			/* time of the newest sample fed to the pairing */
 	uint8_t fed_kind;
@@ -178,6 +190,7 @@ struct prof_offcpu {
 	struct prof_perf sw;		/* dummy event, context_switch=1: the time */
 	int prog;			/* the filter of st; -1 none */
 	bool classed;			/* its stale rule is per class, not per thread */
+	bool d_kernel_only;		/* the D ring has kernel stacks only (the accountant samples user ones) */
 	struct prof_perf_event_desc desc;
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
 	struct prof_profile *p;		/* reads the kernel frames; gets [stack lost] */
@@ -429,7 +442,14 @@ static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *
 			return -EINVAL;
 	} else if (setup_stack_event(oc, &oc->st, cfg, oc->period) < 0)
 		return -EINVAL;
-	if (setup_stack_event(oc, &oc->dd, cfg, 1) < 0)
+	/* With the accountant, D-state switch-outs get user stacks by its
+	 * rules like the others, and this ring the kernel stack of every one:
+	 * what tells I/O wait, and the path into the wait. */
+	struct prof_perf_config dcfg = *cfg;
+	oc->d_kernel_only = oc->swa != NULL;
+	if (oc->d_kernel_only)
+		dcfg.callgraph = PROF_CG_NONE;
+	if (setup_stack_event(oc, &oc->dd, &dcfg, 1) < 0)
 		return -EINVAL;
 	oc->dd.open_filter = D_FILTER;
 	return 0;
@@ -572,17 +592,23 @@ void prof_offcpu_disable(struct prof_offcpu *oc)
 	oc->end = now_ns();
 }
 
+static void est_free(struct est *e)
+{
+	for (int c = 0; c < NCLASSES; c++) {
+		VEC_FREE(&e->s[c]);
+		VEC_FREE(&e->d[c]);
+	}
+	VEC_FREE(&e->waiting);
+	free(e);
+}
+
 static void est_free_all(struct prof_offcpu *oc)
 {
 	size_t it = 0;
 	uint64_t tid, v;
 
 	while (u64map_next(&oc->est_by_tid, &it, &tid, &v)) {
-		struct est *e = (struct est *)(uintptr_t)v;
-		VEC_FREE(&e->s[0]);
-		VEC_FREE(&e->s[1]);
-		VEC_FREE(&e->waiting);
-		free(e);
+		est_free((struct est *)(uintptr_t)v);
 	}
 	u64map_free(&oc->est_by_tid);
 }
@@ -740,12 +766,19 @@ static void add_ns(struct prof_offcpu *oc, uint64_t t, uint32_t thread, uint32_t
 	oc->sink.add(oc->sink.arg, t, thread, node, m, ns, 0);
 }
 
+/* I/O wait intervals are kept one by one for the time tracks, charged
+ * with their own stack or through the estimator. */
+static void note_io(struct prof_offcpu *oc, const struct prof_switch_interval *iv, enum prof_metric m)
+{
+	if (m == PROF_M_IOWAIT_NS)
+		VEC_PUSH(&oc->io, ((struct io_interval){ iv->t_out, iv->t_in, iv->pid }));
+}
+
 static void add(struct prof_offcpu *oc, const struct prof_switch_interval *iv, uint32_t thread,
 		uint32_t node, enum prof_metric m)
 {
 	add_ns(oc, iv->t_out, thread, node, m, iv->t_in - iv->t_out);
-	if (m == PROF_M_IOWAIT_NS)
-		VEC_PUSH(&oc->io, ((struct io_interval){ iv->t_out, iv->t_in, iv->pid }));
+	note_io(oc, iv, m);
 }
 
 /* --- the sampled mode's estimator ------------------------------------------------ */
@@ -897,22 +930,32 @@ static uint32_t unsampled_node(struct prof_offcpu *oc)
 
 static enum prof_metric class_metric(int cls)
 {
-	return cls ? PROF_M_SLEEP_NS : PROF_M_PREEMPT_NS;
+	static const enum prof_metric m[NCLASSES] = { PROF_M_PREEMPT_NS, PROF_M_SLEEP_NS, PROF_M_UNINT_NS,
+						       PROF_M_IOWAIT_NS };
+	return m[cls];
 }
 
-/* One interval of a thread in the sampled mode; s: its own random or
- * stale sample, or NULL. */
+/* The class of an interval not preempted, from its metric. */
+static int class_of(enum prof_metric m)
+{
+	return m == PROF_M_IOWAIT_NS ? C_IOWAIT : m == PROF_M_UNINT_NS ? C_UNINT : C_SLEEP;
+}
+
+/* One interval of a thread in the sampled mode, of metric m; s: its own
+ * random or stale sample, or NULL. */
 static void est_add(struct prof_offcpu *oc, const struct prof_switch_interval *iv,
-		    const struct prof_switch_sample *s)
+		    const struct prof_switch_sample *s, enum prof_metric m)
 {
 	struct est *e = est_of(oc, iv->tid);
-	int cls = iv->preempt ? 0 : 1;
+	int cls = iv->preempt ? C_PREEMPT : class_of(m);
 	uint64_t ns = iv->t_in - iv->t_out;
 
 	if (!e->start[cls])
 		e->start[cls] = iv->t_out;
 	e->thread = iv->thread;
 	e->exact[cls] += ns;
+	if (cls == C_UNINT || cls == C_IOWAIT)
+		VEC_PUSH(&e->d[cls], ((struct span){ iv->t_out, ns }));
 	oc->stats.estimated++;
 	if (!s)
 		return;
@@ -959,26 +1002,54 @@ bool prof_offcpu_stale_replay(struct prof_offcpu_stale *st, uint64_t t, int cls,
 	return true;
 }
 
+/* Charges ns of class c to node from the window's D intervals onwards
+ * from *at (index, ns used of it), so that each piece lies within an
+ * interval: a D interval is a span of the time tracks (I/O wait, a
+ * marker), and a share charged whole at its sample's switch-out would
+ * outrun it.  Classes without intervals kept are charged at t. */
+static void charge_share(struct prof_offcpu *oc, struct est *e, int c, uint64_t t, uint32_t thread,
+			 uint32_t node, uint64_t ns, size_t at[2])
+{
+	enum prof_metric m = class_metric(c);
+
+	while (ns && at[0] < e->d[c].n) {
+		const struct span *sp = &e->d[c].v[at[0]];
+		uint64_t take = sp->ns - at[1] < ns ? sp->ns - at[1] : ns;
+		add_ns(oc, sp->t_out + at[1], thread, node, m, take);
+		ns -= take;
+		at[1] += take;
+		if (at[1] == sp->ns) {
+			at[0]++;
+			at[1] = 0;
+		}
+	}
+	if (ns)
+		add_ns(oc, t, thread, node, m, ns);
+}
+
 /* Shares class c's exact time among its samples (weight x ns); a class
  * with no sample waits, or (final) goes to [stack not sampled]. */
 static void est_flush(struct prof_offcpu *oc, struct est *e, int c, bool final)
 {
+	size_t at[2] = { 0, 0 };
+
 	if (!e->exact[c] || (!e->s[c].n && !final))
 		return;	/* nothing, or a class that waits for a sample */
 	if (!e->s[c].n) {
 		oc->stats.unsampled_ns += e->exact[c];
 		if (e->thread == PROF_NONE)
 			e->thread = prof_replay_thread(oc->rp, (pid_t)e->pid, (pid_t)e->tid);
-		add_ns(oc, e->start[c], e->thread, unsampled_node(oc), class_metric(c), e->exact[c]);
+		charge_share(oc, e, c, e->start[c], e->thread, unsampled_node(oc), e->exact[c], at);
 	}
 	prof_offcpu_share(e->exact[c], e->s[c].v, e->s[c].n);
 	for (size_t i = 0; i < e->s[c].n; i++) {
 		const struct prof_offcpu_part *x = &e->s[c].v[i];
 		if (x->share)
-			add_ns(oc, x->t_out, x->thread, x->node, class_metric(c), x->share);
+			charge_share(oc, e, c, x->t_out, x->thread, x->node, x->share, at);
 	}
 	e->exact[c] = 0;
 	e->s[c].n = 0;
+	e->d[c].n = 0;
 	e->start[c] = 0;
 }
 
@@ -1000,7 +1071,7 @@ static void est_settle(struct prof_offcpu *oc, bool all)
 
 	while (u64map_next(&oc->est_by_tid, &it, &tid, &v)) {
 		struct est *e = (struct est *)(uintptr_t)v;
-		for (int c = 0; c < 2; c++)
+		for (int c = 0; c < NCLASSES; c++)
 			if (all ? e->start[c] != 0 : est_window_done(oc, e, c))
 				est_flush(oc, e, c, all);
 	}
@@ -1015,12 +1086,9 @@ static void est_exit(struct prof_offcpu *oc, uint32_t tid)
 		return;
 	struct est *e = (struct est *)(uintptr_t)v;
 
-	est_flush(oc, e, 0, true);
-	est_flush(oc, e, 1, true);
-	VEC_FREE(&e->s[0]);
-	VEC_FREE(&e->s[1]);
-	VEC_FREE(&e->waiting);
-	free(e);
+	for (int c = 0; c < NCLASSES; c++)
+		est_flush(oc, e, c, true);
+	est_free(e);
 	u64map_del(&oc->est_by_tid, tid);
 }
 
@@ -1053,8 +1121,10 @@ static void charge(void *arg, const struct prof_switch_interval *iv, const struc
 		charge_from_start(oc, iv);
 	else if (s && (s->tag == K_D || s->tag == K_OWN))
 		add(oc, iv, s->thread, s->node, m);
-	else if (oc->mode == PROF_OFFCPU_SAMPLED)
-		est_add(oc, iv, s);
+	else if (oc->mode == PROF_OFFCPU_SAMPLED) {
+		est_add(oc, iv, s, m);
+		note_io(oc, iv, m);
+	}
 	else {
 		oc->stats.stacks_lost++;
 		add(oc, iv, iv->thread, lost_node(oc), m);
@@ -1160,8 +1230,12 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 	out.metric = (uint8_t)prof_offcpu_classify(state, kernel_stack_in_io(oc->p, rs->node));
 	if (rs->event == &oc->dd) {
 		out.tag = K_D;
-		oc->stats.full_stacks++;
-		oc->stats.by_rule[K_D]++;
+		if (oc->d_kernel_only)
+			oc->stats.d_kernel++;
+		else {
+			oc->stats.full_stacks++;
+			oc->stats.by_rule[K_D]++;
+		}
 		if (oc->swa)
 			VEC_PUSH(&est_of(oc, s->tid)->waiting, ((struct waiting_sample){ out, false }));
 		else
@@ -1239,11 +1313,16 @@ static void take_totals(struct prof_offcpu *oc, const struct prof_bpf_swa_thread
  * both (kernel-notes/offcpu-accountant.md).  Not after the interval's
  * t_in: that is derived (t_out less the CPU time run since), and a D
  * sample's stamp comes before its stack copy, up to ~10 us earlier. */
-static bool take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, uint32_t flags,
-			 struct prof_switch_sample *best)
+struct taken {
+	bool user, kern;
+	struct prof_switch_sample u;	/* the best sample with a user stack */
+	struct prof_switch_sample k;	/* the D ring's kernel stack (d_kernel_only) */
+};
+
+static void take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, uint32_t flags,
+			 struct taken *t)
 {
 	struct est *e = est_of(oc, tid);
-	bool have = false;
 	size_t k = 0;
 
 	for (size_t i = 0; i < e->waiting.n; i++) {
@@ -1256,14 +1335,36 @@ static bool take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, u
 			w->s.tag = flags & PROF_SWA_STALE ? K_STALE : K_RANDOM;
 			oc->stats.by_rule[w->s.tag]++;
 		}
-		if (w->s.time > e->k_last_out && (!have || w->s.tag > best->tag)) {
-			*best = w->s;
-			have = true;
+		if (w->s.time <= e->k_last_out)
+			continue;
+		if (oc->d_kernel_only && w->s.tag == K_D) {
+			t->k = w->s;
+			t->kern = true;
+		} else if (!t->user || w->s.tag > t->u.tag) {
+			t->u = w->s;
+			t->user = true;
 		}
 	}
 	e->waiting.n = k;
 	e->k_last_out = t_out;
-	return have;
+}
+
+/* A D interval's stack from its two samples: the kernel frames of its D
+ * sample (the path into the wait) under the user frames of its filtered
+ * one, whose own kernel part is the switch alone. */
+static uint32_t graft(struct prof_offcpu *oc, uint32_t user, uint32_t kern)
+{
+	const struct prof_profile *p = oc->p;
+	uint32_t frames[2 * PROF_MAX_FRAMES];
+	size_t n = 0;
+
+	for (; kern && n < PROF_MAX_FRAMES; kern = p->nodes.v[kern].parent)
+		frames[n++] = p->nodes.v[kern].frame;
+	while (user && p->frames.v[p->nodes.v[user].frame].kind == PROF_FRAME_KERNEL)
+		user = p->nodes.v[user].parent;
+	for (; user && n < ARRAY_SIZE(frames); user = p->nodes.v[user].parent)
+		frames[n++] = p->nodes.v[user].frame;
+	return prof_node_from_stack(oc->p, frames, n);
 }
 
 /* An interval handed over whole, charged with its own sample (no pairing
@@ -1272,15 +1373,21 @@ static bool take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, u
 static void charge_handed(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r, uint32_t thread)
 {
 	struct prof_switch_interval iv = { 0, r->t_out, r->t_in, r->tid, r->pid, thread, !(r->flags & PROF_SWA_SLEEP) };
-	struct prof_switch_sample s;
 	enum prof_metric m = iv.preempt ? PROF_M_PREEMPT_NS : r->flags & PROF_SWA_D ? PROF_M_UNINT_NS : PROF_M_SLEEP_NS;
-	bool have = take_samples(oc, r->tid, r->t_out, r->flags, &s);
+	struct taken t = { 0 };
 
-	if (have && s.metric == PROF_METRIC_COUNT)
-		return;	/* an exiting thread's */
-	if (have)
-		m = (enum prof_metric)s.metric;
-	charge(oc, &iv, have ? &s : NULL, m);
+	take_samples(oc, r->tid, r->t_out, r->flags, &t);
+	if (t.kern) {	/* D state: classed by its kernel stack, estimated by class */
+		if (t.k.metric == PROF_METRIC_COUNT)
+			return;	/* an exiting thread's */
+		m = (enum prof_metric)t.k.metric;
+		if (t.user)
+			t.u.node = graft(oc, t.u.node, t.k.node);
+	} else if (t.user && t.u.metric == PROF_METRIC_COUNT)
+		return;
+	else if (t.user)
+		m = (enum prof_metric)t.u.metric;
+	charge(oc, &iv, t.user ? &t.u : NULL, m);
 }
 
 /* A record of the accountant: an interval handed over, or an exit. */
@@ -1365,7 +1472,7 @@ static void close_entry(void *arg, const struct prof_bpf_swa_thread *t)
 		return;
 	}
 	struct est *e = est_of(oc, t->tid);
-	int c = t->flags & PROF_SWA_SLEEP ? 1 : 0;
+	int c = t->flags & PROF_SWA_SLEEP ? C_SLEEP : C_PREEMPT;
 	if (!e->start[c])
 		e->start[c] = t->t_out;
 	e->exact[c] += r.t_in - t->t_out;

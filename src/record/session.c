@@ -491,11 +491,12 @@ static void setup_resources(struct prof_session *s)
 		prof_meta_set(&s->p, "off_cpu_stacks",
 			      prof_offcpu_mode(s->oc) == PROF_OFFCPU_SAMPLED ? "sampled" : "all");
 	if (s->oc && prof_offcpu_mode(s->oc) == PROF_OFFCPU_SAMPLED) {
-		snprintf(v, sizeof(v), "1 in %u switch-outs at random%s, every D-state one",
+		snprintf(v, sizeof(v), "1 in %u switch-outs at random%s",
 			 prof_offcpu_period(s->oc),
-			 !prof_offcpu_filtered(s->oc) ? " (tracepoint period)" :
-			 prof_offcpu_stale_by_class(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted or not" :
-			 " (BPF), a thread's first after 20 ms without");
+			 !prof_offcpu_filtered(s->oc) ? " (tracepoint period), every D-state one" :
+			 prof_offcpu_in_kernel(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted, asleep or in D state; every D-state one's kernel stack" :
+			 prof_offcpu_stale_by_class(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted or not, every D-state one" :
+			 " (BPF), a thread's first after 20 ms without, every D-state one");
 		prof_meta_set(&s->p, "off_cpu_stack_samples", v);
 	}
 	if (s->oc && prof_offcpu_in_kernel(s->oc))

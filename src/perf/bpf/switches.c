@@ -9,8 +9,11 @@
  *    switch-in is needed; and adds it to the thread's totals by class
  *    (preempted or not), or hands it over whole;
  *  - it chooses whether this switch-out gets a stack sample (return 1)
- *    or not (0): a thread's first in its class after OFFCPU_STALE ns
- *    ("stale", weight 1), else 1 in n at random (weight n).
+ *    or not (0): a thread's first in its class (preempted, asleep, in D
+ *    state) after OFFCPU_STALE ns ("stale", weight 1), else 1 in n at
+ *    random (weight n).  D-state switch-outs are sampled so too: every
+ *    one has its kernel stack from the D ring (sched_switch), which
+ *    tells I/O wait, and only the sampled ones a user stack.
  * Built with clang -target bpf into build/gen/switches.bpf.o and embedded
  * in prof (src/perf/switchacct.c loads it; src/perf/bpf_filter.c is the
  * hand-assembled filter used without libbpf).
@@ -153,12 +156,15 @@ static __always_inline void close_interval(__u32 tid, struct swa_thread *t, __u6
 	t->n[f & SWA_SLEEP]++;
 }
 
-/* Keep this switch-out's sample?  The stale rule first (per class), then
- * 1 in n at random; the rule is recorded in the entry's flags. */
-static __always_inline int keep(const struct swa_conf *c, struct swa_thread *t, __u32 cls, __u64 now)
+/* Keep this switch-out's sample?  The stale rule first (per rule class:
+ * preempted, asleep, D), then 1 in n at random; the rule is recorded in
+ * the entry's flags. */
+static __always_inline int keep(const struct swa_conf *c, struct swa_thread *t, __u32 rc, __u64 now)
 {
-	if (!t->stale[cls] || now - t->stale[cls] >= c->stale_ns) {
-		t->stale[cls] = now;
+	if (rc > 2)
+		return 0;	/* for the verifier */
+	if (!t->stale[rc] || now - t->stale[rc] >= c->stale_ns) {
+		t->stale[rc] = now;
 		t->flags |= SWA_SAMPLED | SWA_STALE;
 		return 1;
 	}
@@ -195,8 +201,10 @@ int swa_switch_out(struct bpf_perf_event_data *ctx)
 	t->sum = sum;
 	t->nvcsw = nvcsw;
 	t->flags = SWA_OPEN | cls;
-	if (nvcsw != last_nvcsw && (task_read(task, c->off_to_load, 1) >> (c->to_load_bit & 7) & 1))
+	if (nvcsw != last_nvcsw && (task_read(task, c->off_to_load, 1) >> (c->to_load_bit & 7) & 1)) {
 		t->flags |= SWA_D;
+		return keep(c, t, 2, now);
+	}
 	return keep(c, t, cls, now);
 }
 

@@ -42,7 +42,7 @@ struct swa_thread {
 	__u64 t_out;			/* when it last left the CPU */
 	__u64 sum;			/* its se.sum_exec_runtime then */
 	__u64 ns[2], n[2];
-	__u64 stale[2];			/* the last switch-out kept by the stale rule, per class */
+	__u64 stale[3];			/* the last switch-out kept by the stale rule: preempted, asleep, D */
 	__u64 nvcsw;			/* its voluntary switches then */
 	__u64 born;			/* when the entry was made: tells a reused tid */
 	__u32 pid, flags;
