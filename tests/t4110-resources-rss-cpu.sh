@@ -67,6 +67,30 @@ test_expect_success 'JSON: every process and thread field is there' '
 	PY
 '
 
+# A process of one thread is read through its own files alone (its stat
+# and status are its thread's), but not once it has had a second thread:
+# the dead thread's CPU stays in the process's totals, not its leader's.
+test_expect_success 'a thread that exits: its CPU stays its own, the leader keeps only its own' '
+	"$PROF" record -o th.data -- python3 -c "if 1:
+		import threading, time
+		def burn():
+		    t = time.thread_time()
+		    while time.thread_time() - t < 0.4:
+		        pass
+		th = threading.Thread(target=burn)
+		th.start(); th.join(); time.sleep(0.5)" 2>th.err &&
+	"$PROF" report -i th.data --format=json >th.json &&
+	python3 - th.json <<-PY
+	import json, sys
+	p = json.load(open(sys.argv[1]))["processes"][0]
+	cpu = lambda x: x["cpu_user_s"] + x["cpu_sys_s"]
+	lead = [t for t in p["threads"] if t["tid"] == p["pid"]][0]
+	other = [cpu(t) for t in p["threads"] if t["tid"] != p["pid"]]
+	print("process", cpu(p), "leader", cpu(lead), "others", other)
+	assert cpu(p) >= 0.35 and max(other) >= 0.2 and cpu(lead) < 0.5 * cpu(p)
+	PY
+'
+
 test_expect_success 'text header: CPU user/sys, peak RSS, I/O wait, wall - cpu' '
 	"$PROF" report -i mem.data >mem.txt &&
 	check_contains mem.txt "^# pid [0-9]*: cpu [0-9.]* s user, [0-9.]* s sys; peak rss [0-9.]* MiB; io wait [0-9.]* s, off-cpu [0-9.]* s (sleep [0-9.]* s); wall - cpu = -*[0-9.]* s"

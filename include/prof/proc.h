@@ -17,6 +17,9 @@ int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n);
  * walk of /proc/N/stat parents where the kernel lacks that file), in
  * order; 0 or -errno.  *kids is malloc'ed (NULL when there are none). */
 int prof_proc_children(pid_t pid, pid_t **kids, size_t *n);
+/* The children of pid's leader thread alone: all of a single-threaded
+ * process's, for one file read instead of a listing and one per thread. */
+int prof_proc_leader_children(pid_t pid, pid_t **kids, size_t *n);
 /* pid's descendants that run now, parents before their children (pid
  * itself not included); 0 or -errno.  *pids is malloc'ed. */
 int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n);

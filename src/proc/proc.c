@@ -125,6 +125,22 @@ static int children_by_walk(pid_t pid, pid_vec *v)
 	return 0;
 }
 
+/* Appends the children of pid's thread tid to v; first: the first thread
+ * read, whose missing file says the kernel has none (a walk instead). */
+static int task_children(pid_t pid, pid_t tid, bool first, pid_vec *v)
+{
+	char path[96], *text;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+	if ((text = read_file(path, NULL)))
+		add_children_list(text, v);
+	else if (errno == ENOENT && first && prof_proc_exists(pid))
+		ret = children_by_walk(pid, v);	/* no CONFIG_PROC_CHILDREN */
+	free(text);
+	return ret;
+}
+
 int prof_proc_children(pid_t pid, pid_t **kids, size_t *n)
 {
 	pid_vec v = { 0 };
@@ -134,19 +150,22 @@ int prof_proc_children(pid_t pid, pid_t **kids, size_t *n)
 
 	if (ret < 0)
 		return ret;
-	for (size_t i = 0; i < nt && !ret; i++) {
-		char path[96], *text;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
-		if ((text = read_file(path, NULL)))
-			add_children_list(text, &v);
-		else if (errno == ENOENT && i == 0 && prof_proc_exists(pid))
-			ret = children_by_walk(pid, &v);	/* no CONFIG_PROC_CHILDREN */
-		free(text);
-	}
+	for (size_t i = 0; i < nt && !ret; i++)
+		ret = task_children(pid, tids[i], i == 0, &v);
 	free(tids);
 	*kids = v.v;
 	*n = v.n;
 	return ret < 0 ? ret : 0;
+}
+
+int prof_proc_leader_children(pid_t pid, pid_t **kids, size_t *n)
+{
+	pid_vec v = { 0 };
+	int ret = task_children(pid, pid, true, &v);
+
+	*kids = v.v;
+	*n = v.n;
+	return ret;
 }
 
 int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n)

@@ -53,6 +53,8 @@ struct proc_state {
 	bool alive;
 	bool attached;			/* ran before: take a baseline at start */
 	bool threads_read;		/* its threads' files were read in this round */
+	bool single;			/* one thread at its last reading, and never more */
+	bool had_threads;		/* more than one thread seen at some reading */
 	uint64_t last_t, last_cpu_ns;
 	uint64_t due, every;		/* read it again from due, every `every` ns */
 	uint64_t threads_due;		/* read its threads' files again from then */
@@ -251,13 +253,21 @@ static size_t sample_threads(struct prof_restrack *rt, uint32_t pid, bool final)
 	return n;
 }
 
-/* A process's raw counters, VmHWM (as rss_peak_bytes) and /proc/PID/io;
- * its current RSS in *rss.  False when the process is gone. */
-static bool read_process(struct prof_restrack *rt, uint32_t pid, struct prof_resources *raw,
-			 uint64_t *rss)
+/*
+ * A process's raw counters, VmHWM (as rss_peak_bytes) and /proc/PID/io;
+ * its current RSS in *rss.  False when the process is gone.
+ *
+ * Most server processes have one thread (PostgreSQL's backends, forked
+ * workers), and then the process's stat and status are its thread's
+ * counters too: that thread's two files, and the listing of its task
+ * directory, need not be read.  Only while it never had another thread,
+ * whose CPU time would stay in the process's totals after it exited.
+ */
+static bool read_process(struct prof_restrack *rt, struct proc_state *ps, struct prof_resources *raw,
+			 uint64_t *rss, struct prof_resources *leader)
 {
-	char *stat = read_proc(pid, 0, "stat"), *status, *io;
-	uint64_t v;
+	char *stat = read_proc(ps->pid, 0, "stat"), *status, *io;
+	uint64_t v, nthreads = 0;
 
 	*rss = 0;
 	if (!stat || parse_stat(rt, stat, raw) < 0) {
@@ -266,11 +276,20 @@ static bool read_process(struct prof_restrack *rt, uint32_t pid, struct prof_res
 	}
 	if (prof_proc_parse_stat_field(stat, 24, &v) == 0)
 		*rss = v * rt->page_size;
+	prof_proc_parse_stat_field(stat, 20, &nthreads);
 	free(stat);
-	if ((status = read_proc(pid, 0, "status")) && prof_proc_parse_keyed(status, "\nVmHWM:", &v) == 0)
-		raw->rss_peak_bytes = v * 1024;
+	ps->had_threads |= nthreads > 1;
+	ps->single = nthreads == 1 && !ps->had_threads;
+	*leader = (struct prof_resources){ .pid = ps->pid, .tid = ps->pid, .user_ns = raw->user_ns,
+					   .sys_ns = raw->sys_ns, .minflt = raw->minflt, .majflt = raw->majflt };
+	if ((status = read_proc(ps->pid, 0, "status"))) {
+		if (prof_proc_parse_keyed(status, "\nVmHWM:", &v) == 0)
+			raw->rss_peak_bytes = v * 1024;
+		prof_proc_parse_keyed(status, "\nvoluntary_ctxt_switches:", &leader->vol_cs);
+		prof_proc_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &leader->invol_cs);
+	}
 	free(status);
-	if ((io = read_proc(pid, 0, "io")))
+	if ((io = read_proc(ps->pid, 0, "io")))
 		prof_proc_parse_io(io, &raw->io_read_bytes, &raw->io_write_bytes);
 	free(io);
 	return true;
@@ -292,15 +311,17 @@ static void queue_point(struct prof_restrack *rt, struct proc_state *ps, uint64_
 /* Process totals + a queued timeline point; false when the process is gone. */
 static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool final)
 {
-	struct prof_resources raw = { .pid = ps->pid }, *r;
+	struct prof_resources raw = { .pid = ps->pid }, leader, *r;
 	uint64_t now = now_ns(), rss;
 
-	if (!read_process(rt, ps->pid, &raw, &rss))
+	if (!read_process(rt, ps, &raw, &rss, &leader))
 		return false;
 	ps->threads_read = final || now >= ps->threads_due;
+	if (ps->single)
+		res_update(rt, &leader, 0);
 	if (ps->threads_read) {
-		uint64_t every = MAX(MAX(PROF_RESTRACK_INTERVAL_NS, ps->every),
-				     sample_threads(rt, ps->pid, final) * THREAD_READ_NS);
+		size_t n = ps->single ? 1 : sample_threads(rt, ps->pid, final);
+		uint64_t every = MAX(MAX(PROF_RESTRACK_INTERVAL_NS, ps->every), n * THREAD_READ_NS);
 		ps->threads_due = now + every - PROF_RESTRACK_INTERVAL_NS / 2;	/* a late round still reads */
 	}
 	res_update(rt, &raw, rss);
@@ -316,17 +337,20 @@ static bool sample_process(struct prof_restrack *rt, struct proc_state *ps, bool
  * and the first point of its timeline (the window's start). */
 static void take_baseline(struct prof_restrack *rt, struct proc_state *ps)
 {
-	struct prof_resources raw = { .pid = ps->pid };
+	struct prof_resources raw = { .pid = ps->pid }, leader;
 	uint64_t now = now_ns(), rss;
 	pid_t *tids;
 	size_t n, slot;
 
 	ps->attached = false;
-	if (!read_process(rt, ps->pid, &raw, &rss))
+	if (!read_process(rt, ps, &raw, &rss, &leader))
 		return;
 	slot = slot_index(rt, ps->pid, 0);	/* may grow base: index it after */
 	rt->base.v[slot] = raw;
-	if (prof_proc_tids((pid_t)ps->pid, &tids, &n) == 0) {
+	if (ps->single) {	/* measured from the same files as its readings */
+		slot = slot_index(rt, ps->pid, ps->pid);
+		rt->base.v[slot] = leader;
+	} else if (prof_proc_tids((pid_t)ps->pid, &tids, &n) == 0) {
 		for (size_t i = 0; i < n; i++) {
 			struct prof_resources t = { .pid = ps->pid, .tid = (uint32_t)tids[i] };
 			if (read_thread(rt, ps->pid, t.tid, &t)) {
@@ -345,13 +369,13 @@ static void add_pid_locked(struct prof_restrack *rt, uint32_t pid);
  * sampler finds a new process when it next reads pid's threads (every
  * round below 50 threads), even when the drain that brings its FORK
  * record is late. */
-static void discover_children(struct prof_restrack *rt, uint32_t pid)
+static void discover_children(struct prof_restrack *rt, uint32_t pid, bool single)
 {
 	pid_t *kids;
 	size_t n;
 	uint64_t skip;
 
-	if (prof_proc_children((pid_t)pid, &kids, &n) < 0)
+	if ((single ? prof_proc_leader_children : prof_proc_children)((pid_t)pid, &kids, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (!(u64map_get(&rt->not_ours, (uint64_t)kids[i], &skip) && skip))
@@ -376,7 +400,7 @@ static void sample_all(struct prof_restrack *rt)
 		if (!sample_process(rt, ps, false))
 			ps->alive = false;
 		else if (ps->threads_read)
-			discover_children(rt, ps->pid);	/* may move procs.v: ps is not used after */
+			discover_children(rt, ps->pid, ps->single);	/* may move procs.v: ps is not used after */
 	}
 }
 
