@@ -183,7 +183,7 @@ for c in $CONFIGS; do
 		"$(printf '%.3f / %.3f' "$(m "${redis[$c]}")" "$(m "${pg[$c]}")")" "" \
 		"$(verdict "$(m "${redis[$c]}") >= 0.95 && $(m "${pg[$c]}") >= 0.95")"
 done
-ran() { for c; do [[ " $CONFIGS " == *" $c "* ]] || return 1; done; }	# configs all run
+ran() { local c; for c; do [[ " $CONFIGS " == *" $c "* ]] || return 1; done; }	# configs all run
 pc=$(m "${cpu[perf]:-}")
 for c in prof_a prof_p; do
 	ran "$c" perf || continue
