@@ -30,6 +30,7 @@
 # longest call weighs most (12-46 points at load 13-15; the errors seen
 # were 0.6-5.2 points).
 . "$(dirname "$0")/lib/test-lib.sh"
+. "$TOP/tests/lib/slowdisk.sh"
 
 RB="$BUILD_DIR/tests/resources"
 require_perf_events
@@ -86,6 +87,22 @@ test_expect_success 'sampled stacks, 1 in 2: site shares within 5 points + the s
 	"$PROF" record --offcpu-stacks=sampled:2 -o h.data -- "$RB/sites" 1500 >h.out 2>h.err &&
 	check h.data h.out 5 0.5
 '
+
+# The same sites waiting in fdatasync on a disk with a set latency: D
+# state, whose user stacks are sampled by the same rules (with the
+# in-kernel accountant) under the kernel stack of each wait.  The sites
+# are told apart by their user frames only; the margin is the same
+# derivation (each call at least the disk's 5 ms, ~100 of them a site).
+t='D-state waits (fdatasync, slow disk), 1 in 2: site shares within 5 points + the sampling margin'
+if slow_disk_setup 500 5000; then
+	test_expect_success "$t" '
+		"$PROF" record --offcpu-stacks=sampled:2 -o d.data -- "$RB/sites" 100 "$SLOW_DIR" >d.out 2>d.err &&
+		cat d.err &&
+		check d.data d.out 5 0.5
+	'
+else
+	test_skip "$t" "$SLOW_DISK_WHY"
+fi
 
 test_expect_success 'sampled stacks (default): every site has stacks, little time outside them' '
 	"$PROF" record -o s.data -- "$RB/sites" 1500 >s.out 2>s.err &&
