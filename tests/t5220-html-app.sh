@@ -140,7 +140,10 @@ test_expect_success 'many processes: flame graph and busiest processes first, tr
 # behind them: it keeps a track (the machine's busiest process, whichever
 # it is on a shared host, the first one).  250 threads of one process sleep
 # across the recording; split runs 0.5 s of CPU after a 0.5 s sleep (its
-# samples are never few: ~500 at 999 Hz).
+# samples are never few: ~500 at 999 Hz).  The tracks rank processes by
+# their exact on-CPU time and the table by samples, which agree to a few
+# samples: the first track's process is the table's first or one within
+# 3% of it (seen: another test's 0.5-s workload tied with split at 506).
 if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ]; then
 	test_expect_success 'whole machine: the busiest process keeps the first track past 200 threads' '
 		python3 -c "import threading, time
@@ -154,7 +157,7 @@ print(\"ready\", flush=True); time.sleep(600)" >sleepers.out &
 		"$PROF" report -i wide.data --format=html -o wide.html &&
 		$DRIVE machine wide.html >wide.json &&
 		q wide.json "d[\"errors\"] == [] and any(l[\"pid\"] < 0 for l in d[\"lanes\"])" &&
-		q wide.json "[l[\"pid\"] for l in d[\"lanes\"] if l.get(\"proc\")][0] == d[\"procs\"][0][\"pid\"]" &&
+		q wide.json "[p[\"weight\"] for p in d[\"procs\"] if p[\"pid\"] == [l[\"pid\"] for l in d[\"lanes\"] if l.get(\"proc\")][0]][0] >= 0.97 * d[\"procs\"][0][\"weight\"]" &&
 		q wide.json "[p[\"pid\"] for p in d[\"procs\"] if p[\"comm\"] == \"split\"][0] in [l[\"pid\"] for l in d[\"lanes\"] if l.get(\"proc\")]"
 	'
 else
