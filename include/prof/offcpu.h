@@ -143,6 +143,8 @@ struct prof_offcpu_stale {
 bool prof_offcpu_stale_replay(struct prof_offcpu_stale *st, uint64_t t, int cls, uint64_t tau);
 
 /* Classification of one blocked interval (exposed for unit tests). */
+/* Does the kernel part of node's stack (its innermost frames) wait on I/O? */
+bool prof_offcpu_kernel_stack_in_io(const struct prof_profile *p, uint32_t node);
 enum prof_metric prof_offcpu_classify(uint64_t prev_state, bool kernel_stack_in_io);
 /* Is this kernel function a block-layer / filesystem I/O wait? */
 bool prof_offcpu_is_io_function(const char *name);
