@@ -37,6 +37,7 @@ struct prof_offcpu_stats {
 	uint64_t full_stacks;	/* sampled full stacks (sampled) */
 	uint64_t by_rule[3];	/* of them: kept at random, by the stale rule, in D state */
 	uint64_t d_kernel;	/* kernel stacks of D-state switch-outs (the accountant's user ones are sampled) */
+	uint64_t d_kernel_missing;	/* D-state switch-outs without one (the accountant's) */
 	uint64_t estimated;	/* intervals charged by the estimator (sampled) */
 	uint64_t unsampled_ns;	/* ns charged to [stack not sampled] (sampled) */
 };
@@ -109,6 +110,18 @@ struct prof_perf *prof_offcpu_switch_perf(struct prof_offcpu *oc);
 #define PROF_OFFCPU_MAX_PERFS 4
 size_t prof_offcpu_perfs(struct prof_offcpu *oc, struct prof_perf **out);
 void prof_offcpu_free(struct prof_offcpu *oc);
+
+/* The kernel stacks of D-state switch-outs that the in-kernel accountant
+ * takes (src/record/kstacks.c): prof_kstacks_node makes one (innermost
+ * address first) into a node of p, from __schedule inwards. */
+struct prof_kstacks;
+struct prof_kstacks *prof_kstacks_new(struct prof_profile *p);
+uint32_t prof_kstacks_node(struct prof_kstacks *ks, const uint64_t *ips, size_t n);
+/* tid's kernel frames now, innermost first, as nodes' frames of p:
+ * /proc/TID/stack ("[<0>] do_nanosleep+0x6b/0x170"), or its wait channel
+ * alone when the stack is for root only; how many. */
+size_t prof_kstacks_of_proc(struct prof_kstacks *ks, pid_t tid, uint32_t *frames, size_t max);
+void prof_kstacks_free(struct prof_kstacks *ks);
 
 /* For a reader of its own (prof stat's I/O wait, src/record/iowait.c):
  * the prev_state of a decoded switch-out sample. */

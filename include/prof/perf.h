@@ -217,8 +217,9 @@ bool prof_bpf_task_layout(struct prof_bpf_task_layout *task);
  * that must be seen one by one come as records (prof_bpf_swa_drain):
  * those whose switch-out was sampled (PROF_SWA_SAMPLED, with
  * PROF_SWA_STALE for the rule), those in D state, and the first one of a
- * thread seeded as off the CPU at the start; and a thread's exit, with its
- * final totals.  Needs libbpf at build time and BTF, CAP_BPF and
+ * thread seeded as off the CPU at the start; a thread's exit, with its
+ * final totals; and the kernel stack of each D-state switch-out (kstack),
+ * after the interval record before it.  Needs libbpf at build time and BTF, CAP_BPF and
  * CAP_PERFMON at run time: prof_bpf_swa_open fails (NULL, why filled)
  * without them.
  */
@@ -237,6 +238,9 @@ struct prof_bpf_swa_thread {	/* a map entry, or a record */
 	uint64_t sum;			/* a map entry: its CPU time (ns) at t_out */
 	uint64_t ns[2], n[2];		/* totals of the intervals not handed over, by class */
 	uint64_t born;			/* when the kernel made the entry: tells a reused tid */
+	const uint64_t *kstack;		/* a D switch-out's kernel stack, taken at t_out (the
+					 * callback's to copy); NULL in other records */
+	uint32_t nkstack;
 };
 typedef void (*prof_bpf_swa_fn)(void *arg, const struct prof_bpf_swa_thread *t);
 /*
@@ -275,8 +279,12 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid);
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
-/* Threads the map had no room for, and records the ring had none for. */
-void prof_bpf_swa_losses(const struct prof_bpf_swa *a, uint64_t *untracked, uint64_t *lost);
+struct prof_bpf_swa_losses {
+	uint64_t untracked;		/* threads the map had no room for */
+	uint64_t lost;			/* records the ring had no room for */
+	uint64_t no_kstack;		/* D switch-outs whose kernel stack was not taken */
+};
+void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out);
 void prof_bpf_swa_free(struct prof_bpf_swa *a);
 
 /*

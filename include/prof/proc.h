@@ -13,6 +13,8 @@ bool prof_proc_exists(pid_t pid);
 /* The tids in /proc/PID/task, sorted; 0 or -errno (-ENOENT: no such pid).
  * *tids is malloc'ed; free it. */
 int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n);
+/* tid's state letter in /proc/TID/stat ('R', 'S', 'D'...), or 0. */
+char prof_proc_state(pid_t tid);
 /* The children of every thread of pid (/proc/PID/task/TID/children, or a
  * walk of /proc/N/stat parents where the kernel lacks that file), in
  * order; 0 or -errno.  *kids is malloc'ed (NULL when there are none). */

@@ -4,7 +4,8 @@
  * the recorder sets on its context-switches event in place of the
  * hand-assembled filter (src/perf/bpf_filter.c), and reads what it keeps:
  * per-thread totals from its map, and the intervals it hands over one by
- * one from its ring buffer (see include/prof/perf.h, prof_bpf_swa_*).
+ * one, with the kernel stacks of D-state switch-outs, from its ring
+ * buffer (see include/prof/perf.h, prof_bpf_swa_*).
  *
  * Why: with PERF_RECORD_SWITCH every context switch writes two records
  * into a ring inside the switch, and the recorder reads and pairs both;
@@ -56,6 +57,7 @@ _Static_assert(PROF_SWA_SLEEP == SWA_SLEEP && PROF_SWA_OPEN == SWA_OPEN && PROF_
 struct prof_bpf_swa {
 	struct bpf_object *obj;
 	struct bpf_link *exit_link;	/* swa_exit on sched_process_exit */
+	struct bpf_link *dstack_link;	/* swa_d_stack on sched_switch */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;
 	int prog_fd, threads_fd, counts_fd;
@@ -76,12 +78,25 @@ static void from_entry(struct prof_bpf_swa_thread *out, uint32_t tid, const stru
 	};
 }
 
+static void on_dstack(struct prof_bpf_swa *a, const struct swa_dstack *d, size_t size)
+{
+	size_t room = (size - offsetof(struct swa_dstack, ips)) / sizeof(d->ips[0]);
+	struct prof_bpf_swa_thread t = { .tid = d->tid, .pid = d->pid, .flags = SWA_D, .t_out = d->t,
+					 .kstack = (const uint64_t *)d->ips, .nkstack = (uint32_t)MIN((size_t)d->nr, room) };
+
+	a->fn(a->arg, &t);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct prof_bpf_swa *a = ctx;
 	const struct swa_rec *r = data;
 	struct prof_bpf_swa_thread t;
 
+	if (size >= offsetof(struct swa_dstack, ips) && r->kind == SWA_REC_DSTACK) {
+		on_dstack(a, data, size);
+		return 0;
+	}
 	if (size < sizeof(*r))
 		return 0;
 	t = (struct prof_bpf_swa_thread){
@@ -165,6 +180,13 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit");
 		goto fail;
 	}
+	prog = bpf_object__find_program_by_name(a->obj, "swa_d_stack");
+	a->dstack_link = prog ? bpf_program__attach_raw_tracepoint(prog, "sched_switch") : NULL;
+	if (!a->dstack_link || libbpf_get_error(a->dstack_link)) {
+		a->dstack_link = NULL;
+		snprintf(why, len, "cannot attach the off-CPU accountant to sched_switch");
+		goto fail;
+	}
 	prog = bpf_object__find_program_by_name(a->obj, "swa_switch_out");
 	a->prog_fd = prog ? bpf_program__fd(prog) : -1;
 	conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
@@ -238,20 +260,20 @@ void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
 	}
 }
 
-void prof_bpf_swa_losses(const struct prof_bpf_swa *a, uint64_t *untracked, uint64_t *lost)
+void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	uint64_t *v;
+	uint64_t *sums[] = { &out->untracked, &out->lost, &out->no_kstack }, *v;
 
-	*untracked = *lost = 0;
+	*out = (struct prof_bpf_swa_losses){ 0 };
 	if (!a || ncpus <= 0)
 		return;
 	v = xcalloc((size_t)ncpus, sizeof(*v));
-	for (uint32_t k = 0; k < 2; k++) {
+	for (uint32_t k = 0; k < ARRAY_SIZE(sums); k++) {
 		if (bpf_map_lookup_elem(a->counts_fd, &k, v) < 0)
 			continue;
 		for (int c = 0; c < ncpus; c++)
-			*(k ? lost : untracked) += v[c];
+			*sums[k] += v[c];
 	}
 	free(v);
 }
@@ -262,6 +284,8 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 		return;
 	if (a->exit_link)
 		bpf_link__destroy(a->exit_link);
+	if (a->dstack_link)
+		bpf_link__destroy(a->dstack_link);
 	if (a->fork_link)
 		bpf_link__destroy(a->fork_link);
 	ring_buffer__free(a->ring);
@@ -290,9 +314,9 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid) {}
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
-void prof_bpf_swa_losses(const struct prof_bpf_swa *a, uint64_t *untracked, uint64_t *lost)
+void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out)
 {
-	*untracked = *lost = 0;
+	*out = (struct prof_bpf_swa_losses){ 0 };
 }
 void prof_bpf_swa_free(struct prof_bpf_swa *a) {}
 

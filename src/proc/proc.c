@@ -48,6 +48,17 @@ static int numeric_entries(const char *path, pid_t **ids, size_t *n)
 	return v.n ? 0 : -ENOENT;
 }
 
+char prof_proc_state(pid_t tid)
+{
+	char path[64], *text, *p, c = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	if ((text = read_file(path, NULL)) && (p = strrchr(text, ')')) && p[1] == ' ')
+		c = p[2];
+	free(text);
+	return c;
+}
+
 int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n)
 {
 	char path[64];

@@ -21,6 +21,8 @@
  *       prev_state, every switch-out in D state: an uninterruptible wait
  *       is where the kernel stack says what the wait is (I/O or not), and
  *       such waits are few next to sleeps, so each has its own stack.
+ *       With the accountant (below) no D ring: its program takes each D
+ *       switch-out's kernel stack itself, and user stacks by its rules.
  *    Without BPF (a kernel before 6.10, whose overflow programs cannot
  *    drop samples, or no CAP_BPF) the random ring is sched:sched_switch
  *    with sample_period = period, and there is no stale rule.
@@ -110,6 +112,12 @@
 #define OUTS_KEPT 4
 #define OUT_PREEMPT (1ULL << 63)
 
+/* A thread's D kernel stacks kept for intervals not yet charged: they
+ * come at once, and the interval records wait for their samples, so as
+ * many as it blocks in D in a drain (and the next interval charged drops
+ * those older than it, whose records were lost). */
+#define KSTACKS_KEPT 4096
+
 /* How often the in-kernel accountant's totals are read: often enough
  * that a window (OFFCPU_WINDOW_NS) sees several reads, rarely enough that
  * reading a big host's thread map costs little. */
@@ -130,6 +138,14 @@ enum kind { K_RANDOM, K_STALE, K_D, K_OWN };
 struct waiting_sample {
 	struct prof_switch_sample s;
 	bool filtered;			/* from the filtered ring: its rule comes with the record */
+};
+
+/* A D switch-out's kernel stack from the accountant, waiting for its
+ * interval's record. */
+struct kstack {
+	uint64_t t;			/* taken just before the switch-out's t_out */
+	uint32_t node;
+	uint8_t metric;			/* I/O wait or other D, by its frames */
 };
 
 /* One off-CPU interval: where a D-state class's shares are laid (lay_shares). */
@@ -156,6 +172,7 @@ struct est {
 	uint64_t k_born, k_ns[2], k_n[2];	/* the kernel's totals taken so far */
 	uint64_t k_last_out;		/* the switch-out of its last interval handed over */
 	VEC(struct waiting_sample) waiting;
+	VEC(struct kstack) kstacks;	/* its D switch-outs' kernel stacks, not yet charged */
 };
 
 struct io_interval {
@@ -172,7 +189,6 @@ struct prof_offcpu {
 	struct prof_perf sw;		/* dummy event, context_switch=1: the time */
 	int prog;			/* the filter of st; -1 none */
 	bool classed;			/* its stale rule is per class, not per thread */
-	bool d_kernel_only;		/* the D ring has kernel stacks only (the accountant samples user ones) */
 	struct prof_perf_event_desc desc;
 	uint32_t state_off, state_size;	/* of prev_state in the raw data */
 	struct prof_profile *p;		/* reads the kernel frames; gets [stack lost] */
@@ -192,6 +208,7 @@ struct prof_offcpu {
 	uint64_t horizon;		/* the newest sample seen: records up to it are handled */
 	uint64_t scanned;		/* when its totals were last read */
 	VEC(struct prof_bpf_swa_thread) held;	/* its records newer than the horizon */
+	struct prof_kstacks *kstacks;	/* names the kernel stacks of its D switch-outs */
 };
 
 /* "field:long prev_state;\toffset:32;\tsize:8;" -> 32, 8. */
@@ -359,6 +376,8 @@ static int probe(struct prof_offcpu *oc, char *why, size_t len)
 	struct perf_event_attr a = oc->pf.rings ? oc->pf.attr : oc->dd.attr;
 	int fd;
 
+	if (!oc->pf.rings && !oc->dd.rings)
+		return 0;	/* the accountant's events: no tracepoint */
 	a.inherit = 0;
 	a.enable_on_exec = 0;
 	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -425,13 +444,10 @@ static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *
 	} else if (setup_stack_event(oc, &oc->st, cfg, oc->period) < 0)
 		return -EINVAL;
 	/* With the accountant, D-state switch-outs get user stacks by its
-	 * rules like the others, and this ring the kernel stack of every one:
-	 * what tells I/O wait, and the path into the wait. */
-	struct prof_perf_config dcfg = *cfg;
-	oc->d_kernel_only = oc->swa != NULL;
-	if (oc->d_kernel_only)
-		dcfg.callgraph = PROF_CG_NONE;
-	if (setup_stack_event(oc, &oc->dd, &dcfg, 1) < 0)
+	 * rules like the others, and their kernel stacks from its program. */
+	if (oc->swa)
+		return 0;
+	if (setup_stack_event(oc, &oc->dd, cfg, 1) < 0)
 		return -EINVAL;
 	oc->dd.open_filter = D_FILTER;
 	return 0;
@@ -581,6 +597,7 @@ static void est_free(struct est *e)
 		VEC_FREE(&e->d[c]);
 	}
 	VEC_FREE(&e->waiting);
+	VEC_FREE(&e->kstacks);
 	free(e);
 }
 
@@ -606,6 +623,7 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 	VEC_FREE(&oc->held);
 	VEC_FREE(&oc->opened);
 	u64map_free(&oc->at_start);
+	prof_kstacks_free(oc->kstacks);
 	free(oc);
 }
 
@@ -738,58 +756,13 @@ static enum prof_metric with_io(enum prof_metric m, bool io)
 
 /* --- the window's edges -------------------------------------------------------------- */
 
-/* A kernel frame named by /proc (no address: /proc hides them). */
-static uint32_t proc_kernel_frame(struct prof_offcpu *oc, const char *name)
-{
-	struct prof_frame f = { .func = prof_intern(oc->p, name), .file = prof_intern(oc->p, ""),
-				.module = prof_module_intern(oc->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL),
-				.kind = PROF_FRAME_KERNEL };
-
-	return prof_frame_intern(oc->p, &f);
-}
-
-/* Kernel frames of tid now, innermost first: /proc/TID/stack
- * ("[<0>] do_nanosleep+0x6b/0x170"), or its wait channel alone when the
- * stack is for root only; how many. */
-static size_t proc_kernel_stack(struct prof_offcpu *oc, pid_t tid, uint32_t *frames, size_t max)
-{
-	char path[64], *text, *line, *save = NULL;
-	size_t n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stack", (int)tid);
-	if (!(text = read_file(path, NULL))) {
-		snprintf(path, sizeof(path), "/proc/%d/wchan", (int)tid);
-		text = read_file(path, NULL);
-	}
-	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && n < max; line = strtok_r(NULL, "\n", &save)) {
-		char *name = strstr(line, "] ") ? strstr(line, "] ") + 2 : line;
-		name[strcspn(name, "+ ")] = 0;
-		if (*name && strcmp(name, "0"))
-			frames[n++] = proc_kernel_frame(oc, name);
-	}
-	free(text);
-	return n;
-}
-
-/* tid's state letter in /proc/TID/stat (after the comm's ")"), or 0. */
-static char proc_state(pid_t tid)
-{
-	char path[64], *text, *p, c = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	if ((text = read_file(path, NULL)) && (p = strrchr(text, ')')) && p[1] == ' ')
-		c = p[2];
-	free(text);
-	return c;
-}
-
 /* What tid waited in when the window began, as /proc shows it: a stack
  * under "[off-CPU when recording began]" and the state's metric. */
 static void note_at_start(struct prof_offcpu *oc, pid_t tid)
 {
 	uint32_t frames[PROF_MAX_FRAMES + 1], node;
-	char st = proc_state(tid);
-	size_t n = proc_kernel_stack(oc, tid, frames, PROF_MAX_FRAMES);
+	char st = prof_proc_state(tid);
+	size_t n = prof_kstacks_of_proc(oc->kstacks, tid, frames, PROF_MAX_FRAMES);
 	enum prof_metric m;
 
 	frames[n++] = marker_frame(oc, &oc->at_start_frame, "[off-CPU when recording began]");
@@ -1001,7 +974,7 @@ static bool gone_at_end(const struct prof_switch_interval *iv)
 
 	if (!(iv->edge & PROF_SWITCH_TO_END))
 		return false;
-	st = proc_state((pid_t)iv->tid);
+	st = prof_proc_state((pid_t)iv->tid);
 	return prof_proc_tgid((pid_t)iv->tid) != (pid_t)iv->pid || st == 'Z' || st == 'X';
 }
 
@@ -1129,16 +1102,9 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 	out.metric = (uint8_t)prof_offcpu_classify(state, prof_offcpu_kernel_stack_in_io(oc->p, rs->node));
 	if (rs->event == &oc->dd) {
 		out.tag = K_D;
-		if (oc->d_kernel_only)
-			oc->stats.d_kernel++;
-		else {
-			oc->stats.full_stacks++;
-			oc->stats.by_rule[K_D]++;
-		}
-		if (oc->swa)
-			VEC_PUSH(&est_of(oc, s->tid)->waiting, ((struct waiting_sample){ out, false }));
-		else
-			feed(oc, s->tid, &out, K_D);
+		oc->stats.full_stacks++;
+		oc->stats.by_rule[K_D]++;
+		feed(oc, s->tid, &out, K_D);
 	} else
 		prof_switchpair_sample(oc->sp, s->tid, &out);
 }
@@ -1215,7 +1181,7 @@ static void take_totals(struct prof_offcpu *oc, const struct prof_bpf_swa_thread
 struct taken {
 	bool user, kern;
 	struct prof_switch_sample u;	/* the best sample with a user stack */
-	struct prof_switch_sample k;	/* the D ring's kernel stack (d_kernel_only) */
+	struct kstack k;		/* a D switch-out's kernel stack */
 };
 
 static void take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, uint32_t flags,
@@ -1236,10 +1202,7 @@ static void take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, u
 		}
 		if (w->s.time <= e->k_last_out)
 			continue;
-		if (oc->d_kernel_only && w->s.tag == K_D) {
-			t->k = w->s;
-			t->kern = true;
-		} else if (!t->user || w->s.tag > t->u.tag) {
+		if (!t->user || w->s.tag > t->u.tag) {
 			t->u = w->s;
 			t->user = true;
 		}
@@ -1248,9 +1211,43 @@ static void take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, u
 	e->k_last_out = t_out;
 }
 
+/* The kernel stack of tid's D switch-out at t_out: the newest one taken
+ * before it (the interval records and the stacks may be handled out of
+ * order, as a record waits for its samples); older ones go. */
+static void take_kstack(struct est *e, uint64_t t_out, struct taken *t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < e->kstacks.n; i++) {
+		const struct kstack *ks = &e->kstacks.v[i];
+		if (ks->t > t_out)
+			e->kstacks.v[k++] = *ks;
+		else if (!t->kern || ks->t > t->k.t) {
+			t->k = *ks;
+			t->kern = true;
+		}
+	}
+	e->kstacks.n = k;
+}
+
+/* A D switch-out's kernel stack, named now (the record is the ring's) and
+ * kept until its interval is charged. */
+static void hold_kstack(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
+{
+	struct est *e = est_of(oc, r->tid);
+	struct kstack ks = { .t = r->t_out };
+
+	ks.node = prof_kstacks_node(oc->kstacks, r->kstack, r->nkstack);
+	ks.metric = (uint8_t)with_io(PROF_M_UNINT_NS, prof_offcpu_kernel_stack_in_io(oc->p, ks.node));
+	if (e->kstacks.n >= KSTACKS_KEPT)	/* the records were lost */
+		memmove(e->kstacks.v, e->kstacks.v + 1, --e->kstacks.n * sizeof(ks));
+	VEC_PUSH(&e->kstacks, ks);
+	oc->stats.d_kernel++;
+}
+
 /* A D interval's stack from its two samples: the kernel frames of its D
- * sample (the path into the wait) under the user frames of its filtered
- * one, whose own kernel part is the switch alone. */
+ * switch-out (the path into the wait) under the user frames of its
+ * filtered sample, whose own kernel part is the switch alone. */
 static uint32_t graft(struct prof_offcpu *oc, uint32_t user, uint32_t kern)
 {
 	const struct prof_profile *p = oc->p;
@@ -1276,9 +1273,9 @@ static void charge_handed(struct prof_offcpu *oc, const struct prof_bpf_swa_thre
 	struct taken t = { 0 };
 
 	take_samples(oc, r->tid, r->t_out, r->flags, &t);
+	if (r->flags & PROF_SWA_D)
+		take_kstack(est_of(oc, r->tid), r->t_out, &t);
 	if (t.kern) {	/* D state: classed by its kernel stack, estimated by class */
-		if (t.k.metric == PROF_METRIC_COUNT)
-			return;	/* an exiting thread's */
 		m = (enum prof_metric)t.k.metric;
 		if (t.user)
 			t.u.node = graft(oc, t.u.node, t.k.node);
@@ -1322,7 +1319,11 @@ static void hold(void *arg, const struct prof_bpf_swa_thread *r)
 {
 	struct prof_offcpu *oc = arg;
 
-	if (recorded(oc, r))
+	if (!recorded(oc, r))
+		return;
+	if (r->kstack)
+		hold_kstack(oc, r);
+	else
 		VEC_PUSH(&oc->held, *r);
 }
 
@@ -1396,13 +1397,14 @@ static void poll_accountant(struct prof_offcpu *oc)
 /* The end: every record, the final totals, and the intervals still open. */
 static void finish_accountant(struct prof_offcpu *oc)
 {
-	uint64_t untracked, lost;
+	struct prof_bpf_swa_losses losses;
 
 	prof_bpf_swa_drain(oc->swa, hold, oc);
 	handle_held(oc, true);
 	prof_bpf_swa_scan(oc->swa, close_entry, oc);
-	prof_bpf_swa_losses(oc->swa, &untracked, &lost);
-	oc->stats.switches_lost += untracked + lost;
+	prof_bpf_swa_losses(oc->swa, &losses);
+	oc->stats.switches_lost += losses.untracked + losses.lost;
+	oc->stats.d_kernel_missing += losses.no_kstack;
 }
 
 static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
@@ -1462,6 +1464,7 @@ void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 	oc->rp = rp;
 	oc->sink = *sink;
 	oc->sp = prof_switchpair_new(charge, oc);
+	oc->kstacks = prof_kstacks_new(p);
 	prof_replay_add_consumer(rp, &offcpu_ops, oc);
 }
 

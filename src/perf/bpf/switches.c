@@ -12,8 +12,8 @@
  *    or not (0): a thread's first in its class (preempted, asleep, in D
  *    state) after OFFCPU_STALE ns ("stale", weight 1), else 1 in n at
  *    random (weight n).  D-state switch-outs are sampled so too: every
- *    one has its kernel stack from the D ring (sched_switch), which
- *    tells I/O wait, and only the sampled ones a user stack.
+ *    one has its kernel stack (swa_d_stack below), which tells I/O wait,
+ *    and only the sampled ones a user stack.
  * Built with clang -target bpf into build/gen/switches.bpf.o and embedded
  * in prof (src/perf/switchacct.c loads it; src/perf/bpf_filter.c is the
  * hand-assembled filter used without libbpf).
@@ -22,7 +22,8 @@
  * one's own stack and times): an interval whose switch-out was sampled,
  * one in D state, and the first one of a thread the recorder seeded as
  * off the CPU at the start.  A thread's last switch-out (TASK_DEAD) sends
- * its final totals and frees its entry.
+ * its final totals and frees its entry.  A D switch-out sends its kernel
+ * stack, right after the interval that the switch-out closes.
  *
  * Design notes / invariants:
  *  - The class is the kernel's task_is_runnable() (on_rq and not a
@@ -48,6 +49,14 @@
  *  - A thread's entry is written by its own switch-outs only (one at a
  *    time) and read by the recorder, which takes differences of totals
  *    that only grow: no lock.
+ *  - A D switch-out's kernel stack is taken at the sched_switch
+ *    tracepoint (a raw tracepoint program: it unwinds only when the
+ *    switch-out is in D state), not by this program: a perf_event
+ *    program that may call a stack helper has the kernel make its
+ *    event's callchain before every run, kept or not, inside the switch
+ *    (kernel-notes/offcpu-accountant.md).  The tracepoint runs just
+ *    before the context-switches event on the same CPU, so it leaves the
+ *    stack in a per-CPU slot that the switch-out takes.
  *  - Attached to processes with events per CPU (prof record -p), only
  *    the targets (targets.h) are accounted and sampled; a fork of one
  *    adds the child in the kernel, so no child's first interval escapes
@@ -81,10 +90,19 @@ struct {
 	__uint(max_entries, SWA_RING_BYTES);
 } events SEC(".maps");
 
-/* counts[0]: threads not accounted (map full); [1]: records lost (ring full) */
+/* The kernel stack of this CPU's D switch-out under way: tid 0 when none. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct swa_dstack);
+} dstack SEC(".maps");
+
+/* counts[0]: threads not accounted (map full); [1]: records lost (ring
+ * full); [2]: D switch-outs without their kernel stack */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -174,6 +192,26 @@ static __always_inline int keep(const struct swa_conf *c, struct swa_thread *t, 
 	return 1;
 }
 
+/* Sends the D switch-out's kernel stack that swa_d_stack left for tid
+ * on this CPU. */
+static __always_inline void send_dstack(__u32 tid)
+{
+	__u32 zero = 0;
+	struct swa_dstack *d = bpf_map_lookup_elem(&dstack, &zero);
+	__u64 size;
+
+	if (!d || d->tid != tid || !d->nr) {
+		count(2);
+		return;
+	}
+	size = sizeof(*d) - sizeof(d->ips) + (d->nr & (SWA_DSTACK_MAX * 2 - 1)) * sizeof(d->ips[0]);
+	if (size > sizeof(*d))
+		size = sizeof(*d);
+	if (bpf_ringbuf_output(&events, d, size, BPF_RB_NO_WAKEUP))
+		count(1);
+	d->tid = 0;
+}
+
 SEC("perf_event")
 int swa_switch_out(struct bpf_perf_event_data *ctx)
 {
@@ -203,9 +241,44 @@ int swa_switch_out(struct bpf_perf_event_data *ctx)
 	t->flags = SWA_OPEN | cls;
 	if (nvcsw != last_nvcsw && (task_read(task, c->off_to_load, 1) >> (c->to_load_bit & 7) & 1)) {
 		t->flags |= SWA_D;
+		send_dstack(tid);
 		return keep(c, t, 2, now);
 	}
 	return keep(c, t, cls, now);
+}
+
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_NOLOAD 0x400
+#define TASK_FROZEN 0x8000
+
+/* sched_switch (args: preempt, prev, next, prev_state; in prev's
+ * context): a recorded thread blocking in D state, as the scheduler
+ * counts it in the load (sched_contributes_to_load), leaves its kernel
+ * stack for its switch-out (send_dstack). */
+SEC("raw_tracepoint/sched_switch")
+int swa_d_stack(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 zero = 0, state = (__u32)ctx->args[3];
+	__u64 pt;
+	const struct swa_conf *c;
+	struct swa_dstack *d;
+	long n;
+
+	if (ctx->args[0] || !(state & TASK_UNINTERRUPTIBLE) || (state & (TASK_NOLOAD | TASK_FROZEN)))
+		return 0;
+	pt = bpf_get_current_pid_tgid();
+	c = bpf_map_lookup_elem(&conf, &zero);
+	if (!c || !(__u32)pt || (__u32)(pt >> 32) == c->self_tgid || !targets_keep((__u32)(pt >> 32)))
+		return 0;
+	if (!(d = bpf_map_lookup_elem(&dstack, &zero)))
+		return 0;
+	n = bpf_get_stack(ctx, d->ips, sizeof(d->ips), 0);
+	d->kind = SWA_REC_DSTACK;
+	d->tid = (__u32)pt;
+	d->pid = (__u32)(pt >> 32);
+	d->nr = n > 0 ? (__u32)n / sizeof(d->ips[0]) : 0;
+	d->t = bpf_ktime_get_ns();
+	return 0;
 }
 
 /* The thread exits (sched_process_exit, in its own context): its perf

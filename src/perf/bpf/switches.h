@@ -24,6 +24,11 @@
 /* record kinds */
 #define SWA_REC_INTERVAL 1	/* an interval the recorder charges itself: t_out, t_in, flags */
 #define SWA_REC_EXIT 2		/* the thread's last switch-out (at t_in): its final totals */
+#define SWA_REC_DSTACK 3	/* a D switch-out's kernel stack, sent after the interval it closes */
+
+/* Kernel frames kept of a D switch-out: the deepest paths into a wait
+ * (a file system's fsync under a page fault) are under 50 here. */
+#define SWA_DSTACK_MAX 64
 
 struct swa_conf {			/* conf[0] */
 	__u32 self_tgid;		/* prof itself: never accounted */
@@ -52,6 +57,14 @@ struct swa_rec {
 	__u32 kind, tid, pid, flags;
 	__u64 t_out, t_in;		/* SWA_REC_INTERVAL; t_in: the time of an EXIT */
 	__u64 ns[2], n[2], born;	/* the totals (an EXIT's are final) */
+};
+
+/* A D switch-out's kernel stack (sched_switch, innermost first): each
+ * one's own, so the recorder can tell I/O wait from the other D waits. */
+struct swa_dstack {
+	__u32 kind, tid, pid, nr;	/* nr: frames in ips */
+	__u64 t;			/* when it was taken, before the switch-out's t_out */
+	__u64 ips[SWA_DSTACK_MAX];
 };
 
 #endif
