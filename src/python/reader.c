@@ -5,7 +5,9 @@
  * once per thread, code objects once per object; a sample then costs one
  * read of the thread state, one for the frames (a window of memory below
  * the innermost, where its callers lie: one more for each frame outside
- * it) and one for the whole chain's code objects (checked, not re-read).
+ * it) and one for the whole chain's code objects (checked, not re-read),
+ * which for a switched-out thread also reads its stack again to check
+ * that it did not run since.
  *
  * Design notes / invariants:
  *  - procs maps pid -> index + 1 into proc[]; a proc is pending (queued
@@ -606,20 +608,29 @@ static bool key_named(const struct prof_py_layout *l, const uint8_t *key, const 
 	       u64_at(key, l->code_qualname - base) == r->qualname;
 }
 
-/* Ids of the n code objects of one chain (py->chain): known ones whose
- * names the sample saw unchanged as they are; one batched read of the
- * others' keys, and a full read of those not seen (or changed) since.
- * -ESTALE when a code object is no longer the one the sample saw. */
-static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe *out, size_t n)
+/* The code keys of a chain to read: iovecs from [1] on, [0] left for a
+ * read that shares the call (blocked_code_ids); need[j] is the frame of
+ * the key read into keys[j]. */
+struct key_reads {
+	struct iovec lv[PROF_PY_MAX_FRAMES + 1], rv[PROF_PY_MAX_FRAMES + 1];
+	size_t need[PROF_PY_MAX_FRAMES], m, len;
+};
+
+static __thread uint8_t keys[PROF_PY_MAX_FRAMES][CODE_KEY_LEN];
+
+/* The ids of the n code objects of py->chain that need no read (known,
+ * and the sample saw their names unchanged) into out; the others into
+ * kr.  Reads nothing and changes no cache, so that the caller can still
+ * drop the chain after the read. */
+static int keys_to_read(struct prof_python *py, struct proc *p, struct prof_pyframe *out, size_t n,
+			struct key_reads *kr)
 {
-	static __thread uint8_t keys[PROF_PY_MAX_FRAMES][CODE_KEY_LEN];
-	struct iovec lv[PROF_PY_MAX_FRAMES], rv[PROF_PY_MAX_FRAMES];
-	size_t need[PROF_PY_MAX_FRAMES], m = 0;
 	uint16_t base = p->l.code_firstlineno;
-	size_t len = (size_t)p->l.code_linetable + 8 - base;
 	uint64_t k;
 
-	if (len > CODE_KEY_LEN)
+	kr->m = 0;
+	kr->len = (size_t)p->l.code_linetable + 8 - base;
+	if (kr->len > CODE_KEY_LEN)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		const struct pyraw *r = &py->chain[i];
@@ -627,23 +638,35 @@ static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe 
 			out[i].code = p->key_ids.v[k];
 			continue;
 		}
-		lv[m] = (struct iovec){ keys[m], len };
-		rv[m] = (struct iovec){ (void *)(uintptr_t)(r->code + base), len };
-		need[m++] = i;
+		kr->lv[kr->m + 1] = (struct iovec){ keys[kr->m], kr->len };
+		kr->rv[kr->m + 1] = (struct iovec){ (void *)(uintptr_t)(r->code + base), kr->len };
+		kr->need[kr->m++] = i;
 	}
-	if (m && process_vm_readv(p->pid, lv, m, rv, m, 0) != (ssize_t)(len * m))
+	return 0;
+}
+
+/* The ids of the keys in kr, got bytes of them read (-EFAULT unless all):
+ * a known key unchanged keeps its id, another is read in full under a
+ * new one.  -ESTALE when a code object is no longer the one the sample
+ * saw. */
+static int keys_take(struct prof_python *py, struct proc *p, struct prof_pyframe *out,
+		     const struct key_reads *kr, ssize_t got)
+{
+	uint64_t k;
+
+	if (got != (ssize_t)(kr->len * kr->m))
 		return -EFAULT;
-	for (size_t j = 0; j < m; j++) {
-		const struct pyraw *r = &py->chain[need[j]];
+	for (size_t j = 0; j < kr->m; j++) {
+		const struct pyraw *r = &py->chain[kr->need[j]];
 		bool created;
 		if (r->named && !key_named(&p->l, keys[j], r))
 			return -ESTALE;	/* freed since the sample, its memory reused */
-		if (u64map_get(&p->codes, r->code, &k) && !memcmp(p->keys.v[k].bytes, keys[j], len)) {
-			out[need[j]].code = p->key_ids.v[k];
+		if (u64map_get(&p->codes, r->code, &k) && !memcmp(p->keys.v[k].bytes, keys[j], kr->len)) {
+			out[kr->need[j]].code = p->key_ids.v[k];
 			continue;
 		}
 		struct code_key ck = { .addr = r->code };
-		memcpy(ck.bytes, keys[j], len);
+		memcpy(ck.bytes, keys[j], kr->len);
 		uint32_t id = add_code(py, p, r->code, keys[j]);
 		uint64_t *slot = u64map_slot(&p->codes, r->code, &created);
 		if (created) {
@@ -654,9 +677,26 @@ static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe 
 			p->keys.v[*slot] = ck;
 			p->key_ids.v[*slot] = id;
 		}
-		out[need[j]].code = id;
+		out[kr->need[j]].code = id;
 	}
 	return 0;
+}
+
+/* Ids of the n code objects of one chain (py->chain): known ones whose
+ * names the sample saw unchanged as they are; one batched read of the
+ * others' keys, and a full read of those not seen (or changed) since.
+ * -ESTALE when a code object is no longer the one the sample saw. */
+static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe *out, size_t n)
+{
+	struct key_reads kr;
+	ssize_t got = 0;
+	int ret;
+
+	if ((ret = keys_to_read(py, p, out, n, &kr)) < 0)
+		return ret;
+	if (kr.m)
+		got = process_vm_readv(p->pid, kr.lv + 1, kr.m, kr.rv + 1, kr.m, 0);
+	return keys_take(py, p, out, &kr, got);
 }
 
 /* --- the chain ---------------------------------------------------------------------------- */
@@ -776,23 +816,57 @@ static size_t frames_of(struct prof_python *py, const struct prof_py_layout *l, 
 	return n;
 }
 
-/*
- * Whether a switched-out thread has not run since its sample, after its
- * chain was read: its C stack, from the sample's stack pointer up, is
- * still what the sample copied.  A thread that ran again returned from
- * the call it blocked in and overwrote that memory with other frames (the
- * interpreter's spilled registers hold the Python frame and its next
- * instruction), so a chain read from a thread that moved on does not
- * pass, however late the read; a stack the sample did not copy cannot be
- * checked and does not pass either.
- */
-static bool still_blocked(struct prof_python *py, pid_t pid, const struct prof_pysample *smp)
+/* The iovecs that read a blocked thread's C stack again, from the
+ * sample's stack pointer up (into py->stack_now); false when the sample
+ * copied none, which cannot be checked. */
+static bool stack_iov(struct prof_python *py, const struct prof_pysample *smp, struct iovec *lv,
+		      struct iovec *rv)
 {
-	if (!smp->len || !smp->stack)
+	if (!smp->len || !smp->stack || !smp->sp)
 		return false;
 	VEC_GROW(&py->stack_now, smp->len);
-	return rd(pid, smp->sp, py->stack_now.v, smp->len) == 0 &&
-	       memcmp(py->stack_now.v, smp->stack, smp->len) == 0;
+	*lv = (struct iovec){ py->stack_now.v, smp->len };
+	*rv = (struct iovec){ (void *)(uintptr_t)smp->sp, smp->len };
+	return true;
+}
+
+/*
+ * Whether a switched-out thread has not run since its sample, after its
+ * chain was read (got bytes read from stack_iov's iovec first): its C
+ * stack, from the sample's stack pointer up, is still what the sample
+ * copied.  A thread that ran again returned from the call it blocked in
+ * and overwrote that memory with other frames (the interpreter's spilled
+ * registers hold the Python frame and its next instruction), so a chain
+ * read from a thread that moved on does not pass, however late the read;
+ * a stack the sample did not copy cannot be checked and does not pass
+ * either.
+ */
+static bool still_blocked(struct prof_python *py, const struct prof_pysample *smp, ssize_t got)
+{
+	return got >= (ssize_t)smp->len && memcmp(py->stack_now.v, smp->stack, smp->len) == 0;
+}
+
+/*
+ * code_ids for the chain of a switched-out thread, read now: -ESTALE
+ * unless still_blocked.  The stack and the code keys are one
+ * process_vm_readv, the stack's iovec first: the kernel reads iovecs in
+ * order, so the stack is still read after the chain and before the keys,
+ * and a partial read that ends in the keys is told apart by its length.
+ */
+static int blocked_code_ids(struct prof_python *py, struct proc *p, const struct prof_pysample *smp,
+			    struct prof_pyframe *out, size_t n)
+{
+	struct key_reads kr;
+	int ret = keys_to_read(py, p, out, n, &kr);	/* kr.m is 0 on error */
+	ssize_t got;
+
+	if (!stack_iov(py, smp, &kr.lv[0], &kr.rv[0]))
+		return -ESTALE;
+	got = process_vm_readv(p->pid, kr.lv, kr.m + 1, kr.rv, kr.m + 1, 0);
+	if (!still_blocked(py, smp, got))
+		return -ESTALE;
+	py->blocked++;
+	return ret < 0 ? ret : keys_take(py, p, out, &kr, got - (ssize_t)smp->len);
 }
 
 /*
@@ -818,16 +892,14 @@ static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, uint64_t ti
 		py->at_sample++;
 	else if ((n = chain_now(py, p, tid, smp)) < 0)
 		return n;
-	else if (smp && smp->blocked) {
-		if (!still_blocked(py, pid, smp))
-			return -ESTALE;
-		py->blocked++;
-	} else
+	else if (!(smp && smp->blocked))
 		py->after++;
 	size_t nf = frames_of(py, &p->l, (size_t)n, out, MIN(max, (size_t)PROF_PY_MAX_FRAMES));
-	if ((ret = code_ids(py, p, out, nf)) < 0)
-		return ret;
-	return (int)nf;
+	if (smp && smp->blocked)
+		ret = blocked_code_ids(py, p, smp, out, nf);
+	else
+		ret = code_ids(py, p, out, nf);
+	return ret < 0 ? ret : (int)nf;
 }
 
 static int prof_python_read(struct prof_python *py, pid_t pid, pid_t tid, uint64_t time,
