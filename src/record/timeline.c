@@ -194,6 +194,14 @@ static void res_update(struct prof_restrack *rt, const struct prof_resources *ra
 	res_store(rt, &r);
 }
 
+/* A thread's context switches from its status file (a process's file
+ * counts its leader's). */
+static void parse_switches(const char *status, struct prof_resources *raw)
+{
+	prof_proc_parse_keyed(status, "\nvoluntary_ctxt_switches:", &raw->vol_cs);
+	prof_proc_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &raw->invol_cs);
+}
+
 /* One thread's raw counters from /proc/PID/task/TID; false when unreadable. */
 static bool read_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid,
 			struct prof_resources *raw)
@@ -201,10 +209,8 @@ static bool read_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid,
 	char *stat = read_proc(pid, tid, "stat"), *status = read_proc(pid, tid, "status");
 	bool ok = stat && parse_stat(rt, stat, raw) == 0;
 
-	if (ok && status) {
-		prof_proc_parse_keyed(status, "\nvoluntary_ctxt_switches:", &raw->vol_cs);
-		prof_proc_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &raw->invol_cs);
-	}
+	if (ok && status)
+		parse_switches(status, raw);
 	free(stat);
 	free(status);
 	return ok;
@@ -285,8 +291,7 @@ static bool read_process(struct prof_restrack *rt, struct proc_state *ps, struct
 	if ((status = read_proc(ps->pid, 0, "status"))) {
 		if (prof_proc_parse_keyed(status, "\nVmHWM:", &v) == 0)
 			raw->rss_peak_bytes = v * 1024;
-		prof_proc_parse_keyed(status, "\nvoluntary_ctxt_switches:", &leader->vol_cs);
-		prof_proc_parse_keyed(status, "\nnonvoluntary_ctxt_switches:", &leader->invol_cs);
+		parse_switches(status, leader);
 	}
 	free(status);
 	if ((io = read_proc(ps->pid, 0, "io")))
