@@ -254,11 +254,14 @@ int swa_switch_out(struct bpf_perf_event_data *ctx)
 /* sched_switch (args: preempt, prev, next, prev_state; in prev's
  * context): a recorded thread blocking in D state, as the scheduler
  * counts it in the load (sched_contributes_to_load), leaves its kernel
- * stack for its switch-out (send_dstack). */
+ * stack for its switch-out (send_dstack).  Recorded: it has an entry,
+ * made by its first switch-out that the switch-out program ran for; a
+ * raw tracepoint runs for every thread of the machine, where a recording
+ * of some threads has events of theirs only (a command, --per-thread). */
 SEC("raw_tracepoint/sched_switch")
 int swa_d_stack(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 zero = 0, state = (__u32)ctx->args[3];
+	__u32 zero = 0, state = (__u32)ctx->args[3], tid;
 	__u64 pt;
 	const struct swa_conf *c;
 	struct swa_dstack *d;
@@ -267,14 +270,16 @@ int swa_d_stack(struct bpf_raw_tracepoint_args *ctx)
 	if (ctx->args[0] || !(state & TASK_UNINTERRUPTIBLE) || (state & (TASK_NOLOAD | TASK_FROZEN)))
 		return 0;
 	pt = bpf_get_current_pid_tgid();
+	tid = (__u32)pt;
 	c = bpf_map_lookup_elem(&conf, &zero);
-	if (!c || !(__u32)pt || (__u32)(pt >> 32) == c->self_tgid || !targets_keep((__u32)(pt >> 32)))
+	if (!c || !tid || (__u32)(pt >> 32) == c->self_tgid || !targets_keep((__u32)(pt >> 32)) ||
+	    !bpf_map_lookup_elem(&threads, &tid))
 		return 0;
 	if (!(d = bpf_map_lookup_elem(&dstack, &zero)))
 		return 0;
 	n = bpf_get_stack(ctx, d->ips, sizeof(d->ips), 0);
 	d->kind = SWA_REC_DSTACK;
-	d->tid = (__u32)pt;
+	d->tid = tid;
 	d->pid = (__u32)(pt >> 32);
 	d->nr = n > 0 ? (__u32)n / sizeof(d->ips[0]) : 0;
 	d->t = bpf_ktime_get_ns();
