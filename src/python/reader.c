@@ -707,7 +707,8 @@ static int code_ids(struct prof_python *py, struct proc *p, struct prof_pyframe 
  * the activation the thread runs now did not exist at the sample (its
  * _PyCFrame lies below the sample's sp).  A _PyCFrame outside the copy
  * (the thread state's root one, a stack deeper than the copy) is not
- * checked.
+ * checked.  A blocked thread's head is read from that copy when it is
+ * there.
  */
 static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_pysample *smp,
 			 uint64_t *head)
@@ -721,6 +722,12 @@ static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_py
 		return 0;
 	}
 	cf = u64_at(ts, p->l.tstate_cframe) + p->l.cframe_current_frame;
+	if (smp && smp->blocked && smp->len && cf >= smp->sp && cf + 8 <= smp->sp + smp->len) {
+		/* on the stack the sample copied, which a blocked thread leaves
+		 * as it was (checked after the chain: still_blocked) */
+		*head = u64_at(smp->stack, cf - smp->sp);
+		return 0;
+	}
 	if (rd(p->pid, cf, &f, 8) < 0)
 		return -EFAULT;
 	*head = f;
