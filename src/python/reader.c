@@ -722,7 +722,7 @@ static int current_frame(struct proc *p, const uint8_t *ts, const struct prof_py
 		return 0;
 	}
 	cf = u64_at(ts, p->l.tstate_cframe) + p->l.cframe_current_frame;
-	if (smp && smp->blocked && smp->len && cf >= smp->sp && cf + 8 <= smp->sp + smp->len) {
+	if (smp && smp->blocked && smp->len >= 8 && cf >= smp->sp && cf - smp->sp <= smp->len - 8) {
 		/* on the stack the sample copied, which a blocked thread leaves
 		 * as it was (checked after the chain: still_blocked) */
 		*head = u64_at(smp->stack, cf - smp->sp);
@@ -750,7 +750,9 @@ static const uint8_t *frame_at(struct proc *p, struct frame_window *w, uint64_t 
 {
 	uint64_t end = addr + size, lo = addr & ~(uint64_t)4095;
 
-	if (addr >= w->lo && end <= w->lo + w->len)
+	/* no sum that can wrap: a frame read from a thread that ran on can
+	 * hold any pointer (the chain is checked only after) */
+	if (addr >= w->lo && addr - w->lo <= w->len && size <= w->len - (addr - w->lo))
 		return w->b + (addr - w->lo);
 	if (end > FRAME_WINDOW && end - FRAME_WINDOW > lo)
 		lo = end - FRAME_WINDOW;
