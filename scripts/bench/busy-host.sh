@@ -16,6 +16,10 @@
 #   prof -a rec     `prof record -a` timing off-CPU with PERF_RECORD_SWITCH
 #                   instead of its in-kernel accountant
 #                   (PROF_OFFCPU_SWITCH_RECORDS=1; CONFIGS=prof_a_rec)
+#   floor           the cpu-clock timer alone at 999 Hz on every CPU, with no
+#                   ring buffer (timerfloor -a: no record, no stack, no
+#                   recorder): what no sampler on this VM can cost less than
+#                   (CONFIGS=floor)
 #   perf -a         `perf record -a --call-graph dwarf -F 999`
 #   perf -p         `perf record -p` the same processes (redis, the postmaster
 #                   and its children: perf has no --children), dwarf 999 Hz
@@ -107,6 +111,7 @@ recorder() {
 			-o "$B/rec.perf" -- sleep "$WINDOW" ;;
 	prof_a_rec) PROF_OFFCPU_SWITCH_RECORDS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
 	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$WINDOW" ;;
+	floor) "$FLOOR" -a 999 sleep "$WINDOW" ;;
 	esac
 }
 
@@ -126,7 +131,7 @@ window() {	# config|bare
 	W_PG=$(pg_tps "$t0" "$t1")
 }
 export -f recorder
-export PROF WINDOW B REDIS POSTMASTER
+export PROF FLOOR WINDOW B REDIS POSTMASTER
 
 # Shares from a recording: finish_task_switch in the servers' CPU samples
 # (the innermost frame but the interrupt-enabling helpers it calls, where a
@@ -160,7 +165,8 @@ for round in $(seq "$ROUNDS"); do
 		cpu[$c]+="$rc "
 		f="$B/rec.prof"
 		[ "${c%_p}" = perf ] && f="$B/rec.perf"
-		read -r s l u <<<"$(shares "$f")"
+		s=- l=- u=-
+		[ "$c" = floor ] || read -r s l u <<<"$(shares "$f")"
 		[ -n "${KEEP:-}" ] && cp "$f" "$KEEP/$c.$round.data"
 		fts[$c]+="$s "
 		lost[$c]+="$l "
@@ -177,7 +183,7 @@ m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";; nores) echo "prof -a --no-resources";;
 	nores_p) echo "prof -p --children --no-resources";; prof_p_thread) echo "prof -p --children --per-thread";;
 	perf_p) echo "perf -p dwarf 999 Hz";;
-	all) echo "prof -a --offcpu-stacks=all";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
+	all) echo "prof -a --offcpu-stacks=all";; floor) echo "the 999 Hz timer alone, -a";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
 for c in $CONFIGS; do
 	row "busy host: $(name "$c")" "redis / postgres / unrecorded" "" \
 		"$(printf '%.3f / %.3f' "$(m "${redis[$c]}")" "$(m "${pg[$c]}")")" "" \

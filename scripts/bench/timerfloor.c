@@ -5,8 +5,11 @@
  * handler and stops there (no callchain, no stack copy, no record).  The
  * target's throughput under it is what the kernel's sampling timer alone
  * costs on this machine: no profiler built on cpu-clock can cost less.
+ * With -a the events count every task on each CPU (pid -1, as `perf
+ * record -a` opens them) for as long as COMMAND runs: the floor of a
+ * whole-host recording (scripts/bench/busy-host.sh).
  *
- *   timerfloor HZ COMMAND [ARGS...]
+ *   timerfloor [-a] HZ COMMAND [ARGS...]
  */
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -16,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int open_timer(pid_t pid, int cpu, int hz)
+static int open_timer(pid_t pid, int cpu, int hz, int system_wide)
 {
 	struct perf_event_attr a;
 
@@ -27,9 +30,9 @@ static int open_timer(pid_t pid, int cpu, int hz)
 	a.freq = 1;
 	a.sample_freq = (unsigned long long)hz;
 	a.sample_type = PERF_SAMPLE_IP;
-	a.inherit = 1;
-	a.disabled = 1;
-	a.enable_on_exec = 1;
+	a.inherit = !system_wide;
+	a.disabled = !system_wide;	/* a CPU's events run at once */
+	a.enable_on_exec = !system_wide;
 	a.exclude_hv = 1;
 	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, 0);
 }
@@ -37,12 +40,15 @@ static int open_timer(pid_t pid, int cpu, int hz)
 int main(int argc, char **argv)
 {
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int go[2], status;
+	int system_wide = argc > 1 && strcmp(argv[1], "-a") == 0;
+	int go[2], status, hz;
 	char b;
 	pid_t pid;
 
-	if (argc < 3 || atoi(argv[1]) <= 0 || pipe(go) < 0) {
-		fprintf(stderr, "usage: timerfloor HZ COMMAND [ARGS...]\n");
+	argv += system_wide;
+	argc -= system_wide;
+	if (argc < 3 || (hz = atoi(argv[1])) <= 0 || pipe(go) < 0) {
+		fprintf(stderr, "usage: timerfloor [-a] HZ COMMAND [ARGS...]\n");
 		return 2;
 	}
 	if ((pid = fork()) == 0) {	/* waits until the events exist, then execs */
@@ -52,7 +58,7 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		if (open_timer(pid, cpu, atoi(argv[1])) < 0) {
+		if (open_timer(system_wide ? -1 : pid, cpu, hz, system_wide) < 0) {
 			perror("timerfloor: perf_event_open");
 			return 1;
 		}
