@@ -73,6 +73,21 @@ test_expect_success 'sleep is sleep, not I/O wait' '
 	! grep -q sleep_a_while sleep-io.folded
 '
 
+# A D-state wait that is not I/O: the parent of a vfork child waits in
+# wait_for_vfork_done (TASK_KILLABLE, no in_iowait).  Every wait is kept
+# (each is its thread's first D wait in 50 ms: the stale rule), so no
+# sampling margin; the 25% are the clocks' differences, as above.
+test_expect_success 'D state outside I/O: off-CPU, never I/O wait' '
+	"$PROF" record -o vfork.data -- "$RB/vfork_wait" 50 10 >vfork.out 2>&1 &&
+	truth=$(sed -n "s/^waited_ns //p" vfork.out) &&
+	"$PROF" report -i vfork.data --format=folded --metric=off-cpu >vfork.folded &&
+	got=$(awk "/;kernel_clone_\\[k\\];/ {s += \$NF} END {print s * 1000}" vfork.folded) &&
+	say "vfork parent: waited $truth ns by its own clock; prof off-CPU in kernel_clone $got ns" &&
+	python3 -c "import sys; t,g=int(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if abs(g-t) <= 0.25*t else 1)" "$truth" "$got" &&
+	"$PROF" report -i vfork.data --format=folded --metric=io-wait >vfork-io.folded &&
+	! grep -q "kernel_clone_\[k\]" vfork-io.folded
+'
+
 test_expect_success 'every format works with every metric' '
 	for m in cpu off-cpu io-wait sleep wall; do
 		for f in text folded json flamegraph html speedscope pprof callgrind; do

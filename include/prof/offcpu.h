@@ -38,6 +38,7 @@ struct prof_offcpu_stats {
 	uint64_t by_rule[3];	/* of them: kept at random, by the stale rule, in D state */
 	uint64_t d_kernel;	/* kernel stacks of D-state switch-outs (the accountant's user ones are sampled) */
 	uint64_t d_kernel_missing;	/* D-state switch-outs without one (the accountant's) */
+	uint64_t d_io_flag;	/* D-state switch-outs in I/O wait by the kernel's flag alone, unsampled: no stack */
 	uint64_t estimated;	/* intervals charged by the estimator (sampled) */
 	uint64_t unsampled_ns;	/* ns charged to [stack not sampled] (sampled) */
 };

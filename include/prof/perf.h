@@ -199,6 +199,7 @@ struct prof_bpf_task_layout {
 	struct prof_btf_field nvcsw;		/* task_struct.nvcsw */
 	struct prof_btf_field flags;		/* task_struct.flags (PF_*) */
 	struct prof_btf_field tgid;		/* task_struct.tgid */
+	struct prof_btf_field in_iowait;	/* task_struct.in_iowait (bitfield) */
 };
 int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct prof_bpf_task_layout *task);
 /* The task layout the filter reads (from BTF); false if it cannot tell
@@ -218,8 +219,9 @@ bool prof_bpf_task_layout(struct prof_bpf_task_layout *task);
  * those whose switch-out was sampled (PROF_SWA_SAMPLED, with
  * PROF_SWA_STALE for the rule), those in D state, and the first one of a
  * thread seeded as off the CPU at the start; a thread's exit, with its
- * final totals; and the kernel stack of each D-state switch-out (kstack),
- * after the interval record before it.  Needs libbpf at build time and BTF, CAP_BPF and
+ * final totals; and the kernel stack of a D-state switch-out (kstack),
+ * after the interval record before it: of each one that the kernel does
+ * not count as I/O wait (PROF_SWA_IO), and of each sampled one.  Needs libbpf at build time and BTF, CAP_BPF and
  * CAP_PERFMON at run time: prof_bpf_swa_open fails (NULL, why filled)
  * without them.
  */
@@ -230,6 +232,8 @@ enum {
 	PROF_SWA_SAMPLED = 8,		/* the switch-out's sample was kept */
 	PROF_SWA_AT_START = 16,		/* seeded: t_out is the recording's start */
 	PROF_SWA_STALE = 32,		/* kept by the stale rule (else at random) */
+	PROF_SWA_IO = 64,		/* D state the kernel counts as I/O wait (in_iowait) */
+	PROF_SWA_KSTACK = 128,		/* D state whose kernel stack came before it (kstack) */
 };
 struct prof_bpf_swa_thread {	/* a map entry, or a record */
 	uint32_t tid, pid, flags;

@@ -164,11 +164,11 @@ int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct
 bool prof_bpf_task_layout(struct prof_bpf_task_layout *task)
 {
 	static const char *const paths[] = { "on_rq", "se.sched_delayed", "se.sum_exec_runtime",
-					     "sched_contributes_to_load", "nvcsw", "flags", "tgid" };
-	struct prof_btf_field f[7];
+					     "sched_contributes_to_load", "nvcsw", "flags", "tgid", "in_iowait" };
+	struct prof_btf_field f[ARRAY_SIZE(paths)];
 
 	memset(task, 0, sizeof(*task));
-	if (prof_btf_members("task_struct", paths, 7, f) < 0 || !f[0].found)
+	if (prof_btf_members("task_struct", paths, ARRAY_SIZE(paths), f) < 0 || !f[0].found)
 		return false;
 	task->on_rq = f[0];
 	task->sched_delayed = f[1];
@@ -177,5 +177,6 @@ bool prof_bpf_task_layout(struct prof_bpf_task_layout *task)
 	task->nvcsw = f[4];
 	task->flags = f[5];
 	task->tgid = f[6];
+	task->in_iowait = f[7];
 	return true;
 }

@@ -125,6 +125,9 @@ static bool conf_layout(struct swa_conf *c, const struct prof_bpf_task_layout *t
 	c->to_load_bit = task->to_load.bit;
 	c->has_delayed = task->sched_delayed.found;
 	c->off_delayed = task->sched_delayed.off;
+	c->has_iowait = task->in_iowait.found && task->in_iowait.width == 1;
+	c->off_iowait = task->in_iowait.off;
+	c->iowait_bit = task->in_iowait.bit;
 	return true;
 }
 

@@ -21,8 +21,9 @@
  *       prev_state, every switch-out in D state: an uninterruptible wait
  *       is where the kernel stack says what the wait is (I/O or not), and
  *       such waits are few next to sleeps, so each has its own stack.
- *       With the accountant (below) no D ring: its program takes each D
- *       switch-out's kernel stack itself, and user stacks by its rules.
+ *       With the accountant (below) no D ring: I/O wait by in_iowait, or
+ *       by the kernel stack its program takes of each other D wait (a
+ *       journal commit) and of each sampled one; user stacks by its rules.
  *    Without BPF (a kernel before 6.10, whose overflow programs cannot
  *    drop samples, or no CAP_BPF) the random ring is sched:sched_switch
  *    with sample_period = period, and there is no stale rule.
@@ -112,10 +113,9 @@
 #define OUTS_KEPT 4
 #define OUT_PREEMPT (1ULL << 63)
 
-/* A thread's D kernel stacks kept for intervals not yet charged: they
- * come at once, and the interval records wait for their samples, so as
- * many as it blocks in D in a drain (and the next interval charged drops
- * those older than it, whose records were lost). */
+/* A thread's D kernel stacks kept for intervals not yet charged (they come
+ * at once, the records wait for their samples): as many as it blocks in D
+ * in a drain (an interval charged drops older ones, whose records were lost). */
 #define KSTACKS_KEPT 4096
 
 /* How often the in-kernel accountant's totals are read: often enough
@@ -125,8 +125,8 @@
 
 /* The estimator's classes of off-CPU time, each shared among its own
  * sampled intervals: preempted, asleep, and the two kinds of D state
- * (told apart, with the in-kernel accountant, by each D interval's own
- * kernel stack: exact per thread). */
+ * (told apart, with the in-kernel accountant, by the kernel's in_iowait
+ * or each other D interval's own kernel stack: exact per thread). */
 enum { C_PREEMPT, C_SLEEP, C_UNINT, C_IOWAIT, NCLASSES };
 
 /* What kept a switch-out's sample, lowest rank first (the tag of its
@@ -444,7 +444,7 @@ static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *
 	} else if (setup_stack_event(oc, &oc->st, cfg, oc->period) < 0)
 		return -EINVAL;
 	/* With the accountant, D-state switch-outs get user stacks by its
-	 * rules like the others, and their kernel stacks from its program. */
+	 * rules like the others, and kernel stacks from its program. */
 	if (oc->swa)
 		return 0;
 	if (setup_stack_event(oc, &oc->dd, cfg, 1) < 0)
@@ -1211,9 +1211,8 @@ static void take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, u
 	e->k_last_out = t_out;
 }
 
-/* The kernel stack of tid's D switch-out at t_out: the newest one taken
- * before it (the interval records and the stacks may be handled out of
- * order, as a record waits for its samples); older ones go. */
+/* The kernel stack of tid's D switch-out at t_out: the newest one taken before
+ * it (records wait for their samples, so may come after later stacks). */
 static void take_kstack(struct est *e, uint64_t t_out, struct taken *t)
 {
 	size_t k = 0;
@@ -1230,8 +1229,7 @@ static void take_kstack(struct est *e, uint64_t t_out, struct taken *t)
 	e->kstacks.n = k;
 }
 
-/* A D switch-out's kernel stack, named now (the record is the ring's) and
- * kept until its interval is charged. */
+/* A D switch-out's kernel stack, named now (the record is the ring's), kept until charged. */
 static void hold_kstack(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
 {
 	struct est *e = est_of(oc, r->tid);
@@ -1273,7 +1271,7 @@ static void charge_handed(struct prof_offcpu *oc, const struct prof_bpf_swa_thre
 	struct taken t = { 0 };
 
 	take_samples(oc, r->tid, r->t_out, r->flags, &t);
-	if (r->flags & PROF_SWA_D)
+	if (r->flags & PROF_SWA_KSTACK)
 		take_kstack(est_of(oc, r->tid), r->t_out, &t);
 	if (t.kern) {	/* D state: classed by its kernel stack, estimated by class */
 		m = (enum prof_metric)t.k.metric;
@@ -1283,6 +1281,9 @@ static void charge_handed(struct prof_offcpu *oc, const struct prof_bpf_swa_thre
 		return;
 	else if (t.user)
 		m = (enum prof_metric)t.u.metric;
+	if (r->flags & PROF_SWA_IO)	/* the kernel's own verdict, stack or not */
+		m = PROF_M_IOWAIT_NS;
+	oc->stats.d_io_flag += (r->flags & (PROF_SWA_IO | PROF_SWA_KSTACK)) == PROF_SWA_IO && !t.user;
 	charge(oc, &iv, t.user ? &t.u : NULL, m);
 }
 

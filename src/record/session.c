@@ -478,7 +478,7 @@ static void setup_resources(struct prof_session *s)
 {
 	struct prof_replay_sink sink = { offcpu_sink_add, s };
 	uint32_t period = s->o->offcpu_period ? s->o->offcpu_period : PROF_OFFCPU_PERIOD;
-	char v[160];
+	char v[256];
 
 	s->oc = prof_offcpu_new(&s->pf, period == 1 ? PROF_OFFCPU_ALL : PROF_OFFCPU_SAMPLED, period,
 				s->offcpu_why, sizeof(s->offcpu_why));
@@ -494,7 +494,7 @@ static void setup_resources(struct prof_session *s)
 		snprintf(v, sizeof(v), "1 in %u switch-outs at random%s",
 			 prof_offcpu_period(s->oc),
 			 !prof_offcpu_filtered(s->oc) ? " (tracepoint period), every D-state one" :
-			 prof_offcpu_in_kernel(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted, asleep or in D state; every D-state one's kernel stack" :
+			 prof_offcpu_in_kernel(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted, asleep or in D state; the kernel stack of each D-state one not in I/O wait by the kernel's flag" :
 			 prof_offcpu_stale_by_class(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted or not, every D-state one" :
 			 " (BPF), a thread's first after 20 ms without, every D-state one");
 		prof_meta_set(&s->p, "off_cpu_stack_samples", v);

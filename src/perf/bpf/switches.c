@@ -11,9 +11,10 @@
  *  - it chooses whether this switch-out gets a stack sample (return 1)
  *    or not (0): a thread's first in its class (preempted, asleep, in D
  *    state) after OFFCPU_STALE ns ("stale", weight 1), else 1 in n at
- *    random (weight n).  D-state switch-outs are sampled so too: every
- *    one has its kernel stack (swa_d_stack below), which tells I/O wait,
- *    and only the sampled ones a user stack.
+ *    random (weight n).  D-state switch-outs are sampled so too (the
+ *    verdict made by swa_d_stack below); the kernel's in_iowait flag
+ *    tells I/O wait, and the kernel stack is taken for the sampled ones
+ *    and for the D waits not so flagged.
  * Built with clang -target bpf into build/gen/switches.bpf.o and embedded
  * in prof (src/perf/switchacct.c loads it; src/perf/bpf_filter.c is the
  * hand-assembled filter used without libbpf).
@@ -23,7 +24,8 @@
  * one in D state, and the first one of a thread the recorder seeded as
  * off the CPU at the start.  A thread's last switch-out (TASK_DEAD) sends
  * its final totals and frees its entry.  A D switch-out sends its kernel
- * stack, right after the interval that the switch-out closes.
+ * stack, when it has one, right after the interval that the switch-out
+ * closes.
  *
  * Design notes / invariants:
  *  - The class is the kernel's task_is_runnable() (on_rq and not a
@@ -175,41 +177,60 @@ static __always_inline void close_interval(__u32 tid, struct swa_thread *t, __u6
 }
 
 /* Keep this switch-out's sample?  The stale rule first (per rule class:
- * preempted, asleep, D), then 1 in n at random; the rule is recorded in
- * the entry's flags. */
-static __always_inline int keep(const struct swa_conf *c, struct swa_thread *t, __u32 rc, __u64 now)
+ * preempted, asleep, D), then 1 in n at random: 2 stale, 1 random, 0
+ * not kept. */
+static __always_inline int decide(const struct swa_conf *c, struct swa_thread *t, __u32 rc, __u64 now)
 {
 	if (rc > 2)
 		return 0;	/* for the verifier */
 	if (!t->stale[rc] || now - t->stale[rc] >= c->stale_ns) {
 		t->stale[rc] = now;
-		t->flags |= SWA_SAMPLED | SWA_STALE;
-		return 1;
+		return 2;
 	}
 	if (c->period > 1 && bpf_get_prandom_u32() % c->period)
 		return 0;
-	t->flags |= SWA_SAMPLED;
 	return 1;
 }
 
-/* Sends the D switch-out's kernel stack that swa_d_stack left for tid
- * on this CPU. */
-static __always_inline void send_dstack(__u32 tid)
+/* The verdict, recorded in the entry's flags; 1 keeps the sample. */
+static __always_inline int keep_as(struct swa_thread *t, int verdict)
+{
+	if (verdict)
+		t->flags |= SWA_SAMPLED | (verdict == 2 ? SWA_STALE : 0);
+	return verdict != 0;
+}
+
+/* The D switch-out of tid under way on this CPU, as swa_d_stack left it:
+ * its I/O verdict, its sampling verdict, and its kernel stack when it
+ * was taken, which goes to the ring now. */
+static __always_inline int d_switch_out(const struct swa_conf *c, __u32 tid, struct swa_thread *t, __u64 now)
 {
 	__u32 zero = 0;
 	struct swa_dstack *d = bpf_map_lookup_elem(&dstack, &zero);
 	__u64 size;
+	int verdict;
 
-	if (!d || d->tid != tid || !d->nr) {
+	if (!d || d->tid != tid) {	/* the tracepoint did not see it in D state */
 		count(2);
-		return;
+		return keep_as(t, decide(c, t, 2, now));
 	}
-	size = sizeof(*d) - sizeof(d->ips) + (d->nr & (SWA_DSTACK_MAX * 2 - 1)) * sizeof(d->ips[0]);
-	if (size > sizeof(*d))
-		size = sizeof(*d);
-	if (bpf_ringbuf_output(&events, d, size, BPF_RB_NO_WAKEUP))
-		count(1);
+	verdict = d->keep;
+	if (d->io)
+		t->flags |= SWA_IO;
+	if (!d->nr) {
+		if (!d->io || verdict)
+			count(2);
+	} else {
+		size = sizeof(*d) - sizeof(d->ips) + (d->nr & (SWA_DSTACK_MAX * 2 - 1)) * sizeof(d->ips[0]);
+		if (size > sizeof(*d))
+			size = sizeof(*d);
+		if (bpf_ringbuf_output(&events, d, size, BPF_RB_NO_WAKEUP))
+			count(1);
+		else
+			t->flags |= SWA_KSTACK;
+	}
 	d->tid = 0;
+	return keep_as(t, verdict);
 }
 
 SEC("perf_event")
@@ -241,10 +262,9 @@ int swa_switch_out(struct bpf_perf_event_data *ctx)
 	t->flags = SWA_OPEN | cls;
 	if (nvcsw != last_nvcsw && (task_read(task, c->off_to_load, 1) >> (c->to_load_bit & 7) & 1)) {
 		t->flags |= SWA_D;
-		send_dstack(tid);
-		return keep(c, t, 2, now);
+		return d_switch_out(c, tid, t, now);
 	}
-	return keep(c, t, cls, now);
+	return keep_as(t, decide(c, t, cls, now));
 }
 
 #define TASK_UNINTERRUPTIBLE 0x2
@@ -253,19 +273,26 @@ int swa_switch_out(struct bpf_perf_event_data *ctx)
 
 /* sched_switch (args: preempt, prev, next, prev_state; in prev's
  * context): a recorded thread blocking in D state, as the scheduler
- * counts it in the load (sched_contributes_to_load), leaves its kernel
- * stack for its switch-out (send_dstack).  Recorded: it has an entry,
- * made by its first switch-out that the switch-out program ran for; a
- * raw tracepoint runs for every thread of the machine, where a recording
- * of some threads has events of theirs only (a command, --per-thread). */
+ * counts it in the load (sched_contributes_to_load).  Its sampling
+ * verdict is made here, and its kernel stack taken only when the
+ * recorder needs it: to tell a D wait that the kernel does not count as
+ * I/O wait (in_iowait, set by io_schedule) from an I/O path that it does
+ * not count either (a journal commit), and for a sampled one's stack.
+ * An unwind costs 5-9 us inside the switch; a busy database's D waits
+ * are almost all in io_schedule.  Its switch-out (d_switch_out) takes
+ * the result.  Recorded: the thread has an entry, made by its first
+ * switch-out that the switch-out program ran for; a raw tracepoint runs
+ * for every thread of the machine, where a recording of some threads has
+ * events of theirs only (a command, --per-thread). */
 SEC("raw_tracepoint/sched_switch")
 int swa_d_stack(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 zero = 0, state = (__u32)ctx->args[3], tid;
-	__u64 pt;
+	__u64 pt, now;
 	const struct swa_conf *c;
+	struct swa_thread *t;
 	struct swa_dstack *d;
-	long n;
+	long n = 0;
 
 	if (ctx->args[0] || !(state & TASK_UNINTERRUPTIBLE) || (state & (TASK_NOLOAD | TASK_FROZEN)))
 		return 0;
@@ -273,16 +300,21 @@ int swa_d_stack(struct bpf_raw_tracepoint_args *ctx)
 	tid = (__u32)pt;
 	c = bpf_map_lookup_elem(&conf, &zero);
 	if (!c || !tid || (__u32)(pt >> 32) == c->self_tgid || !targets_keep((__u32)(pt >> 32)) ||
-	    !bpf_map_lookup_elem(&threads, &tid))
+	    !(t = bpf_map_lookup_elem(&threads, &tid)))
 		return 0;
 	if (!(d = bpf_map_lookup_elem(&dstack, &zero)))
 		return 0;
-	n = bpf_get_stack(ctx, d->ips, sizeof(d->ips), 0);
+	now = bpf_ktime_get_ns();
+	d->io = c->has_iowait &&
+		(task_read((const void *)bpf_get_current_task(), c->off_iowait, 1) >> (c->iowait_bit & 7) & 1);
+	d->keep = (__u32)decide(c, t, 2, now);
+	if (!d->io || d->keep)
+		n = bpf_get_stack(ctx, d->ips, sizeof(d->ips), 0);
 	d->kind = SWA_REC_DSTACK;
 	d->tid = tid;
 	d->pid = (__u32)(pt >> 32);
 	d->nr = n > 0 ? (__u32)n / sizeof(d->ips[0]) : 0;
-	d->t = bpf_ktime_get_ns();
+	d->t = now;
 	return 0;
 }
 

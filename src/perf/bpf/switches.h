@@ -20,6 +20,8 @@
 #define SWA_SAMPLED 8u		/* its stack sample was kept */
 #define SWA_AT_START 16u	/* seeded by the recorder: t_out is the recording's start */
 #define SWA_STALE 32u		/* kept by the stale rule (else at random) */
+#define SWA_IO 64u		/* D state that the kernel counts as I/O wait (in_iowait) */
+#define SWA_KSTACK 128u		/* D state whose kernel stack was sent (SWA_REC_DSTACK) */
 
 /* record kinds */
 #define SWA_REC_INTERVAL 1	/* an interval the recorder charges itself: t_out, t_in, flags */
@@ -38,6 +40,7 @@ struct swa_conf {			/* conf[0] */
 	__u32 has_delayed;		/* se.sched_delayed exists (Linux >= 6.12) */
 	__u32 off_to_load, to_load_bit;	/* the byte and bit of sched_contributes_to_load */
 	__u32 off_nvcsw, off_flags;
+	__u32 has_iowait, off_iowait, iowait_bit;	/* the byte and bit of in_iowait */
 };
 
 /* threads[tid]: its last switch-out, and the totals of the intervals not
@@ -59,11 +62,14 @@ struct swa_rec {
 	__u64 ns[2], n[2], born;	/* the totals (an EXIT's are final) */
 };
 
-/* A D switch-out's kernel stack (sched_switch, innermost first): each
- * one's own, so the recorder can tell I/O wait from the other D waits. */
+/* A D switch-out's kernel stack (sched_switch, innermost first): that of
+ * each D wait the kernel does not count as I/O wait, so the recorder can
+ * tell the I/O paths it does not count (a journal commit) from the other
+ * D waits, and that of each sampled one. */
 struct swa_dstack {
 	__u32 kind, tid, pid, nr;	/* nr: frames in ips */
 	__u64 t;			/* when it was taken, before the switch-out's t_out */
+	__u32 io, keep;			/* in_iowait; the sampling verdict (0, 1 random, 2 stale) */
 	__u64 ips[SWA_DSTACK_MAX];
 };
 
