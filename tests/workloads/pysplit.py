@@ -1,5 +1,5 @@
 """pysplit.py - a CPython program with a known CPU split, for the Python
-frames tests (t1171, t1172) and scripts/bench/python.sh.
+frames tests (t1171, t1172), scripts/bench/python.sh and python-attach.sh.
 
 The main thread runs rounds of three functions: pure_loop (pure Python),
 compress (zlib.compress, native code under a Python caller) and recurse (a
@@ -14,13 +14,27 @@ usage: pysplit.py ROUNDS            run ROUNDS rounds, then print the JSON
        pysplit.py --seconds S [N]    rounds for S seconds of wall time, with N
                                      spinning threads (default 1), then the
                                      JSON (scripts/bench/python.sh)
+       pysplit.py --progress FILE ARGS...
+                                     as with ARGS, and at each SIGUSR1 FILE
+                                     is rewritten with "TIME LOOPS": the
+                                     time.monotonic() and the spinning
+                                     threads' loops at that moment
+                                     (scripts/bench/python-attach.sh's
+                                     windows of one long run)
 The JSON: {"pid", "rounds", "pure_loop", "compress", "recurse", "spin",
 "loops", "cpu"}: CPU seconds of each function (spin: of the first spinning
 thread), the spinning threads' loops (of 20,000 iterations) and the
 process's CPU seconds.
+
+The progress snapshot is taken by the main thread in a signal handler, when
+asked, rather than written at intervals: the main thread's rounds are
+seconds apart with 51 threads sharing the GIL, a writer thread would be one
+more thread taking turns at it, and the spinning threads already keep their
+counts; the workload is left as it is between snapshots.
 """
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -78,7 +92,21 @@ def report(acc, box, rounds):
                            loops=box.get("loops", 0), cpu=time.process_time()))
 
 
+def progress(path, boxes):
+    # the count and its time together, before the file's I/O lets the
+    # other threads run
+    loops = sum(b.get("loops", 0) for b in boxes)
+    now = time.monotonic()
+    with open(path + ".tmp", "w") as f:
+        f.write("%.6f %d\n" % (now, loops))
+    os.rename(path + ".tmp", path)
+
+
 def main():
+    progress_file = None
+    if sys.argv[1] == "--progress":
+        progress_file = sys.argv[2]
+        del sys.argv[1:3]
     forever = sys.argv[1] == "--forever"
     timed_run = sys.argv[1] == "--seconds"
     rounds = 0 if forever or timed_run else int(sys.argv[1])
@@ -88,6 +116,8 @@ def main():
     stop, box = threading.Event(), {}
     boxes = [box] + [{} for _ in range(spinners - 1)]
     threads = [threading.Thread(target=spin, args=(stop, b), name="spinner") for b in boxes]
+    if progress_file:
+        signal.signal(signal.SIGUSR1, lambda *_: progress(progress_file, boxes))
     for th in threads:
         th.start()
     r = 0
