@@ -148,6 +148,15 @@ static uint32_t threads_room(void)
 	return (uint32_t)MIN(MAX(4 * now, 8192), (uint64_t)SWA_MAX_THREADS);
 }
 
+/* The object's program NAME on the raw tracepoint TP, or NULL. */
+static struct bpf_link *attach_tp(struct bpf_object *obj, const char *name, const char *tp)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
+	struct bpf_link *l = prog ? bpf_program__attach_raw_tracepoint(prog, tp) : NULL;
+
+	return l && !libbpf_get_error(l) ? l : NULL;
+}
+
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
 				       uint64_t tau, char *why, size_t len)
 {
@@ -176,18 +185,10 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 		snprintf(why, len, "cannot load the off-CPU accountant: %s", strerror(-ret));
 		goto fail;
 	}
-	prog = bpf_object__find_program_by_name(a->obj, "swa_exit");
-	a->exit_link = prog ? bpf_program__attach_raw_tracepoint(prog, "sched_process_exit") : NULL;
-	if (!a->exit_link || libbpf_get_error(a->exit_link)) {
-		a->exit_link = NULL;
-		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit");
-		goto fail;
-	}
-	prog = bpf_object__find_program_by_name(a->obj, "swa_d_stack");
-	a->dstack_link = prog ? bpf_program__attach_raw_tracepoint(prog, "sched_switch") : NULL;
-	if (!a->dstack_link || libbpf_get_error(a->dstack_link)) {
-		a->dstack_link = NULL;
-		snprintf(why, len, "cannot attach the off-CPU accountant to sched_switch");
+	if (!(a->exit_link = attach_tp(a->obj, "swa_exit", "sched_process_exit")) ||
+	    !(a->dstack_link = attach_tp(a->obj, "swa_d_stack", "sched_switch"))) {
+		snprintf(why, len, "cannot attach the off-CPU accountant to %s",
+			 a->exit_link ? "sched_switch" : "sched_process_exit");
 		goto fail;
 	}
 	prog = bpf_object__find_program_by_name(a->obj, "swa_switch_out");
