@@ -162,4 +162,8 @@ test_expect_failure_exit 'a pid that cannot exist: exit 2 with one line' 2 '
 	"$PROF" top -p 2147483647 --stdio 2>bad.err; st=$?; cat bad.err; test $(wc -l <bad.err) = 1 && exit $st
 '
 
+# Now: test_done removes the trash, and with it the server's socket, so
+# the EXIT trap's kill-server would no longer reach it (and its sleep
+# 3600 would outlive the test, holding the suite's inherited files).
+$T kill-server 2>/dev/null
 test_done
