@@ -97,13 +97,16 @@ static void test_bias(void)
 	is_u64(prof_elf_bias(m->elf, m->start, m->pgoff, PROT_READ | PROT_EXEC), want, "prof_elf_bias direct");
 
 	/* ET_EXEC: compile a tiny non-PIE program */
-	const char *src = "/tmp/prof-symtest-nopie.c", *bin = "/tmp/prof-symtest-nopie";
+	/* per process: two suites may run at once */
+	char *src = xasprintf("/tmp/prof-symtest-nopie-%d.c", (int)getpid());
+	char *bin = xasprintf("/tmp/prof-symtest-nopie-%d", (int)getpid());
+	char *cc = xasprintf("cc -no-pie -o %s %s 2>/dev/null", bin, src);
 	FILE *f = fopen(src, "w");
 	if (f) {
 		fputs("int main(void) { return 0; }\n", f);
 		fclose(f);
 	}
-	if (system("cc -no-pie -o /tmp/prof-symtest-nopie /tmp/prof-symtest-nopie.c 2>/dev/null") == 0) {
+	if (system(cc) == 0) {
 		struct prof_elf *e = prof_elf_get(bin);
 		ok(e && prof_elf_bias(e, 0x401000, 0x1000, PROT_READ | PROT_EXEC) == 0, "ET_EXEC bias is 0");
 	} else {
@@ -111,6 +114,9 @@ static void test_bias(void)
 	}
 	unlink(src);
 	unlink(bin);
+	free(src);
+	free(bin);
+	free(cc);
 }
 
 static void test_libc_build_id(void)
@@ -186,7 +192,7 @@ NOINL int stripped_target(int x) { return x * 3 + 1; }
 
 static void test_stripped(void)
 {
-	const char *copy = "/tmp/prof-symtest-stripped";
+	char *copy = xasprintf("/tmp/prof-symtest-stripped-%d", (int)getpid());
 	const struct prof_mapping *m = prof_addrspace_find(self_as, (uintptr_t)&stripped_target);
 	char *cmd = xasprintf("objcopy --strip-all --remove-section=.gnu_debuglink %s %s 2>/dev/null",
 			      m->path, copy);
@@ -194,6 +200,7 @@ static void test_stripped(void)
 	free(cmd);
 	if (rc != 0) {
 		ok(1, "# SKIP objcopy failed");
+		free(copy);
 		return;
 	}
 	struct prof_addrspace *as = prof_addrspace_new(4242);
@@ -201,7 +208,7 @@ static void test_stripped(void)
 	uint32_t ids[4];
 	size_t n = prof_symbolize_user(sym, as, (uintptr_t)&stripped_target, false, ids, 4);
 	uint64_t vaddr = (uintptr_t)&stripped_target - m->bias;
-	char *want = xasprintf("prof-symtest-stripped+0x%" PRIx64, vaddr);
+	char *want = xasprintf("%s+0x%" PRIx64, strrchr(copy, '/') + 1, vaddr);
 	is_u64(n, 1, "stripped address gives one frame");
 	is_str(n ? fname(ids[0]) : "", want, "stripped binary: module+0xOFF name");
 	/* a pc inside the function: named after the function's start
@@ -226,6 +233,7 @@ static void test_stripped(void)
 	ok(rm && !(rm->flags & PROF_MAP_DELETED) && rm->elf, "matching build-id: normal mapping");
 	prof_addrspace_free(as);
 	unlink(copy);
+	free(copy);
 }
 
 /* A stripped copy next to its .gnu_debuglink'ed debug file finds its names. */
@@ -262,9 +270,14 @@ static void test_debuglink(void)
 
 static void test_deleted(void)
 {
-	const char *copy = "/tmp/prof-symtest-libz.so";
-	if (system("cp /lib/x86_64-linux-gnu/libz.so.1 /tmp/prof-symtest-libz.so 2>/dev/null") != 0) {
+	char *copy = xasprintf("/tmp/prof-symtest-libz-%d.so", (int)getpid());
+	char *cp = xasprintf("cp /lib/x86_64-linux-gnu/libz.so.1 %s 2>/dev/null", copy);
+	int rc = system(cp);
+
+	free(cp);
+	if (rc != 0) {
 		ok(1, "# SKIP no libz to copy");
+		free(copy);
 		return;
 	}
 	void *h = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
@@ -284,6 +297,7 @@ static void test_deleted(void)
 	prof_addrspace_free(as);
 	if (h)
 		dlclose(h);
+	free(copy);
 }
 
 static void test_cxx_demangle(void)
