@@ -100,6 +100,8 @@ one() {	# config round
 	csw[$1]+="$(awk -v w="$w" -v v="$v" -v iv="$iv" 'BEGIN {print (v + iv) / w}') "
 }
 
+m() { echo "$1" | tr ' ' '\n' | grep . | median; }	# words -> their median
+
 # MODE=windows: the one long run, which rewrites $PROG with "TIME LOOPS"
 # at each SIGUSR1
 PROG="$BENCH_TMP/pa.progress"
@@ -176,7 +178,6 @@ windowed() {
 			bare+="$W_RATE "
 		done
 	done
-	m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 	printf '| %-10s | %9s | %-26s | %12s | %7s |\n' config "loops/s" "/ bare, median [95% CI]" "recorder s" windows
 	printf '| %-10s | %9s | %-26s | %12s | %7s |\n' --- --- --- --- ---
 	printf '| %-10s | %9.0f | %-26s | %12s | %7d |\n' bare "$(m "$bare")" - - "$(wc -w <<<"$bare")"
@@ -201,7 +202,6 @@ for i in $(seq "$REPEAT"); do
 		one "$c" "$i"
 	done
 done
-m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 printf '| %-10s | %9s | %6s | %9s | %9s | %11s | %12s | %16s |\n' config "loops/s" "/ bare" "user s" "sys s" "switches/s" "recorder s" "events / thread"
 printf '| %-10s | %9s | %6s | %9s | %9s | %11s | %12s | %16s |\n' --- --- --- --- --- --- --- ---
 for c in $CONFIGS; do
