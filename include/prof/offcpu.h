@@ -81,7 +81,15 @@ int prof_offcpu_only(struct prof_offcpu *oc, const pid_t *pids, size_t n);
  * (listed now, so call it once they all run) out of the stack samples,
  * in the kernel; 0 / -errno.  Without it they are only dropped later. */
 int prof_offcpu_exclude_self(struct prof_offcpu *oc);
+/* The in-kernel accountant starts (it runs on a tracepoint, not on the
+ * events): a launched command's just before it is let run, as its events
+ * start at its exec; prof_offcpu_enable calls it for the others. */
+void prof_offcpu_arm(struct prof_offcpu *oc);
 void prof_offcpu_enable(struct prof_offcpu *oc);
+/* The Python frames of the in-kernel accountant's samples, read by py
+ * (its perf rings' samples get theirs from the ring pump's hook). */
+struct prof_python;
+void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py);
 void prof_offcpu_disable(struct prof_offcpu *oc);
 /* The off-CPU events' rings: the driver feeds their records to the
  * replay engine tagged with this pointer, after the CPU event's (prof
@@ -118,6 +126,9 @@ void prof_offcpu_free(struct prof_offcpu *oc);
 struct prof_kstacks;
 struct prof_kstacks *prof_kstacks_new(struct prof_profile *p);
 uint32_t prof_kstacks_node(struct prof_kstacks *ks, const uint64_t *ips, size_t n);
+/* The frame that called __schedule in ips (innermost first), or 0: the
+ * kernel leaf a perf sample of the switch-out has. */
+uint64_t prof_kstacks_schedule_caller(struct prof_kstacks *ks, const uint64_t *ips, size_t n);
 /* tid's kernel frames now, innermost first, as nodes' frames of p:
  * /proc/TID/stack ("[<0>] do_nanosleep+0x6b/0x170"), or its wait channel
  * alone when the stack is for root only; how many. */

@@ -207,11 +207,14 @@ int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct
 bool prof_bpf_task_layout(struct prof_bpf_task_layout *task);
 
 /*
- * The in-kernel off-CPU accountant (src/perf/switchacct.c, its program
- * src/perf/bpf/switches.c): the program to set on the context-switches
- * event in place of prof_bpf_switch_filter, with the same rules (the
- * thread's first switch-out in its class after tau ns, else 1 in n; the
- * idle task and process `self` dropped), which also times every off-CPU
+ * The in-kernel off-CPU accountant (src/perf/switchacct.c, its programs
+ * src/perf/bpf/switches.c) on the sched_switch raw tracepoint, from
+ * prof_bpf_swa_start to prof_bpf_swa_stop: the rules of
+ * prof_bpf_switch_filter (the thread's first switch-out in its class
+ * after tau ns, else 1 in n; the idle task and process `self` dropped)
+ * choose the switch-outs whose stack sample it makes itself (the user
+ * registers, a stack copy of up to stack_bytes or the frame-pointer
+ * chain, the innermost kernel frames); it also times every off-CPU
  * interval of the threads it runs for (wall time since the switch-out
  * before, less the CPU time run since) and adds it to per-thread totals
  * by class (0 preempted, 1 not), read with prof_bpf_swa_scan.  Intervals
@@ -219,11 +222,12 @@ bool prof_bpf_task_layout(struct prof_bpf_task_layout *task);
  * those whose switch-out was sampled (PROF_SWA_SAMPLED, with
  * PROF_SWA_STALE for the rule), those in D state, and the first one of a
  * thread seeded as off the CPU at the start; a thread's exit, with its
- * final totals; and the kernel stack of a D-state switch-out (kstack),
- * after the interval record before it: of each one that the kernel does
- * not count as I/O wait (PROF_SWA_IO), and of each sampled one.  Needs libbpf at build time and BTF, CAP_BPF and
- * CAP_PERFMON at run time: prof_bpf_swa_open fails (NULL, why filled)
- * without them.
+ * final totals; and after the interval record before them, a D-state
+ * switch-out's kernel stack (kstack: of each one that the kernel does not
+ * count as I/O wait, PROF_SWA_IO, and of each sampled one) and a kept
+ * switch-out's sample (sample).  Needs libbpf at build time and BTF,
+ * CAP_BPF and CAP_PERFMON at run time: prof_bpf_swa_open fails (NULL,
+ * why filled) without them.
  */
 enum {
 	PROF_SWA_SLEEP = 1,		/* class: not runnable (else preempted) */
@@ -245,7 +249,21 @@ struct prof_bpf_swa_thread {	/* a map entry, or a record */
 	const uint64_t *kstack;		/* a D switch-out's kernel stack, taken at t_out (the
 					 * callback's to copy); NULL in other records */
 	uint32_t nkstack;
+	const struct prof_bpf_swa_sample *sample;	/* a kept switch-out's sample, at t_out */
 };
+/* A kept switch-out's stack sample, as the record has it (the callback's
+ * to copy). */
+struct prof_bpf_swa_sample {
+	bool user;			/* uregs hold the user registers (not a kernel thread) */
+	uint64_t uregs[PERF_REG_X86_64_MAX];	/* by perf_regs number */
+	const uint8_t *stack;		/* the stack from the user sp up (PROF_SWA_USER_STACK) */
+	uint32_t stack_size;
+	const uint64_t *chain;		/* the user frame-pointer chain (PROF_SWA_USER_CHAIN) */
+	uint32_t nchain;
+	const uint64_t *kstack;		/* the innermost kernel frames (the tracepoint's first) */
+	uint32_t nkstack;
+};
+enum { PROF_SWA_USER_REGS, PROF_SWA_USER_STACK, PROF_SWA_USER_CHAIN };
 typedef void (*prof_bpf_swa_fn)(void *arg, const struct prof_bpf_swa_thread *t);
 /*
  * The target processes of a recording attached per CPU, in the kernel
@@ -268,14 +286,17 @@ int prof_bpf_targets_prog(const struct prof_bpf_targets *t);
 void prof_bpf_targets_free(struct prof_bpf_targets *t);
 
 struct prof_bpf_swa;
+/* user: PROF_SWA_USER_*, what a sample carries of the user side. */
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
-				       uint64_t tau, char *why, size_t len);
+				       uint64_t tau, int user, uint32_t stack_bytes, char *why, size_t len);
+/* Attaches the programs to sched_switch (accounting starts), or detaches
+ * them; 0 or -errno. */
+int prof_bpf_swa_start(struct prof_bpf_swa *a);
+void prof_bpf_swa_stop(struct prof_bpf_swa *a);
 /* From now on only the processes pids and what they fork are accounted
  * and sampled (prof_bpf_targets_restrict): attached with events per CPU.
  * 0 or -errno. */
 int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n);
-/* A new fd of the program (the caller closes it), or -errno. */
-int prof_bpf_swa_prog(const struct prof_bpf_swa *a);
 /* tid (of pid) is off the CPU since start, having run sum ns of CPU by
  * then: its first interval is handed over as PROF_SWA_AT_START. */
 int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum);
@@ -287,9 +308,17 @@ struct prof_bpf_swa_losses {
 	uint64_t untracked;		/* threads the map had no room for */
 	uint64_t lost;			/* records the ring had no room for */
 	uint64_t no_kstack;		/* D switch-outs whose kernel stack was not taken */
+	uint64_t unsent;		/* samples not made, the ring being half full */
 };
 void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out);
 void prof_bpf_swa_free(struct prof_bpf_swa *a);
+struct prof_perf_sample;
+/* A record's sample (t->sample) as a perf sample of attr a would have it:
+ * the user ip, registers packed by a's sample_regs_user into regs
+ * (PERF_REG_X86_64_MAX u64s), the stack copy, or the user chain behind
+ * PERF_CONTEXT_USER in chain (chain_room u64s); no kernel part. */
+void prof_bpf_swa_perf_sample(const struct prof_bpf_swa_thread *t, const struct perf_event_attr *a,
+			      uint64_t *regs, uint64_t *chain, size_t chain_room, struct prof_perf_sample *s);
 
 /*
  * The sampled allocator probes of `record --heap -p` (src/perf/bpf_heap.c):

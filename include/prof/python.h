@@ -149,6 +149,13 @@ int prof_python_record_parse(const struct perf_event_header *h, uint32_t *pid, u
 			     uint64_t *time, struct prof_pyframe *out);
 
 struct prof_perf;
+struct prof_perf_sample;
+/* The PROF_RECORD_PYSTACK record of sample s into out (its size, 0 for
+ * none): what the hooks below queue; blocked: a switch-out's sample,
+ * whose chain is checked against its stack copy.  For samples that come
+ * another way than a perf ring (the off-CPU accountant's). */
+size_t prof_python_sample_record(struct prof_python *py, const struct prof_perf_sample *s, bool blocked,
+				 void *out, size_t max);
 /* Installs the ring pump's hook (PROF_RECORD_PYSTACK records before
  * CPython samples) with py on pf (before its pump starts); returns py. */
 struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py);

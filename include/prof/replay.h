@@ -135,6 +135,10 @@ enum {
  */
 int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *attr,
 		       const void *event, const struct perf_event_header *h);
+/* A sample already decoded, laid out as attr says (one the recorder made
+ * from another source than a perf ring: the off-CPU accountant's). */
+void prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
+			const struct prof_perf_sample *s);
 /* One live event's rings fed to the engine by prof_perf_drain_merged:
  * prof_replay_source_fn with a struct prof_replay_source as its ctx. */
 struct prof_replay_source {

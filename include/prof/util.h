@@ -191,6 +191,11 @@ int spawn_release(struct spawn *s);
 void spawn_abort(struct spawn *s);
 /* A wait status as a shell exit status: the code, or 128 + signal. */
 int spawn_exit_status(int wait_status);
+/* Keeps this process's mappings of file `name` (as /proc/self/maps names
+ * it) out of the children it forks (MADV_DONTFORK): a held child's pages
+ * count in the command's peak RSS until its exec, and the kernel's ring
+ * buffers (BPF's, mapped page by page) would be copied into it. */
+void spawn_keep_mappings(const char *name);
 
 /* Escaping of untrusted names for every output format (src/util/escape.c;
  * never emit a raw symbol name).

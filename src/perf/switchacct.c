@@ -1,33 +1,60 @@
 /*
- * switchacct.c - loads the in-kernel off-CPU accountant (the BPF program
+ * switchacct.c - loads the in-kernel off-CPU accountant (the BPF programs
  * src/perf/bpf/switches.c, embedded as build/gen/switches.bpf.o), which
- * the recorder sets on its context-switches event in place of the
- * hand-assembled filter (src/perf/bpf_filter.c), and reads what it keeps:
- * per-thread totals from its map, and the intervals it hands over one by
- * one, with the kernel stacks of D-state switch-outs, from its ring
- * buffer (see include/prof/perf.h, prof_bpf_swa_*).
+ * runs at every switch-out on the sched_switch raw tracepoint, and reads
+ * what it keeps: per-thread totals from its map, and from its ring buffer
+ * the intervals it hands over one by one, the kernel stacks of D-state
+ * switch-outs and the stack samples of the kept ones (see
+ * include/prof/perf.h, prof_bpf_swa_*).
  *
  * Why: with PERF_RECORD_SWITCH every context switch writes two records
  * into a ring inside the switch, and the recorder reads and pairs both;
  * on a busy server that is tens of thousands of records a second, billed
- * to the server's own scheduler.  Here the filter's own run at the
- * switch-out also times the interval, and the recorder reads totals a
- * few times a second (docs/offcpu.md).
+ * to the server's own scheduler.  Here one program run at the switch-out
+ * times the interval, and the recorder reads totals a few times a second
+ * (docs/offcpu.md).
  *
  * Design notes / invariants:
  *  - The map is read in batches (BPF_MAP_LOOKUP_BATCH): one system call
  *    per SCAN_BATCH threads, not two per thread.
  *  - The ring buffer's records are not woken for (BPF_RB_NO_WAKEUP): the
  *    recorder drains it when it drains its perf rings.
+ *  - A sample's registers come as the kernel's struct pt_regs (x86-64)
+ *    and are handed on by perf_regs number, as a perf sample has them.
  *  - Without libbpf (HAVE_LIBBPF unset) prof_bpf_swa_open fails and the
  *    recorder keeps the switch records and the hand-assembled filter.
  */
 #include "prof/perf.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void prof_bpf_swa_perf_sample(const struct prof_bpf_swa_thread *t, const struct perf_event_attr *a,
+			      uint64_t *regs, uint64_t *chain, size_t chain_room, struct prof_perf_sample *s)
+{
+	const struct prof_bpf_swa_sample *smp = t->sample;
+	size_t k = 0;
+
+	*s = (struct prof_perf_sample){ .ip = smp->uregs[PERF_REG_X86_IP], .time = t->t_out,
+					.pid = t->pid, .tid = t->tid, .regs_mask = a->sample_regs_user };
+	if (!smp->user)
+		return;
+	for (int bit = 0; bit < 64; bit++)
+		if (a->sample_regs_user & (1ULL << bit))
+			regs[k++] = bit < PERF_REG_X86_64_MAX ? smp->uregs[bit] : 0;
+	s->regs = (const uint8_t *)regs;
+	s->regs_abi = PERF_SAMPLE_REGS_ABI_64;
+	s->stack = smp->stack;
+	s->stack_size = smp->stack_size;
+	if (smp->chain && chain_room > 1) {
+		size_t n = MIN((size_t)smp->nchain, chain_room - 1);
+		chain[0] = PERF_CONTEXT_USER;
+		memcpy(chain + 1, smp->chain, n * sizeof(*chain));
+		s->callchain = (const uint8_t *)chain;
+		s->nr_callchain = n + 1;
+	}
+}
 
 #ifdef HAVE_LIBBPF
 #include "bpf/switches.h"
@@ -49,6 +76,8 @@ extern const char prof_swa_obj[], prof_swa_obj_end[];
 
 #define SCAN_BATCH 256
 
+_Static_assert(PROF_SWA_USER_STACK == SWA_USER_STACK && PROF_SWA_USER_CHAIN == SWA_USER_CHAIN,
+	       "the user modes of include/prof/perf.h are the program's");
 _Static_assert(PROF_SWA_SLEEP == SWA_SLEEP && PROF_SWA_OPEN == SWA_OPEN && PROF_SWA_D == SWA_D &&
 		       PROF_SWA_SAMPLED == SWA_SAMPLED && PROF_SWA_AT_START == SWA_AT_START &&
 		       PROF_SWA_STALE == SWA_STALE,
@@ -57,10 +86,11 @@ _Static_assert(PROF_SWA_SLEEP == SWA_SLEEP && PROF_SWA_OPEN == SWA_OPEN && PROF_
 struct prof_bpf_swa {
 	struct bpf_object *obj;
 	struct bpf_link *exit_link;	/* swa_exit on sched_process_exit */
-	struct bpf_link *dstack_link;	/* swa_d_stack on sched_switch */
+	struct bpf_link *switch_link;	/* swa_switch on sched_switch, while started */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;
-	int prog_fd, threads_fd, counts_fd;
+	int threads_fd, counts_fd;
+	int user;			/* PROF_SWA_USER_*: what samples carry */
 	prof_bpf_swa_fn fn;		/* of the drain under way */
 	void *arg;
 };
@@ -87,6 +117,38 @@ static void on_dstack(struct prof_bpf_swa *a, const struct swa_dstack *d, size_t
 	a->fn(a->arg, &t);
 }
 
+/* struct pt_regs (x86-64), in its order, by perf_regs number. */
+static const uint8_t perf_reg_of[SWA_REGS] = {
+	PERF_REG_X86_R15, PERF_REG_X86_R14, PERF_REG_X86_R13, PERF_REG_X86_R12, PERF_REG_X86_BP,
+	PERF_REG_X86_BX, PERF_REG_X86_R11, PERF_REG_X86_R10, PERF_REG_X86_R9, PERF_REG_X86_R8,
+	PERF_REG_X86_AX, PERF_REG_X86_CX, PERF_REG_X86_DX, PERF_REG_X86_SI, PERF_REG_X86_DI,
+	PERF_REG_X86_64_MAX /* orig_ax: none */, PERF_REG_X86_IP, PERF_REG_X86_CS, PERF_REG_X86_FLAGS,
+	PERF_REG_X86_SP, PERF_REG_X86_SS,
+};
+
+static void on_sample(struct prof_bpf_swa *a, const struct swa_sample *r, size_t size)
+{
+	size_t data = size - offsetof(struct swa_sample, data);
+	uint32_t n = (uint32_t)MIN((size_t)r->size, data);
+	struct prof_bpf_swa_sample smp = {
+		.user = (r->flags & SWA_SAMPLE_USER) != 0,
+		.kstack = (const uint64_t *)r->k, .nkstack = MIN(r->nk, (uint32_t)SWA_KFRAMES),
+	};
+	struct prof_bpf_swa_thread t = { .tid = r->tid, .pid = r->pid, .t_out = r->t, .sample = &smp };
+
+	for (int i = 0; i < SWA_REGS; i++)
+		if (perf_reg_of[i] < PERF_REG_X86_64_MAX)
+			smp.uregs[perf_reg_of[i]] = r->regs[i];
+	if (a->user == SWA_USER_STACK) {
+		smp.stack = r->data;
+		smp.stack_size = n;
+	} else if (a->user == SWA_USER_CHAIN) {
+		smp.chain = (const uint64_t *)r->data;
+		smp.nchain = n / 8;
+	}
+	a->fn(a->arg, &t);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct prof_bpf_swa *a = ctx;
@@ -95,6 +157,10 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size >= offsetof(struct swa_dstack, ips) && r->kind == SWA_REC_DSTACK) {
 		on_dstack(a, data, size);
+		return 0;
+	}
+	if (size >= offsetof(struct swa_sample, data) && r->kind == SWA_REC_SAMPLE) {
+		on_sample(a, data, size);
 		return 0;
 	}
 	if (size < sizeof(*r))
@@ -113,16 +179,12 @@ static int on_record(void *ctx, void *data, size_t size)
 static bool conf_layout(struct swa_conf *c, const struct prof_bpf_task_layout *task)
 {
 	if (!task->on_rq.found || task->on_rq.size != 4 || task->on_rq.width || !task->sum_exec.found ||
-	    task->sum_exec.size != 8 || !task->to_load.found || task->to_load.width != 1 ||
-	    !task->nvcsw.found || task->nvcsw.size != 8 || !task->flags.found || task->flags.size != 4 ||
+	    task->sum_exec.size != 8 || !task->flags.found || task->flags.size != 4 ||
 	    (task->sched_delayed.found && (task->sched_delayed.size != 1 || task->sched_delayed.width)))
 		return false;
 	c->off_on_rq = task->on_rq.off;
 	c->off_sum_exec = task->sum_exec.off;
-	c->off_to_load = task->to_load.off;
-	c->off_nvcsw = task->nvcsw.off;
 	c->off_flags = task->flags.off;
-	c->to_load_bit = task->to_load.bit;
 	c->has_delayed = task->sched_delayed.found;
 	c->off_delayed = task->sched_delayed.off;
 	c->has_iowait = task->in_iowait.found && task->in_iowait.width == 1;
@@ -158,16 +220,16 @@ static struct bpf_link *attach_tp(struct bpf_object *obj, const char *name, cons
 }
 
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
-				       uint64_t tau, char *why, size_t len)
+				       uint64_t tau, int user, uint32_t stack_bytes, char *why, size_t len)
 {
 	struct prof_bpf_swa *a = xcalloc(1, sizeof(*a));
-	struct swa_conf conf = { .self_tgid = self, .period = n ? n : 1, .stale_ns = tau };
-	struct bpf_program *prog;
+	struct swa_conf conf = { .self_tgid = self, .period = n ? n : 1, .stale_ns = tau,
+				 .user = (uint32_t)user, .stack_bytes = MIN(stack_bytes, (uint32_t)SWA_STACK_MAX) };
 	uint32_t zero = 0;
 	int ret, conf_fd, ring_fd;
 
 	if (!conf_layout(&conf, task)) {
-		snprintf(why, len, "the kernel's BTF does not place task_struct's on_rq, nvcsw, se.sum_exec_runtime and sched_contributes_to_load");
+		snprintf(why, len, "the kernel's BTF does not place task_struct's flags, on_rq and se.sum_exec_runtime");
 		goto fail;
 	}
 	if (!getenv("PROF_BPF_VERBOSE"))
@@ -185,24 +247,22 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 		snprintf(why, len, "cannot load the off-CPU accountant: %s", strerror(-ret));
 		goto fail;
 	}
-	if (!(a->exit_link = attach_tp(a->obj, "swa_exit", "sched_process_exit")) ||
-	    !(a->dstack_link = attach_tp(a->obj, "swa_d_stack", "sched_switch"))) {
-		snprintf(why, len, "cannot attach the off-CPU accountant to %s",
-			 a->exit_link ? "sched_switch" : "sched_process_exit");
+	a->user = user;
+	if (!(a->exit_link = attach_tp(a->obj, "swa_exit", "sched_process_exit"))) {
+		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit");
 		goto fail;
 	}
-	prog = bpf_object__find_program_by_name(a->obj, "swa_switch_out");
-	a->prog_fd = prog ? bpf_program__fd(prog) : -1;
 	conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
 	a->threads_fd = bpf_object__find_map_fd_by_name(a->obj, "threads");
 	a->counts_fd = bpf_object__find_map_fd_by_name(a->obj, "counts");
 	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
-	if (a->prog_fd < 0 || conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || ring_fd < 0 ||
+	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || ring_fd < 0 ||
 	    !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
 	    bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY) < 0) {
 		snprintf(why, len, "the off-CPU accountant's maps are missing");
 		goto fail;
 	}
+	spawn_keep_mappings("anon_inode:bpf-map");
 	return a;
 fail:
 	prof_bpf_swa_free(a);
@@ -214,9 +274,18 @@ int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n)
 	return prof_bpf_targets_restrict(a->obj, &a->fork_link, pids, n);
 }
 
-int prof_bpf_swa_prog(const struct prof_bpf_swa *a)
+int prof_bpf_swa_start(struct prof_bpf_swa *a)
 {
-	return fcntl(a->prog_fd, F_DUPFD_CLOEXEC, 0);
+	if (!a->switch_link && !(a->switch_link = attach_tp(a->obj, "swa_switch", "sched_switch")))
+		return -EINVAL;
+	return 0;
+}
+
+void prof_bpf_swa_stop(struct prof_bpf_swa *a)
+{
+	if (a->switch_link)
+		bpf_link__destroy(a->switch_link);
+	a->switch_link = NULL;
 }
 
 int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum)
@@ -267,7 +336,7 @@ void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
 void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	uint64_t *sums[] = { &out->untracked, &out->lost, &out->no_kstack }, *v;
+	uint64_t *sums[] = { &out->untracked, &out->lost, &out->no_kstack, &out->unsent }, *v;
 
 	*out = (struct prof_bpf_swa_losses){ 0 };
 	if (!a || ncpus <= 0)
@@ -288,8 +357,7 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 		return;
 	if (a->exit_link)
 		bpf_link__destroy(a->exit_link);
-	if (a->dstack_link)
-		bpf_link__destroy(a->dstack_link);
+	prof_bpf_swa_stop(a);
 	if (a->fork_link)
 		bpf_link__destroy(a->fork_link);
 	ring_buffer__free(a->ring);
@@ -300,7 +368,7 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 #else
 
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
-				       uint64_t tau, char *why, size_t len)
+				       uint64_t tau, int user, uint32_t stack_bytes, char *why, size_t len)
 {
 	snprintf(why, len, "prof was built without libbpf");
 	return NULL;
@@ -310,7 +378,8 @@ int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n)
 {
 	return -ENOTSUP;
 }
-int prof_bpf_swa_prog(const struct prof_bpf_swa *a) { return -ENOTSUP; }
+int prof_bpf_swa_start(struct prof_bpf_swa *a) { return -ENOTSUP; }
+void prof_bpf_swa_stop(struct prof_bpf_swa *a) {}
 int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum)
 {
 	return -ENOTSUP;

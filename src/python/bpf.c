@@ -99,6 +99,7 @@ int prof_pybpf_open(struct prof_pybpf **out)
 		ret = -errno ? -errno : -ENOMEM;
 		goto fail;
 	}
+	spawn_keep_mappings("anon_inode:bpf-map");
 	*out = b;
 	return 0;
 fail:

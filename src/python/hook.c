@@ -20,6 +20,25 @@
  * hook runs for every sample the pump moves. */
 static uint32_t self_pid;
 
+size_t prof_python_sample_record(struct prof_python *py, const struct prof_perf_sample *s, bool blocked,
+				 void *out, size_t max)
+{
+	struct prof_user_regs regs;
+	struct prof_pysample smp = { .blocked = blocked };
+
+	if (!s->pid || s->pid == self_pid)
+		return 0;
+	/* a blocked thread's chain is checked against its stack instead */
+	smp.late = !blocked && now_ns() > s->time + MAX_LAG_NS;
+	/* the sample's own view of the C stack, to check the chain against */
+	if (s->stack && s->regs_abi && prof_perf_sample_regs(s, regs.r, ARRAY_SIZE(regs.r)) > PERF_REG_X86_SP) {
+		smp.sp = regs.r[PERF_REG_X86_SP];
+		smp.stack = s->stack;
+		smp.len = s->stack_size;
+	}
+	return prof_python_record(py, s->pid, s->tid, s->time, &smp, out, max);
+}
+
 /* PROF_RECORD_PYSTACK records before CPython samples: the hook's work
  * for both kinds of event.  blocked: a switch-out sample, which the BPF
  * program (on the CPU event) never saw. */
@@ -28,23 +47,10 @@ static size_t pump_hook(struct prof_python *py, const struct prof_perf *pf, cons
 {
 	struct prof_perf_sample s;
 	struct prof_perf_task t;
-	struct prof_user_regs regs;
-	struct prof_pysample smp = { .blocked = blocked };
 
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (prof_perf_parse_sample(&pf->attr, h, &s) < 0 || !s.pid || s.pid == self_pid)
-			return 0;
-		/* a blocked thread's chain is checked against its stack instead */
-		smp.late = !blocked && now_ns() > s.time + MAX_LAG_NS;
-		/* the sample's own view of the C stack, to check the chain against */
-		if (s.stack && s.regs_abi &&
-		    prof_perf_sample_regs(&s, regs.r, ARRAY_SIZE(regs.r)) > PERF_REG_X86_SP) {
-			smp.sp = regs.r[PERF_REG_X86_SP];
-			smp.stack = s.stack;
-			smp.len = s.stack_size;
-		}
-		return prof_python_record(py, s.pid, s.tid, s.time, &smp, out, max);
-	}
+	if (h->type == PERF_RECORD_SAMPLE)
+		return prof_perf_parse_sample(&pf->attr, h, &s) < 0 ? 0
+			: prof_python_sample_record(py, &s, blocked, out, max);
 	if (h->type == PERF_RECORD_EXIT && prof_perf_parse_task(h, &t) == 0 && t.pid == t.tid)
 		prof_python_forget(py, (pid_t)t.pid);
 	else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC))

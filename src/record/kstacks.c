@@ -77,6 +77,14 @@ uint32_t prof_kstacks_node(struct prof_kstacks *ks, const uint64_t *ips, size_t 
 	return prof_node_from_stack(ks->p, frames + from, k - from);
 }
 
+uint64_t prof_kstacks_schedule_caller(struct prof_kstacks *ks, const uint64_t *ips, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++)
+		if (is_schedule(ks, frame_at(ks, ips[i])))
+			return ips[i + 1];
+	return 0;
+}
+
 /* A kernel frame named by /proc (no address: /proc hides them). */
 static uint32_t proc_kernel_frame(struct prof_kstacks *ks, const char *name)
 {

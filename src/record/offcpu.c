@@ -66,7 +66,6 @@
  *  - io keeps the I/O-wait intervals (pid, start, end) until the timeline
  *    sampler has used them for its I/O-wait% (prof_offcpu_io_prune).
  */
-#include "prof/offcpu.h"
 #include "prof/proc.h"
 #include "prof/switchpair.h"
 #include <errno.h>
@@ -77,139 +76,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* 32-byte records, two per switch: 1 MiB per CPU holds 16k switches,
- * 160 ms at 100k switches/s on one CPU, time for a starved pump thread to
- * run (it is woken at a quarter).  256 KiB lost 0.2% of the records with
- * four pingpong pairs (100k switches/s) on a loaded 2-vCPU machine. */
-#define OFFCPU_SWITCH_RING_PAGES 256
-
-/* The user stack copied per switch sample.  Blocking stacks are shallow
- * next to CPU ones: PostgreSQL backends under pgbench, 8 KiB unwind
- * 99.9% of switch-out stacks to their outermost frame (docs/resources.md),
- * and the kernel reserves the full copy in the ring, so a smaller copy
- * fits four times more samples than the 32 KiB of the CPU event. */
-#define OFFCPU_STACK_SIZE 8192
-
-/* A thread's switch-out is kept by the stale rule this long after the
- * last: at most 50 samples a second per thread. */
-#define OFFCPU_STALE_NS 20000000ULL
-
-/* A thread's intervals are shared among its samples per window: at
- * least this long, and longer (up to the max) while the window's weighted
- * total has an estimated squared coefficient of variation above the
- * bound, i.e. while a few heavy samples make it up.  The ratio's bias is
- * of that order: a long wait sampled once a second, 75% of a thread's
- * time, came out 31 points low over 1-s windows (tests/unit/offcpu.c). */
-#define OFFCPU_WINDOW_NS 1000000000ULL
-#define OFFCPU_WINDOW_MAX_NS 10000000000ULL
-#define OFFCPU_WINDOW_CV2 0.01
-
-/* The D ring's filter: switch-outs in TASK_UNINTERRUPTIBLE. */
-#define D_FILTER "prev_state & 2"
-
-/* Switch-outs remembered per thread, for a filtered sample that comes
- * after its switch record (the rings' merge is by time, but a record
- * timed before a ring's mark can still be on its way into the ring). */
-#define OUTS_KEPT 4
-#define OUT_PREEMPT (1ULL << 63)
-
-/* A thread's D kernel stacks kept for intervals not yet charged (they come
- * at once, the records wait for their samples): as many as it blocks in D
- * in a drain (an interval charged drops older ones, whose records were lost). */
-#define KSTACKS_KEPT 4096
-
-/* How often the in-kernel accountant's totals are read: often enough
- * that a window (OFFCPU_WINDOW_NS) sees several reads, rarely enough that
- * reading a big host's thread map costs little. */
-#define OFFCPU_SCAN_NS 200000000ULL
-
-/* The estimator's classes of off-CPU time, each shared among its own
- * sampled intervals: preempted, asleep, and the two kinds of D state
- * (told apart, with the in-kernel accountant, by the kernel's in_iowait
- * or each other D interval's own kernel stack: exact per thread). */
-enum { C_PREEMPT, C_SLEEP, C_UNINT, C_IOWAIT, NCLASSES };
-
-/* What kept a switch-out's sample, lowest rank first (the tag of its
- * prof_switch_sample). */
-enum kind { K_RANDOM, K_STALE, K_D, K_OWN };
-
-/* With the in-kernel accountant, a switch-out sample waits in its
- * thread's est for the record of its interval. */
-struct waiting_sample {
-	struct prof_switch_sample s;
-	bool filtered;			/* from the filtered ring: its rule comes with the record */
-};
-
-/* A D switch-out's kernel stack from the accountant, waiting for its
- * interval's record. */
-struct kstack {
-	uint64_t t;			/* taken just before the switch-out's t_out */
-	uint32_t node;
-	uint8_t metric;			/* I/O wait or other D, by its frames */
-};
-
-/* One off-CPU interval: where a D-state class's shares are laid (lay_shares). */
-struct span {
-	uint64_t t_out, ns;
-};
-
-/* One thread: its window, and the samples of its last switch-out. */
-struct est {
-	struct prof_offcpu_stale stale;	/* the filter's stale rule, replayed */
-	bool pend_valid;
-	struct prof_switch_sample pend;	/* a filtered sample waiting for its switch record */
-	uint64_t outs[OUTS_KEPT];	/* the newest switch-outs' times, | 1 << 63: preempted */
-	uint32_t nouts;			/* pushed so far (mod OUTS_KEPT: the next slot) */
-	uint64_t start[NCLASSES];	/* t_out of the window's first interval, by class; 0 none */
-	uint64_t exact[NCLASSES];	/* every interval's ns, by class */
-	uint32_t thread;		/* of the newest interval; PROF_NONE: look up pid, tid */
-	uint32_t pid, tid;		/* of the kernel's totals, looked up when charged */
-	VEC(struct prof_offcpu_part) s[NCLASSES];	/* the sampled intervals, by class */
-	VEC(struct span) d[NCLASSES];	/* every D interval of the window (D classes only) */
-	uint64_t last_out;		/* the newest switch-out record */
-	uint64_t fed;			/* time of the newest sample fed to the pairing */
-	uint8_t fed_kind;
-	uint64_t k_born, k_ns[2], k_n[2];	/* the kernel's totals taken so far */
-	uint64_t k_last_out;		/* the switch-out of its last interval handed over */
-	VEC(struct waiting_sample) waiting;
-	VEC(struct kstack) kstacks;	/* its D switch-outs' kernel stacks, not yet charged */
-};
-
-struct io_interval {
-	uint64_t start, end;
-	uint32_t pid;
-};
-
-struct prof_offcpu {
-	enum prof_offcpu_mode mode;
-	uint32_t period;		/* sampled: 1 in this many switch-outs at random */
-	struct prof_perf pf;		/* sched_switch, every switch-out (all, state) */
-	struct prof_perf st;		/* sampled: the filtered ring (BPF), else the tracepoint 1 in period */
-	struct prof_perf dd;		/* sampled: sched_switch in D state */
-	struct prof_perf sw;		/* dummy event, context_switch=1: the time */
-	int prog;			/* the filter of st; -1 none */
-	bool classed;			/* its stale rule is per class, not per thread */
-	struct prof_perf_event_desc desc;
-	uint32_t state_off, state_size;	/* of prev_state in the raw data */
-	struct prof_profile *p;		/* reads the kernel frames; gets [stack lost] */
-	struct prof_replay_sink sink;	/* where charged intervals go */
-	struct prof_switchpair *sp;
-	uint32_t lost_node, unsampled_node;
-	struct u64map est_by_tid;	/* tid -> struct est * (sampled mode) */
-	uint64_t newest;		/* the newest interval end seen */
-	VEC(struct io_interval) io;
-	struct prof_offcpu_stats stats;
-	struct prof_replay *rp;		/* the threads of at-start intervals */
-	VEC(pid_t) opened;		/* tids opened before the window began */
-	struct u64map at_start;		/* tid -> node << 8 | metric, as /proc showed it at the start */
-	uint32_t at_start_frame;
-	uint64_t end;			/* the window's end (disable), 0 before */
-	struct prof_bpf_swa *swa;	/* the in-kernel accountant, or NULL: the time ring */
-	uint64_t horizon;		/* the newest sample seen: records up to it are handled */
-	uint64_t scanned;		/* when its totals were last read */
-	VEC(struct prof_bpf_swa_thread) held;	/* its records newer than the horizon */
-	struct prof_kstacks *kstacks;	/* names the kernel stacks of its D switch-outs */
-};
+#include "offcpu-priv.h"
 
 /* "field:long prev_state;\toffset:32;\tsize:8;" -> 32, 8. */
 static int parse_prev_state(const char *format, uint32_t *off, uint32_t *size)
@@ -394,11 +261,11 @@ static int probe(struct prof_offcpu *oc, char *why, size_t len)
 /* The rings of the mode, the time ring first. */
 static size_t perfs_of(struct prof_offcpu *oc, struct prof_perf **out)
 {
-	struct prof_perf *all[] = { &oc->sw, &oc->pf, &oc->st, &oc->dd };
+	struct prof_perf *all[] = { &oc->sw, &oc->pf, oc->swa ? NULL : &oc->st, &oc->dd };
 	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
-		if (all[i]->rings)
+		if (all[i] && all[i]->rings)
 			out[n++] = all[i];
 	return n;
 }
@@ -429,16 +296,15 @@ static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *
 		oc->classed = prof_bpf_task_layout(&task);
 		if (oc->classed && !getenv("PROF_OFFCPU_SWITCH_RECORDS"))
 			oc->swa = prof_bpf_swa_open(&task, (uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
-						    why, sizeof(why));
-		oc->prog = oc->swa ? prof_bpf_swa_prog(oc->swa)
-				   : prof_bpf_switch_filter((uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
-							    oc->classed ? &task : NULL);
+						    cfg->callgraph == PROF_CG_DWARF ? PROF_SWA_USER_STACK
+						    : cfg->callgraph == PROF_CG_FP ? PROF_SWA_USER_CHAIN
+										 : PROF_SWA_USER_REGS,
+						    MIN(cfg->stack_size, OFFCPU_STACK_SIZE), why, sizeof(why));
+		if (!oc->swa)
+			oc->prog = prof_bpf_switch_filter((uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
+							  oc->classed ? &task : NULL);
 	}
-	if (oc->prog < 0) {
-		prof_bpf_swa_free(oc->swa);
-		oc->swa = NULL;
-	}
-	if (oc->prog >= 0) {
+	if (oc->swa || oc->prog >= 0) {
 		if (setup_filtered_event(&oc->st, cfg, oc->prog) < 0)
 			return -EINVAL;
 	} else if (setup_stack_event(oc, &oc->st, cfg, oc->period) < 0)
@@ -534,6 +400,7 @@ void prof_offcpu_present(struct prof_offcpu *oc, pid_t tid)
 
 int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
 {
+	oc->per_cpu = true;
 	return open_each(oc, prof_perf_open_cpu, cpu);
 }
 
@@ -546,7 +413,7 @@ int prof_offcpu_open_cpu(struct prof_offcpu *oc, int cpu)
  * it are dropped by the replay with the rest of its own switches. */
 int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 {
-	struct prof_perf *tps[] = { &oc->pf, oc->prog < 0 ? &oc->st : NULL };
+	struct prof_perf *tps[] = { &oc->pf, oc->prog < 0 && !oc->swa ? &oc->st : NULL };
 	struct strbuf f = STRBUF_INIT;
 	pid_t *tids;
 	size_t n;
@@ -568,6 +435,21 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 
 static void begin_window(struct prof_offcpu *oc);
 
+/* The accountant starts, for the processes of the threads opened (a
+ * command, threads attached one by one) unless events are per CPU. */
+void prof_offcpu_arm(struct prof_offcpu *oc)
+{
+	pid_t *pids = xcalloc(oc->opened.n + 1, sizeof(*pids));
+	size_t n = 0;
+
+	for (size_t i = 0; oc->swa && !oc->per_cpu && i < oc->opened.n; i++)
+		if ((pids[n] = prof_proc_tgid(oc->opened.v[i])) > 0)
+			n++;
+	if (oc->swa && (!n || prof_bpf_swa_only(oc->swa, pids, n) == 0))
+		prof_bpf_swa_start(oc->swa);
+	free(pids);
+}
+
 /* The time ring is on before the stacks and off after them: every stack
  * sample has its switch records. */
 void prof_offcpu_enable(struct prof_offcpu *oc)
@@ -578,6 +460,7 @@ void prof_offcpu_enable(struct prof_offcpu *oc)
 
 	for (size_t i = 0; i < n; i++)
 		prof_perf_enable(pfs[i]);
+	prof_offcpu_arm(oc);
 }
 
 void prof_offcpu_disable(struct prof_offcpu *oc)
@@ -585,6 +468,8 @@ void prof_offcpu_disable(struct prof_offcpu *oc)
 	struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
 	size_t n = prof_offcpu_perfs(oc, pfs);
 
+	if (oc->swa)
+		prof_bpf_swa_stop(oc->swa);
 	for (size_t i = n; i-- > 0;)
 		prof_perf_disable(pfs[i]);
 	oc->end = now_ns();
@@ -738,7 +623,7 @@ static void add(struct prof_offcpu *oc, const struct prof_switch_interval *iv, u
 
 /* --- the sampled mode's estimator ------------------------------------------------ */
 
-static struct est *est_of(struct prof_offcpu *oc, uint32_t tid)
+struct est *prof_offcpu_est(struct prof_offcpu *oc, uint32_t tid)
 {
 	bool created;
 	uint64_t *slot = u64map_slot(&oc->est_by_tid, tid, &created);
@@ -749,11 +634,6 @@ static struct est *est_of(struct prof_offcpu *oc, uint32_t tid)
 }
 
 /* A D state's verdict from its kernel frames. */
-static enum prof_metric with_io(enum prof_metric m, bool io)
-{
-	return m == PROF_M_UNINT_NS && io ? PROF_M_IOWAIT_NS : m;
-}
-
 /* --- the window's edges -------------------------------------------------------------- */
 
 /* What tid waited in when the window began, as /proc shows it: a stack
@@ -767,7 +647,7 @@ static void note_at_start(struct prof_offcpu *oc, pid_t tid)
 
 	frames[n++] = marker_frame(oc, &oc->at_start_frame, "[off-CPU when recording began]");
 	node = prof_node_from_stack(oc->p, frames, n);
-	m = st == 'R' ? PROF_M_PREEMPT_NS : st == 'D' ? with_io(PROF_M_UNINT_NS, prof_offcpu_kernel_stack_in_io(oc->p, node))
+	m = st == 'R' ? PROF_M_PREEMPT_NS : st == 'D' ? prof_offcpu_with_io(PROF_M_UNINT_NS, prof_offcpu_kernel_stack_in_io(oc->p, node))
 							: PROF_M_SLEEP_NS;
 	u64map_put(&oc->at_start, (uint64_t)tid, (uint64_t)node << 8 | (uint64_t)m);
 }
@@ -856,7 +736,7 @@ static int class_of(enum prof_metric m)
 static void est_add(struct prof_offcpu *oc, const struct prof_switch_interval *iv,
 		    const struct prof_switch_sample *s, enum prof_metric m)
 {
-	struct est *e = est_of(oc, iv->tid);
+	struct est *e = prof_offcpu_est(oc, iv->tid);
 	int cls = iv->preempt ? C_PREEMPT : class_of(m);
 	uint64_t ns = iv->t_in - iv->t_out;
 
@@ -950,7 +830,7 @@ static void est_settle(struct prof_offcpu *oc, bool all)
 }
 
 /* A thread exited: its last window closes, its state goes. */
-static void est_exit(struct prof_offcpu *oc, uint32_t tid)
+void prof_offcpu_est_exit(struct prof_offcpu *oc, uint32_t tid)
 {
 	uint64_t v;
 
@@ -981,8 +861,8 @@ static bool gone_at_end(const struct prof_switch_interval *iv)
 /* The pairing's verdict on one interval: charged now with its own stack
  * (a D interval, every interval with --offcpu-stacks=all), or through the
  * estimator. */
-static void charge(void *arg, const struct prof_switch_interval *iv, const struct prof_switch_sample *s,
-		   enum prof_metric m)
+void prof_offcpu_charge(void *arg, const struct prof_switch_interval *iv, const struct prof_switch_sample *s,
+			enum prof_metric m)
 {
 	struct prof_offcpu *oc = arg;
 
@@ -1010,7 +890,7 @@ static void charge(void *arg, const struct prof_switch_interval *iv, const struc
  * first if its kind ranks higher. */
 static void feed(struct prof_offcpu *oc, uint32_t tid, const struct prof_switch_sample *out, enum kind k)
 {
-	struct est *e = est_of(oc, tid);
+	struct est *e = prof_offcpu_est(oc, tid);
 
 	if (e->fed && e->fed > e->last_out) {
 		if (k > e->fed_kind && prof_switchpair_restack(oc->sp, tid, out->time - e->fed, out)) {
@@ -1060,7 +940,7 @@ static bool seen_out_preempted(const struct est *e, uint64_t t)
  * first, it is replayed now. */
 static void on_filtered(struct prof_offcpu *oc, uint32_t tid, const struct prof_switch_sample *out)
 {
-	struct est *e = est_of(oc, tid);
+	struct est *e = prof_offcpu_est(oc, tid);
 
 	if (e->pend_valid)	/* the previous one's switch record was lost */
 		replay_stale(oc, tid, e, false);
@@ -1085,7 +965,7 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 		out.metric = PROF_M_SLEEP_NS;	/* the estimator classes by the switch record */
 		oc->stats.full_stacks++;
 		if (oc->swa) {
-			VEC_PUSH(&est_of(oc, s->tid)->waiting, ((struct waiting_sample){ out, true }));
+			VEC_PUSH(&prof_offcpu_est(oc, s->tid)->waiting, ((struct waiting_sample){ out, true }));
 			return;
 		}
 		if (oc->prog >= 0) {
@@ -1119,7 +999,7 @@ static void on_switch(void *arg, const void *event, const struct prof_replay_swi
 		return;	/* the idle task's switches (-a) are no one's off-CPU time */
 	if (sw->out) {
 		if (oc->mode == PROF_OFFCPU_SAMPLED) {
-			struct est *e = est_of(oc, id->tid);
+			struct est *e = prof_offcpu_est(oc, id->tid);
 			if (e->pend_valid && e->pend.time <= id->time)
 				replay_stale(oc, id->tid, e, sw->preempt);
 			e->outs[e->nouts++ % OUTS_KEPT] = id->time | (sw->preempt ? OUT_PREEMPT : 0);
@@ -1128,284 +1008,6 @@ static void on_switch(void *arg, const void *event, const struct prof_replay_swi
 		prof_switchpair_out(oc->sp, id->tid, id->pid, sw->thread, id->time, sw->preempt);
 	} else
 		prof_switchpair_in(oc->sp, id->tid, id->time);
-}
-
-/* --- the in-kernel accountant's totals and records ------------------------------------ */
-
-/* The kernel's totals run ahead of the rings: a thread's identity is
- * looked up when its time is charged, after its FORK and exec records
- * have been replayed, not now (a lookup before them made an identity of
- * its own, left empty). */
-static void thread_later(struct est *e, const struct prof_bpf_swa_thread *t)
-{
-	e->thread = PROF_NONE;
-	e->pid = t->pid;
-	e->tid = t->tid;
-}
-
-/* What the kernel's totals of thread t add since they were last taken:
- * to the class's exact time of its window, which its samples share. */
-static void take_totals(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *t)
-{
-	struct est *e = est_of(oc, t->tid);
-
-	if (e->k_born != t->born) {	/* a new thread with the tid */
-		e->k_born = t->born;
-		memset(e->k_ns, 0, sizeof(e->k_ns));
-		memset(e->k_n, 0, sizeof(e->k_n));
-	}
-	for (int c = 0; c < 2; c++) {
-		uint64_t d = t->ns[c] > e->k_ns[c] ? t->ns[c] - e->k_ns[c] : 0;
-		uint64_t dn = t->n[c] > e->k_n[c] ? t->n[c] - e->k_n[c] : 0;
-		e->k_ns[c] = MAX(e->k_ns[c], t->ns[c]);
-		e->k_n[c] = MAX(e->k_n[c], t->n[c]);
-		if (!d)
-			continue;
-		if (!e->start[c])
-			e->start[c] = MAX(oc->scanned, t->born);
-		e->exact[c] += d;
-		thread_later(e, t);
-		oc->stats.estimated += dn;
-	}
-}
-
-/* The samples of tid's switch-out at t_out, which waited for its record:
- * every one at or before it is taken (a filtered one gets the rule that
- * kept it, from the record), and the best of those after the switch-out
- * of the thread's last interval handed over is the interval's (D beats
- * stale beats random).  The accountant stamps a switch-out after its
- * filtered sample, and the D sample is made at the tracepoint, before
- * both (kernel-notes/offcpu-accountant.md).  Not after the interval's
- * t_in: that is derived (t_out less the CPU time run since), and a D
- * sample's stamp comes before its stack copy, up to ~10 us earlier. */
-struct taken {
-	bool user, kern;
-	struct prof_switch_sample u;	/* the best sample with a user stack */
-	struct kstack k;		/* a D switch-out's kernel stack */
-};
-
-static void take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, uint32_t flags,
-			 struct taken *t)
-{
-	struct est *e = est_of(oc, tid);
-	size_t k = 0;
-
-	for (size_t i = 0; i < e->waiting.n; i++) {
-		struct waiting_sample *w = &e->waiting.v[i];
-		if (w->s.time > t_out) {
-			e->waiting.v[k++] = *w;
-			continue;
-		}
-		if (w->filtered) {
-			w->s.tag = flags & PROF_SWA_STALE ? K_STALE : K_RANDOM;
-			oc->stats.by_rule[w->s.tag]++;
-		}
-		if (w->s.time <= e->k_last_out)
-			continue;
-		if (!t->user || w->s.tag > t->u.tag) {
-			t->u = w->s;
-			t->user = true;
-		}
-	}
-	e->waiting.n = k;
-	e->k_last_out = t_out;
-}
-
-/* The kernel stack of tid's D switch-out at t_out: the newest one taken before
- * it (records wait for their samples, so may come after later stacks). */
-static void take_kstack(struct est *e, uint64_t t_out, struct taken *t)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < e->kstacks.n; i++) {
-		const struct kstack *ks = &e->kstacks.v[i];
-		if (ks->t > t_out)
-			e->kstacks.v[k++] = *ks;
-		else if (!t->kern || ks->t > t->k.t) {
-			t->k = *ks;
-			t->kern = true;
-		}
-	}
-	e->kstacks.n = k;
-}
-
-/* A D switch-out's kernel stack, named now (the record is the ring's), kept until charged. */
-static void hold_kstack(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
-{
-	struct est *e = est_of(oc, r->tid);
-	struct kstack ks = { .t = r->t_out };
-
-	ks.node = prof_kstacks_node(oc->kstacks, r->kstack, r->nkstack);
-	ks.metric = (uint8_t)with_io(PROF_M_UNINT_NS, prof_offcpu_kernel_stack_in_io(oc->p, ks.node));
-	if (e->kstacks.n >= KSTACKS_KEPT)	/* the records were lost */
-		memmove(e->kstacks.v, e->kstacks.v + 1, --e->kstacks.n * sizeof(ks));
-	VEC_PUSH(&e->kstacks, ks);
-	oc->stats.d_kernel++;
-}
-
-/* A D interval's stack from its two samples: the kernel frames of its D
- * switch-out (the path into the wait) under the user frames of its
- * filtered sample, whose own kernel part is the switch alone. */
-static uint32_t graft(struct prof_offcpu *oc, uint32_t user, uint32_t kern)
-{
-	const struct prof_profile *p = oc->p;
-	uint32_t frames[2 * PROF_MAX_FRAMES];
-	size_t n = 0;
-
-	for (; kern && n < PROF_MAX_FRAMES; kern = p->nodes.v[kern].parent)
-		frames[n++] = p->nodes.v[kern].frame;
-	while (user && p->frames.v[p->nodes.v[user].frame].kind == PROF_FRAME_KERNEL)
-		user = p->nodes.v[user].parent;
-	for (; user && n < ARRAY_SIZE(frames); user = p->nodes.v[user].parent)
-		frames[n++] = p->nodes.v[user].frame;
-	return prof_node_from_stack(oc->p, frames, n);
-}
-
-/* An interval handed over whole, charged with its own sample (no pairing
- * needed: the record says which switch-out it is), or through the
- * estimator without one (a sample the ring lost). */
-static void charge_handed(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r, uint32_t thread)
-{
-	struct prof_switch_interval iv = { 0, r->t_out, r->t_in, r->tid, r->pid, thread, !(r->flags & PROF_SWA_SLEEP) };
-	enum prof_metric m = iv.preempt ? PROF_M_PREEMPT_NS : r->flags & PROF_SWA_D ? PROF_M_UNINT_NS : PROF_M_SLEEP_NS;
-	struct taken t = { 0 };
-
-	take_samples(oc, r->tid, r->t_out, r->flags, &t);
-	if (r->flags & PROF_SWA_KSTACK)
-		take_kstack(est_of(oc, r->tid), r->t_out, &t);
-	if (t.kern) {	/* D state: classed by its kernel stack, estimated by class */
-		m = (enum prof_metric)t.k.metric;
-		if (t.user)
-			t.u.node = graft(oc, t.u.node, t.k.node);
-	} else if (t.user && t.u.metric == PROF_METRIC_COUNT)
-		return;
-	else if (t.user)
-		m = (enum prof_metric)t.u.metric;
-	if (r->flags & PROF_SWA_IO)	/* the kernel's own verdict, stack or not */
-		m = PROF_M_IOWAIT_NS;
-	oc->stats.d_io_flag += (r->flags & (PROF_SWA_IO | PROF_SWA_KSTACK)) == PROF_SWA_IO && !t.user;
-	charge(oc, &iv, t.user ? &t.u : NULL, m);
-}
-
-/* A record of the accountant: an interval handed over, or an exit. */
-static void on_record(void *arg, const struct prof_bpf_swa_thread *r)
-{
-	struct prof_offcpu *oc = arg;
-	uint32_t thread;
-
-	if (r->exit) {
-		take_totals(oc, r);
-		est_exit(oc, r->tid);
-		return;
-	}
-	thread = prof_replay_thread(oc->rp, (pid_t)r->pid, (pid_t)r->tid);
-	if (r->flags & PROF_SWA_AT_START) {
-		struct prof_switch_interval iv = { 0, r->t_out, r->t_in, r->tid, r->pid, thread, false,
-						   PROF_SWITCH_FROM_START };
-		charge(oc, &iv, NULL, PROF_M_SLEEP_NS);
-		return;
-	}
-	charge_handed(oc, r, thread);
-}
-
-/* The accountant keeps to the recording's processes, but for a family
- * that outgrew its map of targets (src/perf/bpf/targets.h): the replay
- * engine knows them. */
-static bool recorded(const struct prof_offcpu *oc, const struct prof_bpf_swa_thread *t)
-{
-	return prof_replay_wanted(oc->rp, (pid_t)t->pid);
-}
-
-static void hold(void *arg, const struct prof_bpf_swa_thread *r)
-{
-	struct prof_offcpu *oc = arg;
-
-	if (!recorded(oc, r))
-		return;
-	if (r->kstack)
-		hold_kstack(oc, r);
-	else
-		VEC_PUSH(&oc->held, *r);
-}
-
-/* The records whose samples (taken before them) have all been seen: up
- * to the horizon, or every one (final). */
-static void handle_held(struct prof_offcpu *oc, bool final)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < oc->held.n; i++) {
-		if (final || oc->held.v[i].t_in <= oc->horizon)
-			on_record(oc, &oc->held.v[i]);
-		else
-			oc->held.v[k++] = oc->held.v[i];
-	}
-	oc->held.n = k;
-}
-
-static void take_entry(void *arg, const struct prof_bpf_swa_thread *t)
-{
-	if (recorded(arg, t))
-		take_totals(arg, t);
-}
-
-/* A thread's last interval at the end: from its last switch-out, off
- * the CPU for the wall time since less the CPU time it has run since (by
- * /proc; 0 for a thread gone).  Handed over like the kernel would have,
- * or added to its class's total. */
-static void close_entry(void *arg, const struct prof_bpf_swa_thread *t)
-{
-	struct prof_offcpu *oc = arg;
-	struct prof_bpf_swa_thread r = *t;
-	uint64_t cpu, ran;
-
-	if (!recorded(oc, t))
-		return;
-	take_totals(oc, t);
-	if (!(t->flags & PROF_SWA_OPEN) || oc->end <= t->t_out || !(cpu = prof_proc_cpu_ns((pid_t)t->tid)))
-		return;
-	ran = cpu > t->sum ? cpu - t->sum : 0;
-	if (oc->end - t->t_out <= ran)
-		return;
-	r.t_in = oc->end - ran;
-	if (t->flags & (PROF_SWA_SAMPLED | PROF_SWA_D | PROF_SWA_AT_START)) {
-		on_record(oc, &r);
-		return;
-	}
-	struct est *e = est_of(oc, t->tid);
-	int c = t->flags & PROF_SWA_SLEEP ? C_SLEEP : C_PREEMPT;
-	if (!e->start[c])
-		e->start[c] = t->t_out;
-	e->exact[c] += r.t_in - t->t_out;
-	thread_later(e, t);
-	oc->stats.estimated++;
-}
-
-/* The accountant's records, and its totals every OFFCPU_SCAN_NS. */
-static void poll_accountant(struct prof_offcpu *oc)
-{
-	uint64_t now = now_ns();
-
-	prof_bpf_swa_drain(oc->swa, hold, oc);
-	handle_held(oc, false);
-	if (now - oc->scanned < OFFCPU_SCAN_NS)
-		return;
-	prof_bpf_swa_scan(oc->swa, take_entry, oc);
-	oc->scanned = now;
-	oc->newest = MAX(oc->newest, now);
-}
-
-/* The end: every record, the final totals, and the intervals still open. */
-static void finish_accountant(struct prof_offcpu *oc)
-{
-	struct prof_bpf_swa_losses losses;
-
-	prof_bpf_swa_drain(oc->swa, hold, oc);
-	handle_held(oc, true);
-	prof_bpf_swa_scan(oc->swa, close_entry, oc);
-	prof_bpf_swa_losses(oc->swa, &losses);
-	oc->stats.switches_lost += losses.untracked + losses.lost;
-	oc->stats.d_kernel_missing += losses.no_kstack;
 }
 
 static void on_lost(void *arg, const void *event, uint32_t type, uint64_t time, uint64_t n)
@@ -1427,7 +1029,7 @@ static void on_task(void *arg, const struct prof_perf_task *tk, bool exit)
 	if (!exit || oc->swa)
 		return;	/* the accountant's exit record comes after the thread's last interval */
 	prof_switchpair_exit(oc->sp, tk->tid, tk->time);
-	est_exit(oc, tk->tid);
+	prof_offcpu_est_exit(oc, tk->tid);
 }
 
 static void on_batch_end(void *arg)
@@ -1435,7 +1037,7 @@ static void on_batch_end(void *arg)
 	struct prof_offcpu *oc = arg;
 
 	if (oc->swa)
-		poll_accountant(oc);
+		prof_offcpu_poll_accountant(oc);
 	prof_switchpair_prune(oc->sp);
 	est_settle(oc, false);
 }
@@ -1445,7 +1047,7 @@ void prof_offcpu_finish(struct prof_offcpu *oc)
 	if (!oc)
 		return;
 	if (oc->swa)
-		finish_accountant(oc);
+		prof_offcpu_finish_accountant(oc);
 	prof_switchpair_finish(oc->sp, oc->end);
 	est_settle(oc, true);
 }
@@ -1464,7 +1066,7 @@ void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 	oc->p = p;
 	oc->rp = rp;
 	oc->sink = *sink;
-	oc->sp = prof_switchpair_new(charge, oc);
+	oc->sp = prof_switchpair_new(prof_offcpu_charge, oc);
 	oc->kstacks = prof_kstacks_new(p);
 	prof_replay_add_consumer(rp, &offcpu_ops, oc);
 }
@@ -1472,6 +1074,11 @@ void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc)
 {
 	return &oc->pf;
+}
+
+void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py)
+{
+	oc->py = py;
 }
 
 enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc)
@@ -1491,10 +1098,10 @@ bool prof_offcpu_in_kernel(const struct prof_offcpu *oc)
 
 bool prof_offcpu_filtered(const struct prof_offcpu *oc)
 {
-	return oc->prog >= 0;
+	return oc->prog >= 0 || oc->swa;
 }
 
 bool prof_offcpu_stale_by_class(const struct prof_offcpu *oc)
 {
-	return oc->prog >= 0 && oc->classed;
+	return (oc->prog >= 0 || oc->swa) && oc->classed;
 }

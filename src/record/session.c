@@ -685,6 +685,8 @@ int prof_session_start(struct prof_session *s)
 	}
 	if (s->info.launched) {
 		install_signals(s);
+		if (s->oc && !s->bounds_only)
+			prof_offcpu_arm(s->oc);
 		if ((ret = spawn_release(&s->l)) < 0) {
 			error("cannot run '%s': %s", s->o->argv[0], strerror(-ret));
 			waitpid(s->l.pid, NULL, 0);
@@ -702,6 +704,7 @@ int prof_session_start(struct prof_session *s)
 	}
 	if (s->oc) {
 		struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
+		prof_offcpu_python(s->oc, s->py);
 		for (size_t i = 0, n = offcpu_perfs(s, pfs); i < n; i++) {
 			if (s->py && (pfs[i]->attr.sample_type & PERF_SAMPLE_STACK_USER))
 				prof_python_hook_set_offcpu(pfs[i], s->py);

@@ -707,24 +707,31 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 	return prof_node_from_stack(rp->p, rp->frames, rp->nframes);
 }
 
-static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
-		     const struct perf_event_header *h)
+void prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
+			const struct prof_perf_sample *s)
 {
-	struct prof_perf_sample s;
-	struct prof_replay_sample rs = { .s = &s, .event = event, .attr = attr };
+	struct prof_replay_sample rs = { .s = s, .event = event, .attr = attr };
 
-	if (prof_perf_parse_sample(attr, h, &s) < 0)
-		return -EINVAL;
-	rp->last_time = MAX(rp->last_time, s.time);
-	if ((pid_t)s.pid == rp->self || !wanted(rp, s.pid))
-		return PROF_REPLAY_USED;
-	rs.thread = thread_of(rp, s.pid, s.tid);
-	rs.node = resolve_stack(rp, attr, &s, space_of(rp, s.pid), &rs.complete);
+	rp->last_time = MAX(rp->last_time, s->time);
+	if ((pid_t)s->pid == rp->self || !wanted(rp, s->pid))
+		return;
+	rs.thread = thread_of(rp, s->pid, s->tid);
+	rs.node = resolve_stack(rp, attr, s, space_of(rp, s->pid), &rs.complete);
 	rs.upcs = rp->pcs;
 	rs.n_upcs = rp->npcs;
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->sample)
 			c->ops->sample(c->arg, &rs);
+}
+
+static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
+		     const struct perf_event_header *h)
+{
+	struct prof_perf_sample s;
+
+	if (prof_perf_parse_sample(attr, h, &s) < 0)
+		return -EINVAL;
+	prof_replay_sample(rp, attr, event, &s);
 	return PROF_REPLAY_USED;
 }
 

@@ -318,8 +318,10 @@ static void start(struct live *l)
 	int ret;
 
 	prof_perf_enable(&l->pf);
-	if (l->oc)
+	if (l->oc) {
+		prof_offcpu_python(l->oc, l->py);
 		prof_offcpu_enable(l->oc);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (i && l->py && (pfs[i]->attr.sample_type & PERF_SAMPLE_STACK_USER))
 			prof_python_hook_set_offcpu(pfs[i], l->py);

@@ -13,7 +13,10 @@
 #include "prof/util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,4 +104,22 @@ int spawn_exit_status(int wait_status)
 	if (WIFSIGNALED(wait_status))
 		return 128 + WTERMSIG(wait_status);
 	return 1;
+}
+
+void spawn_keep_mappings(const char *name)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char *path = strchr(line, '/') ? strchr(line, '/') : strstr(line, "anon_inode:");
+		if (!path || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		if (!strcmp(path, name))
+			(void)madvise((void *)lo, hi - lo, MADV_DONTFORK);
+	}
+	if (f)
+		fclose(f);
 }

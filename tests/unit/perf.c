@@ -290,8 +290,44 @@ static void test_btf(void)
 	ok(prof_btf_members("no_such_struct_x", paths, 1, &g) == 0 && !g.found, "an absent struct");
 }
 
+/* An accountant's sample as the replay engine takes a perf sample: the
+ * registers packed in sample_regs_user's bit order (as the kernel writes
+ * them), the stack as copied, a user chain behind PERF_CONTEXT_USER; a
+ * kernel thread's has none of them. */
+static void test_swa_perf_sample(void)
+{
+	struct perf_event_attr a = { .sample_regs_user = PROF_PERF_REGS_USER_MASK };
+	uint8_t stack[64] = { 7 };
+	uint64_t ips[3] = { 0x401000, 0x401100, 0x401200 }, regs[PERF_REG_X86_64_MAX], chain[8], r[PERF_REG_X86_64_MAX];
+	struct prof_bpf_swa_sample smp = { .user = true, .stack = stack, .stack_size = sizeof(stack) };
+	struct prof_bpf_swa_thread t = { .tid = 12, .pid = 10, .t_out = 5000, .sample = &smp };
+	struct prof_perf_sample s;
+
+	for (int i = 0; i < PERF_REG_X86_64_MAX; i++)
+		smp.uregs[i] = 100 + (uint64_t)i;
+	prof_bpf_swa_perf_sample(&t, &a, regs, chain, ARRAY_SIZE(chain), &s);
+	ok(s.pid == 10 && s.tid == 12 && s.time == 5000 && !s.kernel && s.ip == 100 + PERF_REG_X86_IP,
+	   "who, when, and the user ip");
+	ok(prof_perf_sample_regs(&s, r, ARRAY_SIZE(r)) == 17 && r[PERF_REG_X86_SP] == 100 + PERF_REG_X86_SP &&
+		   r[PERF_REG_X86_R15] == 100 + PERF_REG_X86_R15 && r[PERF_REG_X86_AX] == 100 + PERF_REG_X86_AX,
+	   "registers by perf number through the mask");
+	ok(s.stack == stack && s.stack_size == sizeof(stack) && !s.nr_callchain, "the stack copy, no chain");
+	smp.stack = NULL;
+	smp.stack_size = 0;
+	smp.chain = ips;
+	smp.nchain = 3;
+	prof_bpf_swa_perf_sample(&t, &a, regs, chain, 3, &s);
+	ok(s.nr_callchain == 3 && prof_perf_callchain(&s, 0) == PERF_CONTEXT_USER &&
+		   prof_perf_callchain(&s, 2) == 0x401100,
+	   "a user chain behind PERF_CONTEXT_USER, cut to the room");
+	smp.user = false;
+	prof_bpf_swa_perf_sample(&t, &a, regs, chain, ARRAY_SIZE(chain), &s);
+	ok(!s.regs_abi && !s.regs && !s.stack && !s.nr_callchain, "a kernel thread: no user side");
+}
+
 int main(void)
 {
+	test_swa_perf_sample();
 	test_uprobe_offsets();
 	test_heap_keep_prob();
 	test_short_records();

@@ -1,77 +1,82 @@
 /*
- * switches.c - the in-kernel off-CPU accountant: the BPF program
- * (BPF_PROG_TYPE_PERF_EVENT) that prof sets on its context-switches
- * software event, run at every switch-out of the recorded threads.  It
- * does two jobs in that one run:
+ * switches.c - the in-kernel off-CPU accountant: the BPF programs that
+ * prof attaches to the sched_switch raw tracepoint and to thread exit.
+ * At every switch-out of a recorded thread, in its own context, the
+ * switch program does three jobs in one run:
  *  - it times the thread's last off-CPU interval, which ended when the
  *    thread came back: wall time since its previous switch-out minus the
  *    CPU time it has run since (se.sum_exec_runtime), so no hook at the
  *    switch-in is needed; and adds it to the thread's totals by class
  *    (preempted or not), or hands it over whole;
- *  - it chooses whether this switch-out gets a stack sample (return 1)
- *    or not (0): a thread's first in its class (preempted, asleep, in D
- *    state) after OFFCPU_STALE ns ("stale", weight 1), else 1 in n at
- *    random (weight n).  D-state switch-outs are sampled so too (the
- *    verdict made by swa_d_stack below); the kernel's in_iowait flag
- *    tells I/O wait, and the kernel stack is taken for the sampled ones
- *    and for the D waits not so flagged.
+ *  - it chooses whether this switch-out gets a stack sample: a thread's
+ *    first in its class (preempted, asleep, in D state) after OFFCPU_STALE
+ *    ns ("stale", weight 1), else 1 in n at random (weight n); the
+ *    kernel's in_iowait flag tells a D wait's I/O wait, and the kernel
+ *    stack is taken for the sampled D waits and those not so flagged;
+ *  - it makes a kept switch-out's sample itself: the user registers, the
+ *    stack copy (or frame-pointer chain) and the innermost kernel frames,
+ *    into the ring buffer, where the recorder unwinds it like a perf
+ *    sample.
  * Built with clang -target bpf into build/gen/switches.bpf.o and embedded
  * in prof (src/perf/switchacct.c loads it; src/perf/bpf_filter.c is the
- * hand-assembled filter used without libbpf).
+ * hand-assembled filter of the context-switches event used without
+ * libbpf).
  *
  * Handed over whole, through the ring buffer (the recorder needs each
  * one's own stack and times): an interval whose switch-out was sampled,
  * one in D state, and the first one of a thread the recorder seeded as
  * off the CPU at the start.  A thread's last switch-out (TASK_DEAD) sends
- * its final totals and frees its entry.  A D switch-out sends its kernel
- * stack, when it has one, right after the interval that the switch-out
- * closes.
+ * its final totals and frees its entry.  A switch-out's records follow
+ * the interval it closes: its D kernel stack, then its sample.
  *
  * Design notes / invariants:
+ *  - Why a raw tracepoint, not a program on a context-switches perf
+ *    event: the perf event's own path (a software event's sample set up
+ *    and its overflow handled at every switch-out, kept or not) cost a
+ *    switch-bound pair 0.5 us a switch here, more than the program, and
+ *    on a busy host that is the scheduler time that profiles showed as
+ *    the server's own finish_task_switch (docs/offcpu.md).  The sample
+ *    made here is only paid for the kept switch-outs.
  *  - The class is the kernel's task_is_runnable() (on_rq and not a
  *    delayed dequeue), which also sets PERF_RECORD_SWITCH's preempt flag.
- *    D state is a voluntary switch (nvcsw went up: the task called
- *    schedule() with a sleep state) with sched_contributes_to_load, which
- *    the scheduler set from this very switch's state as it blocked the
- *    task; neither the class nor __state tells here, as a waker on
- *    another CPU may already have made the task runnable again.
- *  - The kernel stamps the sample before it runs this program, so a kept
- *    switch-out's t_out is after its sample's time; the D ring's sample
- *    (sched_switch) comes before it too.
+ *    D state is the tracepoint's own: not preempted, prev_state
+ *    TASK_UNINTERRUPTIBLE without TASK_NOLOAD or TASK_FROZEN, what the
+ *    scheduler counts in the load (sched_contributes_to_load); a signal
+ *    that stopped the block has already set prev_state to running.
+ *  - The tracepoint runs in __schedule after the thread's CPU time was
+ *    brought up to date (update_curr at pick_next_task) and before the
+ *    switch: the sum read is the one the interval needs.
  *  - Off-CPU time so measured is the program's own clock (wall minus
  *    thread CPU time), as the kernel hands CPU time over when it picks
- *    the next thread.
+ *    the next thread.  A kept sample is stamped with its t_out.
  *  - task_struct offsets come from the recorder (the kernel's BTF), in
  *    conf[0]: no CO-RE relocations.  Time is bpf_ktime_get_ns
  *    (CLOCK_MONOTONIC), the clock of prof's perf samples.
+ *  - The user stack is copied up to the next KiB boundary, then a KiB at
+ *    a time: a KiB never straddles a page, so the copy ends where the
+ *    stack's mapping (or its present pages) ends, as the kernel's own
+ *    copy for a perf sample does.
  *  - An exiting thread (PF_EXITING, set before its exit hook runs) is
- *    left alone: with per-CPU events (-a) its switch-outs after the
- *    exit hook would make an entry that nothing frees, and a later
- *    thread given the same tid would inherit it.
+ *    left alone: its switch-outs after the exit hook would make an entry
+ *    that nothing frees, and a later thread given the same tid would
+ *    inherit it.
  *  - A thread's entry is written by its own switch-outs only (one at a
  *    time) and read by the recorder, which takes differences of totals
  *    that only grow: no lock.
- *  - A D switch-out's kernel stack is taken at the sched_switch
- *    tracepoint (a raw tracepoint program: it unwinds only when the
- *    switch-out is in D state), not by this program: a perf_event
- *    program that may call a stack helper has the kernel make its
- *    event's callchain before every run, kept or not, inside the switch
- *    (kernel-notes/offcpu-accountant.md).  The tracepoint runs just
- *    before the context-switches event on the same CPU, so it leaves the
- *    stack in a per-CPU slot that the switch-out takes.
- *  - Attached to processes with events per CPU (prof record -p), only
- *    the targets (targets.h) are accounted and sampled; a fork of one
- *    adds the child in the kernel, so no child's first interval escapes
- *    while the recorder learns of it.
+ *  - The raw tracepoint runs for every thread of the machine: a
+ *    recording of some processes (a command, -p) names them in targets.h,
+ *    whose fork program adds a target's child in the kernel, so no
+ *    child's first interval escapes while the recorder learns of it.
  */
 #include <linux/bpf.h>
-#include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 
 #include "switches.h"
 #include "targets.h"
 
 #define PF_EXITING 0x4
+
+struct task_struct;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -92,7 +97,7 @@ struct {
 	__uint(max_entries, SWA_RING_BYTES);
 } events SEC(".maps");
 
-/* The kernel stack of this CPU's D switch-out under way: tid 0 when none. */
+/* Per-CPU room to build a D kernel stack in (the BPF stack is 512 bytes). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -101,10 +106,11 @@ struct {
 } dstack SEC(".maps");
 
 /* counts[0]: threads not accounted (map full); [1]: records lost (ring
- * full); [2]: D switch-outs without their kernel stack */
+ * full); [2]: D switch-outs without their kernel stack; [3]: samples not
+ * sent, the ring being half full */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -200,121 +206,144 @@ static __always_inline int keep_as(struct swa_thread *t, int verdict)
 	return verdict != 0;
 }
 
-/* The D switch-out of tid under way on this CPU, as swa_d_stack left it:
- * its I/O verdict, its sampling verdict, and its kernel stack when it
- * was taken, which goes to the ring now. */
-static __always_inline int d_switch_out(const struct swa_conf *c, __u32 tid, struct swa_thread *t, __u64 now)
+#define PF_KTHREAD 0x00200000
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_NOLOAD 0x400
+#define TASK_FROZEN 0x8000
+
+/* A D switch-out: the kernel's I/O-wait verdict (in_iowait, set by
+ * io_schedule), the sampling verdict, and the kernel stack where the
+ * recorder needs it: to tell a D wait that the kernel does not count as
+ * I/O wait from an I/O path that it does not count either (a journal
+ * commit), and for a sampled one's stack.  An unwind costs 5-9 us inside
+ * the switch; a busy database's D waits are almost all in io_schedule. */
+static __always_inline int d_switch_out(void *ctx, const struct swa_conf *c, __u32 tid, __u32 pid,
+					struct swa_thread *t, const void *task, __u64 now)
 {
 	__u32 zero = 0;
-	struct swa_dstack *d = bpf_map_lookup_elem(&dstack, &zero);
-	__u64 size;
-	int verdict;
+	struct swa_dstack *d;
+	int verdict = decide(c, t, 2, now);
+	int io = c->has_iowait && (task_read(task, c->off_iowait, 1) >> (c->iowait_bit & 7) & 1);
+	long n;
 
-	if (!d || d->tid != tid) {	/* the tracepoint did not see it in D state */
-		count(2);
-		return keep_as(t, decide(c, t, 2, now));
-	}
-	verdict = d->keep;
-	if (d->io)
+	if (io)
 		t->flags |= SWA_IO;
-	if (!d->nr) {
-		if (!d->io || verdict)
-			count(2);
-	} else {
-		size = sizeof(*d) - sizeof(d->ips) + (d->nr & (SWA_DSTACK_MAX * 2 - 1)) * sizeof(d->ips[0]);
-		if (size > sizeof(*d))
-			size = sizeof(*d);
-		if (bpf_ringbuf_output(&events, d, size, BPF_RB_NO_WAKEUP))
-			count(1);
-		else
-			t->flags |= SWA_KSTACK;
+	if (io && !verdict)
+		return 0;
+	if (!(d = bpf_map_lookup_elem(&dstack, &zero)))
+		return verdict;
+	n = bpf_get_stack(ctx, d->ips, sizeof(d->ips), 0);
+	if (n <= 0) {
+		count(2);
+		return verdict;
 	}
-	d->tid = 0;
-	return keep_as(t, verdict);
+	d->kind = SWA_REC_DSTACK;
+	d->tid = tid;
+	d->pid = pid;
+	d->nr = (__u32)n / sizeof(d->ips[0]);
+	d->t = now;
+	if (bpf_ringbuf_output(&events, d, sizeof(*d) - sizeof(d->ips) + (__u64)n, BPF_RB_NO_WAKEUP))
+		count(1);
+	else
+		t->flags |= SWA_KSTACK;
+	return verdict;
 }
 
-SEC("perf_event")
-int swa_switch_out(struct bpf_perf_event_data *ctx)
+/* Copies up to want bytes of the user stack from sp into s->data; the
+ * bytes copied. */
+static __always_inline __u32 copy_stack(struct swa_sample *s, __u64 sp, __u32 want)
 {
-	__u32 zero = 0;
+	__u32 got = 1024 - (__u32)(sp & 1023);
+
+	if (want > SWA_STACK_MAX)
+		want = SWA_STACK_MAX;
+	if (got > want)
+		got = want;
+	if (!got || got > 1024 || bpf_probe_read_user(s->data, got, (const void *)sp))
+		return 0;
+	for (int i = 0; i < SWA_STACK_MAX / 1024; i++) {
+		if (got > SWA_STACK_MAX - 1024 || got + 1024 > want ||
+		    bpf_probe_read_user(s->data + got, 1024, (const void *)(sp + got)))
+			break;
+		got += 1024;
+	}
+	return got;
+}
+
+/* The kept switch-out's sample, made in the ring itself (one copy of
+ * the stack, as a perf sample's; the record is of the largest size, the
+ * recorder reads size bytes of data). */
+static __always_inline void send_sample(void *ctx, const struct swa_conf *c, __u32 tid, __u32 pid,
+					__u32 task_flags, __u64 now)
+{
+	struct swa_sample *s;
+	long n;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > SWA_RING_BYTES / 2) {
+		count(3);
+		return;
+	}
+	if (!(s = bpf_ringbuf_reserve(&events, sizeof(*s), 0))) {
+		count(1);
+		return;
+	}
+	s->kind = SWA_REC_SAMPLE;
+	s->tid = tid;
+	s->pid = pid;
+	s->t = now;
+	s->flags = 0;
+	s->size = 0;
+	n = bpf_get_stack(ctx, s->k, sizeof(s->k), 0);
+	s->nk = n > 0 ? (__u32)n / sizeof(s->k[0]) : 0;
+	if (!(task_flags & PF_KTHREAD) &&
+	    !bpf_probe_read_kernel(s->regs, sizeof(s->regs),
+				   (const void *)bpf_task_pt_regs(bpf_get_current_task_btf()))) {
+		s->flags = SWA_SAMPLE_USER;
+		if (c->user == SWA_USER_STACK)
+			s->size = copy_stack(s, s->regs[SWA_REG_SP], c->stack_bytes);
+		else if (c->user == SWA_USER_CHAIN &&
+			 (n = bpf_get_stack(ctx, s->data, sizeof(s->data), BPF_F_USER_STACK)) > 0)
+			s->size = (__u32)n;
+	}
+	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+}
+
+/* sched_switch (args: preempt, prev, next, prev_state; in prev's
+ * context): a recorded thread leaves the CPU. */
+SEC("raw_tracepoint/sched_switch")
+int swa_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 zero = 0, state = (__u32)ctx->args[3], cls = 0, task_flags;
 	const struct swa_conf *c = bpf_map_lookup_elem(&conf, &zero);
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), sum, nvcsw, last_nvcsw;
-	__u32 tid = (__u32)pt, tgid = (__u32)(pt >> 32), cls = 0;
-	const void *task;
+	__u64 pt = bpf_get_current_pid_tgid(), now, sum;
+	__u32 tid = (__u32)pt, tgid = (__u32)(pt >> 32);
+	const void *task = (const void *)ctx->args[1];
 	struct swa_thread *t;
+	int verdict;
 
 	if (!c || !tid || tgid == c->self_tgid || !targets_keep(tgid))
 		return 0;
-	task = (const void *)bpf_get_current_task();
-	if (task_read(task, c->off_flags, 4) & PF_EXITING)
+	task_flags = (__u32)task_read(task, c->off_flags, 4);
+	if (task_flags & PF_EXITING)
 		return 0;	/* its exit hook settles it: an entry made now would outlive it */
+	now = bpf_ktime_get_ns();
 	sum = task_read(task, c->off_sum_exec, 8);
-	nvcsw = task_read(task, c->off_nvcsw, 8);
 	if (!(t = entry_of(tid, tgid, now)))
 		return 0;
 	close_interval(tid, t, now, sum);
 	if (!task_read(task, c->off_on_rq, 4) || (c->has_delayed && task_read(task, c->off_delayed, 1)))
 		cls = 1;
-	last_nvcsw = t->nvcsw;
 	t->t_out = now;
 	t->sum = sum;
-	t->nvcsw = nvcsw;
 	t->flags = SWA_OPEN | cls;
-	if (nvcsw != last_nvcsw && (task_read(task, c->off_to_load, 1) >> (c->to_load_bit & 7) & 1)) {
+	if (!ctx->args[0] && (state & TASK_UNINTERRUPTIBLE) && !(state & (TASK_NOLOAD | TASK_FROZEN))) {
 		t->flags |= SWA_D;
-		return d_switch_out(c, tid, t, now);
+		verdict = d_switch_out(ctx, c, tid, tgid, t, task, now);
+	} else {
+		verdict = decide(c, t, cls, now);
 	}
-	return keep_as(t, decide(c, t, cls, now));
-}
-
-#define TASK_UNINTERRUPTIBLE 0x2
-#define TASK_NOLOAD 0x400
-#define TASK_FROZEN 0x8000
-
-/* sched_switch (args: preempt, prev, next, prev_state; in prev's
- * context): a recorded thread blocking in D state, as the scheduler
- * counts it in the load (sched_contributes_to_load).  Its sampling
- * verdict is made here, and its kernel stack taken only when the
- * recorder needs it: to tell a D wait that the kernel does not count as
- * I/O wait (in_iowait, set by io_schedule) from an I/O path that it does
- * not count either (a journal commit), and for a sampled one's stack.
- * An unwind costs 5-9 us inside the switch; a busy database's D waits
- * are almost all in io_schedule.  Its switch-out (d_switch_out) takes
- * the result.  Recorded: the thread has an entry, made by its first
- * switch-out that the switch-out program ran for; a raw tracepoint runs
- * for every thread of the machine, where a recording of some threads has
- * events of theirs only (a command, --per-thread). */
-SEC("raw_tracepoint/sched_switch")
-int swa_d_stack(struct bpf_raw_tracepoint_args *ctx)
-{
-	__u32 zero = 0, state = (__u32)ctx->args[3], tid;
-	__u64 pt, now;
-	const struct swa_conf *c;
-	struct swa_thread *t;
-	struct swa_dstack *d;
-	long n = 0;
-
-	if (ctx->args[0] || !(state & TASK_UNINTERRUPTIBLE) || (state & (TASK_NOLOAD | TASK_FROZEN)))
-		return 0;
-	pt = bpf_get_current_pid_tgid();
-	tid = (__u32)pt;
-	c = bpf_map_lookup_elem(&conf, &zero);
-	if (!c || !tid || (__u32)(pt >> 32) == c->self_tgid || !targets_keep((__u32)(pt >> 32)) ||
-	    !(t = bpf_map_lookup_elem(&threads, &tid)))
-		return 0;
-	if (!(d = bpf_map_lookup_elem(&dstack, &zero)))
-		return 0;
-	now = bpf_ktime_get_ns();
-	d->io = c->has_iowait &&
-		(task_read((const void *)bpf_get_current_task(), c->off_iowait, 1) >> (c->iowait_bit & 7) & 1);
-	d->keep = (__u32)decide(c, t, 2, now);
-	if (!d->io || d->keep)
-		n = bpf_get_stack(ctx, d->ips, sizeof(d->ips), 0);
-	d->kind = SWA_REC_DSTACK;
-	d->tid = tid;
-	d->pid = (__u32)(pt >> 32);
-	d->nr = n > 0 ? (__u32)n / sizeof(d->ips[0]) : 0;
-	d->t = now;
+	if (keep_as(t, verdict))
+		send_sample(ctx, c, tid, tgid, task_flags, now);
 	return 0;
 }
 

@@ -1,9 +1,9 @@
 /*
  * switches.h - what the in-kernel off-CPU accountant (switches.c, the BPF
- * program on prof's context-switches event) and the recorder
+ * program on the sched_switch raw tracepoint) and the recorder
  * (src/perf/switchacct.c) share: the configuration, the per-thread map
- * entry, and the ring buffer's record.  Fixed-size types only: both sides
- * are compiled apart (clang -target bpf, cc).
+ * entry, and the ring buffer's records.  Fixed-size types only: both
+ * sides are compiled apart (clang -target bpf, cc).
  */
 #ifndef PROF_SWA_SWITCHES_H
 #define PROF_SWA_SWITCHES_H
@@ -11,7 +11,11 @@
 #include <linux/types.h>
 
 #define SWA_MAX_THREADS 65536
-#define SWA_RING_BYTES (1u << 20)
+/* The records' ring: the samples it carries (up to 8 KiB of stack each,
+ * ~2,000 a second on a busy host) may fill only half of it, so that the
+ * intervals always find room; the recorder drains it every batch (at
+ * most 100 ms apart). */
+#define SWA_RING_BYTES (16u << 20)
 
 /* flags of an entry (its last switch-out) and of a record */
 #define SWA_SLEEP 1u		/* class: 0 preempted (runnable), 1 not */
@@ -27,10 +31,16 @@
 #define SWA_REC_INTERVAL 1	/* an interval the recorder charges itself: t_out, t_in, flags */
 #define SWA_REC_EXIT 2		/* the thread's last switch-out (at t_in): its final totals */
 #define SWA_REC_DSTACK 3	/* a D switch-out's kernel stack, sent after the interval it closes */
+#define SWA_REC_SAMPLE 4	/* a kept switch-out's stack sample, sent after its D stack */
 
 /* Kernel frames kept of a D switch-out: the deepest paths into a wait
  * (a file system's fsync under a page fault) are under 50 here. */
 #define SWA_DSTACK_MAX 64
+
+/* What a kept switch-out's sample carries of the user side (conf.user). */
+#define SWA_USER_REGS 0		/* the registers only */
+#define SWA_USER_STACK 1	/* and a copy of the stack (DWARF unwinding) */
+#define SWA_USER_CHAIN 2	/* and the frame-pointer chain */
 
 struct swa_conf {			/* conf[0] */
 	__u32 self_tgid;		/* prof itself: never accounted */
@@ -38,9 +48,9 @@ struct swa_conf {			/* conf[0] */
 	__u64 stale_ns;			/* a thread's first in its class after this long is kept */
 	__u32 off_sum_exec, off_on_rq, off_delayed;	/* in task_struct */
 	__u32 has_delayed;		/* se.sched_delayed exists (Linux >= 6.12) */
-	__u32 off_to_load, to_load_bit;	/* the byte and bit of sched_contributes_to_load */
-	__u32 off_nvcsw, off_flags;
+	__u32 off_flags;
 	__u32 has_iowait, off_iowait, iowait_bit;	/* the byte and bit of in_iowait */
+	__u32 user, stack_bytes;	/* SWA_USER_*; the most stack copied */
 };
 
 /* threads[tid]: its last switch-out, and the totals of the intervals not
@@ -51,7 +61,6 @@ struct swa_thread {
 	__u64 sum;			/* its se.sum_exec_runtime then */
 	__u64 ns[2], n[2];
 	__u64 stale[3];			/* the last switch-out kept by the stale rule: preempted, asleep, D */
-	__u64 nvcsw;			/* its voluntary switches then */
 	__u64 born;			/* when the entry was made: tells a reused tid */
 	__u32 pid, flags;
 };
@@ -68,9 +77,28 @@ struct swa_rec {
  * D waits, and that of each sampled one. */
 struct swa_dstack {
 	__u32 kind, tid, pid, nr;	/* nr: frames in ips */
-	__u64 t;			/* when it was taken, before the switch-out's t_out */
-	__u32 io, keep;			/* in_iowait; the sampling verdict (0, 1 random, 2 stale) */
+	__u64 t;			/* the switch-out's t_out */
 	__u64 ips[SWA_DSTACK_MAX];
+};
+
+/* A kept switch-out's stack sample, as a perf sample of the switch-out
+ * would carry it: the thread's user registers (x86-64 struct pt_regs, in
+ * its order) with its stack copy or frame-pointer chain, and the
+ * innermost kernel frames, enough to pass the tracepoint's own and
+ * __schedule to the function that called it. */
+#define SWA_REGS 21
+#define SWA_REG_SP 19
+#define SWA_STACK_MAX 8192
+#define SWA_KFRAMES 8
+#define SWA_SAMPLE_USER 1u	/* regs hold the user registers (not a kernel thread) */
+
+struct swa_sample {
+	__u32 kind, tid, pid, flags;
+	__u64 t;			/* the switch-out's t_out */
+	__u32 nk, size;			/* frames in k; bytes in data */
+	__u64 k[SWA_KFRAMES];
+	__u64 regs[SWA_REGS];
+	__u8 data[SWA_STACK_MAX];	/* the stack from regs' sp up, or the chain's u64s */
 };
 
 #endif

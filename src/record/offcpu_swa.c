@@ -1,0 +1,322 @@
+/*
+ * offcpu_swa.c - the off-CPU recorder's side of the in-kernel accountant
+ * (src/perf/switchacct.c): its per-thread totals, read every
+ * OFFCPU_SCAN_NS and charged through the estimator; the intervals it
+ * hands over one by one, each charged with its own sample (the stack
+ * sample it made, unwound and named by the replay engine as a perf
+ * sample would be, and a D wait's kernel stack grafted under it); the
+ * threads' last intervals at the end.
+ *
+ * Design notes / invariants:
+ *  - A record waits (held) until the rings' samples have passed its
+ *    t_in: the samples of the CPU event run behind the accountant's ring.
+ *  - A switch-out's records come in order in one ring: the interval it
+ *    closes, its D kernel stack, its sample; the interval it opens comes
+ *    with the next switch-out.
+ */
+#include "offcpu-priv.h"
+#include "prof/proc.h"
+#include <string.h>
+
+/* --- the in-kernel accountant's totals and records ------------------------------------ */
+
+/* The kernel's totals run ahead of the rings: a thread's identity is
+ * looked up when its time is charged, after its FORK and exec records
+ * have been replayed, not now (a lookup before them made an identity of
+ * its own, left empty). */
+static void thread_later(struct est *e, const struct prof_bpf_swa_thread *t)
+{
+	e->thread = PROF_NONE;
+	e->pid = t->pid;
+	e->tid = t->tid;
+}
+
+/* What the kernel's totals of thread t add since they were last taken:
+ * to the class's exact time of its window, which its samples share. */
+static void take_totals(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *t)
+{
+	struct est *e = prof_offcpu_est(oc, t->tid);
+
+	if (e->k_born != t->born) {	/* a new thread with the tid */
+		e->k_born = t->born;
+		memset(e->k_ns, 0, sizeof(e->k_ns));
+		memset(e->k_n, 0, sizeof(e->k_n));
+	}
+	for (int c = 0; c < 2; c++) {
+		uint64_t d = t->ns[c] > e->k_ns[c] ? t->ns[c] - e->k_ns[c] : 0;
+		uint64_t dn = t->n[c] > e->k_n[c] ? t->n[c] - e->k_n[c] : 0;
+		e->k_ns[c] = MAX(e->k_ns[c], t->ns[c]);
+		e->k_n[c] = MAX(e->k_n[c], t->n[c]);
+		if (!d)
+			continue;
+		if (!e->start[c])
+			e->start[c] = MAX(oc->scanned, t->born);
+		e->exact[c] += d;
+		thread_later(e, t);
+		oc->stats.estimated += dn;
+	}
+}
+
+/* The samples of tid's switch-out at t_out, which waited for its record:
+ * every one at or before it is taken (a filtered one gets the rule that
+ * kept it, from the record), and the best of those after the switch-out
+ * of the thread's last interval handed over is the interval's (D beats
+ * stale beats random).  The accountant stamps a switch-out after its
+ * filtered sample, and the D sample is made at the tracepoint, before
+ * both (kernel-notes/offcpu-accountant.md).  Not after the interval's
+ * t_in: that is derived (t_out less the CPU time run since), and a D
+ * sample's stamp comes before its stack copy, up to ~10 us earlier. */
+struct taken {
+	bool user, kern;
+	struct prof_switch_sample u;	/* the best sample with a user stack */
+	struct kstack k;		/* a D switch-out's kernel stack */
+};
+
+static void take_samples(struct prof_offcpu *oc, uint32_t tid, uint64_t t_out, uint32_t flags,
+			 struct taken *t)
+{
+	struct est *e = prof_offcpu_est(oc, tid);
+	size_t k = 0;
+
+	for (size_t i = 0; i < e->waiting.n; i++) {
+		struct waiting_sample *w = &e->waiting.v[i];
+		if (w->s.time > t_out) {
+			e->waiting.v[k++] = *w;
+			continue;
+		}
+		if (w->filtered) {
+			w->s.tag = flags & PROF_SWA_STALE ? K_STALE : K_RANDOM;
+			oc->stats.by_rule[w->s.tag]++;
+		}
+		if (w->s.time <= e->k_last_out)
+			continue;
+		if (!t->user || w->s.tag > t->u.tag) {
+			t->u = w->s;
+			t->user = true;
+		}
+	}
+	e->waiting.n = k;
+	e->k_last_out = t_out;
+}
+
+/* The kernel stack of tid's D switch-out at t_out: the newest one taken before
+ * it (records wait for their samples, so may come after later stacks). */
+static void take_kstack(struct est *e, uint64_t t_out, struct taken *t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < e->kstacks.n; i++) {
+		const struct kstack *ks = &e->kstacks.v[i];
+		if (ks->t > t_out)
+			e->kstacks.v[k++] = *ks;
+		else if (!t->kern || ks->t > t->k.t) {
+			t->k = *ks;
+			t->kern = true;
+		}
+	}
+	e->kstacks.n = k;
+}
+
+/* A D switch-out's kernel stack, named now (the record is the ring's), kept until charged. */
+static void hold_kstack(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
+{
+	struct est *e = prof_offcpu_est(oc, r->tid);
+	struct kstack ks = { .t = r->t_out };
+
+	ks.node = prof_kstacks_node(oc->kstacks, r->kstack, r->nkstack);
+	ks.metric = (uint8_t)prof_offcpu_with_io(PROF_M_UNINT_NS, prof_offcpu_kernel_stack_in_io(oc->p, ks.node));
+	if (e->kstacks.n >= KSTACKS_KEPT)	/* the records were lost */
+		memmove(e->kstacks.v, e->kstacks.v + 1, --e->kstacks.n * sizeof(ks));
+	VEC_PUSH(&e->kstacks, ks);
+	oc->stats.d_kernel++;
+}
+
+/* A D interval's stack from its two samples: the kernel frames of its D
+ * switch-out (the path into the wait) under the user frames of its
+ * filtered sample, whose own kernel part is the switch alone. */
+static uint32_t graft(struct prof_offcpu *oc, uint32_t user, uint32_t kern)
+{
+	const struct prof_profile *p = oc->p;
+	uint32_t frames[2 * PROF_MAX_FRAMES];
+	size_t n = 0;
+
+	for (; kern && n < PROF_MAX_FRAMES; kern = p->nodes.v[kern].parent)
+		frames[n++] = p->nodes.v[kern].frame;
+	while (user && p->frames.v[p->nodes.v[user].frame].kind == PROF_FRAME_KERNEL)
+		user = p->nodes.v[user].parent;
+	for (; user && n < ARRAY_SIZE(frames); user = p->nodes.v[user].parent)
+		frames[n++] = p->nodes.v[user].frame;
+	return prof_node_from_stack(oc->p, frames, n);
+}
+
+/* An interval handed over whole, charged with its own sample (no pairing
+ * needed: the record says which switch-out it is), or through the
+ * estimator without one (a sample the ring lost). */
+static void charge_handed(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r, uint32_t thread)
+{
+	struct prof_switch_interval iv = { 0, r->t_out, r->t_in, r->tid, r->pid, thread, !(r->flags & PROF_SWA_SLEEP) };
+	enum prof_metric m = iv.preempt ? PROF_M_PREEMPT_NS : r->flags & PROF_SWA_D ? PROF_M_UNINT_NS : PROF_M_SLEEP_NS;
+	struct taken t = { 0 };
+
+	take_samples(oc, r->tid, r->t_out, r->flags, &t);
+	if (r->flags & PROF_SWA_KSTACK)
+		take_kstack(prof_offcpu_est(oc, r->tid), r->t_out, &t);
+	if (t.kern) {	/* D state: classed by its kernel stack, estimated by class */
+		m = (enum prof_metric)t.k.metric;
+		if (t.user)
+			t.u.node = graft(oc, t.u.node, t.k.node);
+	} else if (t.user && t.u.metric == PROF_METRIC_COUNT)
+		return;
+	else if (t.user)
+		m = (enum prof_metric)t.u.metric;
+	if (r->flags & PROF_SWA_IO)	/* the kernel's own verdict, stack or not */
+		m = PROF_M_IOWAIT_NS;
+	oc->stats.d_io_flag += (r->flags & (PROF_SWA_IO | PROF_SWA_KSTACK)) == PROF_SWA_IO && !t.user;
+	prof_offcpu_charge(oc, &iv, t.user ? &t.u : NULL, m);
+}
+
+/* A record of the accountant: an interval handed over, or an exit. */
+static void on_record(void *arg, const struct prof_bpf_swa_thread *r)
+{
+	struct prof_offcpu *oc = arg;
+	uint32_t thread;
+
+	if (r->exit) {
+		take_totals(oc, r);
+		prof_offcpu_est_exit(oc, r->tid);
+		return;
+	}
+	thread = prof_replay_thread(oc->rp, (pid_t)r->pid, (pid_t)r->tid);
+	if (r->flags & PROF_SWA_AT_START) {
+		struct prof_switch_interval iv = { 0, r->t_out, r->t_in, r->tid, r->pid, thread, false,
+						   PROF_SWITCH_FROM_START };
+		prof_offcpu_charge(oc, &iv, NULL, PROF_M_SLEEP_NS);
+		return;
+	}
+	charge_handed(oc, r, thread);
+}
+
+/* The accountant keeps to the recording's processes, but for a family
+ * that outgrew its map of targets (src/perf/bpf/targets.h): the replay
+ * engine knows them. */
+static bool recorded(const struct prof_offcpu *oc, const struct prof_bpf_swa_thread *t)
+{
+	return prof_replay_wanted(oc->rp, (pid_t)t->pid);
+}
+
+/* A kept switch-out's sample, unwound and named by the replay engine as
+ * a perf sample of the switch-out would be, under the kernel frame that
+ * called __schedule; on_sample takes it as the filtered ring's. */
+static void replay_sample(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
+{
+	uint64_t regs[PERF_REG_X86_64_MAX], chain[1 + 1024];
+	struct prof_perf_sample s;
+	uint64_t leaf = prof_kstacks_schedule_caller(oc->kstacks, r->sample->kstack, r->sample->nkstack);
+
+	uint64_t py[256];	/* a PROF_RECORD_PYSTACK record: PROF_PY_MAX_FRAMES u64s and its head */
+
+	prof_bpf_swa_perf_sample(r, &oc->st.attr, regs, chain, ARRAY_SIZE(chain), &s);
+	if (oc->py && prof_python_sample_record(oc->py, &s, true, py, sizeof(py)))
+		prof_replay_record(oc->rp, &oc->st.attr, &oc->st, (const struct perf_event_header *)py);
+	if (leaf) {
+		s.ip = leaf;
+		s.kernel = true;
+	}
+	prof_replay_sample(oc->rp, &oc->st.attr, &oc->st, &s);
+}
+
+static void hold(void *arg, const struct prof_bpf_swa_thread *r)
+{
+	struct prof_offcpu *oc = arg;
+
+	if (!recorded(oc, r))
+		return;
+	if (r->sample)
+		replay_sample(oc, r);
+	else if (r->kstack)
+		hold_kstack(oc, r);
+	else
+		VEC_PUSH(&oc->held, *r);
+}
+
+/* The records whose samples (taken before them) have all been seen: up
+ * to the horizon, or every one (final). */
+static void handle_held(struct prof_offcpu *oc, bool final)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < oc->held.n; i++) {
+		if (final || oc->held.v[i].t_in <= oc->horizon)
+			on_record(oc, &oc->held.v[i]);
+		else
+			oc->held.v[k++] = oc->held.v[i];
+	}
+	oc->held.n = k;
+}
+
+static void take_entry(void *arg, const struct prof_bpf_swa_thread *t)
+{
+	if (recorded(arg, t))
+		take_totals(arg, t);
+}
+
+/* A thread's last interval at the end: from its last switch-out, off
+ * the CPU for the wall time since less the CPU time it has run since (by
+ * /proc; 0 for a thread gone).  Handed over like the kernel would have,
+ * or added to its class's total. */
+static void close_entry(void *arg, const struct prof_bpf_swa_thread *t)
+{
+	struct prof_offcpu *oc = arg;
+	struct prof_bpf_swa_thread r = *t;
+	uint64_t cpu, ran;
+
+	if (!recorded(oc, t))
+		return;
+	take_totals(oc, t);
+	if (!(t->flags & PROF_SWA_OPEN) || oc->end <= t->t_out || !(cpu = prof_proc_cpu_ns((pid_t)t->tid)))
+		return;
+	ran = cpu > t->sum ? cpu - t->sum : 0;
+	if (oc->end - t->t_out <= ran)
+		return;
+	r.t_in = oc->end - ran;
+	if (t->flags & (PROF_SWA_SAMPLED | PROF_SWA_D | PROF_SWA_AT_START)) {
+		on_record(oc, &r);
+		return;
+	}
+	struct est *e = prof_offcpu_est(oc, t->tid);
+	int c = t->flags & PROF_SWA_SLEEP ? C_SLEEP : C_PREEMPT;
+	if (!e->start[c])
+		e->start[c] = t->t_out;
+	e->exact[c] += r.t_in - t->t_out;
+	thread_later(e, t);
+	oc->stats.estimated++;
+}
+
+/* The accountant's records, and its totals every OFFCPU_SCAN_NS. */
+void prof_offcpu_poll_accountant(struct prof_offcpu *oc)
+{
+	uint64_t now = now_ns();
+
+	prof_bpf_swa_drain(oc->swa, hold, oc);
+	handle_held(oc, false);
+	if (now - oc->scanned < OFFCPU_SCAN_NS)
+		return;
+	prof_bpf_swa_scan(oc->swa, take_entry, oc);
+	oc->scanned = now;
+	oc->newest = MAX(oc->newest, now);
+}
+
+/* The end: every record, the final totals, and the intervals still open. */
+void prof_offcpu_finish_accountant(struct prof_offcpu *oc)
+{
+	struct prof_bpf_swa_losses losses;
+
+	prof_bpf_swa_drain(oc->swa, hold, oc);
+	handle_held(oc, true);
+	prof_bpf_swa_scan(oc->swa, close_entry, oc);
+	prof_bpf_swa_losses(oc->swa, &losses);
+	oc->stats.switches_lost += losses.untracked + losses.lost;
+	oc->stats.full_lost += losses.unsent;
+	oc->stats.d_kernel_missing += losses.no_kstack;
+}
+
