@@ -28,15 +28,19 @@
  *    drop samples, or no CAP_BPF) the random ring is sched:sched_switch
  *    with sample_period = period, and there is no stale rule.
  *  - in sampled mode, where a BPF program in C can be loaded (libbpf,
- *    BTF), no time ring: the filter is the in-kernel accountant
- *    (src/perf/switchacct.c), which at each switch-out also times the
- *    thread's last interval (wall time since its previous switch-out
- *    less the CPU time run since) and keeps per-thread totals by class,
- *    read here every OFFCPU_SCAN_NS; the intervals needed one by one (a
- *    kept sample's, a D interval, the first of a thread off the CPU at
- *    the start) come whole from its ring buffer, with the rule that kept
- *    the sample.  A switch then costs the filter's one run, not two more
- *    records written inside the switch and paired here (docs/offcpu.md).
+ *    BTF), no event at all: the in-kernel accountant
+ *    (src/perf/switchacct.c, on the sched_switch raw tracepoint) applies
+ *    the same rules, makes the kept switch-outs' samples itself, and
+ *    times every interval (wall time since the thread's previous
+ *    switch-out less the CPU time run since), keeping per-thread totals
+ *    by class, read every OFFCPU_SCAN_NS; the intervals needed one by
+ *    one (a kept sample's, a D interval, the first of a thread off the
+ *    CPU at the start) come whole from its ring buffer, with the rule
+ *    that kept the sample, and its samples from the same ring
+ *    (offcpu_swa.c).  A switch then costs the program's one run, not an
+ *    event's sample path and two records written inside the switch and
+ *    paired here (docs/offcpu.md).  Its st is never opened: it gives
+ *    those samples their layout and tag.
  *  - --offcpu-stacks=all (and prof stat's state mode): sched:sched_switch
  *    on every switch-out with its own full stack (all) or kernel chain
  *    (state): exact, what the sampled mode is checked against.
@@ -442,11 +446,14 @@ void prof_offcpu_arm(struct prof_offcpu *oc)
 	pid_t *pids = xcalloc(oc->opened.n + 1, sizeof(*pids));
 	size_t n = 0;
 
+	int ret = 0;
+
 	for (size_t i = 0; oc->swa && !oc->per_cpu && i < oc->opened.n; i++)
 		if ((pids[n] = prof_proc_tgid(oc->opened.v[i])) > 0)
 			n++;
-	if (oc->swa && (!n || prof_bpf_swa_only(oc->swa, pids, n) == 0))
-		prof_bpf_swa_start(oc->swa);
+	if (oc->swa && ((n && (ret = prof_bpf_swa_only(oc->swa, pids, n)) < 0) ||
+			(ret = prof_bpf_swa_start(oc->swa)) < 0))
+		warning("off-CPU time is not recorded: the in-kernel accountant cannot start (%s)", strerror(-ret));
 	free(pids);
 }
 
