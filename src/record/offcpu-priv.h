@@ -146,7 +146,7 @@ struct prof_offcpu {
 	struct prof_python *py;		/* reads its samples' Python frames, or NULL */
 	uint64_t horizon;		/* the newest sample seen: records up to it are handled */
 	uint64_t scanned;		/* when its totals were last read */
-	VEC(struct prof_bpf_swa_thread) held;	/* its records newer than the horizon */
+	VEC(struct prof_bpf_swa_thread) held;	/* its records and samples newer than the horizon */
 	struct prof_kstacks *kstacks;	/* names the kernel stacks of its D switch-outs */
 };
 
@@ -169,5 +169,7 @@ void prof_offcpu_charge(void *arg, const struct prof_switch_interval *iv, const 
  * intervals still open. */
 void prof_offcpu_poll_accountant(struct prof_offcpu *oc);
 void prof_offcpu_finish_accountant(struct prof_offcpu *oc);
+/* Frees the records and samples still held (a recording cut short). */
+void prof_offcpu_free_held(struct prof_offcpu *oc);
 
 #endif

@@ -512,7 +512,7 @@ void prof_offcpu_free(struct prof_offcpu *oc)
 	prof_switchpair_free(oc->sp);
 	est_free_all(oc);
 	VEC_FREE(&oc->io);
-	VEC_FREE(&oc->held);
+	prof_offcpu_free_held(oc);
 	VEC_FREE(&oc->opened);
 	u64map_free(&oc->at_start);
 	prof_kstacks_free(oc->kstacks);
@@ -964,7 +964,8 @@ static void on_sample(void *arg, const struct prof_replay_sample *rs)
 	struct prof_switch_sample out = { s->time, rs->thread, rs->node, K_OWN, 0 };
 	uint64_t state;
 
-	oc->horizon = MAX(oc->horizon, s->time);
+	if (!oc->swa || rs->event != &oc->st)	/* the accountant's own run ahead of the rings */
+		oc->horizon = MAX(oc->horizon, s->time);
 	if (!s->pid)
 		return;	/* the idle task (-a) */
 	if (rs->event == &oc->st) {
@@ -1033,6 +1034,7 @@ static void on_task(void *arg, const struct prof_perf_task *tk, bool exit)
 {
 	struct prof_offcpu *oc = arg;
 
+	oc->horizon = MAX(oc->horizon, tk->time);	/* the records before it are replayed */
 	if (!exit || oc->swa)
 		return;	/* the accountant's exit record comes after the thread's last interval */
 	prof_switchpair_exit(oc->sp, tk->tid, tk->time);

@@ -9,13 +9,17 @@
  *
  * Design notes / invariants:
  *  - A record waits (held) until the rings' samples have passed its
- *    t_in: the samples of the CPU event run behind the accountant's ring.
+ *    t_in, and a sample until they have passed its time: the perf rings
+ *    run behind the accountant's ring, and the replay engine must have
+ *    replayed their records up to a sample (its process's mappings, an
+ *    exec) before it unwinds it.  Its Python frames are read at once.
  *  - A switch-out's records come in order in one ring: the interval it
  *    closes, its D kernel stack, its sample; the interval it opens comes
  *    with the next switch-out.
  */
 #include "offcpu-priv.h"
 #include "prof/proc.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* --- the in-kernel accountant's totals and records ------------------------------------ */
@@ -204,25 +208,75 @@ static bool recorded(const struct prof_offcpu *oc, const struct prof_bpf_swa_thr
 	return prof_replay_wanted(oc->rp, (pid_t)t->pid);
 }
 
-/* A kept switch-out's sample, unwound and named by the replay engine as
- * a perf sample of the switch-out would be, under the kernel frame that
- * called __schedule; on_sample takes it as the filtered ring's. */
+/* A kept switch-out's sample, held with the records until the rings'
+ * samples have passed its time, so that the replay engine has replayed
+ * what came before it (a new mapping, an exec): a copy of the ring's
+ * record, gone once the drain returns, and the PROF_RECORD_PYSTACK record
+ * of its Python frames, read at the drain, while the thread most likely
+ * still waits where it blocked.  buf: the kernel frames, the stack or
+ * chain, the Python record. */
+struct held_sample {
+	struct prof_bpf_swa_sample smp;
+	size_t py_size;
+	uint64_t buf[];
+};
+
+static struct prof_bpf_swa_thread held_copy(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
+{
+	const struct prof_bpf_swa_sample *in = r->sample;
+	uint64_t regs[PERF_REG_X86_64_MAX], chain[1 + 1024], py[256];	/* py: PROF_PY_MAX_FRAMES u64s and a head */
+	size_t ks = 8 * (size_t)in->nkstack, data = (in->stack_size + 8 * (size_t)in->nchain + 7) & ~(size_t)7;
+	struct prof_bpf_swa_thread t = *r;
+	struct prof_perf_sample s;
+	struct held_sample *h;
+	size_t npy = 0;
+	uint8_t *p;
+
+	if (oc->py) {
+		prof_bpf_swa_perf_sample(r, &oc->st.attr, regs, chain, ARRAY_SIZE(chain), &s);
+		npy = prof_python_sample_record(oc->py, &s, true, py, sizeof(py));
+	}
+	h = xmalloc(sizeof(*h) + ks + data + npy);
+	h->smp = *in;
+	h->py_size = npy;
+	p = (uint8_t *)h->buf;
+	memcpy(p, in->kstack, ks);
+	h->smp.kstack = (const uint64_t *)p;
+	p += ks;
+	if (in->stack) {
+		memcpy(p, in->stack, in->stack_size);
+		h->smp.stack = p;
+	} else if (in->chain) {
+		memcpy(p, in->chain, 8 * (size_t)in->nchain);
+		h->smp.chain = (const uint64_t *)p;
+	}
+	memcpy(p + data, py, npy);
+	t.sample = &h->smp;
+	return t;
+}
+
+/* A held sample, unwound and named by the replay engine as a perf sample
+ * of the switch-out would be, under the kernel frame that called
+ * __schedule (on_sample takes it as the filtered ring's); then freed. */
 static void replay_sample(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
 {
+	struct held_sample *h = (struct held_sample *)r->sample;
 	uint64_t regs[PERF_REG_X86_64_MAX], chain[1 + 1024];
+	uint64_t leaf = prof_kstacks_schedule_caller(oc->kstacks, h->smp.kstack, h->smp.nkstack);
+	size_t data = (h->smp.stack_size + 8 * (size_t)h->smp.nchain + 7) & ~(size_t)7;
 	struct prof_perf_sample s;
-	uint64_t leaf = prof_kstacks_schedule_caller(oc->kstacks, r->sample->kstack, r->sample->nkstack);
-
-	uint64_t py[256];	/* a PROF_RECORD_PYSTACK record: PROF_PY_MAX_FRAMES u64s and its head */
 
 	prof_bpf_swa_perf_sample(r, &oc->st.attr, regs, chain, ARRAY_SIZE(chain), &s);
-	if (oc->py && prof_python_sample_record(oc->py, &s, true, py, sizeof(py)))
-		prof_replay_record(oc->rp, &oc->st.attr, &oc->st, (const struct perf_event_header *)py);
+	if (h->py_size)
+		prof_replay_record(oc->rp, &oc->st.attr, &oc->st,
+				   (const struct perf_event_header *)((const uint8_t *)h->buf +
+								      8 * (size_t)h->smp.nkstack + data));
 	if (leaf) {
 		s.ip = leaf;
 		s.kernel = true;
 	}
 	prof_replay_sample(oc->rp, &oc->st.attr, &oc->st, &s);
+	free(h);
 }
 
 static void hold(void *arg, const struct prof_bpf_swa_thread *r)
@@ -232,26 +286,38 @@ static void hold(void *arg, const struct prof_bpf_swa_thread *r)
 	if (!recorded(oc, r))
 		return;
 	if (r->sample)
-		replay_sample(oc, r);
+		VEC_PUSH(&oc->held, held_copy(oc, r));
 	else if (r->kstack)
 		hold_kstack(oc, r);
 	else
 		VEC_PUSH(&oc->held, *r);
 }
 
-/* The records whose samples (taken before them) have all been seen: up
- * to the horizon, or every one (final). */
+/* The records and samples that the rings' samples have passed (an
+ * interval's end, a sample's time), in the order they came: up to the
+ * horizon, or every one (final). */
 static void handle_held(struct prof_offcpu *oc, bool final)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < oc->held.n; i++) {
-		if (final || oc->held.v[i].t_in <= oc->horizon)
-			on_record(oc, &oc->held.v[i]);
+		const struct prof_bpf_swa_thread *r = &oc->held.v[i];
+		if (!final && (r->sample ? r->t_out : r->t_in) > oc->horizon)
+			oc->held.v[k++] = *r;
+		else if (r->sample)
+			replay_sample(oc, r);
 		else
-			oc->held.v[k++] = oc->held.v[i];
+			on_record(oc, r);
 	}
 	oc->held.n = k;
+}
+
+void prof_offcpu_free_held(struct prof_offcpu *oc)
+{
+	for (size_t i = 0; i < oc->held.n; i++)
+		if (oc->held.v[i].sample)
+			free((void *)oc->held.v[i].sample);
+	VEC_FREE(&oc->held);
 }
 
 static void take_entry(void *arg, const struct prof_bpf_swa_thread *t)

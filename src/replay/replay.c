@@ -11,10 +11,11 @@
  *    cleared by COMM with MISC_COMM_EXEC.  A pid seen again after its
  *    space was freed gets a new one the same way.
  *  - Live only: nthreads maps pid -> threads not yet EXITed.  When it
- *    drops to 0 the space moves to `dead` and is freed at the end of the
- *    batch, since a sample of the exiting process may still be merged in
- *    behind the EXIT (records within a few microseconds of each other on
- *    two CPUs).  A file keeps every space: with no count of the
+ *    drops to 0 the space is `exiting`: still the pid's until the end of
+ *    the batch, when it moves to `dead` and is freed, since a sample of
+ *    the exiting process may still come behind the EXIT (records within
+ *    a few microseconds of each other on two CPUs; the off-CPU
+ *    accountant's samples, replayed at the batch's end).  A file keeps every space: with no count of the
  *    threads that existed before recording, an EXIT cannot tell the last.
  *  - tasks maps tid -> index + 1 into task, the thread's name (string id)
  *    and its profile thread + 1 (0 until its first sample, so threads
@@ -84,6 +85,7 @@ struct prof_replay {
 	struct u64map spaces, nthreads, seen_pids, tasks;
 	VEC(struct task) task;
 	VEC(struct prof_addrspace *) dead;
+	VEC(struct prof_addrspace *) exiting;	/* still mapped by their pid until the batch ends */
 	VEC(struct consumer) consumers;
 	pid_t self;			/* live: prof's own pid, else 0 */
 	bool only;			/* prof_replay_only */
@@ -117,6 +119,28 @@ struct prof_replay *prof_replay_new(const struct prof_replay_config *cfg)
 		rp->self = getpid();
 	}
 	return rp;
+}
+
+/* as leaves the exiting list, if it is on it; true if it was. */
+static bool drop_exiting(struct prof_replay *rp, const struct prof_addrspace *as)
+{
+	for (size_t i = 0; i < rp->exiting.n; i++)
+		if (rp->exiting.v[i] == as) {
+			rp->exiting.v[i] = rp->exiting.v[--rp->exiting.n];
+			return true;
+		}
+	return false;
+}
+
+/* The batch is over: the exiting spaces are no longer their pids'. */
+static void retire_exiting(struct prof_replay *rp)
+{
+	for (size_t i = 0; i < rp->exiting.n; i++) {
+		struct prof_addrspace *as = rp->exiting.v[i];
+		u64map_put(&rp->spaces, (uint64_t)as->pid, 0);
+		VEC_PUSH(&rp->dead, as);
+	}
+	rp->exiting.n = 0;
 }
 
 static void free_dead(struct prof_replay *rp)
@@ -185,6 +209,7 @@ void prof_replay_free(struct prof_replay *rp)
 	u64map_free(&rp->only_pids);
 	VEC_FREE(&rp->task);
 	VEC_FREE(&rp->dead);
+	VEC_FREE(&rp->exiting);	/* still in spaces: freed above */
 	VEC_FREE(&rp->consumers);
 	if (rp->unw)
 		prof_unwinder_free(rp->unw);
@@ -237,8 +262,10 @@ static void space_set(struct prof_replay *rp, uint32_t pid, struct prof_addrspac
 {
 	struct prof_addrspace *old = space_get(rp, pid);
 
-	if (old && old != as)
+	if (old && old != as) {
+		drop_exiting(rp, old);
 		VEC_PUSH(&rp->dead, old);
+	}
 	u64map_put(&rp->spaces, pid, (uint64_t)(uintptr_t)as);
 	u64map_put(&rp->seen_pids, pid, 1);
 }
@@ -273,8 +300,8 @@ static void threads_add(struct prof_replay *rp, uint32_t pid, int64_t delta)
 		struct prof_addrspace *as = space_get(rp, pid);
 		*n = 0;
 		if (as) {
-			VEC_PUSH(&rp->dead, as);
-			u64map_put(&rp->spaces, pid, 0);
+			drop_exiting(rp, as);	/* on the list once */
+			VEC_PUSH(&rp->exiting, as);
 		}
 	}
 }
@@ -777,6 +804,7 @@ void prof_replay_batch_end(struct prof_replay *rp)
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->batch_end)
 			c->ops->batch_end(c->arg);
+	retire_exiting(rp);
 	count_spaces(rp);
 	if (rp->cfg.live && (now = now_ns()) >= rp->next_sweep) {
 		size_t before = rp->spaces_freed;
