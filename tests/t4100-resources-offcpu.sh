@@ -73,6 +73,17 @@ test_expect_success 'sleep is sleep, not I/O wait' '
 	! grep -q sleep_a_while sleep-io.folded
 '
 
+# A program that exits right after its one wait: the wait's sample
+# reaches the recorder after the program's exit record, and must still
+# be unwound in the program's address space (kept until the batch ends).
+# The one sleep is its thread's first in its class, kept by the stale
+# rule: no sampling, so no false-failure chance from it.
+test_expect_success 'the last wait before exit keeps its user frames (coreutils sleep)' '
+	"$PROF" record -o last.data -- sleep 0.4 &&
+	"$PROF" report -i last.data --format=folded --metric=sleep >last.folded &&
+	awk "{t += \$NF} /;clock_nanosleep;/ {s += \$NF} END {exit !(t > 0 && s >= 0.95 * t)}" last.folded
+'
+
 # A D-state wait that is not I/O: the parent of a vfork child waits in
 # wait_for_vfork_done (TASK_KILLABLE, no in_iowait).  Every wait is kept
 # (each is its thread's first D wait in 50 ms: the stale rule), so no
