@@ -90,6 +90,10 @@ void prof_offcpu_enable(struct prof_offcpu *oc);
  * (its perf rings' samples get theirs from the ring pump's hook). */
 struct prof_python;
 void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py);
+/* The driver has replayed every ring record timed before t (a drain
+ * pass's end): the accountant's samples and records up to t can be
+ * handled, before the batch ends (oc may be NULL). */
+void prof_offcpu_rings_passed(struct prof_offcpu *oc, uint64_t t);
 void prof_offcpu_disable(struct prof_offcpu *oc);
 /* The off-CPU events' rings: the driver feeds their records to the
  * replay engine tagged with this pointer, after the CPU event's (prof

@@ -383,6 +383,10 @@ struct prof_perf_source {
  * that cannot keep up still sees its deadline, keys and batch ends.
  */
 int prof_perf_drain_merged(const struct prof_perf_source *srcs, size_t nsrcs, uint64_t budget_ns);
+/* The same, and *passed: every record timed before it has been handed
+ * out (the merge's cutoff, or the last record's time when it stopped). */
+int prof_perf_drain_until(const struct prof_perf_source *srcs, size_t nsrcs, uint64_t budget_ns,
+			  uint64_t *passed);
 void prof_perf_close(struct prof_perf *pf);	/* frees the pump too */
 
 /*

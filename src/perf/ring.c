@@ -165,6 +165,12 @@ static struct cursor *oldest(struct cursor *cs, size_t n, uint64_t cutoff)
 
 int prof_perf_drain_merged(const struct prof_perf_source *srcs, size_t nsrcs, uint64_t budget_ns)
 {
+	return prof_perf_drain_until(srcs, nsrcs, budget_ns, NULL);
+}
+
+int prof_perf_drain_until(const struct prof_perf_source *srcs, size_t nsrcs, uint64_t budget_ns,
+			  uint64_t *passed)
+{
 	size_t total = 0, n = 0;
 	uint64_t cutoff = UINT64_MAX, end = now_ns() + budget_ns;
 	unsigned records = 0;
@@ -179,12 +185,16 @@ int prof_perf_drain_merged(const struct prof_perf_source *srcs, size_t nsrcs, ui
 		cutoff = MIN(cutoff, mark);
 	}
 	while (!ret && (c = oldest(cs, n, cutoff))) {
+		if (passed)
+			*passed = c->time;	/* all before it are handed out */
 		ret = c->src->fn(c->src->ctx, c->rec);
 		cursor_advance(c);
 		/* every 64 records: has the budget run out? */
 		if (!ret && budget_ns && !(++records & 63) && now_ns() >= end)
 			ret = 1;
 	}
+	if (passed && !ret)
+		*passed = cutoff;
 	for (size_t i = 0; i < n; i++)	/* the records read leave the kernel rings */
 		if (!cs[i].src->pf->pump)
 			__atomic_store_n(&cs[i].src->pf->rings[cs[i].cpu].meta->data_tail, cs[i].tail,

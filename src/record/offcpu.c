@@ -1085,6 +1085,12 @@ struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc)
 	return &oc->pf;
 }
 
+void prof_offcpu_rings_passed(struct prof_offcpu *oc, uint64_t t)
+{
+	if (oc)
+		oc->horizon = MAX(oc->horizon, t);
+}
+
 void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py)
 {
 	oc->py = py;

@@ -273,7 +273,9 @@ static bool drain(struct prof_session *s)
 	}
 	if (s->heap)
 		n += prof_heap_sources(s->heap, srcs + n);
-	bool more = prof_perf_drain_merged(srcs, n, DRAIN_PASS_NS) != 0;
+	uint64_t passed = 0;
+	bool more = prof_perf_drain_until(srcs, n, DRAIN_PASS_NS, &passed) != 0;
+	prof_offcpu_rings_passed(s->oc, passed);
 	prof_replay_batch_end(s->rp);
 	return more;
 }

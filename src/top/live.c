@@ -123,7 +123,9 @@ static void drain(struct live *l)
 		ctx[i] = (struct prof_replay_source){ l->rp, pfs[i] };
 		srcs[i] = (struct prof_perf_source){ pfs[i], prof_replay_source_fn, &ctx[i] };
 	}
-	prof_perf_drain_merged(srcs, n, 100000000ULL);
+	uint64_t passed = 0;
+	prof_perf_drain_until(srcs, n, 100000000ULL, &passed);
+	prof_offcpu_rings_passed(l->oc, passed);
 	prof_replay_batch_end(l->rp);
 }
 
