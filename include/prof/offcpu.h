@@ -62,9 +62,11 @@ bool prof_offcpu_in_kernel(const struct prof_offcpu *oc);
 bool prof_offcpu_filtered(const struct prof_offcpu *oc);
 /* Is the filter's stale rule per class (preempted or not), or per thread? */
 bool prof_offcpu_stale_by_class(const struct prof_offcpu *oc);
-/* One event per CPU for tid (inherit=1), like prof_perf_open_task.  A
- * tid opened before prof_offcpu_enable existed when the recording began
- * (attach): off the CPU then, it is charged from that start. */
+/* One event per CPU for tid (inherit=1), like prof_perf_open_task; with
+ * the in-kernel accountant none, and tid's process becomes one of its
+ * targets when it starts (unless events are per CPU).  A tid opened
+ * before prof_offcpu_enable existed when the recording began (attach):
+ * off the CPU then, it is charged from that start. */
 int prof_offcpu_open_task(struct prof_offcpu *oc, pid_t tid);
 /* A thread that exists now, watched by per-CPU events (-a): as one opened
  * by prof_offcpu_open_task, if it is off the CPU when prof_offcpu_enable

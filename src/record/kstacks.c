@@ -1,6 +1,6 @@
 /*
  * kstacks.c - the kernel stacks that the in-kernel off-CPU accountant
- * takes of D-state switch-outs (src/perf/bpf/switches.c, swa_d_stack),
+ * takes of D-state switch-outs and kept samples (src/perf/bpf/switches.c),
  * made into the profile's call-tree nodes for the off-CPU recorder
  * (include/prof/offcpu.h, prof_kstacks_*): what tells an I/O wait from
  * the other D waits, and the path into the wait under the thread's own

@@ -216,7 +216,8 @@ static bool bpf_filters_samples(void)
 }
 
 /* A user-stack sample of the context-switches event at every switch-out,
- * which the BPF program `prog` filters; no raw data (no tracepoint), and
+ * which the BPF program `prog` filters (with the accountant, prog -1: the
+ * layout of its samples, never opened); no raw data (no tracepoint), and
  * no kernel callchain: the kernel makes the callchain of every switch-out
  * before the program runs (perf_prepare_sample), an unwind of the kernel
  * stack inside the switch that costs a ping-pong pair 40% of its round
