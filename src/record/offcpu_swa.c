@@ -221,11 +221,18 @@ struct held_sample {
 	uint64_t buf[];
 };
 
+/* Bytes of buf after the kernel frames that the stack or chain takes
+ * (rounded up to 8: the Python record after it is read as u64s). */
+static size_t held_data_bytes(const struct prof_bpf_swa_sample *smp)
+{
+	return (smp->stack_size + 8 * (size_t)smp->nchain + 7) & ~(size_t)7;
+}
+
 static struct prof_bpf_swa_thread held_copy(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
 {
 	const struct prof_bpf_swa_sample *in = r->sample;
 	uint64_t regs[PERF_REG_X86_64_MAX], chain[1 + 1024], py[256];	/* py: PROF_PY_MAX_FRAMES u64s and a head */
-	size_t ks = 8 * (size_t)in->nkstack, data = (in->stack_size + 8 * (size_t)in->nchain + 7) & ~(size_t)7;
+	size_t ks = 8 * (size_t)in->nkstack, data = held_data_bytes(in);
 	struct prof_bpf_swa_thread t = *r;
 	struct prof_perf_sample s;
 	struct held_sample *h;
@@ -263,7 +270,7 @@ static void replay_sample(struct prof_offcpu *oc, const struct prof_bpf_swa_thre
 	struct held_sample *h = (struct held_sample *)r->sample;
 	uint64_t regs[PERF_REG_X86_64_MAX], chain[1 + 1024];
 	uint64_t leaf = prof_kstacks_schedule_caller(oc->kstacks, h->smp.kstack, h->smp.nkstack);
-	size_t data = (h->smp.stack_size + 8 * (size_t)h->smp.nchain + 7) & ~(size_t)7;
+	size_t data = held_data_bytes(&h->smp);
 	struct prof_perf_sample s;
 
 	prof_bpf_swa_perf_sample(r, &oc->st.attr, regs, chain, ARRAY_SIZE(chain), &s);
