@@ -88,6 +88,27 @@ test_expect_success 'sampled stacks, 1 in 2: site shares within 5 points + the s
 	check h.data h.out 5 0.5
 '
 
+# With the in-kernel accountant, a kept switch-out whose registers and
+# stack words (those the recorder's unwind of the thread's last stack
+# read) are that stack's is sent as a repeat of it.  The three sites
+# block with the same registers at the same depth, so a repeat named by
+# anything less than the return addresses would give one site's stack to
+# the next: the shares of the test above are what checks them.  Here:
+# that there were repeats (about a third of the ~1,500 kept stacks, when
+# two kept switch-outs in a row are at the same site).
+test_expect_success 'the accountant sends repeats of a stack it unwound before' '
+	"$PROF" report -i h.data --header >h.hdr &&
+	if grep -q "^# off_cpu_time: timed in the kernel" h.hdr
+	then
+		sed -n "s/^# off_cpu_repeats: //p" h.hdr >h.rep &&
+		read kept rep unnamed <h.rep &&
+		echo "# $rep repeats of $kept kept stacks, $unnamed unnamed" &&
+		test "$rep" -gt 0 && test "$rep" -lt "$kept"
+	else
+		echo "# no in-kernel accountant here: no repeats"
+	fi
+'
+
 # The same sites waiting in fdatasync on a disk with a set latency: D
 # state, whose user stacks are sampled by the same rules (with the
 # in-kernel accountant) under the kernel stack of each wait.  The sites

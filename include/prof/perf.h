@@ -250,6 +250,10 @@ struct prof_bpf_swa_thread {	/* a map entry, or a record */
 					 * callback's to copy); NULL in other records */
 	uint32_t nkstack;
 	const struct prof_bpf_swa_sample *sample;	/* a kept switch-out's sample, at t_out */
+	bool repeat;			/* a kept switch-out at t_out whose stack is that of
+					 * the shape the recorder named seq (prof_bpf_swa_learn) */
+	uint8_t cls;			/* a repeat's class: 0 preempted, 1 asleep, 2 D */
+	uint32_t seq;
 };
 /* A kept switch-out's stack sample, as the record has it (the callback's
  * to copy). */
@@ -262,6 +266,8 @@ struct prof_bpf_swa_sample {
 	uint32_t nchain;
 	const uint64_t *kstack;		/* the innermost kernel frames (the tracepoint's first) */
 	uint32_t nkstack;
+	uint64_t orig_ax;		/* the system call (-1: none) */
+	uint8_t cls;			/* the class its rule kept it in: 0 preempted, 1 asleep, 2 D */
 };
 enum { PROF_SWA_USER_REGS, PROF_SWA_USER_STACK, PROF_SWA_USER_CHAIN };
 typedef void (*prof_bpf_swa_fn)(void *arg, const struct prof_bpf_swa_thread *t);
@@ -312,6 +318,19 @@ struct prof_bpf_swa_losses {
 };
 void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out);
 void prof_bpf_swa_free(struct prof_bpf_swa *a);
+/*
+ * Repeats (src/perf/bpf/switches.h's shapes).  Once the recorder has
+ * unwound tid's sample smp from its stack copy, reading the words at the
+ * n offsets off from sp (and the sampled bp if bp_used), it names that
+ * stack seq: a later kept switch-out of tid in smp's class, with the same
+ * ip, sp, system call (and bp) and the same words there, comes as a
+ * repeat of seq (no copy).
+ * Whether the program checks for repeats (PROF_SWA_USER_STACK, and
+ * PROF_OFFCPU_NO_REPEATS not set in the environment); 0 or -errno.
+ */
+bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a);
+int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
+		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq);
 struct prof_perf_sample;
 /* A record's sample (t->sample) as a perf sample of attr a would have it:
  * the user ip, registers packed by a's sample_regs_user into regs

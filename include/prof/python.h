@@ -125,6 +125,9 @@ int prof_python_only(struct prof_python *py, const pid_t *pids, size_t n);
 void prof_python_free(struct prof_python *py);
 /* Forgets pid (exec, exit): it is looked at again at its next sample. */
 void prof_python_forget(struct prof_python *py, pid_t pid);
+/* Whether pid was looked at and runs no CPython (false while it waits
+ * to be looked at, and after prof_python_forget). */
+bool prof_python_is_native(struct prof_python *py, pid_t pid);
 /* A code object read earlier; NULL for an unknown id.  Any thread. */
 const struct prof_pycode *prof_python_code(struct prof_python *py, uint32_t id);
 /* Interpreters found so far, and the version of the last (0x030b...). */

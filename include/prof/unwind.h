@@ -41,12 +41,29 @@ struct prof_unwinder;
 struct prof_unwinder *prof_unwinder_new(enum prof_unwinder_kind kind);
 void prof_unwinder_free(struct prof_unwinder *u);
 
+/* The words of the stack copy an unwind read, by offset from sp.  The
+ * unwind is a function of the sampled ip, sp and bp, of these words and
+ * of the binaries' contents (CFA rules on x86-64 are on sp or bp): a
+ * later sample whose registers and words there are the same unwinds the
+ * same, which lets the off-CPU accountant send a repeat of a thread's
+ * last stack instead of a new copy (src/record/offcpu_swa.c). */
+#define PROF_UNWIND_MAX_READS 64
+struct prof_unwind_reads {
+	uint16_t off[PROF_UNWIND_MAX_READS];
+	uint32_t n;
+	bool overflow;		/* more reads than off holds, or an offset past 64 KiB */
+	bool past_end;		/* a read at or above sp failed: the copy's length mattered */
+	bool bp_used;		/* the sampled bp mattered (a CFA on rbp not restored from
+				 * a word read; every walk but the CFI fast path's) */
+};
+
 struct prof_unwind_result {
 	size_t n;		/* pcs[0] is the sampled ip, the rest return addresses */
 	bool complete;		/* reached the outermost frame (not out of stack / error) */
 	bool at_root;		/* pcs[n - 1] is a thread root by its binary's symbols or
 				 * Go's tables (roots.c) */
 	const char *stop;	/* why it stopped early, static string, NULL if complete */
+	struct prof_unwind_reads reads;
 };
 
 /*

@@ -89,8 +89,9 @@ struct prof_bpf_swa {
 	struct bpf_link *switch_link;	/* swa_switch on sched_switch, while started */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;
-	int threads_fd, counts_fd;
+	int threads_fd, counts_fd, shapes_fd;
 	int user;			/* PROF_SWA_USER_*: what samples carry */
+	bool repeats;			/* conf.repeats */
 	prof_bpf_swa_fn fn;		/* of the drain under way */
 	void *arg;
 };
@@ -133,6 +134,7 @@ static void on_sample(struct prof_bpf_swa *a, const struct swa_sample *r, size_t
 	struct prof_bpf_swa_sample smp = {
 		.user = (r->flags & SWA_SAMPLE_USER) != 0,
 		.kstack = (const uint64_t *)r->k, .nkstack = MIN(r->nk, (uint32_t)SWA_KFRAMES),
+		.orig_ax = r->regs[SWA_REG_ORIG_AX], .cls = (uint8_t)(r->flags >> SWA_SAMPLE_CLASS_SHIFT & 3),
 	};
 	struct prof_bpf_swa_thread t = { .tid = r->tid, .pid = r->pid, .t_out = r->t, .sample = &smp };
 
@@ -161,6 +163,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	if (size >= offsetof(struct swa_sample, data) && r->kind == SWA_REC_SAMPLE) {
 		on_sample(a, data, size);
+		return 0;
+	}
+	if (size >= sizeof(struct swa_repeat) && r->kind == SWA_REC_REPEAT) {
+		const struct swa_repeat *rr = data;
+		t = (struct prof_bpf_swa_thread){ .tid = rr->tid, .pid = rr->pid, .t_out = rr->t, .repeat = true,
+						  .cls = (uint8_t)(rr->flags & 3), .seq = rr->seq };
+		a->fn(a->arg, &t);
 		return 0;
 	}
 	if (size < sizeof(*r))
@@ -224,7 +233,8 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 {
 	struct prof_bpf_swa *a = xcalloc(1, sizeof(*a));
 	struct swa_conf conf = { .self_tgid = self, .period = n ? n : 1, .stale_ns = tau,
-				 .user = (uint32_t)user, .stack_bytes = MIN(stack_bytes, (uint32_t)SWA_STACK_MAX) };
+				 .user = (uint32_t)user, .stack_bytes = MIN(stack_bytes, (uint32_t)SWA_STACK_MAX),
+				 .repeats = user == SWA_USER_STACK && !getenv("PROF_OFFCPU_NO_REPEATS") };
 	uint32_t zero = 0;
 	int ret, conf_fd, ring_fd;
 
@@ -248,6 +258,7 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 		goto fail;
 	}
 	a->user = user;
+	a->repeats = conf.repeats;
 	if (!(a->exit_link = attach_tp(a->obj, "swa_exit", "sched_process_exit"))) {
 		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit");
 		goto fail;
@@ -255,8 +266,9 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
 	a->threads_fd = bpf_object__find_map_fd_by_name(a->obj, "threads");
 	a->counts_fd = bpf_object__find_map_fd_by_name(a->obj, "counts");
+	a->shapes_fd = bpf_object__find_map_fd_by_name(a->obj, "shapes");
 	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
-	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || ring_fd < 0 ||
+	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || a->shapes_fd < 0 || ring_fd < 0 ||
 	    !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
 	    bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY) < 0) {
 		snprintf(why, len, "the off-CPU accountant's maps are missing");
@@ -302,6 +314,33 @@ void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid)
 	uint32_t key = (uint32_t)tid;
 
 	(void)bpf_map_delete_elem(a->threads_fd, &key);
+}
+
+bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a)
+{
+	return a->repeats;
+}
+
+int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
+		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq)
+{
+	struct swa_shape sh = { .ip = smp->uregs[PERF_REG_X86_IP], .sp = smp->uregs[PERF_REG_X86_SP],
+				.bp = smp->uregs[PERF_REG_X86_BP], .orig_ax = smp->orig_ax,
+				.hash = SWA_SHAPE_SEED, .seq = seq, .n = (uint32_t)n, .bp_used = bp_used };
+	uint32_t key = tid << 2 | (smp->cls & 3);
+
+	if (!a->repeats || n > SWA_SHAPE_SLOTS || !smp->user || !smp->stack)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w;
+		if (off[i] > SWA_STACK_MAX - 8 || off[i] + 8u > smp->stack_size)
+			return -EINVAL;
+		memcpy(&w, smp->stack + off[i], 8);
+		sh.hash = swa_mix(sh.hash, w);
+		sh.off[i] = off[i];
+		sh.want = MAX(sh.want, off[i] + 8u);
+	}
+	return bpf_map_update_elem(a->shapes_fd, &key, &sh, BPF_ANY) < 0 ? -errno : 0;
 }
 
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
@@ -385,6 +424,12 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 	return -ENOTSUP;
 }
 void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid) {}
+bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a) { return false; }
+int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
+		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq)
+{
+	return -ENOTSUP;
+}
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
 void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out)

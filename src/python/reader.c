@@ -416,6 +416,17 @@ void prof_python_forget(struct prof_python *py, pid_t pid)
 	pthread_mutex_unlock(&py->rlock);
 }
 
+bool prof_python_is_native(struct prof_python *py, pid_t pid)
+{
+	bool native;
+
+	pthread_mutex_lock(&py->rlock);
+	struct proc *p = proc_of(py, pid);
+	native = !p->pending && !p->python;
+	pthread_mutex_unlock(&py->rlock);
+	return native;
+}
+
 void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after,
 			     uint64_t *blocked)
 {

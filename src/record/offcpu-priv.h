@@ -54,6 +54,11 @@
  * in a drain (an interval charged drops older ones, whose records were lost). */
 #define KSTACKS_KEPT 4096
 
+/* The stacks a thread named for the accountant's repeats, kept per class:
+ * a repeat comes after the samples that named newer ones (the program
+ * checks against the shape it has while the recorder learns the next). */
+#define SHAPES_KEPT 16
+
 /* How often the in-kernel accountant's totals are read: often enough
  * that a window (OFFCPU_WINDOW_NS) sees several reads, rarely enough that
  * reading a big host's thread map costs little. */
@@ -109,6 +114,8 @@ struct est {
 	uint64_t k_last_out;		/* the switch-out of its last interval handed over */
 	VEC(struct waiting_sample) waiting;
 	VEC(struct kstack) kstacks;	/* its D switch-outs' kernel stacks, not yet charged */
+	struct { uint32_t seq, node; } shapes[3][SHAPES_KEPT];	/* named stacks, by the rule's class */
+	uint8_t shapes_next[3];
 };
 
 struct io_interval {
@@ -148,6 +155,7 @@ struct prof_offcpu {
 	uint64_t scanned;		/* when its totals were last read */
 	VEC(struct prof_bpf_swa_thread) held;	/* its records and samples newer than the horizon */
 	struct prof_kstacks *kstacks;	/* names the kernel stacks of its D switch-outs */
+	uint32_t shape_seq;		/* the last stack named for repeats */
 };
 
 static inline enum prof_metric prof_offcpu_with_io(enum prof_metric m, bool io)

@@ -262,9 +262,66 @@ static struct prof_bpf_swa_thread held_copy(struct prof_offcpu *oc, const struct
 	return t;
 }
 
+/* Whether the stack of sample h, unwound to node, can be named for
+ * repeats: the unwind read a stack copy, every word it read is logged and
+ * none was past the copy's end (a longer copy could unwind further), and
+ * the stack is the native one alone (a CPython thread's Python frames are
+ * not on its C stack). */
+static const struct prof_unwind_reads *nameable(struct prof_offcpu *oc, const struct held_sample *h,
+						 uint32_t pid, uint32_t node)
+{
+	const struct prof_unwind_reads *reads = prof_replay_reads(oc->rp);
+
+	if (node == PROF_NONE || !h->smp.user || !h->smp.stack || h->py_size || !reads || reads->overflow ||
+	    reads->past_end || !prof_bpf_swa_repeats(oc->swa))
+		return NULL;
+	return !oc->py || prof_python_is_native(oc->py, (pid_t)pid) ? reads : NULL;
+}
+
+/* Names the stack of the thread's sample for the accountant's repeats. */
+static void learn_shape(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r, const struct held_sample *h,
+			uint32_t node)
+{
+	const struct prof_unwind_reads *reads = nameable(oc, h, r->pid, node);
+	uint8_t cls = h->smp.cls;
+	struct est *e;
+
+	if (!reads || cls > 2)
+		return;
+	if (!++oc->shape_seq)
+		oc->shape_seq = 1;
+	if (prof_bpf_swa_learn(oc->swa, r->tid, &h->smp, reads->off, reads->n, reads->bp_used, oc->shape_seq) < 0)
+		return;
+	e = prof_offcpu_est(oc, r->tid);
+	e->shapes[cls][e->shapes_next[cls]].seq = oc->shape_seq;
+	e->shapes[cls][e->shapes_next[cls]].node = node;
+	e->shapes_next[cls] = (uint8_t)((e->shapes_next[cls] + 1) % SHAPES_KEPT);
+}
+
+/* A repeat: the kept switch-out waits for its interval's record with the
+ * stack its shape named, or, that name gone, with none (its interval is
+ * charged by the estimator, as one whose sample the ring lost). */
+static void replay_repeat(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
+{
+	struct est *e = prof_offcpu_est(oc, r->tid);
+
+	for (int i = 0; r->cls <= 2 && i < SHAPES_KEPT; i++) {
+		if (e->shapes[r->cls][i].seq != r->seq || !r->seq)
+			continue;
+		struct waiting_sample w = { { r->t_out, prof_replay_thread(oc->rp, (pid_t)r->pid, (pid_t)r->tid),
+					      e->shapes[r->cls][i].node, K_RANDOM, PROF_M_SLEEP_NS }, true };
+		VEC_PUSH(&e->waiting, w);
+		oc->stats.repeats++;
+		oc->stats.full_stacks++;
+		return;
+	}
+	oc->stats.repeats_unnamed++;
+}
+
 /* A held sample, unwound and named by the replay engine as a perf sample
  * of the switch-out would be, under the kernel frame that called
- * __schedule (on_sample takes it as the filtered ring's); then freed. */
+ * __schedule (on_sample takes it as the filtered ring's), and named for
+ * repeats; then freed. */
 static void replay_sample(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
 {
 	struct held_sample *h = (struct held_sample *)r->sample;
@@ -282,7 +339,7 @@ static void replay_sample(struct prof_offcpu *oc, const struct prof_bpf_swa_thre
 		s.ip = leaf;
 		s.kernel = true;
 	}
-	prof_replay_sample(oc->rp, &oc->st.attr, &oc->st, &s);
+	learn_shape(oc, r, h, prof_replay_sample(oc->rp, &oc->st.attr, &oc->st, &s));
 	free(h);
 }
 
@@ -309,10 +366,12 @@ static void handle_held(struct prof_offcpu *oc, bool final)
 
 	for (size_t i = 0; i < oc->held.n; i++) {
 		const struct prof_bpf_swa_thread *r = &oc->held.v[i];
-		if (!final && (r->sample ? r->t_out : r->t_in) > oc->horizon)
+		if (!final && (r->sample || r->repeat ? r->t_out : r->t_in) > oc->horizon)
 			oc->held.v[k++] = *r;
 		else if (r->sample)
 			replay_sample(oc, r);
+		else if (r->repeat)
+			replay_repeat(oc, r);
 		else
 			on_record(oc, r);
 	}

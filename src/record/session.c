@@ -361,6 +361,21 @@ static void python_meta(struct prof_session *s)
 
 /* --- the loop ----------------------------------------------------------------------- */
 
+/* How many kept off-CPU stacks the accountant sent as repeats of a stack
+ * the recorder had unwound (src/record/offcpu_swa.c), for the file's meta
+ * data: kept, repeats, repeats whose stack was no longer known. */
+static void offcpu_meta(struct prof_session *s)
+{
+	const struct prof_offcpu_stats *st = s->oc ? prof_offcpu_stats(s->oc) : NULL;
+	char v[96];
+
+	if (!st || !prof_offcpu_in_kernel(s->oc))
+		return;
+	snprintf(v, sizeof(v), "%llu %llu %llu", (unsigned long long)st->full_stacks,
+		 (unsigned long long)st->repeats, (unsigned long long)st->repeats_unnamed);
+	prof_meta_set(&s->p, "off_cpu_repeats", v);
+}
+
 static void stop_recording(struct prof_session *s)
 {
 	prof_perf_disable(&s->pf);
@@ -375,6 +390,7 @@ static void stop_recording(struct prof_session *s)
 	if (s->rt)	/* final values of what still runs (attach, -d) */
 		prof_restrack_sample(s->rt);
 	python_meta(s);
+	offcpu_meta(s);
 }
 
 /* The launched command exited: its final /proc values while it is a

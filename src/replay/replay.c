@@ -97,6 +97,8 @@ struct prof_replay {
 	bool kernel_checked;
 	uint64_t pcs[PROF_MAX_FRAMES];
 	size_t npcs;			/* user pcs of the last DWARF unwind */
+	struct prof_unwind_reads reads;	/* and the stack words it read */
+	bool unwound;			/* the last sample had a stack copy unwound */
 	uint32_t frames[MAX_OUT_FRAMES];
 	size_t nframes;
 	struct prof_user_regs regs;
@@ -686,6 +688,8 @@ static bool unwind_user(struct prof_replay *rp, struct prof_addrspace *as,
 	prof_perf_sample_regs(s, rp->regs.r, ARRAY_SIZE(rp->regs.r));
 	prof_unwind(rp->unw, as, (pid_t)s->tid, &rp->regs, &st, rp->pcs, PROF_MAX_FRAMES, &res);
 	rp->npcs = res.n;
+	rp->reads = res.reads;
+	rp->unwound = true;
 	for (size_t i = 0; i < res.n; i++)
 		push_user(rp, as, rp->pcs[i], i > 0);
 	*at_root = res.at_root;
@@ -713,6 +717,7 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 	*complete = true;
 	rp->nframes = 0;
 	rp->npcs = 0;
+	rp->unwound = false;
 	if (s->nr_callchain) {
 		uint64_t limit = a->sample_max_stack ? a->sample_max_stack : MAX_STACK_DEFAULT;
 		if (walk_callchain(rp, as, s, !dwarf) >= limit && !dwarf)
@@ -734,14 +739,15 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 	return prof_node_from_stack(rp->p, rp->frames, rp->nframes);
 }
 
-void prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
-			const struct prof_perf_sample *s)
+uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
+			    const struct prof_perf_sample *s)
 {
 	struct prof_replay_sample rs = { .s = s, .event = event, .attr = attr };
 
 	rp->last_time = MAX(rp->last_time, s->time);
+	rp->unwound = false;
 	if ((pid_t)s->pid == rp->self || !wanted(rp, s->pid))
-		return;
+		return PROF_NONE;
 	rs.thread = thread_of(rp, s->pid, s->tid);
 	rs.node = resolve_stack(rp, attr, s, space_of(rp, s->pid), &rs.complete);
 	rs.upcs = rp->pcs;
@@ -749,6 +755,12 @@ void prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr *at
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->sample)
 			c->ops->sample(c->arg, &rs);
+	return rs.node;
+}
+
+const struct prof_unwind_reads *prof_replay_reads(const struct prof_replay *rp)
+{
+	return rp->unwound ? &rp->reads : NULL;
 }
 
 static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,

@@ -299,8 +299,10 @@ bool prof_unwind_cfi_fast(struct cfi_cache *cc, const struct unwind_ctx *c,
 {
 	uint64_t pc = c->regs->r[PERF_REG_X86_IP];
 	uint64_t sp = c->regs->r[PERF_REG_X86_SP], bp = c->regs->r[PERF_REG_X86_BP];
+	uint64_t bp_slot = 0;	/* where bp was restored from; 0: the sampled register */
 	size_t n = 1;
 
+	c->reads->bp_used = false;
 	for (;;) {
 		/* return addresses point after the call: look up the call itself */
 		const struct cfi_rule *r = cached_rule(cc, c->as, n == 1 ? pc : pc - 1);
@@ -314,6 +316,10 @@ bool prof_unwind_cfi_fast(struct cfi_cache *cc, const struct unwind_ctx *c,
 				break;
 			}
 		}
+		if (r->cfa_reg != DW_RSP && !bp_slot)	/* bp is the walk's input only where a CFA uses it */
+			c->reads->bp_used = true;
+		else if (r->cfa_reg != DW_RSP)
+			ctx_log_read(c, bp_slot - c->sp);
 		uint64_t cfa = (r->cfa_reg == DW_RSP ? sp : bp) + (int64_t)r->cfa_off, ra;
 		if (!ctx_read_stack(c, cfa + (int64_t)r->ra_off, &ra)) {
 			res->stop = "stack copy exhausted";
@@ -326,10 +332,12 @@ bool prof_unwind_cfi_fast(struct cfi_cache *cc, const struct unwind_ctx *c,
 		 * deep, where libunwind and perf go on.  (libdw's general walk,
 		 * taken for complex rules, still stops at such a pc.) */
 		uint64_t rbp_slot = cfa + (int64_t)r->rbp_off;
-		if (r->rbp_saved && rbp_slot >= sp && !ctx_read_stack(c, rbp_slot, &bp)) {
+		if (r->rbp_saved && rbp_slot >= sp && !ctx_peek_stack(c, rbp_slot, &bp)) {
 			res->stop = "stack copy exhausted";
 			break;
 		}
+		if (r->rbp_saved && rbp_slot >= sp)
+			bp_slot = rbp_slot;
 		if (cfa <= sp) {
 			res->stop = "stack pointer did not grow (corrupt stack)";
 			break;

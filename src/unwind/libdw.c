@@ -287,6 +287,7 @@ void prof_unwind_libdw(const struct unwind_ctx *c, uint64_t *pcs, size_t max,
 
 	if (!c->no_fast_path && dw_fast(st, c, pcs, max, res))
 		return;
+	c->reads->bp_used = true;	/* libdw's walk gets every register */
 	if (st->generation != c->as->generation || !st->dwfl)
 		dw_update(st, c->as);
 	if (!st->usable) {

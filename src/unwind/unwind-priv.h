@@ -16,14 +16,37 @@ struct unwind_ctx {
 	const uint8_t *stack;
 	uint64_t stack_size;
 	bool no_fast_path;	/* PROF_UNWIND_NO_FAST_PATH: libdw's general unwinder only */
+	struct prof_unwind_reads *reads;	/* every stack read is logged here */
 };
+
+static inline void ctx_log_read(const struct unwind_ctx *c, uint64_t off)
+{
+	struct prof_unwind_reads *r = c->reads;
+
+	if (r->n >= PROF_UNWIND_MAX_READS || off > UINT16_MAX)
+		r->overflow = true;
+	else
+		r->off[r->n++] = (uint16_t)off;
+}
+
+/* Copies one 8-byte word of the captured stack, not logged (the caller
+ * logs it if it uses it); false outside the copy. */
+static inline bool ctx_peek_stack(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
+{
+	if (addr < c->sp || addr - c->sp > c->stack_size || c->stack_size - (addr - c->sp) < 8) {
+		c->reads->past_end |= addr >= c->sp;
+		return false;
+	}
+	__builtin_memcpy(val, c->stack + (addr - c->sp), 8);
+	return true;
+}
 
 /* Reads one 8-byte word of the captured stack; false outside the copy. */
 static inline bool ctx_read_stack(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
 {
-	if (addr < c->sp || addr - c->sp > c->stack_size || c->stack_size - (addr - c->sp) < 8)
+	if (!ctx_peek_stack(c, addr, val))
 		return false;
-	__builtin_memcpy(val, c->stack + (addr - c->sp), 8);
+	ctx_log_read(c, addr - c->sp);
 	return true;
 }
 

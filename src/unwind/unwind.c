@@ -84,10 +84,9 @@ struct prof_unwind_as_state *prof_unwind_as_state(struct prof_addrspace *as)
 	return as->unwind_state;
 }
 
-bool prof_unwind_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
+/* A word of a mapped ELF file's contents. */
+static bool read_file_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
 {
-	if (ctx_read_stack(c, addr, val))
-		return true;
 	if (!c->as)
 		return false;
 	const struct prof_mapping *m = prof_addrspace_find(c->as, addr);
@@ -111,6 +110,18 @@ bool prof_unwind_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *
 			return true;
 	}
 	return false;
+}
+
+bool prof_unwind_read_word(const struct unwind_ctx *c, uint64_t addr, uint64_t *val)
+{
+	bool past_end = c->reads->past_end;
+
+	if (ctx_read_stack(c, addr, val))
+		return true;
+	if (!read_file_word(c, addr, val))
+		return false;
+	c->reads->past_end = past_end;	/* a file's word, not one beyond the copy */
+	return true;
 }
 
 /* The walk reached the end of the stack. */
@@ -299,9 +310,13 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 		.stack = stack ? stack->data : NULL,
 		.stack_size = stack && stack->data ? stack->size : 0,
 		.no_fast_path = u->no_fast_path,
+		.reads = &res->reads,
 	};
 
 	res->n = 0;
+	res->reads.n = 0;
+	res->reads.overflow = res->reads.past_end = false;
+	res->reads.bp_used = true;	/* unless the CFI fast path walks it all */
 	res->complete = res->at_root = false;
 	res->stop = "no room for frames";
 	if (max == 0)

@@ -97,6 +97,16 @@ struct {
 	__uint(max_entries, SWA_RING_BYTES);
 } events SEC(".maps");
 
+/* The stack shapes the recorder learned (switches.h); allocated as the
+ * recorder writes them, deleted at the thread's exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWA_MAX_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct swa_shape);
+} shapes SEC(".maps");
+
 /* Per-CPU room to build a D kernel stack in (the BPF stack is 512 bytes). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -249,32 +259,76 @@ static __always_inline int d_switch_out(void *ctx, const struct swa_conf *c, __u
 	return verdict;
 }
 
-/* Copies up to want bytes of the user stack from sp into s->data; the
- * bytes copied. */
-static __always_inline __u32 copy_stack(struct swa_sample *s, __u64 sp, __u32 want)
+/* Copies the user stack from sp into s->data, from byte got (0, or a
+ * KiB boundary a first call stopped at) to want at most; the bytes
+ * copied in all. */
+static __always_inline __u32 copy_stack(struct swa_sample *s, __u64 sp, __u64 got, __u64 want)
 {
-	__u32 got = 1024 - (__u32)(sp & 1023);
-
 	if (want > SWA_STACK_MAX)
 		want = SWA_STACK_MAX;
-	if (got > want)
-		got = want;
-	if (!got || got > 1024 || bpf_probe_read_user(s->data, got, (const void *)sp))
-		return 0;
+	if (!got) {
+		got = 1024 - (sp & 1023);
+		if (got > want)
+			got = want;
+		if (!got || got > 1024 || bpf_probe_read_user(s->data, got, (const void *)sp))
+			return 0;
+	}
 	for (int i = 0; i < SWA_STACK_MAX / 1024; i++) {
 		if (got > SWA_STACK_MAX - 1024 || got + 1024 > want ||
 		    bpf_probe_read_user(s->data + got, 1024, (const void *)(sp + got)))
 			break;
 		got += 1024;
 	}
-	return got;
+	return (__u32)got;
+}
+
+/* Whether the sample's registers and the got bytes of stack copied so
+ * far are the shape's. */
+static __always_inline int same_shape(const struct swa_sample *s, const struct swa_shape *sh, __u32 got)
+{
+	__u64 h = SWA_SHAPE_SEED;
+
+	if (s->regs[SWA_REG_IP] != sh->ip || s->regs[SWA_REG_SP] != sh->sp ||
+	    (sh->bp_used && s->regs[SWA_REG_BP] != sh->bp) || s->regs[SWA_REG_ORIG_AX] != sh->orig_ax)
+		return 0;
+	for (int i = 0; i < SWA_SHAPE_SLOTS; i++) {
+		if (i >= sh->n)
+			break;
+		__u32 off = sh->off[i];
+		if (off > SWA_STACK_MAX - 8 || off + 8 > got)
+			return 0;
+		h = swa_mix(h, *(const __u64 *)(s->data + off));
+	}
+	return h == sh->hash;
+}
+
+/* The user stack of sample s: a repeat of the class's shape (1: s is to
+ * be discarded), else the copy. */
+static __always_inline int user_stack(struct swa_sample *s, const struct swa_conf *c, __u32 tid, __u32 rc)
+{
+	__u32 key = tid << 2 | rc, got = 0;
+	const struct swa_shape *sh = c->repeats ? bpf_map_lookup_elem(&shapes, &key) : 0;
+
+	if (sh && s->regs[SWA_REG_SP] == sh->sp && s->regs[SWA_REG_IP] == sh->ip) {
+		got = copy_stack(s, s->regs[SWA_REG_SP], 0, (__u64)sh->want + 1024);
+		if (same_shape(s, sh, got)) {
+			struct swa_repeat r = { .kind = SWA_REC_REPEAT, .tid = tid, .pid = s->pid, .flags = rc,
+						.t = s->t, .seq = sh->seq };
+			if (bpf_ringbuf_output(&events, &r, sizeof(r), BPF_RB_NO_WAKEUP))
+				count(1);
+			return 1;
+		}
+	}
+	s->size = copy_stack(s, s->regs[SWA_REG_SP], got, c->stack_bytes);
+	return 0;
 }
 
 /* The kept switch-out's sample, made in the ring itself (one copy of
  * the stack, as a perf sample's; the record is of the largest size, the
- * recorder reads size bytes of data). */
+ * recorder reads size bytes of data), or a repeat of its thread's shape
+ * in its rule's class rc. */
 static __always_inline void send_sample(void *ctx, const struct swa_conf *c, __u32 tid, __u32 pid,
-					__u32 task_flags, __u64 now)
+					__u32 task_flags, __u32 rc, __u64 now)
 {
 	struct swa_sample *s;
 	long n;
@@ -291,20 +345,22 @@ static __always_inline void send_sample(void *ctx, const struct swa_conf *c, __u
 	s->tid = tid;
 	s->pid = pid;
 	s->t = now;
-	s->flags = 0;
+	s->flags = rc << SWA_SAMPLE_CLASS_SHIFT;
 	s->size = 0;
-	n = bpf_get_stack(ctx, s->k, sizeof(s->k), 0);
-	s->nk = n > 0 ? (__u32)n / sizeof(s->k[0]) : 0;
 	if (!(task_flags & PF_KTHREAD) &&
 	    !bpf_probe_read_kernel(s->regs, sizeof(s->regs),
 				   (const void *)bpf_task_pt_regs(bpf_get_current_task_btf()))) {
-		s->flags = SWA_SAMPLE_USER;
-		if (c->user == SWA_USER_STACK)
-			s->size = copy_stack(s, s->regs[SWA_REG_SP], c->stack_bytes);
-		else if (c->user == SWA_USER_CHAIN &&
-			 (n = bpf_get_stack(ctx, s->data, sizeof(s->data), BPF_F_USER_STACK)) > 0)
+		s->flags |= SWA_SAMPLE_USER;
+		if (c->user == SWA_USER_STACK && user_stack(s, c, tid, rc)) {
+			bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);
+			return;
+		}
+		if (c->user == SWA_USER_CHAIN &&
+		    (n = bpf_get_stack(ctx, s->data, sizeof(s->data), BPF_F_USER_STACK)) > 0)
 			s->size = (__u32)n;
 	}
+	n = bpf_get_stack(ctx, s->k, sizeof(s->k), 0);
+	s->nk = n > 0 ? (__u32)n / sizeof(s->k[0]) : 0;
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 }
 
@@ -313,7 +369,7 @@ static __always_inline void send_sample(void *ctx, const struct swa_conf *c, __u
 SEC("raw_tracepoint/sched_switch")
 int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 zero = 0, state = (__u32)ctx->args[3], cls = 0, task_flags;
+	__u32 zero = 0, state = (__u32)ctx->args[3], cls = 0, rc, task_flags;
 	const struct swa_conf *c = bpf_map_lookup_elem(&conf, &zero);
 	__u64 pt = bpf_get_current_pid_tgid(), now, sum;
 	__u32 tid = (__u32)pt, tgid = (__u32)(pt >> 32);
@@ -338,12 +394,14 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 	t->flags = SWA_OPEN | cls;
 	if (!ctx->args[0] && (state & TASK_UNINTERRUPTIBLE) && !(state & (TASK_NOLOAD | TASK_FROZEN))) {
 		t->flags |= SWA_D;
+		rc = 2;
 		verdict = d_switch_out(ctx, c, tid, tgid, t, task, now);
 	} else {
+		rc = cls;
 		verdict = decide(c, t, cls, now);
 	}
 	if (keep_as(t, verdict))
-		send_sample(ctx, c, tid, tgid, task_flags, now);
+		send_sample(ctx, c, tid, tgid, task_flags, rc, now);
 	return 0;
 }
 
@@ -364,6 +422,10 @@ int swa_exit(struct bpf_raw_tracepoint_args *ctx)
 	t->flags = 0;
 	emit(SWA_REC_EXIT, tid, t, 0, now, 0);
 	bpf_map_delete_elem(&threads, &tid);
+	for (__u32 rc = 0; rc < 3; rc++) {
+		__u32 key = tid << 2 | rc;
+		bpf_map_delete_elem(&shapes, &key);
+	}
 	return 0;
 }
 

@@ -32,6 +32,7 @@
 #define SWA_REC_EXIT 2		/* the thread's last switch-out (at t_in): its final totals */
 #define SWA_REC_DSTACK 3	/* a D switch-out's kernel stack, sent after the interval it closes */
 #define SWA_REC_SAMPLE 4	/* a kept switch-out's stack sample, sent after its D stack */
+#define SWA_REC_REPEAT 5	/* a kept switch-out whose stack is its shape's (struct swa_repeat) */
 
 /* Kernel frames kept of a D switch-out: the deepest paths into a wait
  * (a file system's fsync under a page fault) are under 50 here. */
@@ -51,6 +52,7 @@ struct swa_conf {			/* conf[0] */
 	__u32 off_flags;
 	__u32 has_iowait, off_iowait, iowait_bit;	/* the byte and bit of in_iowait */
 	__u32 user, stack_bytes;	/* SWA_USER_*; the most stack copied */
+	__u32 repeats, pad;		/* check kept switch-outs against their shapes */
 };
 
 /* threads[tid]: its last switch-out, and the totals of the intervals not
@@ -87,10 +89,14 @@ struct swa_dstack {
  * innermost kernel frames, enough to pass the tracepoint's own and
  * __schedule to the function that called it. */
 #define SWA_REGS 21
+#define SWA_REG_BP 4
+#define SWA_REG_ORIG_AX 15
+#define SWA_REG_IP 16
 #define SWA_REG_SP 19
 #define SWA_STACK_MAX 8192
 #define SWA_KFRAMES 8
 #define SWA_SAMPLE_USER 1u	/* regs hold the user registers (not a kernel thread) */
+#define SWA_SAMPLE_CLASS_SHIFT 1	/* flags >> this: the rule's class, 0 preempted, 1 asleep, 2 D */
 
 struct swa_sample {
 	__u32 kind, tid, pid, flags;
@@ -100,5 +106,44 @@ struct swa_sample {
 	__u64 regs[SWA_REGS];
 	__u8 data[SWA_STACK_MAX];	/* the stack from regs' sp up, or the chain's u64s */
 };
+
+/*
+ * shapes[tid << 2 | class]: what the recorder's unwind of the thread's
+ * last full sample in a class read (include/prof/unwind.h's
+ * prof_unwind_reads): the registers the unwind starts from, and the
+ * stack words it read, by offset from sp, hashed with swa_mix.  A later
+ * kept switch-out of the class with the same registers and the same
+ * words there unwinds to the same stack: the program sends a repeat
+ * naming the shape's seq instead of the sample (no stack copy into the
+ * ring, no kernel frames, no unwind).  Registers other than ip, sp, bp
+ * (where the unwind used it) and orig_ax (the system call, which names
+ * the kernel's side) are not compared: on x86-64 the CFA rules of
+ * compiled code are on sp or bp, and any other register that an unwind
+ * restores is read from the stack words.
+ */
+#define SWA_SHAPE_SLOTS 64
+#define SWA_SHAPE_SEED 0x2545f4914f6cdd1dULL
+
+struct swa_shape {
+	__u64 ip, sp, bp, orig_ax;
+	__u64 hash;			/* of the words at off[0..n), in order */
+	__u32 seq, n;			/* the recorder's name of the stack; words */
+	__u32 want;			/* bytes of stack to copy to read them all */
+	__u32 bp_used;			/* bp is compared: the unwind used the sampled one */
+	__u16 off[SWA_SHAPE_SLOTS];
+};
+
+struct swa_repeat {
+	__u32 kind, tid, pid, flags;	/* flags: the class */
+	__u64 t;			/* the switch-out's t_out */
+	__u32 seq, pad;
+};
+
+/* One step of the shape's hash (both sides compute it). */
+static inline __u64 swa_mix(__u64 h, __u64 w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
 
 #endif
