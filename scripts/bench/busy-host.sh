@@ -16,6 +16,9 @@
 #   prof -a rec     `prof record -a` timing off-CPU with PERF_RECORD_SWITCH
 #                   instead of its in-kernel accountant
 #                   (PROF_OFFCPU_SWITCH_RECORDS=1; CONFIGS=prof_a_rec)
+#   prof -a norep   `prof record -a` with the off-CPU accountant's repeats
+#                   off (PROF_OFFCPU_NO_REPEATS=1: every kept switch-out a
+#                   full sample; CONFIGS=prof_a_norep, and prof_p_norep)
 #   floor           the cpu-clock timer alone at 999 Hz on every CPU, with no
 #                   ring buffer (timerfloor -a: no record, no stack, no
 #                   recorder): what no sampler on this VM can cost less than
@@ -110,6 +113,9 @@ recorder() {
 	perf_p) perf record -q -p "$REDIS,$POSTMASTER,$(pgrep -d, -P "$POSTMASTER")" --call-graph dwarf -F 999 \
 			-o "$B/rec.perf" -- sleep "$WINDOW" ;;
 	prof_a_rec) PROF_OFFCPU_SWITCH_RECORDS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
+	prof_a_norep) PROF_OFFCPU_NO_REPEATS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
+	prof_p_norep) PROF_OFFCPU_NO_REPEATS=1 "$PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$WINDOW" \
+			-o "$B/rec.prof" ;;
 	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$WINDOW" ;;
 	floor) "$FLOOR" -a 999 sleep "$WINDOW" ;;
 	esac
@@ -183,6 +189,7 @@ m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";; nores) echo "prof -a --no-resources";;
 	nores_p) echo "prof -p --children --no-resources";; prof_p_thread) echo "prof -p --children --per-thread";;
 	perf_p) echo "perf -p dwarf 999 Hz";;
+	prof_a_norep) echo "prof -a, no repeats";; prof_p_norep) echo "prof -p --children, no repeats";;
 	all) echo "prof -a --offcpu-stacks=all";; floor) echo "the 999 Hz timer alone, -a";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
 for c in $CONFIGS; do
 	row "busy host: $(name "$c")" "redis / postgres / unrecorded" "" \
@@ -191,7 +198,7 @@ for c in $CONFIGS; do
 done
 ran() { local c; for c; do [[ " $CONFIGS " == *" $c "* ]] || return 1; done; }	# configs all run
 pc=$(m "${cpu[perf]:-}")
-for c in prof_a prof_p; do
+for c in prof_a prof_p prof_a_norep prof_p_norep; do
 	ran "$c" perf || continue
 	row "busy host: recorder CPU" "s per ${WINDOW} s, $(name "$c")" "$pc" "$(m "${cpu[$c]}")" \
 		"$(ratio "$(m "${cpu[$c]}")" "$pc")" "$(verdict "$(m "${cpu[$c]}") <= 2 * $pc")"
@@ -202,6 +209,11 @@ ran prof_a nores perf && row "busy host: finish_task_switch" "% of servers' CPU 
 ran prof_p nores_p && row "busy host: finish_task_switch" "% of servers' CPU samples, -p" "" \
 	"$(m "${fts[prof_p]}") (nores $(m "${fts[nores_p]}"))" "" \
 	"$(verdict "$(m "${fts[prof_p]}") - $(m "${fts[nores_p]}") <= 2")"
+for c in prof_a_norep prof_p_norep; do
+	n=nores; [ "$c" = prof_p_norep ] && n=nores_p
+	ran "$c" "$n" && row "busy host: finish_task_switch" "% of servers' CPU samples, $(name "$c")" "" \
+		"$(m "${fts[$c]}") (nores $(m "${fts[$n]}"))" "" "info"
+done
 for c in prof_a prof_p; do
 	ran "$c" || continue
 	row "busy host: [stack lost]" "% of servers' off-CPU, $(name "$c")" "" "$(m "${lost[$c]}")" "" \
