@@ -137,6 +137,8 @@ uint32_t prof_kstacks_node(struct prof_kstacks *ks, const uint64_t *ips, size_t 
 /* The frame that called __schedule in ips (innermost first), or 0: the
  * kernel leaf a perf sample of the switch-out has. */
 uint64_t prof_kstacks_schedule_caller(struct prof_kstacks *ks, const uint64_t *ips, size_t n);
+/* Whether kernel address pc is in schedule(). */
+bool prof_kstacks_in_schedule(struct prof_kstacks *ks, uint64_t pc);
 /* tid's kernel frames now, innermost first, as nodes' frames of p:
  * /proc/TID/stack ("[<0>] do_nanosleep+0x6b/0x170"), or its wait channel
  * alone when the stack is for root only; how many. */

@@ -329,6 +329,11 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a);
  * PROF_OFFCPU_NO_REPEATS not set in the environment); 0 or -errno.
  */
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a);
+/* ip is the kernel frame that called __schedule in a sample of a thread
+ * that blocked (schedule()): from now on such samples carry it alone,
+ * unwound no more.  -ENOTSUP on a PREEMPT_RT kernel, whose sleeping locks
+ * block through schedule_rtlock. */
+int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip);
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
 		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq);
 struct prof_perf_sample;

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void prof_bpf_swa_perf_sample(const struct prof_bpf_swa_thread *t, const struct perf_event_attr *a,
 			      uint64_t *regs, uint64_t *chain, size_t chain_room, struct prof_perf_sample *s)
@@ -89,7 +90,8 @@ struct prof_bpf_swa {
 	struct bpf_link *switch_link;	/* swa_switch on sched_switch, while started */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;
-	int threads_fd, counts_fd, shapes_fd;
+	int threads_fd, counts_fd, shapes_fd, conf_fd;
+	struct swa_conf conf;		/* as written to conf[0] */
 	int user;			/* PROF_SWA_USER_*: what samples carry */
 	bool repeats;			/* conf.repeats */
 	prof_bpf_swa_fn fn;		/* of the drain under way */
@@ -259,11 +261,12 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	}
 	a->user = user;
 	a->repeats = conf.repeats;
+	a->conf = conf;
 	if (!(a->exit_link = attach_tp(a->obj, "swa_exit", "sched_process_exit"))) {
 		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit");
 		goto fail;
 	}
-	conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
+	conf_fd = a->conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
 	a->threads_fd = bpf_object__find_map_fd_by_name(a->obj, "threads");
 	a->counts_fd = bpf_object__find_map_fd_by_name(a->obj, "counts");
 	a->shapes_fd = bpf_object__find_map_fd_by_name(a->obj, "shapes");
@@ -319,6 +322,16 @@ void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid)
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a)
 {
 	return a->repeats;
+}
+
+int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip)
+{
+	uint32_t zero = 0;
+
+	if (access("/sys/kernel/realtime", F_OK) == 0)
+		return -ENOTSUP;
+	a->conf.voluntary_leaf = ip;
+	return bpf_map_update_elem(a->conf_fd, &zero, &a->conf, BPF_ANY) < 0 ? -errno : 0;
 }
 
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
@@ -425,6 +438,7 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 }
 void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid) {}
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a) { return false; }
+int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip) { return -ENOTSUP; }
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
 		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq)
 {

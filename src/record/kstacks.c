@@ -85,6 +85,11 @@ uint64_t prof_kstacks_schedule_caller(struct prof_kstacks *ks, const uint64_t *i
 	return 0;
 }
 
+bool prof_kstacks_in_schedule(struct prof_kstacks *ks, uint64_t pc)
+{
+	return !strcmp(prof_str(ks->p, ks->p->frames.v[frame_at(ks, pc)].func), "schedule");
+}
+
 /* A kernel frame named by /proc (no address: /proc hides them). */
 static uint32_t proc_kernel_frame(struct prof_kstacks *ks, const char *name)
 {

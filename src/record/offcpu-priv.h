@@ -156,6 +156,7 @@ struct prof_offcpu {
 	VEC(struct prof_bpf_swa_thread) held;	/* its records and samples newer than the horizon */
 	struct prof_kstacks *kstacks;	/* names the kernel stacks of its D switch-outs */
 	uint32_t shape_seq;		/* the last stack named for repeats */
+	bool leaf_given;		/* the accountant has the kernel frame of a blocked thread */
 };
 
 static inline enum prof_metric prof_offcpu_with_io(enum prof_metric m, bool io)

@@ -321,14 +321,21 @@ static void replay_repeat(struct prof_offcpu *oc, const struct prof_bpf_swa_thre
 /* A held sample, unwound and named by the replay engine as a perf sample
  * of the switch-out would be, under the kernel frame that called
  * __schedule (on_sample takes it as the filtered ring's), and named for
- * repeats; then freed. */
+ * repeats; then freed.  The first such frame of a thread that blocked,
+ * in schedule(), is given to the accountant (switches.c). */
 static void replay_sample(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
 {
 	struct held_sample *h = (struct held_sample *)r->sample;
 	uint64_t regs[PERF_REG_X86_64_MAX], chain[1 + 1024];
-	uint64_t leaf = prof_kstacks_schedule_caller(oc->kstacks, h->smp.kstack, h->smp.nkstack);
+	uint64_t leaf = h->smp.nkstack == 1 ? h->smp.kstack[0]	/* given, not unwound */
+			: prof_kstacks_schedule_caller(oc->kstacks, h->smp.kstack, h->smp.nkstack);
 	size_t data = held_data_bytes(&h->smp);
 	struct prof_perf_sample s;
+
+	if (h->smp.cls && leaf && !oc->leaf_given && prof_kstacks_in_schedule(oc->kstacks, leaf)) {
+		(void)prof_bpf_swa_set_voluntary_leaf(oc->swa, leaf);	/* tried once */
+		oc->leaf_given = true;
+	}
 
 	prof_bpf_swa_perf_sample(r, &oc->st.attr, regs, chain, ARRAY_SIZE(chain), &s);
 	if (h->py_size)

@@ -16,7 +16,13 @@
  *  - it makes a kept switch-out's sample itself: the user registers, the
  *    stack copy (or frame-pointer chain) and the innermost kernel frames,
  *    into the ring buffer, where the recorder unwinds it like a perf
- *    sample.
+ *    sample; or a repeat of a stack the recorder unwound before
+ *    (switches.h's shapes).
+ *  - The kernel frame a sample needs is the caller of __schedule.  For a
+ *    thread that blocked (not runnable) that is always schedule() on a
+ *    kernel without PREEMPT_RT: once the recorder has seen that frame it
+ *    gives it in conf, and the program stops unwinding for it, which was
+ *    4 us a sample on the busy host of docs/offcpu.md.
  * Built with clang -target bpf into build/gen/switches.bpf.o and embedded
  * in prof (src/perf/switchacct.c loads it; src/perf/bpf_filter.c is the
  * hand-assembled filter of the context-switches event used without
@@ -359,8 +365,13 @@ static __always_inline void send_sample(void *ctx, const struct swa_conf *c, __u
 		    (n = bpf_get_stack(ctx, s->data, sizeof(s->data), BPF_F_USER_STACK)) > 0)
 			s->size = (__u32)n;
 	}
-	n = bpf_get_stack(ctx, s->k, sizeof(s->k), 0);
-	s->nk = n > 0 ? (__u32)n / sizeof(s->k[0]) : 0;
+	if (rc && c->voluntary_leaf) {	/* a thread that blocked called schedule(): no unwind */
+		s->k[0] = c->voluntary_leaf;
+		s->nk = 1;
+	} else {
+		n = bpf_get_stack(ctx, s->k, sizeof(s->k), 0);
+		s->nk = n > 0 ? (__u32)n / sizeof(s->k[0]) : 0;
+	}
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 }
 
