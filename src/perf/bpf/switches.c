@@ -288,24 +288,45 @@ static __always_inline __u32 copy_stack(struct swa_sample *s, __u64 sp, __u64 go
 	return (__u32)got;
 }
 
+/* Hashing the shape's words, a word a call of bpf_loop: the verifier
+ * checks the callback once, where an unrolled or bounded loop had it
+ * walk every path of the 64 words (100 times the instructions). */
+struct shape_hash {
+	const struct swa_sample *s;
+	const struct swa_shape *sh;
+	__u32 got;			/* bytes of stack copied */
+	int bad;			/* a word beyond them */
+	__u64 h;
+};
+
+static long hash_word(__u32 i, void *arg)
+{
+	struct shape_hash *x = arg;
+	__u32 off;
+
+	if (i >= SWA_SHAPE_SLOTS)
+		return 1;
+	off = x->sh->off[i];
+	if (off > SWA_STACK_MAX - 8 || off + 8 > x->got) {
+		x->bad = 1;
+		return 1;
+	}
+	x->h = swa_mix(x->h, *(const __u64 *)(x->s->data + off));
+	return 0;
+}
+
 /* Whether the sample's registers and the got bytes of stack copied so
  * far are the shape's. */
 static __always_inline int same_shape(const struct swa_sample *s, const struct swa_shape *sh, __u32 got)
 {
-	__u64 h = SWA_SHAPE_SEED;
+	struct shape_hash x = { .s = s, .sh = sh, .got = got, .h = SWA_SHAPE_SEED };
 
 	if (s->regs[SWA_REG_IP] != sh->ip || s->regs[SWA_REG_SP] != sh->sp ||
-	    (sh->bp_used && s->regs[SWA_REG_BP] != sh->bp) || s->regs[SWA_REG_ORIG_AX] != sh->orig_ax)
+	    (sh->bp_used && s->regs[SWA_REG_BP] != sh->bp) || s->regs[SWA_REG_ORIG_AX] != sh->orig_ax ||
+	    sh->n > SWA_SHAPE_SLOTS)
 		return 0;
-	for (int i = 0; i < SWA_SHAPE_SLOTS; i++) {
-		if (i >= sh->n)
-			break;
-		__u32 off = sh->off[i];
-		if (off > SWA_STACK_MAX - 8 || off + 8 > got)
-			return 0;
-		h = swa_mix(h, *(const __u64 *)(s->data + off));
-	}
-	return h == sh->hash;
+	bpf_loop(sh->n, hash_word, &x, 0);
+	return !x.bad && x.h == sh->hash;
 }
 
 /* The user stack of sample s: a repeat of the class's shape (1: s is to
