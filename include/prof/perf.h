@@ -324,7 +324,8 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a);
  * n offsets off from sp (and the sampled bp if bp_used), it names that
  * stack seq: a later kept switch-out of tid in smp's class, with the same
  * ip, sp, system call (and bp) and the same words there, comes as a
- * repeat of seq (no copy).
+ * repeat of seq (no copy).  Learned shapes are written to the kernel
+ * together by prof_bpf_swa_flush_shapes.
  * Whether the program checks for repeats (PROF_SWA_USER_STACK, and
  * PROF_OFFCPU_NO_REPEATS not set in the environment); 0 or -errno.
  */
@@ -336,6 +337,7 @@ bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a);
 int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip);
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
 		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq);
+int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a);
 struct prof_perf_sample;
 /* A record's sample (t->sample) as a perf sample of attr a would have it:
  * the user ip, registers packed by a's sample_regs_user into regs

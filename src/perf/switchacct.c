@@ -92,6 +92,8 @@ struct prof_bpf_swa {
 	struct ring_buffer *ring;
 	int threads_fd, counts_fd, shapes_fd, conf_fd;
 	struct swa_conf conf;		/* as written to conf[0] */
+	VEC(uint32_t) shape_keys;	/* shapes learned, written together (prof_bpf_swa_flush_shapes) */
+	VEC(struct swa_shape) shapes;
 	int user;			/* PROF_SWA_USER_*: what samples carry */
 	bool repeats;			/* conf.repeats */
 	prof_bpf_swa_fn fn;		/* of the drain under way */
@@ -353,7 +355,22 @@ int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_b
 		sh.off[i] = off[i];
 		sh.want = MAX(sh.want, off[i] + 8u);
 	}
-	return bpf_map_update_elem(a->shapes_fd, &key, &sh, BPF_ANY) < 0 ? -errno : 0;
+	VEC_PUSH(&a->shape_keys, key);
+	VEC_PUSH(&a->shapes, sh);
+	return 0;
+}
+
+/* One system call for a drain's shapes: a call each cost the recorder
+ * more than the repeats saved it under -p on the busy host. */
+int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a)
+{
+	uint32_t n = (uint32_t)a->shapes.n;
+	int ret = 0;
+
+	if (n && bpf_map_update_batch(a->shapes_fd, a->shape_keys.v, a->shapes.v, &n, NULL) < 0)
+		ret = -errno;
+	a->shape_keys.n = a->shapes.n = 0;
+	return ret;
 }
 
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
@@ -414,6 +431,8 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 		bpf_link__destroy(a->fork_link);
 	ring_buffer__free(a->ring);
 	bpf_object__close(a->obj);
+	VEC_FREE(&a->shape_keys);
+	VEC_FREE(&a->shapes);
 	free(a);
 }
 
@@ -439,6 +458,7 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid) {}
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a) { return false; }
 int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip) { return -ENOTSUP; }
+int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a) { return -ENOTSUP; }
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
 		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq)
 {

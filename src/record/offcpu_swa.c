@@ -438,6 +438,7 @@ void prof_offcpu_poll_accountant(struct prof_offcpu *oc)
 
 	prof_bpf_swa_drain(oc->swa, hold, oc);
 	handle_held(oc, false);
+	(void)prof_bpf_swa_flush_shapes(oc->swa);
 	if (now - oc->scanned < OFFCPU_SCAN_NS)
 		return;
 	prof_bpf_swa_scan(oc->swa, take_entry, oc);
