@@ -95,7 +95,6 @@ struct prof_bpf_swa {
 	VEC(uint32_t) shape_keys;	/* shapes learned, written together (prof_bpf_swa_flush_shapes) */
 	VEC(struct swa_shape) shapes;
 	int user;			/* PROF_SWA_USER_*: what samples carry */
-	bool repeats;			/* conf.repeats */
 	prof_bpf_swa_fn fn;		/* of the drain under way */
 	void *arg;
 };
@@ -262,7 +261,6 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 		goto fail;
 	}
 	a->user = user;
-	a->repeats = conf.repeats;
 	a->conf = conf;
 	if (!(a->exit_link = attach_tp(a->obj, "swa_exit", "sched_process_exit"))) {
 		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit");
@@ -323,7 +321,7 @@ void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid)
 
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a)
 {
-	return a->repeats;
+	return a->conf.repeats;
 }
 
 int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip)
@@ -344,7 +342,7 @@ int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_b
 				.hash = SWA_SHAPE_SEED, .seq = seq, .n = (uint32_t)n, .bp_used = bp_used };
 	uint32_t key = tid << 2 | (smp->cls & 3);
 
-	if (!a->repeats || n > SWA_SHAPE_SLOTS || !smp->user || !smp->stack)
+	if (!a->conf.repeats || n > SWA_SHAPE_SLOTS || !smp->user || !smp->stack)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w;

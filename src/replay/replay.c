@@ -97,7 +97,7 @@ struct prof_replay {
 	bool kernel_checked;
 	uint64_t pcs[PROF_MAX_FRAMES];
 	size_t npcs;			/* user pcs of the last DWARF unwind */
-	struct prof_unwind_reads reads;	/* and the stack words it read */
+	struct prof_unwind_result ures;	/* the last DWARF unwind's result, with the stack words it read */
 	bool unwound;			/* the last sample had a stack copy unwound */
 	uint32_t frames[MAX_OUT_FRAMES];
 	size_t nframes;
@@ -679,21 +679,20 @@ static bool unwind_user(struct prof_replay *rp, struct prof_addrspace *as,
 			const struct prof_perf_sample *s, bool *at_root)
 {
 	struct prof_ustack st = { s->stack, s->stack_size };
-	struct prof_unwind_result res = { 0 };
+	struct prof_unwind_result *res = &rp->ures;	/* not a local: no copy of its reads log */
 
 	if (!s->regs_abi || !s->regs)
 		return true;	/* a kernel thread: no user stack */
 	if (!rp->unw)
 		rp->unw = prof_unwinder_new(rp->cfg.unwinder);
 	prof_perf_sample_regs(s, rp->regs.r, ARRAY_SIZE(rp->regs.r));
-	prof_unwind(rp->unw, as, (pid_t)s->tid, &rp->regs, &st, rp->pcs, PROF_MAX_FRAMES, &res);
-	rp->npcs = res.n;
-	rp->reads = res.reads;
+	prof_unwind(rp->unw, as, (pid_t)s->tid, &rp->regs, &st, rp->pcs, PROF_MAX_FRAMES, res);
+	rp->npcs = res->n;
 	rp->unwound = true;
-	for (size_t i = 0; i < res.n; i++)
+	for (size_t i = 0; i < res->n; i++)
 		push_user(rp, as, rp->pcs[i], i > 0);
-	*at_root = res.at_root;
-	return res.complete;
+	*at_root = res->at_root;
+	return res->complete;
 }
 
 /* Whether the stack built so far ends where a thread starts. */
@@ -717,7 +716,6 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 	*complete = true;
 	rp->nframes = 0;
 	rp->npcs = 0;
-	rp->unwound = false;
 	if (s->nr_callchain) {
 		uint64_t limit = a->sample_max_stack ? a->sample_max_stack : MAX_STACK_DEFAULT;
 		if (walk_callchain(rp, as, s, !dwarf) >= limit && !dwarf)
@@ -760,7 +758,7 @@ uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr
 
 const struct prof_unwind_reads *prof_replay_reads(const struct prof_replay *rp)
 {
-	return rp->unwound ? &rp->reads : NULL;
+	return rp->unwound ? &rp->ures.reads : NULL;
 }
 
 static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,

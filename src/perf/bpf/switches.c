@@ -315,16 +315,20 @@ static long hash_word(__u32 i, void *arg)
 	return 0;
 }
 
-/* Whether the sample's registers and the got bytes of stack copied so
- * far are the shape's. */
-static __always_inline int same_shape(const struct swa_sample *s, const struct swa_shape *sh, __u32 got)
+/* Whether the sample's registers are the shape's (checked before its
+ * words are copied). */
+static __always_inline int same_regs(const struct swa_sample *s, const struct swa_shape *sh)
+{
+	return s->regs[SWA_REG_IP] == sh->ip && s->regs[SWA_REG_SP] == sh->sp &&
+	       (!sh->bp_used || s->regs[SWA_REG_BP] == sh->bp) && s->regs[SWA_REG_ORIG_AX] == sh->orig_ax &&
+	       sh->n <= SWA_SHAPE_SLOTS;
+}
+
+/* Whether the shape's words, in the got bytes of stack copied, are its. */
+static __always_inline int same_words(const struct swa_sample *s, const struct swa_shape *sh, __u32 got)
 {
 	struct shape_hash x = { .s = s, .sh = sh, .got = got, .h = SWA_SHAPE_SEED };
 
-	if (s->regs[SWA_REG_IP] != sh->ip || s->regs[SWA_REG_SP] != sh->sp ||
-	    (sh->bp_used && s->regs[SWA_REG_BP] != sh->bp) || s->regs[SWA_REG_ORIG_AX] != sh->orig_ax ||
-	    sh->n > SWA_SHAPE_SLOTS)
-		return 0;
 	bpf_loop(sh->n, hash_word, &x, 0);
 	return !x.bad && x.h == sh->hash;
 }
@@ -336,9 +340,9 @@ static __always_inline int user_stack(struct swa_sample *s, const struct swa_con
 	__u32 key = tid << 2 | rc, got = 0;
 	const struct swa_shape *sh = c->repeats ? bpf_map_lookup_elem(&shapes, &key) : 0;
 
-	if (sh && s->regs[SWA_REG_SP] == sh->sp && s->regs[SWA_REG_IP] == sh->ip) {
+	if (sh && same_regs(s, sh)) {
 		got = copy_stack(s, s->regs[SWA_REG_SP], 0, (__u64)sh->want + 1024);
-		if (same_shape(s, sh, got)) {
+		if (same_words(s, sh, got)) {
 			struct swa_repeat r = { .kind = SWA_REC_REPEAT, .tid = tid, .pid = s->pid, .flags = rc,
 						.t = s->t, .seq = sh->seq };
 			if (bpf_ringbuf_output(&events, &r, sizeof(r), BPF_RB_NO_WAKEUP))
