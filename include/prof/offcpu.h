@@ -91,9 +91,11 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc);
 void prof_offcpu_arm(struct prof_offcpu *oc);
 void prof_offcpu_enable(struct prof_offcpu *oc);
 /* The Python frames of the in-kernel accountant's samples, read by py
- * (its perf rings' samples get theirs from the ring pump's hook). */
+ * (its perf rings' samples get theirs from the ring pump's hook).  The
+ * wait of waits (prof_perf_poll: the driver's loop) also ends when a
+ * CPython thread's kept stack waits to be read. */
 struct prof_python;
-void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py);
+void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py, struct prof_perf *waits);
 /* The driver has replayed every ring record timed before t (a drain
  * pass's end): the accountant's samples and records up to t can be
  * handled, before the batch ends (oc may be NULL). */

@@ -142,6 +142,7 @@ struct prof_perf {
 	const char *open_filter;	/* tracepoint filter set on each event as it opens */
 	int open_bpf;			/* 1 + a sample filter program set on each event as it opens; 0 none */
 	struct prof_bpf_targets *targets;	/* the filter in bpf_prog, closed with the events */
+	int also_fd;			/* 1 + an fd whose readiness also ends prof_perf_poll's wait; 0 none */
 };
 
 /* Fills attr from cfg; no syscalls.  0 / -EINVAL. */
@@ -338,6 +339,14 @@ int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip);
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
 		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq);
 int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a);
+/*
+ * Wakes.  From now on a kept switch-out of process pid also makes the fd
+ * of prof_bpf_swa_wake_fd readable (poll), until the next drain: the
+ * recorder can then read what a sample needs while the thread still
+ * waits (a CPython thread's Python frames).  0 or -errno.
+ */
+int prof_bpf_swa_wake_for(struct prof_bpf_swa *a, pid_t pid);
+int prof_bpf_swa_wake_fd(const struct prof_bpf_swa *a);
 struct prof_perf_sample;
 /* A record's sample (t->sample) as a perf sample of attr a would have it:
  * the user ip, registers packed by a's sample_regs_user into regs

@@ -334,10 +334,11 @@ void prof_perf_pump_free(struct prof_perf *pf)
 
 int prof_perf_pump_wait(struct prof_perf *pf, int timeout_ms)
 {
-	struct pollfd p = { .fd = pf->pump->wake_fd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = pf->pump->wake_fd, .events = POLLIN },
+			       { .fd = pf->also_fd - 1, .events = POLLIN } };
 	uint64_t n;
 
-	if (poll(&p, 1, timeout_ms) < 0 && errno != EINTR)
+	if (poll(p, pf->also_fd ? 2 : 1, timeout_ms) < 0 && errno != EINTR)
 		return -errno;
 	if (read(pf->pump->wake_fd, &n, 8) < 0 && errno != EAGAIN)
 		return -errno;

@@ -45,6 +45,8 @@ int prof_perf_poll(struct prof_perf *pf, int timeout_ms)
 			n++;
 		}
 	}
+	if (pf->also_fd && n < ARRAY_SIZE(fds))
+		fds[n++] = (struct pollfd){ .fd = pf->also_fd - 1, .events = POLLIN };
 	if (poll(fds, n, timeout_ms) < 0 && errno != EINTR)
 		return -errno;
 	return 0;

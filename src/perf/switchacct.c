@@ -90,7 +90,7 @@ struct prof_bpf_swa {
 	struct bpf_link *switch_link;	/* swa_switch on sched_switch, while started */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;
-	int threads_fd, counts_fd, shapes_fd, conf_fd;
+	int threads_fd, counts_fd, shapes_fd, conf_fd, wake_fd, wakes_fd;
 	struct swa_conf conf;		/* as written to conf[0] */
 	VEC(uint32_t) shape_keys;	/* shapes learned, written together (prof_bpf_swa_flush_shapes) */
 	VEC(struct swa_shape) shapes;
@@ -152,6 +152,12 @@ static void on_sample(struct prof_bpf_swa *a, const struct swa_sample *r, size_t
 		smp.nchain = n / 8;
 	}
 	a->fn(a->arg, &t);
+}
+
+/* A wake (prof_bpf_swa_wake_for) has done its work once read. */
+static int on_wake(void *ctx, void *data, size_t size)
+{
+	return 0;
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -270,9 +276,12 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	a->threads_fd = bpf_object__find_map_fd_by_name(a->obj, "threads");
 	a->counts_fd = bpf_object__find_map_fd_by_name(a->obj, "counts");
 	a->shapes_fd = bpf_object__find_map_fd_by_name(a->obj, "shapes");
+	a->wake_fd = bpf_object__find_map_fd_by_name(a->obj, "wake");
+	a->wakes_fd = bpf_object__find_map_fd_by_name(a->obj, "wakes");
 	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
 	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || a->shapes_fd < 0 || ring_fd < 0 ||
-	    !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
+	    a->wake_fd < 0 || a->wakes_fd < 0 || !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
+	    ring_buffer__add(a->ring, a->wakes_fd, on_wake, a) < 0 ||
 	    bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY) < 0) {
 		snprintf(why, len, "the off-CPU accountant's maps are missing");
 		goto fail;
@@ -317,6 +326,18 @@ void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid)
 	uint32_t key = (uint32_t)tid;
 
 	(void)bpf_map_delete_elem(a->threads_fd, &key);
+}
+
+int prof_bpf_swa_wake_for(struct prof_bpf_swa *a, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid, one = 1;
+
+	return bpf_map_update_elem(a->wake_fd, &key, &one, BPF_ANY) < 0 ? -errno : 0;
+}
+
+int prof_bpf_swa_wake_fd(const struct prof_bpf_swa *a)
+{
+	return a->wakes_fd;
 }
 
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a)
@@ -455,6 +476,8 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 }
 void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid) {}
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a) { return false; }
+int prof_bpf_swa_wake_for(struct prof_bpf_swa *a, pid_t pid) { return -ENOTSUP; }
+int prof_bpf_swa_wake_fd(const struct prof_bpf_swa *a) { return -1; }
 int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip) { return -ENOTSUP; }
 int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a) { return -ENOTSUP; }
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,

@@ -63,6 +63,11 @@
  * that a window (OFFCPU_WINDOW_NS) sees several reads, rarely enough that
  * reading a big host's thread map costs little. */
 #define OFFCPU_SCAN_NS 200000000ULL
+/* How often the windows are looked at for one that has run its course:
+ * each look weighs every open window's samples, and batches may end
+ * thousands of times a second (a CPython process's kept stacks wake the
+ * recorder); a window then closes up to this much after its time. */
+#define OFFCPU_SETTLE_NS 20000000ULL
 
 /* The estimator's classes of off-CPU time, each shared among its own
  * sampled intervals: preempted, asleep, and the two kinds of D state
@@ -116,6 +121,7 @@ struct est {
 	VEC(struct kstack) kstacks;	/* its D switch-outs' kernel stacks, not yet charged */
 	struct { uint32_t seq, node; } shapes[3][SHAPES_KEPT];	/* named stacks, by the rule's class */
 	uint8_t shapes_next[3];
+	bool py_wakes;			/* its process is CPython: its samples wake the recorder */
 };
 
 struct io_interval {
@@ -153,6 +159,7 @@ struct prof_offcpu {
 	struct prof_python *py;		/* reads its samples' Python frames, or NULL */
 	uint64_t horizon;		/* the newest sample seen: records up to it are handled */
 	uint64_t scanned;		/* when its totals were last read */
+	uint64_t settled;		/* when the windows were last looked at */
 	VEC(struct prof_bpf_swa_thread) held;	/* its records and samples newer than the horizon */
 	struct prof_kstacks *kstacks;	/* names the kernel stacks of its D switch-outs */
 	uint32_t shape_seq;		/* the last stack named for repeats */

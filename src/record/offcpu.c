@@ -1049,7 +1049,10 @@ static void on_batch_end(void *arg)
 	if (oc->swa)
 		prof_offcpu_poll_accountant(oc);
 	prof_switchpair_prune(oc->sp);
-	est_settle(oc, false);
+	if (now_ns() - oc->settled >= OFFCPU_SETTLE_NS) {
+		est_settle(oc, false);
+		oc->settled = now_ns();
+	}
 }
 
 void prof_offcpu_finish(struct prof_offcpu *oc)
@@ -1092,9 +1095,11 @@ void prof_offcpu_rings_passed(struct prof_offcpu *oc, uint64_t t)
 		oc->horizon = MAX(oc->horizon, t);
 }
 
-void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py)
+void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py, struct prof_perf *waits)
 {
 	oc->py = py;
+	if (py && oc->swa && prof_bpf_swa_wake_fd(oc->swa) >= 0)
+		waits->also_fd = 1 + prof_bpf_swa_wake_fd(oc->swa);
 }
 
 enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc)

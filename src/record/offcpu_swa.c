@@ -228,6 +228,19 @@ static size_t held_data_bytes(const struct prof_bpf_swa_sample *smp)
 	return (smp->stack_size + 8 * (size_t)smp->nchain + 7) & ~(size_t)7;
 }
 
+/* The Python frames of a thread that blocked are read once the drain
+ * finds its sample, and they are its own only while it still waits:
+ * the BPF program wakes the recorder at the kept switch-outs of a
+ * CPython process, rather than leaving them to the next drain (up to
+ * 100 ms on an idle loop, where a thread's waits may last a few ms). */
+static void python_wakes(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
+{
+	struct est *e = prof_offcpu_est(oc, r->tid);
+
+	if (!e->py_wakes && prof_bpf_swa_wake_for(oc->swa, (pid_t)r->pid) == 0)
+		e->py_wakes = true;
+}
+
 static struct prof_bpf_swa_thread held_copy(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
 {
 	const struct prof_bpf_swa_sample *in = r->sample;
@@ -259,6 +272,8 @@ static struct prof_bpf_swa_thread held_copy(struct prof_offcpu *oc, const struct
 	}
 	memcpy(p + data, py, npy);
 	t.sample = &h->smp;
+	if (npy)
+		python_wakes(oc, r);
 	return t;
 }
 

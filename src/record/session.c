@@ -722,7 +722,7 @@ int prof_session_start(struct prof_session *s)
 	}
 	if (s->oc) {
 		struct prof_perf *pfs[PROF_OFFCPU_MAX_PERFS];
-		prof_offcpu_python(s->oc, s->py);
+		prof_offcpu_python(s->oc, s->py, &s->pf);
 		for (size_t i = 0, n = offcpu_perfs(s, pfs); i < n; i++) {
 			if (s->py && (pfs[i]->attr.sample_type & PERF_SAMPLE_STACK_USER))
 				prof_python_hook_set_offcpu(pfs[i], s->py);

@@ -321,7 +321,7 @@ static void start(struct live *l)
 
 	prof_perf_enable(&l->pf);
 	if (l->oc) {
-		prof_offcpu_python(l->oc, l->py);
+		prof_offcpu_python(l->oc, l->py, &l->pf);
 		prof_offcpu_enable(l->oc);
 	}
 	for (size_t i = 0; i < n; i++) {

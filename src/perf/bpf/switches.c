@@ -113,6 +113,24 @@ struct {
 	__type(value, struct swa_shape);
 } shapes SEC(".maps");
 
+/* The processes whose samples wake the recorder (tgid -> 1): CPython
+ * processes, whose Python frames the recorder reads while the thread
+ * still waits where it blocked.  A wake is a tid in wakes, a ring of its
+ * own: the events ring is never woken for, so its readiness would say
+ * only that records wait, which on a busy host is always. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWA_WAKE_PROCESSES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);
+} wake SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, SWA_WAKES_BYTES);
+} wakes SEC(".maps");
+
 /* Per-CPU room to build a D kernel stack in (the BPF stack is 512 bytes). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -398,6 +416,9 @@ static __always_inline void send_sample(void *ctx, const struct swa_conf *c, __u
 		s->nk = n > 0 ? (__u32)n / sizeof(s->k[0]) : 0;
 	}
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+	/* default flags: a wake only when the recorder has read the last one */
+	if (bpf_map_lookup_elem(&wake, &pid))
+		bpf_ringbuf_output(&wakes, &tid, sizeof(tid), 0);
 }
 
 /* sched_switch (args: preempt, prev, next, prev_state; in prev's
@@ -447,11 +468,14 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tracepoint/sched_process_exit")
 int swa_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tid = (__u32)pt;
 	const struct swa_conf *c = bpf_map_lookup_elem(&conf, &zero);
 	struct swa_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	__u64 now = bpf_ktime_get_ns();
 
+	if (tid == (__u32)(pt >> 32))
+		bpf_map_delete_elem(&wake, &tid);
 	if (!c || !t)
 		return 0;
 	close_interval(tid, t, now, task_read((const void *)bpf_get_current_task(), c->off_sum_exec, 8));

@@ -16,6 +16,9 @@
  * intervals always find room; the recorder drains it every batch (at
  * most 100 ms apart). */
 #define SWA_RING_BYTES (16u << 20)
+/* The wake map's room, and its ring's (a page: a wake pending is enough) */
+#define SWA_WAKE_PROCESSES 4096
+#define SWA_WAKES_BYTES 4096u
 
 /* flags of an entry (its last switch-out) and of a record */
 #define SWA_SLEEP 1u		/* class: 0 preempted (runnable), 1 not */
