@@ -137,6 +137,14 @@ fi
 # function had 35-51% of the off-CPU time in 16 such runs, the rest its
 # start, its end and the stacks read too late ([python: stack changed],
 # 0-11%); 25% would take 40% of one function's reads to come late.
+# Sampled, the two functions' sum must reach 5%: a kept switch-out of a
+# CPython process wakes the recorder, which reads the chain while the
+# thread still waits.  Left to the next drain (up to 100 ms), most reads
+# came too late: the sum was 1-56% (under 5% in 7 of 12 runs of
+# Debian's interpreter).  With the wakes, 20 runs of each interpreter
+# under two CPU burners gave pyenv's 37-93% (mean 71%, sd 14%) and
+# Debian's 59-96% (mean 86%, sd 10%): 5% lies 4.6 sd below pyenv's
+# mean, a normal tail of 2 in a million.
 classify_offcpu() {	# folded -> "nap lock wrong" off-CPU time
 	awk '{ v = $NF; t += v
 	       sem = $0 ~ /__new_sem_wait|sem_[a-z_]*wait/; slp = $0 ~ /clock_nanosleep/
@@ -159,7 +167,7 @@ elif [ -x "$PY" ]; then
 			if [ $mode = all ]; then
 				awk -v a=$nap -v b=$lock "BEGIN { exit !(a >= 0.25 && b >= 0.25) }"
 			else
-				awk -v a=$nap -v b=$lock "BEGIN { exit !(a + b > 0) }"
+				awk -v a=$nap -v b=$lock "BEGIN { exit !(a + b >= 0.05) }"
 			fi
 		'
 	done
