@@ -137,14 +137,18 @@ fi
 # function had 35-51% of the off-CPU time in 16 such runs, the rest its
 # start, its end and the stacks read too late ([python: stack changed],
 # 0-11%); 25% would take 40% of one function's reads to come late.
-# Sampled, the two functions' sum must reach 5%: a kept switch-out of a
-# CPython process wakes the recorder, which reads the chain while the
-# thread still waits.  Left to the next drain (up to 100 ms), most reads
-# came too late: the sum was 1-56% (under 5% in 7 of 12 runs of
-# Debian's interpreter).  With the wakes, 20 runs of each interpreter
-# under two CPU burners gave pyenv's 37-93% (mean 71%, sd 14%) and
-# Debian's 59-96% (mean 86%, sd 10%): 5% lies 4.6 sd below pyenv's
-# mean, a normal tail of 2 in a million.
+# Sampled, the two functions' sum must reach 5%.  A kept switch-out of a
+# CPython process goes on to the BPF frame reader's program, which reads
+# the chain then; without it (nobpf: PROF_PYTHON_NO_BPF=1) the switch
+# wakes the recorder, which reads it while the thread still
+# waits.  Left to the next drain (up to 100 ms), most reads came too
+# late: the sum was 1-56% (under 5% in 7 of 12 runs of Debian's
+# interpreter).  With the wakes, 20 runs of each interpreter under two
+# CPU burners gave pyenv's 37-93% (mean 71%, sd 14%) and Debian's 59-96%
+# (mean 86%, sd 10%): 5% lies 4.6 sd below pyenv's mean, a normal tail
+# of 2 in a million.  Read at the switch-out, 20 more runs of each under
+# the same load gave pyenv's 45-93% (mean 73%, sd 14%) and Debian's
+# 35-98% (mean 87%, sd 13%): 4.9 sd, 5 in 10 million.
 classify_offcpu() {	# folded -> "nap lock wrong" off-CPU time
 	awk '{ v = $NF; t += v
 	       sem = $0 ~ /__new_sem_wait|sem_[a-z_]*wait/; slp = $0 ~ /clock_nanosleep/
@@ -157,9 +161,12 @@ NO_OFFCPU=$(offcpu_why)
 if [ -n "$NO_OFFCPU" ]; then
 	test_skip 'off-CPU stacks with Python frames' "off-CPU tracepoint unavailable here: $NO_OFFCPU"
 elif [ -x "$PY" ]; then
-	for mode in sampled all; do
+	for mode in sampled all nobpf; do
+		stacks=$mode env=
+		[ $mode = nobpf ] && stacks=sampled env=PROF_PYTHON_NO_BPF=1
 		test_expect_success "off-CPU stacks ($mode): Python frames over the call each thread blocked in" '
-			"$PROF" record -q --offcpu-stacks=$mode -o wait-$mode.data -- "$PY" "$WAITAPP" 60 >/dev/null &&
+			env $env "$PROF" record -q --offcpu-stacks=$stacks -o wait-$mode.data -- \
+				"$PY" "$WAITAPP" 60 >/dev/null &&
 			"$PROF" report -i wait-$mode.data --metric=off-cpu --format=folded >wait-$mode.folded &&
 			classify_offcpu wait-$mode.folded >wait-$mode.shares && cat wait-$mode.shares &&
 			read nap lock wrong <wait-$mode.shares &&
@@ -171,6 +178,24 @@ elif [ -x "$PY" ]; then
 			fi
 		'
 	done
+	# With the in-kernel accountant and the BPF frame reader (root, a
+	# build with libbpf), a kept switch-out of a CPython thread goes on
+	# to the reader's program, which reads the chain then: the recorder
+	# reads one itself only for a thread the program did not know yet
+	# (its first kept switch-out: two threads, against the ~60 kept).
+	test_expect_success 'off-CPU stacks (sampled): chains read at the switch-out by the BPF program' '
+		"$PROF" report -i wait-sampled.data >wait.txt &&
+		"$PROF" report -i wait-sampled.data --header >wait.hdr &&
+		if grep -q "^# off_cpu_time: timed in the kernel" wait.hdr && [ "$(id -u)" = 0 ] &&
+		   ldd "$PROF" 2>/dev/null | grep -q libbpf
+		then
+			sed -n "s/.*read while blocked \([0-9]*\), at the switch-out (BPF) \([0-9]*\);.*/\1 \2/p" \
+				wait.txt >wait.read && cat wait.read &&
+			awk "{ a = \$1; b = \$2 } END { exit !(NR == 1 && b > 0 && a * 5 < b) }" wait.read
+		else
+			echo "# no in-kernel accountant or BPF frame reader here"
+		fi
+	'
 else
 	test_skip 'off-CPU stacks with Python frames' 'no CPython 3.11 here'
 fi

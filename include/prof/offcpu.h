@@ -91,9 +91,10 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc);
 void prof_offcpu_arm(struct prof_offcpu *oc);
 void prof_offcpu_enable(struct prof_offcpu *oc);
 /* The Python frames of the in-kernel accountant's samples, read by py
- * (its perf rings' samples get theirs from the ring pump's hook).  The
- * wait of waits (prof_perf_poll: the driver's loop) also ends when a
- * CPython thread's kept stack waits to be read. */
+ * (its perf rings' samples get theirs from the ring pump's hook): by
+ * py's BPF program at the switch-out where it has one, else by py at
+ * the drain, and the wait of waits (prof_perf_poll: the driver's loop)
+ * then also ends when a CPython thread's kept stack waits to be read. */
 struct prof_python;
 void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py, struct prof_perf *waits);
 /* The driver has replayed every ring record timed before t (a drain

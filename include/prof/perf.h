@@ -340,13 +340,17 @@ int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_b
 		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq);
 int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a);
 /*
- * Wakes.  From now on a kept switch-out of process pid also makes the fd
- * of prof_bpf_swa_wake_fd readable (poll), until the next drain: the
- * recorder can then read what a sample needs while the thread still
- * waits (a CPython thread's Python frames).  0 or -errno.
+ * Wakes.  From now on a kept switch-out of process pid (a CPython one)
+ * goes on to the program of prof_bpf_swa_then (a tail call, in the
+ * thread's context, before it runs again: a raw tracepoint program,
+ * given the sched_switch arguments); without one, it makes the fd of
+ * prof_bpf_swa_wake_fd readable (poll) until the next drain, so that
+ * the recorder can read what the sample needs while the thread still
+ * waits.  0 or -errno.
  */
 int prof_bpf_swa_wake_for(struct prof_bpf_swa *a, pid_t pid);
 int prof_bpf_swa_wake_fd(const struct prof_bpf_swa *a);
+int prof_bpf_swa_then(struct prof_bpf_swa *a, int prog_fd);
 struct prof_perf_sample;
 /* A record's sample (t->sample) as a perf sample of attr a would have it:
  * the user ip, registers packed by a's sample_regs_user into regs

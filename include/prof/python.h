@@ -118,6 +118,13 @@ struct prof_python *prof_python_new(void);
 /* The BPF program to set on the CPU-sampling events (PERF_EVENT_IOC_SET_BPF)
  * so that they read the frame chains at the sample; -1 when not loaded. */
 int prof_python_bpf_prog(const struct prof_python *py);
+/* The program that reads a thread's chain at its switch-out (for the
+ * off-CPU accountant's switch program to go on to, a tail call); -1 when
+ * not loaded.  Once it is installed, prof_python_frames_at_switch: the
+ * reader then takes a kept switch-out's chain from the program, and
+ * reads it itself only when the program had none. */
+int prof_python_switch_prog(const struct prof_python *py);
+void prof_python_frames_at_switch(struct prof_python *py);
 /* That program also drops the samples of processes other than pids and
  * what they fork (a recording attached per CPU, prof_bpf_targets_restrict).
  * 0, or -errno (-ENOTSUP: no program). */
@@ -132,10 +139,11 @@ bool prof_python_is_native(struct prof_python *py, pid_t pid);
 const struct prof_pycode *prof_python_code(struct prof_python *py, uint32_t id);
 /* Interpreters found so far, and the version of the last (0x030b...). */
 size_t prof_python_found(struct prof_python *py, uint16_t *last_version);
-/* Chains read so far by the BPF program at the sample, and by the
- * recorder after it. */
+/* Chains read so far by the BPF program at the sample, by the recorder
+ * after it, by the recorder from threads still blocked, and by the
+ * program at a kept switch-out. */
 void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after,
-			     uint64_t *blocked);
+			     uint64_t *blocked, uint64_t *at_switch);
 
 /*
  * The record the recorder queues just before a sample of a CPython thread

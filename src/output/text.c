@@ -200,23 +200,27 @@ static void text_filter_line(FILE *f, const struct prof_view *v)
  * mismatched unread, written by the recorder; "python_read": chains read
  * at the sample by the BPF program, after it by the recorder, and (a
  * third number from when off-CPU stacks got Python frames) those of
- * switched-out threads, read by the recorder while they stayed blocked): a
+ * switched-out threads, read by the recorder while they stayed blocked,
+ * and (a fourth, from when the switch program read them) those read by
+ * the BPF program at the switch-out): a
  * mismatch is a stack left native because the Python chain did not fit
  * it, or had changed by the time it (or a code object of it) was read. */
 static void header_python_line(FILE *f, const struct prof_profile *p)
 {
 	const char *ver = prof_meta_get(p, "python"), *st = prof_meta_get(p, "python_samples");
 	const char *rd = prof_meta_get(p, "python_read");
-	unsigned long long n = 0, merged = 0, moved = 0, unread = 0, at = 0, after = 0, blocked = 0;
+	unsigned long long n = 0, merged = 0, moved = 0, unread = 0, at = 0, after = 0, blocked = 0, at_switch = 0;
 
 	if (!ver || !st || sscanf(st, "%llu %llu %llu %llu", &n, &merged, &moved, &unread) != 4 || !n)
 		return;
-	int known = rd ? sscanf(rd, "%llu %llu %llu", &at, &after, &blocked) : 0;
+	int known = rd ? sscanf(rd, "%llu %llu %llu %llu", &at, &after, &blocked, &at_switch) : 0;
 	fprintf(f, "# python: CPython %s frames in %llu of %llu stacks (%.1f%%); %llu mismatched "
 		"(%.2f%%: the chain did not fit the native stack or had changed when read, kept native), "
 		"%llu unreadable", ver, merged, n, percent(merged, n), moved, percent(moved, n), unread);
-	if (known == 3)
+	if (known >= 3)
 		fprintf(f, "; off-CPU stacks read while blocked %llu", blocked);
+	if (known == 4)
+		fprintf(f, ", at the switch-out (BPF) %llu", at_switch);
 	if (known >= 2)
 		fprintf(f, "; chains read at the sample (BPF) %llu, after it %llu", at, after);
 	fputc('\n', f);

@@ -90,7 +90,7 @@ struct prof_bpf_swa {
 	struct bpf_link *switch_link;	/* swa_switch on sched_switch, while started */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;
-	int threads_fd, counts_fd, shapes_fd, conf_fd, wake_fd, wakes_fd;
+	int threads_fd, counts_fd, shapes_fd, conf_fd, wake_fd, wakes_fd, then_fd;
 	struct swa_conf conf;		/* as written to conf[0] */
 	VEC(uint32_t) shape_keys;	/* shapes learned, written together (prof_bpf_swa_flush_shapes) */
 	VEC(struct swa_shape) shapes;
@@ -278,9 +278,10 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	a->shapes_fd = bpf_object__find_map_fd_by_name(a->obj, "shapes");
 	a->wake_fd = bpf_object__find_map_fd_by_name(a->obj, "wake");
 	a->wakes_fd = bpf_object__find_map_fd_by_name(a->obj, "wakes");
+	a->then_fd = bpf_object__find_map_fd_by_name(a->obj, "then");
 	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
 	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || a->shapes_fd < 0 || ring_fd < 0 ||
-	    a->wake_fd < 0 || a->wakes_fd < 0 || !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
+	    a->wake_fd < 0 || a->wakes_fd < 0 || a->then_fd < 0 || !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
 	    ring_buffer__add(a->ring, a->wakes_fd, on_wake, a) < 0 ||
 	    bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY) < 0) {
 		snprintf(why, len, "the off-CPU accountant's maps are missing");
@@ -338,6 +339,15 @@ int prof_bpf_swa_wake_for(struct prof_bpf_swa *a, pid_t pid)
 int prof_bpf_swa_wake_fd(const struct prof_bpf_swa *a)
 {
 	return a->wakes_fd;
+}
+
+int prof_bpf_swa_then(struct prof_bpf_swa *a, int prog_fd)
+{
+	uint32_t zero = 0, fd = (uint32_t)prog_fd;
+
+	if (prog_fd < 0)
+		return -EINVAL;
+	return bpf_map_update_elem(a->then_fd, &zero, &fd, BPF_ANY) < 0 ? -errno : 0;
 }
 
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a)
@@ -478,6 +488,7 @@ void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid) {}
 bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a) { return false; }
 int prof_bpf_swa_wake_for(struct prof_bpf_swa *a, pid_t pid) { return -ENOTSUP; }
 int prof_bpf_swa_wake_fd(const struct prof_bpf_swa *a) { return -1; }
+int prof_bpf_swa_then(struct prof_bpf_swa *a, int prog_fd) { return -ENOTSUP; }
 int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip) { return -ENOTSUP; }
 int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a) { return -ENOTSUP; }
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,

@@ -10,7 +10,12 @@
  *    samples by tid and time (the program stamps them with the clock
  *    perf's samples use, a few microseconds before the sample's own).
  *    Records not taken yet wait in `waiting`; a record older than a
- *    second is dropped (its sample was lost or never came).
+ *    second is dropped (its sample was lost or never came), ten for a
+ *    switch-out's.
+ *  - Two kinds: a CPU sample's (the program on the sampling events) and
+ *    a kept switch-out's (the off-CPU accountant's switch program goes
+ *    on to pyframes_switch), taken apart: the pump takes the first as it
+ *    moves the samples, the recorder's drain the second, later.
  *  - Called under the reader's rlock only: no lock of its own.
  *  - Without libbpf (HAVE_LIBBPF unset) prof_pybpf_open fails and the
  *    reader reads every chain itself.
@@ -42,11 +47,15 @@ extern const char prof_pybpf_obj[], prof_pybpf_obj_end[];
 /* A record this far from its sample's time belongs to another sample. */
 #define MATCH_NS 200000
 #define KEEP_NS 1000000000ULL
+/* A switch-out's record waits for the recorder's drain, which may lag
+ * the pump that takes the CPU samples' by more than KEEP_NS (a stall
+ * loading debug info): it is dropped by age only this much later. */
+#define KEEP_SWITCH_NS (10 * KEEP_NS)
 
 struct prof_pybpf {
 	struct bpf_object *obj;
 	struct bpf_link *fork_link;	/* prof_pybpf_only */
-	int prog_fd, threads_fd;
+	int prog_fd, switch_fd, threads_fd;
 	struct ring_buffer *ring;
 	VEC(struct pybpf_rec *) waiting;
 	uint64_t newest;		/* time of the newest record seen */
@@ -89,9 +98,11 @@ int prof_pybpf_open(struct prof_pybpf **out)
 		goto fail;
 	prog = bpf_object__find_program_by_name(b->obj, "pyframes");
 	b->prog_fd = prog ? bpf_program__fd(prog) : -ENOENT;
+	prog = bpf_object__find_program_by_name(b->obj, "pyframes_switch");
+	b->switch_fd = prog ? bpf_program__fd(prog) : -ENOENT;
 	b->threads_fd = bpf_object__find_map_fd_by_name(b->obj, "threads");
 	int ring_fd = bpf_object__find_map_fd_by_name(b->obj, "frames");
-	if (b->prog_fd < 0 || b->threads_fd < 0 || ring_fd < 0) {
+	if (b->prog_fd < 0 || b->switch_fd < 0 || b->threads_fd < 0 || ring_fd < 0) {
 		ret = -ENOENT;
 		goto fail;
 	}
@@ -124,6 +135,11 @@ void prof_pybpf_free(struct prof_pybpf *b)
 int prof_pybpf_prog_fd(const struct prof_pybpf *b)
 {
 	return b->prog_fd;
+}
+
+int prof_pybpf_switch_prog_fd(const struct prof_pybpf *b)
+{
+	return b->switch_fd;
 }
 
 int prof_pybpf_only(struct prof_pybpf *b, const pid_t *pids, size_t n)
@@ -165,15 +181,18 @@ void prof_pybpf_del_thread(struct prof_pybpf *b, pid_t tid)
 	(void)bpf_map_delete_elem(b->threads_fd, &key);
 }
 
-/* Drops the records of tid up to time `upto` (their samples were taken or
- * lost) and every record over a second old. */
-static void prune(struct prof_pybpf *b, pid_t tid, uint64_t upto)
+/* Drops the records of tid of a kind up to time `upto` (their samples
+ * were taken or lost) and every record over a second old.  The kinds are
+ * apart: CPU samples are taken as the pump moves them, switch-outs at the
+ * recorder's drain, in either order. */
+static void prune(struct prof_pybpf *b, pid_t tid, uint32_t kind, uint64_t upto)
 {
 	size_t j = 0;
 
 	for (size_t i = 0; i < b->waiting.n; i++) {
 		struct pybpf_rec *r = b->waiting.v[i];
-		if ((r->tid == (uint32_t)tid && r->time <= upto) || r->time + KEEP_NS < b->newest)
+		uint64_t keep = r->kind == PYBPF_REC_SWITCH ? KEEP_SWITCH_NS : KEEP_NS;
+		if ((r->tid == (uint32_t)tid && r->kind == kind && r->time <= upto) || r->time + keep < b->newest)
 			free(r);
 		else
 			b->waiting.v[j++] = r;
@@ -181,8 +200,10 @@ static void prune(struct prof_pybpf *b, pid_t tid, uint64_t upto)
 	b->waiting.n = j;
 }
 
-int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, struct pyraw *out, size_t max)
+int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, bool switched, struct pyraw *out,
+		    size_t max)
 {
+	uint32_t kind = switched ? PYBPF_REC_SWITCH : PYBPF_REC_SAMPLE;
 	struct pybpf_rec *best = NULL;
 	uint64_t best_d = MATCH_NS + 1;
 	int n = -ENOENT;
@@ -191,7 +212,7 @@ int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, struct pyraw
 	for (size_t i = 0; i < b->waiting.n; i++) {
 		struct pybpf_rec *r = b->waiting.v[i];
 		uint64_t d = r->time > time ? r->time - time : time - r->time;
-		if (r->tid == (uint32_t)tid && d < best_d) {
+		if (r->tid == (uint32_t)tid && r->kind == kind && d < best_d) {
 			best = r;
 			best_d = d;
 		}
@@ -206,7 +227,7 @@ int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, struct pyraw
 				.named = best->f[i].named,
 			};
 	}
-	prune(b, tid, best ? best->time : time);
+	prune(b, tid, kind, best ? best->time : time);
 	return n;
 }
 
@@ -220,11 +241,13 @@ int prof_pybpf_open(struct prof_pybpf **out)
 
 void prof_pybpf_free(struct prof_pybpf *b) {}
 int prof_pybpf_prog_fd(const struct prof_pybpf *b) { return -1; }
+int prof_pybpf_switch_prog_fd(const struct prof_pybpf *b) { return -1; }
 int prof_pybpf_only(struct prof_pybpf *b, const pid_t *pids, size_t n) { return -ENOTSUP; }
 void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t tstate,
 			   const struct prof_py_layout *l) {}
 void prof_pybpf_del_thread(struct prof_pybpf *b, pid_t tid) {}
-int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, struct pyraw *out, size_t max)
+int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, bool switched, struct pyraw *out,
+		    size_t max)
 {
 	return -ENOENT;
 }

@@ -23,8 +23,10 @@ struct prof_pybpf;
  * no privilege, no BPF in the kernel); the reader reads alone then. */
 int prof_pybpf_open(struct prof_pybpf **out);
 void prof_pybpf_free(struct prof_pybpf *b);
-/* The program's fd, for PERF_EVENT_IOC_SET_BPF. */
+/* The program's fd, for PERF_EVENT_IOC_SET_BPF; the switch-out one's, for
+ * the off-CPU accountant to go on to. */
 int prof_pybpf_prog_fd(const struct prof_pybpf *b);
+int prof_pybpf_switch_prog_fd(const struct prof_pybpf *b);
 /* The program keeps the samples of pids and their forks only. */
 int prof_pybpf_only(struct prof_pybpf *b, const pid_t *pids, size_t n);
 /* Tells the program that tid of pid runs CPython with this thread state. */
@@ -32,7 +34,9 @@ void prof_pybpf_add_thread(struct prof_pybpf *b, pid_t pid, pid_t tid, uint64_t 
 			   const struct prof_py_layout *l);
 void prof_pybpf_del_thread(struct prof_pybpf *b, pid_t tid);
 /* The chain the program read at tid's sample at time (up to max frames,
- * innermost first): the count, or -ENOENT when it read none for it. */
-int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, struct pyraw *out, size_t max);
+ * innermost first): the count, or -ENOENT when it read none for it.
+ * switched: the sample is a kept switch-out's (PYBPF_REC_SWITCH). */
+int prof_pybpf_take(struct prof_pybpf *b, pid_t tid, uint64_t time, bool switched, struct pyraw *out,
+		    size_t max);
 
 #endif

@@ -95,6 +95,8 @@ struct prof_python {
 	struct prof_pybpf *bpf;		/* reads chains at the sample; NULL: none */
 	uint64_t at_sample, after;	/* chains read by the program, by the recorder */
 	uint64_t blocked;		/* chains of switched-out threads (the recorder's) */
+	uint64_t at_switch;		/* chains of kept switch-outs, read by the program then */
+	bool switch_frames;		/* the accountant's switch program goes on to read them */
 	struct pyraw raw[RAW_MAX];	/* one chain as read */
 	VEC(uint8_t) stack_now;		/* a blocked thread's C stack, read again */
 };
@@ -114,6 +116,18 @@ struct prof_python *prof_python_new(void)
 int prof_python_bpf_prog(const struct prof_python *py)
 {
 	return py->bpf ? prof_pybpf_prog_fd(py->bpf) : -1;
+}
+
+int prof_python_switch_prog(const struct prof_python *py)
+{
+	return py->bpf ? prof_pybpf_switch_prog_fd(py->bpf) : -1;
+}
+
+void prof_python_frames_at_switch(struct prof_python *py)
+{
+	pthread_mutex_lock(&py->rlock);
+	py->switch_frames = true;
+	pthread_mutex_unlock(&py->rlock);
 }
 
 int prof_python_only(struct prof_python *py, const pid_t *pids, size_t n)
@@ -428,12 +442,13 @@ bool prof_python_is_native(struct prof_python *py, pid_t pid)
 }
 
 void prof_python_read_counts(struct prof_python *py, uint64_t *at_sample, uint64_t *after,
-			     uint64_t *blocked)
+			     uint64_t *blocked, uint64_t *at_switch)
 {
 	pthread_mutex_lock(&py->rlock);
 	*at_sample = py->at_sample;
 	*after = py->after;
 	*blocked = py->blocked;
+	*at_switch = py->at_switch;
 	pthread_mutex_unlock(&py->rlock);
 }
 
@@ -904,18 +919,25 @@ static int read_locked(struct prof_python *py, pid_t pid, pid_t tid, uint64_t ti
 		       const struct prof_pysample *smp, struct prof_pyframe *out, size_t max)
 {
 	struct proc *p = proc_of(py, pid);
+	bool blocked = smp && smp->blocked, taken = false;
 	int n = -ENOENT, ret;
 
 	if (!p->python)
 		return -ENOENT;	/* also while pending */
-	if (py->bpf && !(smp && smp->blocked) && (n = prof_pybpf_take(py->bpf, tid, time, py->raw, RAW_MAX)) >= 0)
-		py->at_sample++;
-	else if ((n = chain_now(py, p, tid, smp)) < 0)
+	if (py->bpf && (!blocked || py->switch_frames) &&
+	    (n = prof_pybpf_take(py->bpf, tid, time, blocked, py->raw, RAW_MAX)) >= 0) {
+		taken = true;
+		if (blocked)
+			py->at_switch++;
+		else
+			py->at_sample++;
+	} else if ((n = chain_now(py, p, tid, smp)) < 0) {
 		return n;
-	else if (!(smp && smp->blocked))
+	} else if (!blocked) {
 		py->after++;
+	}
 	size_t nf = frames_of(py, &p->l, (size_t)n, out, MIN(max, (size_t)PROF_PY_MAX_FRAMES));
-	if (smp && smp->blocked)
+	if (blocked && !taken)
 		ret = blocked_code_ids(py, p, smp, out, nf);
 	else
 		ret = code_ids(py, p, out, nf);

@@ -1098,7 +1098,11 @@ void prof_offcpu_rings_passed(struct prof_offcpu *oc, uint64_t t)
 void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py, struct prof_perf *waits)
 {
 	oc->py = py;
-	if (py && oc->swa && prof_bpf_swa_wake_fd(oc->swa) >= 0)
+	if (!py || !oc->swa)
+		return;
+	if (prof_bpf_swa_then(oc->swa, prof_python_switch_prog(py)) == 0)
+		prof_python_frames_at_switch(py);
+	else if (prof_bpf_swa_wake_fd(oc->swa) >= 0)
 		waits->also_fd = 1 + prof_bpf_swa_wake_fd(oc->swa);
 }
 

@@ -351,10 +351,10 @@ static void python_meta(struct prof_session *s)
 		(unsigned long long)st.unread);
 	prof_meta_set(&s->p, "python_samples", sb_str(&sb));
 	sb_reset(&sb);
-	uint64_t at, after, blocked;
-	prof_python_read_counts(s->py, &at, &after, &blocked);
-	sb_addf(&sb, "%llu %llu %llu", (unsigned long long)at, (unsigned long long)after,
-		(unsigned long long)blocked);
+	uint64_t at, after, blocked, at_switch;
+	prof_python_read_counts(s->py, &at, &after, &blocked, &at_switch);
+	sb_addf(&sb, "%llu %llu %llu %llu", (unsigned long long)at, (unsigned long long)after,
+		(unsigned long long)blocked, (unsigned long long)at_switch);
 	prof_meta_set(&s->p, "python_read", sb_str(&sb));
 	sb_release(&sb);
 }

@@ -113,11 +113,12 @@ struct {
 	__type(value, struct swa_shape);
 } shapes SEC(".maps");
 
-/* The processes whose samples wake the recorder (tgid -> 1): CPython
- * processes, whose Python frames the recorder reads while the thread
- * still waits where it blocked.  A wake is a tid in wakes, a ring of its
- * own: the events ring is never woken for, so its readiness would say
- * only that records wait, which on a busy host is always. */
+/* The CPython processes (tgid -> 1), whose kept switch-outs need their
+ * Python frames read before the thread runs again: by the program in
+ * then[0] where the recorder gave one, else by the recorder, woken for
+ * it.  A wake is a tid in wakes, a ring of its own: the events ring is
+ * never woken for, so its readiness would say only that records wait,
+ * which on a busy host is always. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SWA_WAKE_PROCESSES);
@@ -130,6 +131,16 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SWA_WAKES_BYTES);
 } wakes SEC(".maps");
+
+/* then[0]: a program the kept switch-outs of those processes go on to (a
+ * tail call, in the thread's context still): the Python frame reader's,
+ * which reads the chain the thread blocked in (src/python/bpf/frames.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} then SEC(".maps");
 
 /* Per-CPU room to build a D kernel stack in (the BPF stack is 512 bytes). */
 struct {
@@ -416,9 +427,11 @@ static __always_inline void send_sample(void *ctx, const struct swa_conf *c, __u
 		s->nk = n > 0 ? (__u32)n / sizeof(s->k[0]) : 0;
 	}
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
-	/* default flags: a wake only when the recorder has read the last one */
-	if (bpf_map_lookup_elem(&wake, &pid))
+	if (bpf_map_lookup_elem(&wake, &pid)) {
+		bpf_tail_call(ctx, &then, 0);	/* returns only when then[0] is empty */
+		/* default flags: a wake only when the recorder has read the last one */
 		bpf_ringbuf_output(&wakes, &tid, sizeof(tid), 0);
+	}
 }
 
 /* sched_switch (args: preempt, prev, next, prev_state; in prev's

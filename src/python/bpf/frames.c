@@ -11,7 +11,8 @@
  * each frame's code object and instruction pointer, with the frame's
  * owner and entry bytes, into the ring buffer `frames`, stamped with the
  * sample's clock (bpf_ktime_get_ns: CLOCK_MONOTONIC, perf's use_clockid);
- * a record is as long as its chain.
+ * a record is as long as its chain.  A second program does the same for
+ * the kept switch-outs of the off-CPU accountant (pyframes_switch).
  * Nothing is decoded here: the recorder names code objects later, as it
  * does for frames it reads itself; so that it can tell whether a code
  * object is still the one of the sample (a module's code is freed once
@@ -70,47 +71,48 @@ static __always_inline __u8 at8(const __u8 *b, __u16 off)
 	return b[off & (FRAME_COPY - 1)];
 }
 
-SEC("perf_event")
-int pyframes(struct bpf_perf_event_data *ctx)
+/* Reads the chain of CPython thread tid of process pid into a record of
+ * the ring (kind: PYBPF_REC_*); 0 when tid is no thread the recorder
+ * named. */
+static __always_inline int read_chain(__u32 tid, __u32 pid, __u32 kind)
 {
-	__u64 id = bpf_get_current_pid_tgid(), frame = 0, tid64 = 0;
-	__u32 tid = (__u32)id, zero = 0;
 	struct pybpf_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	__u64 frame = 0, tid64 = 0;
+	__u32 zero = 0;
 	struct scratch *sc;
 	struct pybpf_rec *r;
 	__u8 *b;
 
-	if (!targets_keep((__u32)(id >> 32)))
+	if (!t || t->pid != pid)
 		return 0;
-	if (!t || t->pid != (__u32)(id >> 32))
-		return 1;
 	/* a map entry outlives its thread: the tid must still be the state's */
 	if (bpf_probe_read_user(&tid64, 8, (void *)(t->tstate + t->l.tstate_native_tid)))
-		return 1;
+		return 0;
 	if (t->l.pthread_tid) {	/* 3.8-3.10: the pthread_t's */
 		__u32 tid32 = 0;
 		if (bpf_probe_read_user(&tid32, 4, (void *)(tid64 + t->l.pthread_tid)))
-			return 1;
+			return 0;
 		tid64 = tid32;
 	}
 	if (tid64 != tid)
-		return 1;
+		return 0;
 	if (t->l.cframe) {
 		__u64 cf = 0;
 		if (bpf_probe_read_user(&cf, 8, (void *)(t->tstate + t->l.tstate_frame)) ||
 		    bpf_probe_read_user(&frame, 8, (void *)(cf + t->l.cframe_current_frame)))
-			return 1;
+			return 0;
 	} else if (bpf_probe_read_user(&frame, 8, (void *)(t->tstate + t->l.tstate_frame))) {
-		return 1;
+		return 0;
 	}
 	if (!(sc = bpf_map_lookup_elem(&scratch, &zero)))
-		return 1;
+		return 0;
 	b = sc->frame;
 	r = &sc->rec;
 	r->time = bpf_ktime_get_ns();
 	r->pid = t->pid;
 	r->tid = tid;
 	r->head = frame;
+	r->kind = kind;
 	__u32 n = 0;	/* the loop's own count: the verifier knows its bound */
 	__u64 last_code = 0;
 	for (; n < PYBPF_MAX_FRAMES; n++) {
@@ -138,7 +140,31 @@ int pyframes(struct bpf_perf_event_data *ctx)
 	}
 	r->n = n;
 	bpf_ringbuf_output(&frames, r, PYBPF_REC_SIZE(n), 0);
+	return 0;
+}
+
+SEC("perf_event")
+int pyframes(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!targets_keep((__u32)(id >> 32)))
+		return 0;
+	read_chain((__u32)id, (__u32)(id >> 32), PYBPF_REC_SAMPLE);
 	return 1;
+}
+
+/* The off-CPU accountant's switch program (src/perf/bpf/switches.c)
+ * calls this one (a tail call) after it sent a kept switch-out of a
+ * CPython process: the chain the thread blocked in, read before it runs
+ * again, as a CPU sample's is read at the sample. */
+SEC("raw_tracepoint/sched_switch")
+int pyframes_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	read_chain((__u32)id, (__u32)(id >> 32), PYBPF_REC_SWITCH);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

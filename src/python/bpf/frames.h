@@ -43,12 +43,15 @@ struct pybpf_frame {
 	__u8 pad[5];
 };
 
+#define PYBPF_REC_SAMPLE 0		/* a CPU sample's (pyframes) */
+#define PYBPF_REC_SWITCH 1		/* a kept switch-out's (pyframes_switch) */
+
 struct pybpf_rec {			/* one sample of a CPython thread */
 	__u64 time;			/* bpf_ktime_get_ns at the sample */
 	__u32 pid, tid;
 	__u64 head;			/* the chain's first frame */
 	__u32 n;
-	__u32 pad;
+	__u32 kind;			/* PYBPF_REC_*: whose sample it is */
 	struct pybpf_frame f[PYBPF_MAX_FRAMES];
 };
 #define PYBPF_REC_SIZE(n) (__builtin_offsetof(struct pybpf_rec, f) + (n) * sizeof(struct pybpf_frame))
