@@ -121,7 +121,7 @@ struct est {
 	VEC(struct kstack) kstacks;	/* its D switch-outs' kernel stacks, not yet charged */
 	struct { uint32_t seq, node; } shapes[3][SHAPES_KEPT];	/* named stacks, by the rule's class */
 	uint8_t shapes_next[3];
-	bool py_wakes;			/* its process is CPython: its samples wake the recorder */
+	bool py_wakes;			/* its process is in the switch program's wake map */
 };
 
 struct io_interval {

@@ -228,11 +228,12 @@ static size_t held_data_bytes(const struct prof_bpf_swa_sample *smp)
 	return (smp->stack_size + 8 * (size_t)smp->nchain + 7) & ~(size_t)7;
 }
 
-/* The Python frames of a thread that blocked are read once the drain
- * finds its sample, and they are its own only while it still waits:
- * the BPF program wakes the recorder at the kept switch-outs of a
- * CPython process, rather than leaving them to the next drain (up to
- * 100 ms on an idle loop, where a thread's waits may last a few ms). */
+/* Once a process is seen to run CPython, the Python frames of its kept
+ * switch-outs must be read before the thread runs again: the switch
+ * program then goes on to the frame reader's program, or (without one)
+ * wakes the recorder, rather than leaving the sample to the next drain
+ * (up to 100 ms on an idle loop, where a thread's waits may last a few
+ * ms).  See prof_offcpu_python. */
 static void python_wakes(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
 {
 	struct est *e = prof_offcpu_est(oc, r->tid);
