@@ -19,6 +19,10 @@
 #   prof -a norep   `prof record -a` with the off-CPU accountant's repeats
 #                   off (PROF_OFFCPU_NO_REPEATS=1: every kept switch-out a
 #                   full sample; CONFIGS=prof_a_norep, and prof_p_norep)
+#   base -a, base -p  `prof record -a` and `prof record -p ... --children`
+#                   of another build, BASE_PROF=path/to/prof (the one
+#                   before a change, side by side in the same rounds;
+#                   CONFIGS=base_a, base_p)
 #   floor           the cpu-clock timer alone at 999 Hz on every CPU, with no
 #                   ring buffer (timerfloor -a: no record, no stack, no
 #                   recorder): what no sampler on this VM can cost less than
@@ -49,6 +53,9 @@ PGPORT=${PGPORT:-54329}
 RPORT=${RPORT:-63799}
 B="$BENCH_TMP/busy"
 CONFIGS=${CONFIGS:-prof_a prof_p nores nores_p all perf}
+case " $CONFIGS " in *" base_"*)
+	[ -x "${BASE_PROF:-}" ] || { echo "busy-host.sh: base_a and base_p need BASE_PROF=path/to/prof" >&2; exit 2; } ;;
+esac
 
 [ "$(id -u)" = 0 ] || { echo "busy-host.sh: needs root (perf -a, the postgres user)" >&2; exit 1; }
 for t in "$PGBIN/postgres" "$PGBIN/pgbench" redis-server redis-benchmark redis-cli perf; do
@@ -113,6 +120,8 @@ recorder() {
 	perf_p) perf record -q -p "$REDIS,$POSTMASTER,$(pgrep -d, -P "$POSTMASTER")" --call-graph dwarf -F 999 \
 			-o "$B/rec.perf" -- sleep "$WINDOW" ;;
 	prof_a_rec) PROF_OFFCPU_SWITCH_RECORDS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
+	base_a) "$BASE_PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
+	base_p) "$BASE_PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$WINDOW" -o "$B/rec.prof" ;;
 	prof_a_norep) PROF_OFFCPU_NO_REPEATS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
 	prof_p_norep) PROF_OFFCPU_NO_REPEATS=1 "$PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$WINDOW" \
 			-o "$B/rec.prof" ;;
@@ -137,7 +146,7 @@ window() {	# config|bare
 	W_PG=$(pg_tps "$t0" "$t1")
 }
 export -f recorder
-export PROF FLOOR WINDOW B REDIS POSTMASTER
+export PROF BASE_PROF FLOOR WINDOW B REDIS POSTMASTER
 
 # Shares from a recording: finish_task_switch in the servers' CPU samples
 # (the innermost frame but the interrupt-enabling helpers it calls, where a
@@ -189,6 +198,7 @@ m() { echo "$1" | tr ' ' '\n' | grep . | median; }
 name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";; nores) echo "prof -a --no-resources";;
 	nores_p) echo "prof -p --children --no-resources";; prof_p_thread) echo "prof -p --children --per-thread";;
 	perf_p) echo "perf -p dwarf 999 Hz";;
+	base_a) echo "prof -a, $BASE_PROF";; base_p) echo "prof -p --children, $BASE_PROF";;
 	prof_a_norep) echo "prof -a, no repeats";; prof_p_norep) echo "prof -p --children, no repeats";;
 	all) echo "prof -a --offcpu-stacks=all";; floor) echo "the 999 Hz timer alone, -a";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
 for c in $CONFIGS; do
