@@ -5,6 +5,7 @@
 # off-CPU seconds, the process line "off-cpu:", and burn_then_sleep
 # holds the workers' waits, with -p and with -a; --comm keeps one worker;
 # prof's own threads (asleep most of the time under -a) are not shown;
+# a thread of 2-ms naps has its time in the view within seconds;
 # without the permission it takes there is one error line and no table.
 #
 # What is judged, and its false-failure chance.  Every switch-out of a
@@ -63,6 +64,28 @@ test_expect_success '-a: the workers found machine-wide, prof itself left out' '
 	last_table all.out >all.txt && cat all.txt &&
 	check_contains all.txt "^off-cpu: " && check_not_contains all.txt "($TOP)"
 '
+
+# A thread of short waits: 2-ms naps, 500 switch-outs a second, each
+# kept 1 in 61 at random (weight 61) beside the stale rule's one every
+# 20 ms (weight 1).  A recording waits up to 10 s for a window of such
+# weights to share its time steadily among the stacks; the live view
+# charges each window once it is a second old.  The sleeper is off the
+# CPU all along, so by the third second's table the windows of its
+# first two seconds are charged: the header must show at least 1 s.
+# Before the live view's windows: 0.0 s in each of 5 runs (the time came
+# after 10 s); with them, 1.9-2.1 s in 20 runs beside two CPU burners.
+# No sampling decides it (every interval is timed; only its stack is
+# sampled): it fails only if the view lags a whole second.
+"$BUILD_DIR/tests/resources/sleeper" 60000 2 >/dev/null &
+SLP=$!
+trap 'kill $SVC $SLP 2>/dev/null' EXIT
+test_expect_success 'a thread of short waits: its time is shown within seconds' '
+	"$PROF" top --off-cpu --stdio -p $SLP -d 3.5 --delay 1 -n 40 >s.out &&
+	last_table s.out >s.txt && cat s.txt &&
+	sed -n "s/^prof top: pid $SLP  off-CPU \([0-9.]*\)s in \([0-9.]*\)s .*/\1 \2/p" s.txt >s.secs &&
+	read off in <s.secs && at_least "$in" 2.5 && at_least "$off" 1.0
+'
+kill $SLP 2>/dev/null
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ]; then
 	test_expect_success 'without the permission: one error line, no table, non-zero exit' '

@@ -95,6 +95,14 @@ void prof_offcpu_enable(struct prof_offcpu *oc);
  * py's BPF program at the switch-out where it has one, else by py at
  * the drain, and the wait of waits (prof_perf_poll: the driver's loop)
  * then also ends when a CPython thread's kept stack waits to be read. */
+/* For a live view (prof top): a thread's window is charged once it is a
+ * second old, whatever the spread of its samples' weights.  A recording
+ * waits up to 10 s for a steadier share (OFFCPU_WINDOW_MAX_NS); a view
+ * of the last seconds would show none of the time of a thread whose
+ * waits are short and many (each is kept 1 in 61 at random, weight 61,
+ * beside its stale-rule samples), only the exact total shared less
+ * steadily among its stacks. */
+void prof_offcpu_live(struct prof_offcpu *oc);
 struct prof_python;
 void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py, struct prof_perf *waits);
 /* The driver has replayed every ring record timed before t (a drain

@@ -160,6 +160,7 @@ struct prof_offcpu {
 	uint64_t horizon;		/* the newest sample seen: records up to it are handled */
 	uint64_t scanned;		/* when its totals were last read */
 	uint64_t settled;		/* when the windows were last looked at */
+	uint64_t window_max;		/* OFFCPU_WINDOW_MAX_NS; a live view's: OFFCPU_WINDOW_NS */
 	VEC(struct prof_bpf_swa_thread) held;	/* its records and samples newer than the horizon */
 	struct prof_kstacks *kstacks;	/* names the kernel stacks of its D switch-outs */
 	uint32_t shape_seq;		/* the last stack named for repeats */

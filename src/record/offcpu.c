@@ -351,6 +351,7 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offc
 		mode = PROF_OFFCPU_ALL;
 	oc->mode = mode;
 	oc->period = period;
+	oc->window_max = OFFCPU_WINDOW_MAX_NS;
 	oc->prog = -1;
 	oc->desc = (struct prof_perf_event_desc){ "sched:sched_switch", PERF_TYPE_TRACEPOINT, 0, false };
 	if (read_tracepoint(oc, why, len) < 0)
@@ -820,7 +821,7 @@ static bool est_window_done(const struct prof_offcpu *oc, const struct est *e, i
 
 	if (!e->start[c] || age < OFFCPU_WINDOW_NS)
 		return false;
-	return age >= OFFCPU_WINDOW_MAX_NS || prof_offcpu_cv2(e->s[c].v, e->s[c].n) <= OFFCPU_WINDOW_CV2;
+	return age >= oc->window_max || prof_offcpu_cv2(e->s[c].v, e->s[c].n) <= OFFCPU_WINDOW_CV2;
 }
 
 /* The windows that have run their course (all: every one, final). */
@@ -1082,6 +1083,11 @@ void prof_offcpu_attach(struct prof_offcpu *oc, struct prof_replay *rp,
 	oc->sp = prof_switchpair_new(prof_offcpu_charge, oc);
 	oc->kstacks = prof_kstacks_new(p);
 	prof_replay_add_consumer(rp, &offcpu_ops, oc);
+}
+
+void prof_offcpu_live(struct prof_offcpu *oc)
+{
+	oc->window_max = OFFCPU_WINDOW_NS;
 }
 
 struct prof_perf *prof_offcpu_perf(struct prof_offcpu *oc)

@@ -185,6 +185,7 @@ static int setup(struct live *l)
 					sizeof(l->offcpu_why));
 		if (!l->oc)
 			return error("--off-cpu: %s", l->offcpu_why), -EPERM;
+		prof_offcpu_live(l->oc);
 		prof_offcpu_attach(l->oc, l->rp, &l->p, &sink);
 	}
 	struct prof_target_spec t = { .pids = o->pids, .n = o->npids, .py = l->py };

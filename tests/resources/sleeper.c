@@ -1,8 +1,8 @@
 /*
- * sleeper.c - sleeps (S state, never I/O) for MS milliseconds in 10 ms
- * naps inside sleep_a_while(); the off-CPU sleep metric must see it, the
- * I/O-wait metric must not.  Prints the time it measured around its
- * nanosleep calls (slept_ns).  usage: sleeper [MS]
+ * sleeper.c - sleeps (S state, never I/O) for MS milliseconds in naps of
+ * NAP_MS (default 10) inside sleep_a_while(); the off-CPU sleep metric
+ * must see it, the I/O-wait metric must not.  Prints the time it measured
+ * around its nanosleep calls (slept_ns).  usage: sleeper [MS [NAP_MS]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +17,12 @@ static unsigned long long now(void)
 }
 
 /* Returns the ns it spent in nanosleep (naps overshoot on a busy machine). */
-__attribute__((noinline)) static unsigned long long sleep_a_while(int ms)
+__attribute__((noinline)) static unsigned long long sleep_a_while(int ms, int nap_ms)
 {
-	struct timespec nap = { 0, 10 * 1000000L };
+	struct timespec nap = { 0, nap_ms * 1000000L };
 	unsigned long long slept = 0;
 
-	for (int i = 0; i < ms / 10; i++) {
+	for (int i = 0; i < ms / nap_ms; i++) {
 		unsigned long long t0 = now();
 		nanosleep(&nap, NULL);
 		slept += now() - t0;
@@ -33,8 +33,13 @@ __attribute__((noinline)) static unsigned long long sleep_a_while(int ms)
 int main(int argc, char **argv)
 {
 	int ms = argc > 1 ? atoi(argv[1]) : 500;
+	int nap_ms = argc > 2 ? atoi(argv[2]) : 10;
 
-	unsigned long long ns = sleep_a_while(ms);
+	if (nap_ms < 1 || nap_ms > 999) {
+		fprintf(stderr, "usage: sleeper [MS [NAP_MS (1-999)]]\n");
+		return 2;
+	}
+	unsigned long long ns = sleep_a_while(ms, nap_ms);
 	printf("slept_ms %d slept_ns %llu\n", ms, ns);
 	return 0;
 }
