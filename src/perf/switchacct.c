@@ -281,7 +281,8 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	a->then_fd = bpf_object__find_map_fd_by_name(a->obj, "then");
 	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
 	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || a->shapes_fd < 0 || ring_fd < 0 ||
-	    a->wake_fd < 0 || a->wakes_fd < 0 || a->then_fd < 0 || !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
+	    a->wake_fd < 0 || a->wakes_fd < 0 || a->then_fd < 0 ||
+	    !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
 	    ring_buffer__add(a->ring, a->wakes_fd, on_wake, a) < 0 ||
 	    bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY) < 0) {
 		snprintf(why, len, "the off-CPU accountant's maps are missing");

@@ -1050,9 +1050,11 @@ static void on_batch_end(void *arg)
 	if (oc->swa)
 		prof_offcpu_poll_accountant(oc);
 	prof_switchpair_prune(oc->sp);
-	if (now_ns() - oc->settled >= OFFCPU_SETTLE_NS) {
+	uint64_t now = now_ns();
+
+	if (now - oc->settled >= OFFCPU_SETTLE_NS) {
 		est_settle(oc, false);
-		oc->settled = now_ns();
+		oc->settled = now;
 	}
 }
 
