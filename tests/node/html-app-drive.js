@@ -94,6 +94,12 @@ function countColour(page, lane, x0, x1, rgb) {
 	}, [lane, x0, x1, rgb]);
 }
 
+// A lane as laid out now: a metric switch or a search may move the lanes
+// after the page measured them.
+async function laneNow(page, lane) {
+	return (await lanes(page)).find((l) => l.th === lane.th && l.proc === lane.proc && l.rate === lane.rate) || lane;
+}
+
 // Clicks a track's label.  The canvas is scrolled into view and measured
 // again first: filling the search boxes or clicking a table row scrolls the
 // page, and a click at a position measured before that lands elsewhere
@@ -101,9 +107,7 @@ function countColour(page, lane, x0, x1, rgb) {
 async function clickTrack(page, lane) {
 	const trk = await page.$('#trk');
 	await trk.scrollIntoViewIfNeeded();
-	const b = await trk.boundingBox();
-	// the lanes as laid out now (a metric switch or a search may move them)
-	const now = (await lanes(page)).find((l) => l.th === lane.th && l.proc === lane.proc && l.rate === lane.rate) || lane;
+	const b = await trk.boundingBox(), now = await laneNow(page, lane);
 	await page.mouse.click(b.x + 60, b.y + now.y + now.h / 2);
 }
 
@@ -214,18 +218,38 @@ async function diff(browser, url, out, errors) {
 	}));
 }
 
-// Drags over the tracks from time t0 to t1 (ns) along lane's row.
+// What is under the viewport point (x, y): the canvas, or a description.
+function hitAt(page, x, y) {
+	return page.evaluate(([x, y]) => {
+		const e = document.elementFromPoint(x, y);
+		return e && e.id === 'trk' ? 'trk' : e ? e.tagName + '#' + e.id + ' scrollY=' + window.scrollY : 'nothing';
+	}, [x, y]);
+}
+
+// Drags over the tracks from time t0 to t1 (ns) along lane's row, and
+// waits for the page to take the range (its link names it).  Both ends
+// are checked to be on the canvas first, so that a drag the page never
+// saw fails here and says where it went, rather than as a missing view.
 async function drag(page, lane, A, t0, t1) {
 	const trk = await page.$('#trk');
 	await trk.scrollIntoViewIfNeeded();
-	const box = await trk.boundingBox(), LABEL = 190, tw = box.width - LABEL;
+	const box = await trk.boundingBox(), LABEL = 190, tw = box.width - LABEL, now = await laneNow(page, lane);
 	const xOf = (t) => box.x + LABEL + (t - A.t0) / A.bucket_ns * tw / A.nbuckets;
-	const y = box.y + lane.y + lane.h / 2;
+	const y = box.y + now.y + now.h / 2;
+	for (const x of [xOf(t0), xOf(t1)]) {
+		const hit = await hitAt(page, x, y);
+		if (hit !== 'trk')
+			throw new Error('drag: (' + x + ', ' + y + ') is on ' + hit + ', not the tracks ' + JSON.stringify(box));
+	}
 	await page.mouse.move(xOf(t0), y);
 	await page.mouse.down();
 	await page.mouse.move((xOf(t0) + xOf(t1)) / 2, y, { steps: 4 });
 	await page.mouse.move(xOf(t1), y, { steps: 4 });
 	await page.mouse.up();
+	await page.waitForFunction(() => /[#&]r=/.test(location.hash), null, { timeout: 60000 }).catch(async () => {
+		throw new Error('drag: the page took no range; ' + await hitAt(page, xOf(t1), y) + ' under the end, ' +
+				'box then ' + JSON.stringify(box) + ', now ' + JSON.stringify(await trk.boundingBox()));
+	});
 }
 
 // A heap recording (tests/t5221-html-heap.sh): the rate track's lane and
