@@ -15,13 +15,28 @@ bool prof_proc_exists(pid_t pid);
 int prof_proc_tids(pid_t pid, pid_t **tids, size_t *n);
 /* tid's state letter in /proc/TID/stat ('R', 'S', 'D'...), or 0. */
 char prof_proc_state(pid_t tid);
+/* /proc files kept open between readings, for a reader that comes back
+ * to the same tasks (src/proc/files.c): at most a quarter of the
+ * open-files limit. */
+struct prof_proc_files;
+struct prof_proc_files *prof_proc_files_new(void);
+void prof_proc_files_free(struct prof_proc_files *pf);
+/* The text of /proc/PID/NAME (tid 0) or /proc/PID/task/TID/NAME,
+ * malloc'ed and NUL-terminated, its length in *len if len; NULL with
+ * errno when it cannot be read.  stat, status, io and children files are
+ * kept open in pf (which may be NULL: each is opened and closed). */
+char *prof_proc_files_read(struct prof_proc_files *pf, pid_t pid, pid_t tid, const char *name, size_t *len);
+/* How many files pf holds open. */
+size_t prof_proc_files_open(const struct prof_proc_files *pf);
+
 /* The children of every thread of pid (/proc/PID/task/TID/children, or a
  * walk of /proc/N/stat parents where the kernel lacks that file), in
- * order; 0 or -errno.  *kids is malloc'ed (NULL when there are none). */
-int prof_proc_children(pid_t pid, pid_t **kids, size_t *n);
+ * order; 0 or -errno.  *kids is malloc'ed (NULL when there are none).
+ * The files are read through pf (may be NULL). */
+int prof_proc_children(struct prof_proc_files *pf, pid_t pid, pid_t **kids, size_t *n);
 /* The children of pid's leader thread alone: all of a single-threaded
  * process's, for one file read instead of a listing and one per thread. */
-int prof_proc_leader_children(pid_t pid, pid_t **kids, size_t *n);
+int prof_proc_leader_children(struct prof_proc_files *pf, pid_t pid, pid_t **kids, size_t *n);
 /* pid's descendants that run now, parents before their children (pid
  * itself not included); 0 or -errno.  *pids is malloc'ed. */
 int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n);

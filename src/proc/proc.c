@@ -138,13 +138,12 @@ static int children_by_walk(pid_t pid, pid_vec *v)
 
 /* Appends the children of pid's thread tid to v; first: the first thread
  * read, whose missing file says the kernel has none (a walk instead). */
-static int task_children(pid_t pid, pid_t tid, bool first, pid_vec *v)
+static int task_children(struct prof_proc_files *pf, pid_t pid, pid_t tid, bool first, pid_vec *v)
 {
-	char path[96], *text;
+	char *text;
 	int ret = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
-	if ((text = read_file(path, NULL)))
+	if ((text = prof_proc_files_read(pf, pid, tid, "children", NULL)))
 		add_children_list(text, v);
 	else if (errno == ENOENT && first && prof_proc_exists(pid))
 		ret = children_by_walk(pid, v);	/* no CONFIG_PROC_CHILDREN */
@@ -152,7 +151,7 @@ static int task_children(pid_t pid, pid_t tid, bool first, pid_vec *v)
 	return ret;
 }
 
-int prof_proc_children(pid_t pid, pid_t **kids, size_t *n)
+int prof_proc_children(struct prof_proc_files *pf, pid_t pid, pid_t **kids, size_t *n)
 {
 	pid_vec v = { 0 };
 	pid_t *tids;
@@ -162,17 +161,17 @@ int prof_proc_children(pid_t pid, pid_t **kids, size_t *n)
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < nt && !ret; i++)
-		ret = task_children(pid, tids[i], i == 0, &v);
+		ret = task_children(pf, pid, tids[i], i == 0, &v);
 	free(tids);
 	*kids = v.v;
 	*n = v.n;
 	return ret < 0 ? ret : 0;
 }
 
-int prof_proc_leader_children(pid_t pid, pid_t **kids, size_t *n)
+int prof_proc_leader_children(struct prof_proc_files *pf, pid_t pid, pid_t **kids, size_t *n)
 {
 	pid_vec v = { 0 };
-	int ret = task_children(pid, pid, true, &v);
+	int ret = task_children(pf, pid, pid, true, &v);
 
 	*kids = v.v;
 	*n = v.n;
@@ -184,7 +183,7 @@ int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n)
 	pid_vec v = { 0 };
 	pid_t *kids;
 	size_t nk;
-	int ret = prof_proc_children(pid, &kids, &nk);
+	int ret = prof_proc_children(NULL, pid, &kids, &nk);
 
 	if (ret < 0)
 		return ret;
@@ -197,7 +196,7 @@ int prof_proc_descendants(pid_t pid, pid_t **pids, size_t *n)
 		nk = 0;
 		if (i >= v.n)
 			break;
-		prof_proc_children(v.v[i], &kids, &nk);	/* gone meanwhile: no children */
+		prof_proc_children(NULL, v.v[i], &kids, &nk);	/* gone meanwhile: no children */
 	}
 	*pids = v.v;
 	*n = v.n;

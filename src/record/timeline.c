@@ -70,7 +70,9 @@ struct proc_state {
  * search for new children (the process's own files give its timeline and
  * its totals, dead threads included), every N x 2 ms for N threads; both
  * at least every round.  A thread that exits loses at most that much of
- * its own counters; the timeline's points are that far apart. */
+ * its own counters; the timeline's points are that far apart.  The files
+ * stay open between rounds (src/proc/files.c): a read of an open file
+ * costs a third of an open, read and close. */
 #define PROC_READ_NS 2000000ULL
 #define THREAD_READ_NS 2000000ULL
 
@@ -96,6 +98,7 @@ struct prof_restrack {
 	struct u64map not_ours;		/* pid -> 1: ran before, parent attached alone */
 	struct u64map res_index;	/* pid << 32 | tid -> index + 1 */
 	VEC(struct point) points;	/* not merged yet */
+	struct prof_proc_files *files;	/* the files read each round, kept open */
 };
 
 /* --- /proc readings (lock held) ------------------------------------------------ */
@@ -140,15 +143,9 @@ static struct proc_state *proc_find(struct prof_restrack *rt, uint32_t pid)
 	return NULL;
 }
 
-static char *read_proc(uint32_t pid, uint32_t tid, const char *name)
+static char *read_proc(struct prof_restrack *rt, uint32_t pid, uint32_t tid, const char *name)
 {
-	char path[96];
-
-	if (tid)
-		snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, name);
-	else
-		snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
-	return read_file(path, NULL);
+	return prof_proc_files_read(rt->files, (pid_t)pid, (pid_t)tid, name, NULL);
 }
 
 /* Raw utime, stime, minflt, majflt of a stat line into raw; 0 / -EINVAL. */
@@ -206,7 +203,7 @@ static void parse_switches(const char *status, struct prof_resources *raw)
 static bool read_thread(struct prof_restrack *rt, uint32_t pid, uint32_t tid,
 			struct prof_resources *raw)
 {
-	char *stat = read_proc(pid, tid, "stat"), *status = read_proc(pid, tid, "status");
+	char *stat = read_proc(rt, pid, tid, "stat"), *status = read_proc(rt, pid, tid, "status");
 	bool ok = stat && parse_stat(rt, stat, raw) == 0;
 
 	if (ok && status)
@@ -272,7 +269,7 @@ static size_t sample_threads(struct prof_restrack *rt, uint32_t pid, bool final)
 static bool read_process(struct prof_restrack *rt, struct proc_state *ps, struct prof_resources *raw,
 			 uint64_t *rss, struct prof_resources *leader)
 {
-	char *stat = read_proc(ps->pid, 0, "stat"), *status, *io;
+	char *stat = read_proc(rt, ps->pid, 0, "stat"), *status, *io;
 	uint64_t v, nthreads = 0;
 
 	*rss = 0;
@@ -288,13 +285,13 @@ static bool read_process(struct prof_restrack *rt, struct proc_state *ps, struct
 	ps->single = nthreads == 1 && !ps->had_threads;
 	*leader = (struct prof_resources){ .pid = ps->pid, .tid = ps->pid, .user_ns = raw->user_ns,
 					   .sys_ns = raw->sys_ns, .minflt = raw->minflt, .majflt = raw->majflt };
-	if ((status = read_proc(ps->pid, 0, "status"))) {
+	if ((status = read_proc(rt, ps->pid, 0, "status"))) {
 		if (prof_proc_parse_keyed(status, "\nVmHWM:", &v) == 0)
 			raw->rss_peak_bytes = v * 1024;
 		parse_switches(status, leader);
 	}
 	free(status);
-	if ((io = read_proc(ps->pid, 0, "io")))
+	if ((io = read_proc(rt, ps->pid, 0, "io")))
 		prof_proc_parse_io(io, &raw->io_read_bytes, &raw->io_write_bytes);
 	free(io);
 	return true;
@@ -380,7 +377,7 @@ static void discover_children(struct prof_restrack *rt, uint32_t pid, bool singl
 	size_t n;
 	uint64_t skip;
 
-	if ((single ? prof_proc_leader_children : prof_proc_children)((pid_t)pid, &kids, &n) < 0)
+	if ((single ? prof_proc_leader_children : prof_proc_children)(rt->files, (pid_t)pid, &kids, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (!(u64map_get(&rt->not_ours, (uint64_t)kids[i], &skip) && skip))
@@ -443,6 +440,7 @@ struct prof_restrack *prof_restrack_new(struct prof_profile *p, struct prof_offc
 	rt->oc = oc;
 	rt->tick_ns = 1000000000ULL / (uint64_t)(tck > 0 ? tck : 100);
 	rt->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	rt->files = prof_proc_files_new();
 	pthread_mutex_init(&rt->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -488,6 +486,7 @@ void prof_restrack_free(struct prof_restrack *rt)
 	u64map_free(&rt->not_ours);
 	u64map_free(&rt->res_index);
 	VEC_FREE(&rt->points);
+	prof_proc_files_free(rt->files);
 	free(rt);
 }
 
@@ -514,7 +513,7 @@ static void mark_children_not_ours(struct prof_restrack *rt, uint32_t pid)
 	pid_t *kids;
 	size_t n;
 
-	if (prof_proc_children((pid_t)pid, &kids, &n) < 0)
+	if (prof_proc_children(NULL, (pid_t)pid, &kids, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		struct proc_state *ps = proc_find(rt, (uint32_t)kids[i]);
