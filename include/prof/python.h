@@ -110,6 +110,18 @@ struct prof_pysample {
 	bool blocked;		/* a switch-out sample: read now (no BPF chain) */
 };
 
+/* A Python frame record of the BPF reader waiting for its sample (src/python/bpf.c):
+ * its thread, kind (0: a CPU sample's, 1: a switch-out's) and time. */
+struct prof_py_stamp {
+	uint64_t time;
+	uint32_t tid, kind;
+};
+/* Which of the n waiting records w a sample of thread tid at `time` (of
+ * that kind) takes: the first at or after its time, up to window ns
+ * after it; n when none. */
+size_t prof_python_match(const struct prof_py_stamp *w, size_t n, uint32_t tid, uint32_t kind, uint64_t time,
+			 uint64_t window);
+
 struct prof_python;
 /* A reader; with the BPF frame reader loaded if it can be (root or
  * CAP_BPF + CAP_PERFMON, a build with libbpf) and PROF_PYTHON_NO_BPF is

@@ -1,7 +1,8 @@
 /*
  * python.c - the CPython layouts of src/python/layout.c against mirrors of
  * each version's structure definitions, the _Py_DebugOffsets decoding, and
- * the line decoders against tables CPython 3.8, 3.10 and 3.11 wrote.
+ * the line decoders against tables CPython 3.8, 3.10 and 3.11 wrote, and
+ * which BPF frame record a sample takes (prof_python_match).
  *
  * The mirrors below list the fields of each structure in the order the
  * version's header declares them, up to the last field the reader uses
@@ -361,8 +362,40 @@ static void line_tables_38_310(void)
 	ok(prof_pycode_line(&c, 12) == 5, "prof_pycode_line follows the code's format");
 }
 
+/* The BPF reader's records against their samples: each record is stamped
+ * after its own sample's time and before the thread's next sample; the
+ * pump may bring a thread's samples out of time order (one CPU's ring,
+ * then another's). */
+static void record_match(void)
+{
+	enum { US = 1000 };
+	/* tid 7's samples at 1000, 1130, 1140 (on two CPUs as it moved) and
+	 * 3000 us, records 5-12 us after; another thread's and a switch-out's
+	 * record at the same times */
+	struct prof_py_stamp w[] = {
+		{ 3000 * US + 9 * US, 7, 0 }, { 1000 * US + 5 * US, 7, 0 }, { 1140 * US + 12 * US, 7, 0 },
+		{ 1000 * US + 1 * US, 8, 0 }, { 1000 * US + 2 * US, 7, 1 }, { 1130 * US + 5 * US, 7, 0 },
+	};
+	size_t n = ARRAY_SIZE(w);
+
+	ok(prof_python_match(w, n, 7, 0, 3000 * US, 200 * US) == 0, "the latest sample first: its own record");
+	ok(prof_python_match(w, n, 7, 0, 1000 * US, 200 * US) == 1,
+	   "an older sample after it: its own record, still there");
+	ok(prof_python_match(w, n, 7, 0, 1140 * US, 200 * US) == 2,
+	   "a sample 10 us after the last: its own record 12 us after it, not that one's 5 us before it");
+	ok(prof_python_match(w, n, 7, 1, 1000 * US, 200 * US) == 4, "a switch-out takes a switch-out's record");
+	ok(prof_python_match(w, n, 9, 0, 1000 * US, 200 * US) == n, "another thread's: none");
+	ok(prof_python_match(w, n, 7, 0, 2000 * US, 200 * US) == n, "a sample whose record was lost: none within 200 us");
+	/* its own record lost, the thread's next one 150 us later is taken:
+	 * the window bounds that to samples closer than the window */
+	ok(prof_python_match(w + 2, 1, 7, 0, 1000 * US, 200 * US) == 0 &&
+	   prof_python_match(w + 2, 1, 7, 0, 1000 * US, 100 * US) == 1,
+	   "own record gone: the next within the window, none beyond it");
+}
+
 int main(void)
 {
+	record_match();
 	layout_311();
 	layout_312();
 	layout_38_310();
