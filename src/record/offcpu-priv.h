@@ -157,6 +157,7 @@ struct prof_offcpu {
 	struct prof_bpf_swa *swa;	/* the in-kernel accountant, or NULL: the time ring */
 	bool per_cpu;			/* events per CPU: the accountant's targets are set apart */
 	struct prof_python *py;		/* reads its samples' Python frames, or NULL */
+	bool py_at_switch;		/* the switch program reads their frames (then[0]) */
 	uint64_t horizon;		/* the newest sample seen: records up to it are handled */
 	uint64_t scanned;		/* when its totals were last read */
 	uint64_t settled;		/* when the windows were last looked at */

@@ -1108,8 +1108,10 @@ void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py, struct p
 	oc->py = py;
 	if (!py || !oc->swa)
 		return;
-	if (prof_bpf_swa_then(oc->swa, prof_python_switch_prog(py)) == 0)
+	if (prof_bpf_swa_then(oc->swa, prof_python_switch_prog(py)) == 0) {
 		prof_python_frames_at_switch(py);
+		oc->py_at_switch = true;
+	}
 	else if (prof_bpf_swa_wake_fd(oc->swa) >= 0)
 		waits->also_fd = 1 + prof_bpf_swa_wake_fd(oc->swa);
 }

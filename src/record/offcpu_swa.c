@@ -228,16 +228,18 @@ static size_t held_data_bytes(const struct prof_bpf_swa_sample *smp)
 	return (smp->stack_size + 8 * (size_t)smp->nchain + 7) & ~(size_t)7;
 }
 
-/* Once a process is seen to run CPython, the Python frames of its kept
- * switch-outs must be read before the thread runs again: the switch
- * program then goes on to the frame reader's program, or (without one)
- * wakes the recorder, rather than leaving the sample to the next drain
- * (up to 100 ms on an idle loop, where a thread's waits may last a few
- * ms).  See prof_offcpu_python. */
+/* The Python frames of a kept switch-out must be read before the thread
+ * runs again.  Where the frame reader's program cannot read them at the
+ * switch-out (no then[0]: see prof_offcpu_python), a process seen to run
+ * CPython has its kept switch-outs wake the recorder, rather than leave
+ * the sample to the next drain (up to 100 ms on an idle loop, where a
+ * thread's waits may last a few ms). */
 static void python_wakes(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r)
 {
 	struct est *e = prof_offcpu_est(oc, r->tid);
 
+	if (oc->py_at_switch)
+		return;
 	if (!e->py_wakes && prof_bpf_swa_wake_for(oc->swa, (pid_t)r->pid) == 0)
 		e->py_wakes = true;
 }

@@ -296,6 +296,8 @@ int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const struc
 {
 	int ret = 0;
 
+	if (t->py)	/* the detector looks at them while the events open */
+		prof_python_look_at(t->py, t->pids, t->n);
 	if (!t->per_thread && !t->ntids && !pf->cfg.no_inherit && prof_perf_may_record_cpus())
 		ret = attach_per_cpu(pf, rp, t, oc, rt);
 	return ret ? ret : attach_per_thread(pf, rp, t, oc, rt);

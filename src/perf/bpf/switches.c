@@ -114,8 +114,8 @@ struct {
 } shapes SEC(".maps");
 
 /* The CPython processes (tgid -> 1), whose kept switch-outs need their
- * Python frames read before the thread runs again: by the program in
- * then[0] where the recorder gave one, else by the recorder, woken for
+ * Python frames read before the thread runs again, where the recorder
+ * gave no program in then[0] to read them: by the recorder, woken for
  * it.  A wake is a tid in wakes, a ring of its own: the events ring is
  * never woken for, so its readiness would say only that records wait,
  * which on a busy host is always. */
@@ -132,9 +132,14 @@ struct {
 	__uint(max_entries, SWA_WAKES_BYTES);
 } wakes SEC(".maps");
 
-/* then[0]: a program the kept switch-outs of those processes go on to (a
- * tail call, in the thread's context still): the Python frame reader's,
- * which reads the chain the thread blocked in (src/python/bpf/frames.c). */
+/* then[0]: a program every kept switch-out goes on to (a tail call, in
+ * the thread's context still): the Python frame reader's, which reads the
+ * chain the thread blocked in (src/python/bpf/frames.c) when the thread
+ * is one its reader named, and else returns (a map lookup).  Not gated
+ * by wake: the reader names a process's threads as soon as it finds the
+ * interpreter, where the recorder adds to wake only once it has drained
+ * a kept switch-out with Python frames, 0.2-0.4 s into an attach (the
+ * switch-outs before then read too late, and were left native). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, 1);
@@ -427,11 +432,10 @@ static __always_inline void send_sample(void *ctx, const struct swa_conf *c, __u
 		s->nk = n > 0 ? (__u32)n / sizeof(s->k[0]) : 0;
 	}
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
-	if (bpf_map_lookup_elem(&wake, &pid)) {
-		bpf_tail_call(ctx, &then, 0);	/* returns only when then[0] is empty */
-		/* default flags: a wake only when the recorder has read the last one */
+	bpf_tail_call(ctx, &then, 0);	/* returns only when then[0] is empty */
+	/* default flags: a wake only when the recorder has read the last one */
+	if (bpf_map_lookup_elem(&wake, &pid))
 		bpf_ringbuf_output(&wakes, &tid, sizeof(tid), 0);
-	}
 }
 
 /* sched_switch (args: preempt, prev, next, prev_state; in prev's
