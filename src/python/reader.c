@@ -413,14 +413,6 @@ static struct proc *proc_of(struct prof_python *py, pid_t pid)
 	return p;
 }
 
-void prof_python_look_at(struct prof_python *py, const pid_t *pids, size_t n)
-{
-	pthread_mutex_lock(&py->rlock);
-	for (size_t i = 0; i < n; i++)
-		(void)proc_of(py, pids[i]);	/* queued for the detector, if new */
-	pthread_mutex_unlock(&py->rlock);
-}
-
 void prof_python_forget(struct prof_python *py, pid_t pid)
 {
 	uint64_t i;

@@ -298,14 +298,7 @@ int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const struc
 
 	if (!t->per_thread && !t->ntids && !pf->cfg.no_inherit && prof_perf_may_record_cpus())
 		ret = attach_per_cpu(pf, rp, t, oc, rt);
-	if (!ret)
-		ret = attach_per_thread(pf, rp, t, oc, rt);
-	/* Before the events are enabled.  (Asked before the attach instead,
-	 * t4130's children born in the recording went unfollowed in 4 runs
-	 * of 4, for a reason not found; after it, 0 of 9.) */
-	if (ret >= 0 && t->py)
-		prof_python_look_at(t->py, t->pids, t->n);
-	return ret;
+	return ret ? ret : attach_per_thread(pf, rp, t, oc, rt);
 }
 
 int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,
