@@ -204,9 +204,12 @@ check-run: check-build
 	@rm -rf $(SAN_LOGS) $(CHECK_BIN) && mkdir -p $(SAN_LOGS) $(CHECK_BIN)
 	@py=$$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && \
 		[ -x "$$py" ] && ln -s "$$py" $(CHECK_BIN)/python3 || true
+	@mkdir -p tests/trash && rm -f tests/trash/FAILURES
 	PATH=$(CURDIR)/$(CHECK_BIN):$$PATH HARNESS_RULESFILE=tests/testrules.yml \
 		PROF_BUILD=$(BUILD) $(CHECK_ENV) prove -e '' -j$(PROVE_JOBS) $(PROVE_FLAGS) \
-		$(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh))
+		$(addprefix ./,$(UNIT_BINS)) $(sort $(wildcard ./tests/t[0-9]*.sh)) || \
+		{ st=$$?; echo "What failed (tests/trash/FAILURES; scratch kept in tests/trash/):"; \
+		  head -n 60 tests/trash/FAILURES 2>/dev/null; exit $$st; }
 	@if [ -n "$$(ls $(SAN_LOGS))" ]; then head -n 60 $(SAN_LOGS)/*; \
 		echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi
 

@@ -39,6 +39,18 @@ test_failed=0
 
 say() { printf '# %s\n' "$*"; }
 
+# A failed test's title and the last lines it printed, also in
+# tests/trash/FAILURES: make check prints that file after prove's summary,
+# so that the end of a CI log says what failed, not only where.  One
+# append per failure, so that two scripts side by side do not interleave.
+FAILURES="$TOP/tests/trash/FAILURES"
+note_failure() {	# title
+	local block
+	block=$(printf '%s #%d: %s\n' "$TEST_NAME" "$test_count" "$1"
+		tail -n 4 "$TRASH/.out.$test_count" | cut -c1-160 | sed 's/^/    /')
+	printf '%s\n' "$block" >>"$FAILURES"
+}
+
 test_expect_success() {
 	test_count=$((test_count + 1))
 	if (eval "$2") >"$TRASH/.out.$test_count" 2>&1; then
@@ -46,6 +58,7 @@ test_expect_success() {
 	else
 		echo "not ok $test_count - $1"
 		sed 's/^/#   /' "$TRASH/.out.$test_count" | tail -n 40 >&2
+		note_failure "$1"
 		test_failed=$((test_failed + 1))
 	fi
 }
@@ -59,6 +72,7 @@ test_expect_failure_exit() {	# title expected-status commands
 	else
 		echo "not ok $test_count - $1 (exit $st, want $2)"
 		sed 's/^/#   /' "$TRASH/.out.$test_count" | tail -n 40 >&2
+		note_failure "$1 (exit $st, want $2)"
 		test_failed=$((test_failed + 1))
 	fi
 }
