@@ -70,6 +70,10 @@ test_expect_success 'JSON: every process and thread field is there' '
 # A process of one thread is read through its own files alone (its stat
 # and status are its thread's), but not once it has had a second thread:
 # the dead thread's CPU stays in the process's totals, not its leader's.
+# The thread burns 0.4 s of its own CPU time, whatever the machine's
+# speed; the interpreter's start (0.15-0.25 s here) is the leader's and
+# grows on a slower machine, so the leader is judged against the process
+# less the thread, not against a fraction of the process.
 test_expect_success 'a thread that exits: its CPU stays its own, the leader keeps only its own' '
 	"$PROF" record -o th.data -- python3 -c "if 1:
 		import threading, time
@@ -87,7 +91,7 @@ test_expect_success 'a thread that exits: its CPU stays its own, the leader keep
 	lead = [t for t in p["threads"] if t["tid"] == p["pid"]][0]
 	other = [cpu(t) for t in p["threads"] if t["tid"] != p["pid"]]
 	print("process", cpu(p), "leader", cpu(lead), "others", other)
-	assert cpu(p) >= 0.35 and max(other) >= 0.2 and cpu(lead) < 0.5 * cpu(p)
+	assert cpu(p) >= 0.35 and other and max(other) >= 0.2 and cpu(lead) <= cpu(p) - 0.2
 	PY
 '
 
