@@ -388,6 +388,22 @@ test_expect_success 'launched: a program ahead of a recorder that cannot run wai
 	reports paced.data paced && $CHECK paced.truth paced 0.10 allocs live peak
 '
 
+# A prof killed before it removed its probes leaves their definitions; the
+# next --heap removes those whose prof is gone (the name carries its pid:
+# 2147483647 is above any pid_max).
+TRACEFS=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+if [ -n "$TRACEFS" ]; then
+	test_expect_success 'the definitions of a prof that is gone go with the next --heap' '
+		libc=$(ldd "$WL/heap" | sed -n "s/.*=> \(\/[^ ]*libc\.so\.6\) .*/\1/p") && [ -n "$libc" ] &&
+		echo "p:prof_heap/p2147483647_0 $libc:0x1000" >>"$TRACEFS/uprobe_events" &&
+		grep -q "prof_heap/p2147483647_0 " "$TRACEFS/uprobe_events" &&
+		"$PROF" record -q --heap -o gone.data -- "$WL/heap" 200 - >/dev/null &&
+		! grep "prof_heap/p2147483647_0 " "$TRACEFS/uprobe_events"
+	'
+else
+	test_skip 'the definitions of a prof that is gone go with the next --heap' 'no tracefs mounted here'
+fi
+
 test_expect_success 'no uprobe definitions are left behind' '
 	for _ in $(seq 60); do stale_uprobes || break; sleep 0.5; done &&
 	! stale_uprobes

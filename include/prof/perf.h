@@ -49,6 +49,9 @@ const char *prof_tracefs_root(bool *mounted_now);
 int prof_uprobe_define(const char *group, const char *name, const char *file, uint64_t offset,
 		       bool ret, uint64_t *id);
 int prof_uprobe_remove(const char *group, const char *name);
+/* Removes GROUP's definitions named by a prof that is gone (killed before
+ * it removed them); how many. */
+int prof_uprobe_remove_stale(const char *group);
 /* The offset in file, at or a few instructions past the function entry
  * at offset, where a probe costs least (an instruction the kernel
  * emulates) and the arguments and stack are still as at the entry. */

@@ -12,11 +12,14 @@
  * tracefs uprobe is named by an id, which copies fine.
  *
  * Definitions outlive prof if it is killed; prof_uprobe_define replaces a
- * definition of the same name, and names carry prof's pid.
+ * definition of the same name, and names carry prof's pid, so that the
+ * next prof removes those of a prof that is gone (prof_uprobe_remove_stale).
  */
 #include "prof/perf.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +76,49 @@ int prof_uprobe_remove(const char *group, const char *name)
 	err = append_line(root, line);
 	free(line);
 	return err;
+}
+
+/* "p:GROUP/pPID_N FILE:0x..." -> PID of a prof that is gone, else 0 (a
+ * running one's, another group's, another naming's). */
+static pid_t stale_owner(const char *line, const char *group, char *name, size_t len)
+{
+	size_t g = strlen(group);
+	const char *n = line + 2, *end;
+	char *after;
+
+	if ((line[0] != 'p' && line[0] != 'r') || line[1] != ':' || strncmp(n, group, g) ||
+	    n[g] != '/' || n[g + 1] != 'p')
+		return 0;
+	long pid = strtol(n + g + 2, &after, 10);
+	if (pid <= 0 || *after != '_' || !(end = strchr(n, ' ')) || (size_t)(end - n) >= len)
+		return 0;
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return 0;
+	snprintf(name, len, "%.*s", (int)(end - n - g - 1), n + g + 1);
+	return (pid_t)pid;
+}
+
+int prof_uprobe_remove_stale(const char *group)
+{
+	const char *root = prof_tracefs_root(NULL);
+	char *path, *list, name[128];
+	int removed = 0;
+
+	if (!root)
+		return 0;
+	path = xasprintf("%s/uprobe_events", root);
+	list = read_file(path, NULL);
+	free(path);
+	for (char *line = list, *next; line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if (stale_owner(line, group, name, sizeof(name)) && prof_uprobe_remove(group, name) == 0)
+			removed++;
+	}
+	free(list);
+	return removed;
 }
 
 /*

@@ -269,6 +269,8 @@ static int place(struct prof_heap *h, const char *file, const struct probe *tabl
 		 char *why, size_t len)
 {
 	snprintf(h->path, sizeof(h->path), "%s", file);
+	if (!h->points.n)
+		prof_uprobe_remove_stale(UPROBE_GROUP);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t off;
 		int ret = prof_elf_symbol_offset(file, table[i].func, &off);
@@ -296,11 +298,15 @@ static int place(struct prof_heap *h, const char *file, const struct probe *tabl
 	return 0;
 }
 
-/* Once no event uses them. */
-static void remove_uprobes(const struct prof_heap *h)
+/* Once no event uses them.  The kernel may still be letting an event go
+ * (-EBUSY): the background remover (release_events) asks again, for up to
+ * 10 s, since a definition left behind stays until the next --heap. */
+static void remove_uprobes(const struct prof_heap *h, bool patient)
 {
 	for (size_t i = 0; i < h->points.n; i++)
-		prof_uprobe_remove(UPROBE_GROUP, h->points.v[i].name);
+		for (int tries = patient ? 200 : 1;
+		     prof_uprobe_remove(UPROBE_GROUP, h->points.v[i].name) == -EBUSY && --tries > 0;)
+			usleep(50000);
 }
 
 /* --- launch ----------------------------------------------------------------------- */
@@ -1165,7 +1171,7 @@ static void release_events(struct prof_heap *h)
 				;	/* EOF: prof closed its copies */
 			for (size_t k = 0; k < fds.n; k++)
 				close(fds.v[k]);
-			remove_uprobes(h);
+			remove_uprobes(h, true);
 		}
 		_exit(0);
 	} else if (go[0] >= 0 && pid > 0) {
@@ -1182,7 +1188,7 @@ static void release_events(struct prof_heap *h)
 			close(go[0]);
 			close(go[1]);
 		}
-		remove_uprobes(h);
+		remove_uprobes(h, false);
 	}
 	VEC_FREE(&fds);
 }
