@@ -98,7 +98,11 @@ attach_record() {
 		grep -q "heap: .* 0 samples lost" att.err && return 0
 		say "heap samples lost, try $try of 3"
 	done
-	return 1
+	# Attached, nothing can pause the program for the recorder (launched,
+	# the program waits for it): a reader starved of CPU loses records, and
+	# says so, in a recording whose counts then cannot be judged (under a
+	# 1-CPU cap beside five other tests: 26-646 of ~52,000 lost, 3 of 3).
+	skip_case "the recorder lost heap samples in 3 of 3 tries: this machine left it too little CPU"
 }
 
 reports() {	# DATA PREFIX
