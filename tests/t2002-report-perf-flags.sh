@@ -36,10 +36,15 @@ test_expect_success '--children sorts by total, --no-children by self' '
 	awk "{t=\$2+0; if (NR>1 && t>prev) exit 1; prev=t}" tot
 '
 
+# The top row is perf's (dso, sym), or one tied with it: on a VM under load the
+# hypervisor's irq-enable can outrank split's functions, and equal counts
+# have no order to agree on.
 test_expect_success '--sort dso,sym: one row per distinct tuple, same top row as perf' '
-	want=$(perf_top --no-children --sort dso,sym | awk "{print \$NF}") &&
+	perf report -i perf.data --stdio -q -n -g none --no-children --sort dso,sym 2>/dev/null |
+		awk "NF {if (!top) top = \$2; if (\$2 == top) print \$3, \$NF}" >want &&
 	"$PROF" report -i perf.data --sort dso,sym -q >rows &&
-	head -1 rows | grep -q "split  $want$" &&
+	head -1 rows | awk "{print \$3, \$4}" >got &&
+	test -s want && grep -qxF -f want got &&
 	test $(sort rows | uniq -d | wc -l) = 0 &&
 	awk "{s+=\$1} END {exit !(s > 99.9 && s < 100.1)}" rows
 '
