@@ -142,6 +142,9 @@ void prof_python_frames_at_switch(struct prof_python *py);
  * 0, or -errno (-ENOTSUP: no program). */
 int prof_python_only(struct prof_python *py, const pid_t *pids, size_t n);
 void prof_python_free(struct prof_python *py);
+/* Looks at pids now, on the caller's thread (an attach's targets, before
+ * its events are enabled), rather than at their first sample. */
+void prof_python_look_at(struct prof_python *py, const pid_t *pids, size_t n);
 /* Forgets pid (exec, exit): it is looked at again at its next sample. */
 void prof_python_forget(struct prof_python *py, pid_t pid);
 /* Whether pid was looked at and runs no CPython (false while it waits

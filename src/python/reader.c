@@ -352,6 +352,27 @@ static void detect(struct prof_python *py, pid_t pid, struct found *out)
 
 static void scan_threads(struct proc *p, struct prof_pybpf *bpf);
 
+/* What detect found becomes pid's proc, if it still waits for it (rlock
+ * held); a CPython one's threads are named to the BPF reader. */
+static void settle(struct prof_python *py, pid_t pid, const struct found *fd)
+{
+	uint64_t i;
+
+	if (!u64map_get(&py->procs, (uint64_t)pid, &i) || !i || !py->proc.v[i - 1]->pending)
+		return;
+	struct proc *p = py->proc.v[i - 1];
+	p->pending = false;
+	p->python = fd->python;
+	p->l = fd->l;
+	p->runtime = fd->runtime;
+	if (fd->python) {
+		py->found++;
+		py->last_version = fd->l.version;
+		if (py->bpf)	/* the program reads from the next sample on */
+			scan_threads(p, py->bpf);
+	}
+}
+
 /* The detector thread: looks at the processes first seen by the readers,
  * oldest first, away from them: reading a big process's maps took up to
  * 41 ms, and the samples queued behind it would all come too late. */
@@ -359,7 +380,6 @@ static void *detector_main(void *arg)
 {
 	struct prof_python *py = arg;
 	struct found fd;
-	uint64_t i;
 
 	pthread_mutex_lock(&py->rlock);
 	for (;;) {
@@ -373,44 +393,65 @@ static void *detector_main(void *arg)
 		pthread_mutex_unlock(&py->rlock);
 		detect(py, pid, &fd);
 		pthread_mutex_lock(&py->rlock);
-		if (u64map_get(&py->procs, (uint64_t)pid, &i) && i && py->proc.v[i - 1]->pending) {
-			struct proc *p = py->proc.v[i - 1];
-			p->pending = false;
-			p->python = fd.python;
-			p->l = fd.l;
-			p->runtime = fd.runtime;
-			if (fd.python) {
-				py->found++;
-				py->last_version = fd.l.version;
-				if (py->bpf)	/* the program reads from the next sample on */
-					scan_threads(p, py->bpf);
-			}
-		}
+		settle(py, pid, &fd);
 	}
 	pthread_mutex_unlock(&py->rlock);
 	return NULL;
 }
 
-/* The proc of pid (rlock held); a new one is queued for the detector
- * thread and reads as not CPython until it was looked at. */
-static struct proc *proc_of(struct prof_python *py, pid_t pid)
+/* pid's proc, and whether it is new (rlock held): a new one reads as not
+ * CPython until it was looked at. */
+static struct proc *proc_add(struct prof_python *py, pid_t pid, bool *created)
 {
-	uint64_t *slot;
-	bool created;
+	uint64_t *slot = u64map_slot(&py->procs, (uint64_t)pid, created);
 
-	slot = u64map_slot(&py->procs, (uint64_t)pid, &created);
-	if (!created && *slot)
+	if (!*created && *slot)
 		return py->proc.v[*slot - 1];
 	struct proc *p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
 	p->pending = true;
 	VEC_PUSH(&py->proc, p);
 	*slot = py->proc.n;
+	*created = true;
+	return p;
+}
+
+/* The proc of pid (rlock held); a new one is queued for the detector
+ * thread. */
+static struct proc *proc_of(struct prof_python *py, pid_t pid)
+{
+	bool created;
+	struct proc *p = proc_add(py, pid, &created);
+
+	if (!created)
+		return p;
 	VEC_PUSH(&py->pending, pid);
 	if (!py->detector_on)
 		py->detector_on = thread_start_nosignals(&py->detector, detector_main, py) == 0;
 	pthread_cond_signal(&py->wake);
 	return p;
+}
+
+/* On the caller's thread, so that no thread of prof's starts before the
+ * recording does: an attach's targets, looked at before its events are
+ * enabled, have their threads named to the BPF reader from the first
+ * switch-out on, not from the first sample the pump drains. */
+void prof_python_look_at(struct prof_python *py, const pid_t *pids, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct found fd;
+		bool created;
+
+		pthread_mutex_lock(&py->rlock);
+		(void)proc_add(py, pids[k], &created);
+		pthread_mutex_unlock(&py->rlock);
+		if (!created)
+			continue;
+		detect(py, pids[k], &fd);
+		pthread_mutex_lock(&py->rlock);
+		settle(py, pids[k], &fd);
+		pthread_mutex_unlock(&py->rlock);
+	}
 }
 
 void prof_python_forget(struct prof_python *py, pid_t pid)

@@ -298,7 +298,15 @@ int prof_target_attach(struct prof_perf *pf, struct prof_replay *rp, const struc
 
 	if (!t->per_thread && !t->ntids && !pf->cfg.no_inherit && prof_perf_may_record_cpus())
 		ret = attach_per_cpu(pf, rp, t, oc, rt);
-	return ret ? ret : attach_per_thread(pf, rp, t, oc, rt);
+	if (!ret)
+		ret = attach_per_thread(pf, rp, t, oc, rt);
+	/* Before the events are enabled, so that the first switch-outs
+	 * already read Python frames; after the attach, because looked at
+	 * before it, children born in the recording went unfollowed (t4130;
+	 * the cause was not found). */
+	if (ret >= 0 && t->py)
+		prof_python_look_at(t->py, t->pids, t->n);
+	return ret;
 }
 
 int prof_target_system_wide(struct prof_perf *pf, struct prof_replay *rp, const int *cpus,
