@@ -1,12 +1,12 @@
 #!/bin/bash
 # t9000-fuzz-smoke: run every libFuzzer target briefly over its seed corpus
-# (plus new inputs for FUZZ_SECONDS, default 8), FUZZ_JOBS targets at a time
+# (plus new inputs for FUZZ_SECONDS, default 4), FUZZ_JOBS targets at a time
 # (default: one per CPU; the targets are single-threaded, and one at a time
 # this test alone was 94 s of make check's wall clock).  Long runs:
 # scripts/fuzz.sh.
 . "$(dirname "$0")/lib/test-lib.sh"
 
-secs=${FUZZ_SECONDS:-8}
+secs=${FUZZ_SECONDS:-4}
 # Leaks inside libdw, not prof's: tests/fuzz/lsan.supp says which; a
 # suppression matches a frame of the allocation's stack, which the fast
 # unwinder loses inside libc (no frame pointers), hence the slow one for
