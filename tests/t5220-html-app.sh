@@ -23,8 +23,8 @@ slow_disk_setup 500 5000 && IODIR=$SLOW_DIR
 require_perf_events
 [ -x /usr/bin/chromium ] || skip_all "chromium is not installed (/usr/bin/chromium)"
 require_node_tools
-DRIVE="node $TOP/tests/node/html-app-drive.js"
 export SHOT_DIR="$TRASH"
+drive_start || skip_all "cannot start tests/node/html-app-drive.js serve"
 
 test_expect_success 'record phases and write the HTML report' '
 	"$PROF" record -q -o ph.data -- "$WL/phases" "$IODIR" 1.5 >run.out &&
@@ -35,7 +35,7 @@ set -- $(sed -n "s/^phases: io_start_ns \([0-9]*\) io_end_ns \([0-9]*\)/\1 \2/p"
 IO0=${1:-0} IO1=${2:-0}
 
 test_expect_success 'drive the report in Chromium (no page errors)' '
-	$DRIVE phases ph.html "$IO0" "$IO1" >drive.json &&
+	drive phases ph.html "$IO0" "$IO1" >drive.json &&
 	q drive.json "d[\"errors\"] == []" &&
 	q drive.json "\"compute_phase\" in d[\"initial\"][\"fns\"] and d[\"initial\"][\"selinfo\"] == \"whole recording\""
 '
@@ -97,7 +97,7 @@ test_expect_success 'source view of the hottest function: its hot lines, the loo
 test_expect_success 'deep recursion: flame height capped with scrolling, recursion collapses' '
 	"$PROF" record -q -o rec.data -- "$WL/recursion" 1 200 >/dev/null &&
 	"$PROF" report -i rec.data --format=html -o rec.html &&
-	$DRIVE deep rec.html >deep.json &&
+	drive deep rec.html >deep.json &&
 	q deep.json "d[\"errors\"] == []" &&
 	q deep.json "d[\"before\"][\"flameHeight\"] > 2000 and d[\"before\"][\"wrapHeight\"] <= 600" &&
 	q deep.json "d[\"collapsed\"][\"flameHeight\"] * 4 < d[\"before\"][\"flameHeight\"] and \"rec=1\" in d[\"collapsed\"][\"hash\"]"
@@ -110,7 +110,7 @@ test_expect_success 'deep recursion: flame height capped with scrolling, recursi
 test_expect_success 'report --diff --format=html: red/blue flame graph and the movers' '
 	"$PROF" record -q -o mix.data -- sh -c "\"$WL/recursion\" 0.3 200 && \"$WL/phases\" \"$TRASH\" 1" >/dev/null &&
 	"$PROF" report --diff rec.data mix.data --format=html -o diff.html &&
-	$DRIVE diff diff.html >diff.json &&
+	drive diff diff.html >diff.json &&
 	q diff.json "d[\"errors\"] == [] and d[\"red\"] > 0 and d[\"blue\"] > 0 and not d[\"tracks\"]" &&
 	q diff.json "dict(d[\"movers\"]).get(\"hot_leaf\", 0) < -10 and dict(d[\"movers\"]).get(\"work_function\", 0) > 2"
 '
@@ -121,7 +121,7 @@ test_expect_success 'report --diff --format=html: red/blue flame graph and the m
 test_expect_success 'many processes: flame graph and busiest processes first, tracks per process' '
 	"$PROF" record -q -o many.data -- sh -c "for i in 1 2 3 4 5 6 7 8 9; do sleep 0.3 & done; \"$WL/split\" 1 >/dev/null; wait" &&
 	"$PROF" report -i many.data --format=html -o many.html &&
-	$DRIVE machine many.html >machine.json &&
+	drive machine many.html >machine.json &&
 	q machine.json "d[\"errors\"] == [] and d[\"flameTop\"] < 1000 and d[\"procsTop\"] < d[\"flameTop\"] < d[\"tracksTop\"]" &&
 	q machine.json "d[\"procs\"][0][\"comm\"] == \"split\" and [p[\"weight\"] for p in d[\"procs\"]] == sorted((p[\"weight\"] for p in d[\"procs\"]), reverse=True)" &&
 	q machine.json "len(d[\"procs\"]) > 10 and all(p[\"visible\"] for p in d[\"procs\"][:10]) and not any(p[\"visible\"] for p in d[\"procs\"][10:])" &&
@@ -155,7 +155,7 @@ print(\"ready\", flush=True); time.sleep(600)" >sleepers.out &
 		kill $sl; wait $sl 2>/dev/null
 		test $st = 0 &&
 		"$PROF" report -i wide.data --format=html -o wide.html &&
-		$DRIVE machine wide.html >wide.json &&
+		drive machine wide.html >wide.json &&
 		q wide.json "d[\"errors\"] == [] and any(l[\"pid\"] < 0 for l in d[\"lanes\"])" &&
 		q wide.json "[p[\"weight\"] for p in d[\"procs\"] if p[\"pid\"] == [l[\"pid\"] for l in d[\"lanes\"] if l.get(\"proc\")][0]][0] >= 0.97 * d[\"procs\"][0][\"weight\"]" &&
 		q wide.json "[p[\"pid\"] for p in d[\"procs\"] if p[\"comm\"] == \"split\"][0] in [l[\"pid\"] for l in d[\"lanes\"] if l.get(\"proc\")]"
@@ -182,7 +182,7 @@ test_expect_success 'track markers: the fork, exec and exit records, and nothing
 	{ "$PROF" record -q -p $pid -o att.data -- sh -c "sleep 0.5; kill -STOP $pid; sleep 0.5; kill -CONT $pid; sleep 0.5"; st=$?; } &&
 	kill $pid; wait $pid
 	test $st = 0 && "$PROF" report -i att.data --format=html -o att.html &&
-	$DRIVE machine att.html >att.json && q att.json "d[\"errors\"] == [] and d[\"events\"] == []"
+	drive machine att.html >att.json && q att.json "d[\"errors\"] == [] and d[\"events\"] == []"
 '
 
 GEN="$BUILD_DIR/tests/unit/data.t"
@@ -196,7 +196,7 @@ if [ -x "$GEN" ]; then
 		q grid.json "d[\"rows\"] <= 150000 and d[\"nbuckets\"] * d[\"lane_per\"] >= d[\"nlanes\"] > 500" &&
 		q grid.json "d[\"samples\"] == 1000000 and d[\"lane_threads\"] == 4 and d[\"bad\"] == 0" &&
 		test $(stat -c %s big.html) -lt 2000000 &&
-		$DRIVE load big.html >load.json &&
+		drive load big.html >load.json &&
 		q load.json "d[\"errors\"] == [] and d[\"panels\"][\"total\"] == 1000000" &&
 		python3 -c "
 import json; d = json.load(open(\"load.json\")); g = json.load(open(\"grid.json\"))
@@ -208,4 +208,5 @@ else
 	test_skip '1M samples: the report loads' "$GEN not built (make unit)"
 fi
 
+drive_stop
 test_done

@@ -35,7 +35,7 @@ require_perf_events
 [ -r /sys/bus/event_source/devices/uprobe/type ] || skip_all "no uprobe PMU in this kernel"
 [ -x /usr/bin/chromium ] || skip_all "chromium is not installed (/usr/bin/chromium)"
 require_node_tools
-DRIVE="node $TOP/tests/node/html-app-drive.js"
+drive_start || skip_all "cannot start tests/node/html-app-drive.js serve"
 
 test_expect_success 'record the phases with --heap and write the HTML report' '
 	"$PROF" record -q --heap --heap-rate 128 -o h.data -- "$WL/heap" 20000 - phases >run.out &&
@@ -45,7 +45,7 @@ test_expect_success 'record the phases with --heap and write the HTML report' '
 t() { sed -n "s/^phase $1 t=\([0-9]*\)/\1/p" run.out; }
 
 test_expect_success 'drive the report in Chromium (no page errors)' '
-	$DRIVE heap h.html "$(t after_leak)" "$(t mid_peak)" "$(t after_peak)" >drive.json &&
+	drive heap h.html "$(t after_leak)" "$(t mid_peak)" "$(t after_peak)" >drive.json &&
 	q drive.json "d[\"errors\"] == []"
 '
 
@@ -104,7 +104,7 @@ check_view() {
 test_expect_success 'drive the leak view and the snapshot diff (no page errors)' '
 	"$PROF" report -i h.data --format=json >h.json &&
 	age=$(python3 -c "import json,sys; print(\"%.3f\" % ((json.load(open(\"h.json\"))[\"end_ns\"] - int(sys.argv[1])) / 1e9))" "$(t after_peak)") &&
-	$DRIVE heapviews h.html "$age" "$(t after_leak)" "$(t mid_peak)" >views.json &&
+	drive heapviews h.html "$age" "$(t after_leak)" "$(t mid_peak)" >views.json &&
 	q views.json "d[\"errors\"] == [] and d[\"ageShown\"]"
 '
 
@@ -169,4 +169,5 @@ test_expect_success 'a recording cut short: no live-at-end columns, so no leak v
 	live_columns cut.html h.html
 '
 
+drive_stop
 test_done

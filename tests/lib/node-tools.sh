@@ -6,6 +6,9 @@
 #   node_tools_ready || test_skip "title" "$NODE_TOOLS_WHY"
 #   q FILE EXPR                     a python expression over a driver's JSON
 #                                   output (d) must be true
+#   drive_start, drive MODE REPORT [ARGS...] >OUT.json, drive_stop
+#                                   tests/node/html-app-drive.js's modes,
+#                                   all in one Chromium started once
 # A test that cannot get them says why it did not run; it never passes empty.
 NODE_TOOLS="$TOP/build/node"
 NODE_TOOLS_WHY=""
@@ -42,4 +45,36 @@ d = json.load(open(sys.argv[1]))
 ok = bool($2)
 if not ok: print('false:', sys.argv[2])
 sys.exit(0 if ok else 1)" "$1" "$2"
+}
+
+# One Chromium for every drive of a test: html-app-drive.js serve, started
+# by drive_start after require_node_tools, reads requests from a FIFO and
+# answers on another (a coproc's descriptors would not reach the
+# subshells the test cases run in).  It ends at drive_stop, or when the
+# test's shell exits and the request FIFO closes.
+drive_start() {
+	local req="$TRASH/.drive.req" ans="$TRASH/.drive.ans"
+	rm -f "$req" "$ans" && mkfifo "$req" "$ans" || return 1
+	node "$TOP/tests/node/html-app-drive.js" serve <"$req" >"$ans" &
+	DRIVE_PID=$!
+	exec {DRIVE_REQ}>"$req" {DRIVE_ANS}<"$ans"
+}
+
+# Closes the browser and waits for it, so that no Chromium outlives the
+# test.
+drive_stop() {
+	exec {DRIVE_REQ}>&- {DRIVE_ANS}<&-
+	wait "$DRIVE_PID"
+}
+
+# drive MODE REPORT [ARGS...]: as `node html-app-drive.js MODE REPORT
+# ARGS...` (its JSON on stdout), in the browser drive_start started.
+drive() {
+	local out status
+	out=$(mktemp "$TRASH/.drive.XXXXXX") || return 1
+	{ printf '%s\t' "$PWD" "$out" "$@"; printf '\n'; } >&"$DRIVE_REQ"
+	IFS= read -r status <&"$DRIVE_ANS" || status="error: html-app-drive.js serve is gone"
+	[ "$status" = ok ] && cat "$out"
+	rm -f "$out"
+	[ "$status" = ok ] || { echo "html-app-drive: $status" >&2; return 1; }
 }

@@ -28,6 +28,8 @@
 //   shot REPORT OUT.png HEIGHT [ID]       the page at 1400xHEIGHT into OUT.png,
 //                                         scrolled to element ID (the
 //                                         pictures of the docs, scripts/)
+//   serve                                 any of the above, one per line of
+//                                         input, in one browser (below)
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -456,30 +458,78 @@ function cpuOfTree(root) {
 	return total;
 }
 
-(async () => {
-	const [mode, report, ...rest] = process.argv.slice(2);
+async function launch() {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prof-chromium-'));
 	const browser = await chromium.launchPersistentContext(dir, {
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: FLAGS, headless: true,
 		viewport: { width: 1400, height: 1000 } });
 	browser.userDataDir = dir;
-	const out = {}, errors = [];
+	return browser;
+}
+
+async function close(browser) {
+	await browser.close();
+	fs.rmSync(browser.userDataDir, { recursive: true, force: true });
+}
+
+function run(browser, mode, report, rest, out, errors) {
 	const url = 'file://' + path.resolve(report);
+	if (mode === 'phases') return phases(browser, url, +rest[0], +rest[1], out, errors);
+	if (mode === 'deep') return deep(browser, url, out, errors);
+	if (mode === 'load') return load(browser, url, out, errors);
+	if (mode === 'diff') return diff(browser, url, out, errors);
+	if (mode === 'machine') return machine(browser, url, out, errors);
+	if (mode === 'heap') return heap(browser, url, +rest[0], +rest[1], +rest[2], out, errors);
+	if (mode === 'heapviews') return heapviews(browser, url, rest[0], +rest[1], +rest[2], out, errors);
+	if (mode === 'shot') return shot(browser, url, rest[0], +rest[1], rest[2], errors);
+	if (mode === 'warm') return warm(browser, +report, rest, out, errors);
+	throw new Error('unknown mode ' + mode);
+}
+
+// serve: one browser for many drives, as tests/lib/node-tools.sh's
+// `drive` asks them (a start of Chromium costs ~4 CPU-s, and a test drives
+// up to eight reports).  Each request is a line of tab-separated fields,
+// DIR OUT.json MODE REPORT [ARGS...], run in DIR; its JSON goes to
+// OUT.json and the answer is a line, "ok" or "error: " and the message.
+// The pages a request opened are closed after it.  Ends at end of input.
+async function serve() {
+	const browser = await launch();
+	const lines = require('readline').createInterface({ input: process.stdin });
 	try {
-		if (mode === 'phases') await phases(browser, url, +rest[0], +rest[1], out, errors);
-		else if (mode === 'deep') await deep(browser, url, out, errors);
-		else if (mode === 'load') await load(browser, url, out, errors);
-		else if (mode === 'diff') await diff(browser, url, out, errors);
-		else if (mode === 'machine') await machine(browser, url, out, errors);
-		else if (mode === 'heap') await heap(browser, url, +rest[0], +rest[1], +rest[2], out, errors);
-		else if (mode === 'heapviews') await heapviews(browser, url, rest[0], +rest[1], +rest[2], out, errors);
-		else if (mode === 'shot') await shot(browser, url, rest[0], +rest[1], rest[2], errors);
-		else if (mode === 'warm') await warm(browser, +report, rest, out, errors);
-		else throw new Error('unknown mode ' + mode);
+		for await (const line of lines) {
+			const [dir, outFile, mode, report, ...rest] = line.replace(/\t$/, '').split('\t');
+			const before = new Set(browser.pages()), out = {}, errors = [];
+			try {
+				process.chdir(dir);
+				await run(browser, mode, report, rest, out, errors);
+				out.errors = errors;
+				fs.writeFileSync(outFile, JSON.stringify(out) + '\n');
+				process.stdout.write('ok\n');
+			} catch (e) {
+				process.stdout.write('error: ' + String(e.stack || e).replace(/\n/g, ' | ') + '\n');
+			}
+			for (const p of browser.pages())
+				if (!before.has(p)) await p.close().catch(() => {});
+		}
 	} finally {
-		await browser.close();
-		fs.rmSync(dir, { recursive: true, force: true });
+		await close(browser);
+	}
+}
+
+async function once(mode, report, rest) {
+	const browser = await launch();
+	const out = {}, errors = [];
+	try {
+		await run(browser, mode, report, rest, out, errors);
+	} finally {
+		await close(browser);
 	}
 	out.errors = errors;
 	console.log(JSON.stringify(out));
+}
+
+(async () => {
+	const [mode, report, ...rest] = process.argv.slice(2);
+	if (mode === 'serve') await serve();
+	else await once(mode, report, rest);
 })().catch((e) => { console.error('html-app-drive: ' + e.stack); process.exit(1); });
