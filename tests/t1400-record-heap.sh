@@ -393,16 +393,19 @@ test_expect_success 'launched: a program ahead of a recorder that cannot run wai
 '
 
 # A prof killed before it removed its probes leaves their definitions; the
-# next --heap removes those whose prof is gone (the name carries its pid:
-# 2147483647 is above any pid_max).
+# next --heap removes those whose prof is gone (the name carries its pid).
+# The planted one's pid is above any pid_max (2^22), and this script's own
+# pid makes it unique: the definitions are the machine's, and a second
+# suite running beside this one plants its own.
 TRACEFS=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+GONE=prof_heap/p$((4194304 + $$))_0
 if [ -n "$TRACEFS" ]; then
 	test_expect_success 'the definitions of a prof that is gone go with the next --heap' '
 		libc=$(ldd "$WL/heap" | sed -n "s/.*=> \(\/[^ ]*libc\.so\.6\) .*/\1/p") && [ -n "$libc" ] &&
-		echo "p:prof_heap/p2147483647_0 $libc:0x1000" >>"$TRACEFS/uprobe_events" &&
-		grep -q "prof_heap/p2147483647_0 " "$TRACEFS/uprobe_events" &&
+		echo "p:$GONE $libc:0x1000" >>"$TRACEFS/uprobe_events" &&
+		grep -q "$GONE " "$TRACEFS/uprobe_events" &&
 		"$PROF" record -q --heap -o gone.data -- "$WL/heap" 200 - >/dev/null &&
-		! grep "prof_heap/p2147483647_0 " "$TRACEFS/uprobe_events"
+		! grep "$GONE " "$TRACEFS/uprobe_events"
 	'
 else
 	test_skip 'the definitions of a prof that is gone go with the next --heap' 'no tracefs mounted here'
