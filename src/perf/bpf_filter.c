@@ -34,6 +34,7 @@
 #include "prof/perf.h"
 #include "bpf-priv.h"
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -161,22 +162,29 @@ int prof_bpf_switch_filter(uint32_t self, uint32_t n, uint64_t tau, const struct
 	return fd;
 }
 
-bool prof_bpf_task_layout(struct prof_bpf_task_layout *task)
+static struct prof_bpf_task_layout layout;
+static bool layout_known;
+
+static void read_layout(void)
 {
 	static const char *const paths[] = { "on_rq", "se.sched_delayed", "se.sum_exec_runtime",
 					     "sched_contributes_to_load", "nvcsw", "flags", "tgid", "in_iowait" };
 	struct prof_btf_field f[ARRAY_SIZE(paths)];
 
-	memset(task, 0, sizeof(*task));
 	if (prof_btf_members("task_struct", paths, ARRAY_SIZE(paths), f) < 0 || !f[0].found)
-		return false;
-	task->on_rq = f[0];
-	task->sched_delayed = f[1];
-	task->sum_exec = f[2];
-	task->to_load = f[3];
-	task->nvcsw = f[4];
-	task->flags = f[5];
-	task->tgid = f[6];
-	task->in_iowait = f[7];
-	return true;
+		return;
+	layout = (struct prof_bpf_task_layout){ .on_rq = f[0], .sched_delayed = f[1], .sum_exec = f[2],
+						.to_load = f[3], .nvcsw = f[4], .flags = f[5], .tgid = f[6],
+						.in_iowait = f[7] };
+	layout_known = true;
+}
+
+/* Read once a process: the off-CPU events and the target filter both ask. */
+bool prof_bpf_task_layout(struct prof_bpf_task_layout *task)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, read_layout);
+	*task = layout;
+	return layout_known;
 }

@@ -13,11 +13,22 @@
  *    qualifiers.  Only whole-byte members are answered: a bitfield is
  *    -EINVAL (its byte offset alone would not say which bits).
  *  - Anything malformed is -EINVAL, never a read past the blob.
+ *  - The blob (5.5 MB on Debian's 6.x kernels) is mapped where the kernel
+ *    allows it (Linux 6.16 and later), else read whole into one buffer of
+ *    the file's size.  sysfs hands it out 4 KiB a read; read through a
+ *    growing buffer it was a third of a short `prof record`'s CPU here
+ *    (docs/measurements/2026-12-05-record-startup.md).
  */
 #include "prof/perf.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/btf.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
 struct blob {
 	const uint8_t *types, *strs;
@@ -166,10 +177,51 @@ static int walk(const struct blob *b, const char *type, const char *path, struct
 	return 0;
 }
 
+/* Reads fd's len bytes into one buffer; NULL if it holds fewer. */
+static uint8_t *read_whole(int fd, size_t len)
+{
+	uint8_t *buf = xmalloc(len ? len : 1);
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, buf + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got == len)
+		return buf;
+	free(buf);
+	return NULL;
+}
+
+/* The kernel's BTF blob, mapped (*mapped) or read; NULL if unreadable. */
+static uint8_t *load_vmlinux(size_t *len, bool *mapped)
+{
+	int fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	uint8_t *raw = NULL;
+
+	*mapped = false;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		*len = (size_t)st.st_size;
+		void *m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+		*mapped = m != MAP_FAILED;
+		raw = *mapped ? m : read_whole(fd, *len);
+	}
+	close(fd);
+	return raw;
+}
+
 int prof_btf_members(const char *type, const char *const *paths, size_t n, struct prof_btf_field *out)
 {
 	size_t len = 0;
-	uint8_t *raw = (uint8_t *)read_file("/sys/kernel/btf/vmlinux", &len);
+	bool mapped;
+	uint8_t *raw = load_vmlinux(&len, &mapped);
 	const struct btf_header *h = (const void *)raw;
 	struct blob b = { 0 };
 	int ret = -EINVAL;
@@ -191,6 +243,9 @@ int prof_btf_members(const char *type, const char *const *paths, size_t n, struc
 		if (walk(&b, type, paths[i], &out[i]) < 0)
 			out[i] = (struct prof_btf_field){ 0 };
 	VEC_FREE(&b.at);
-	free(raw);
+	if (mapped)
+		munmap(raw, len);
+	else
+		free(raw);
 	return ret;
 }

@@ -34,6 +34,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PYBPF_MAX_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* written by the recorder, a few entries */
 	__type(key, __u32);
 	__type(value, struct pybpf_thread);
 } threads SEC(".maps");
