@@ -35,7 +35,14 @@
 #   throughput      each server's own count over the window (redis:
 #                   INFO total_commands_processed; postgres: pgbench's
 #                   per-second progress, --progress-timestamp), over the
-#                   mean of the two unrecorded windows around it
+#                   mean of the two unrecorded windows around it; with
+#                   its distribution-free 95% interval (lib.sh's
+#                   median_ci), the goal (>= 0.95) is met when both
+#                   servers' intervals lie at or above it, missed when
+#                   either lies below, else "not resolved".  A window's
+#                   ratio varies by ~0.06-0.12 (standard deviation) on this
+#                   VM: 6 rounds give an interval, ~10-20 are needed to
+#                   tell 0.95 from 0.90.
 #   recorder CPU    the recorder's user+sys seconds (runstat) for one window
 #   finish_task_switch  the share of the servers' CPU samples whose
 #                   innermost frame is finish_task_switch (prof report; the
@@ -201,10 +208,15 @@ name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";;
 	base_a) echo "prof -a, $BASE_PROF";; base_p) echo "prof -p --children, $BASE_PROF";;
 	prof_a_norep) echo "prof -a, no repeats";; prof_p_norep) echo "prof -p --children, no repeats";;
 	all) echo "prof -a --offcpu-stacks=all";; floor) echo "the 999 Hz timer alone, -a";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
+ci() { echo "$1" | tr ' ' '\n' | grep . | median_ci %.3f; }
+both() {	# two at_least verdicts -> one: NO if either is, yes if both are
+	case "$1 $2" in *NO*) echo NO ;; "yes yes") echo yes ;; *) echo "not resolved" ;; esac
+}
 for c in $CONFIGS; do
 	row "busy host: $(name "$c")" "redis / postgres / unrecorded" "" \
 		"$(printf '%.3f / %.3f' "$(m "${redis[$c]}")" "$(m "${pg[$c]}")")" "" \
-		"$(verdict "$(m "${redis[$c]}") >= 0.95 && $(m "${pg[$c]}") >= 0.95")"
+		"$(both "$(ci "${redis[$c]}" | at_least 0.95)" "$(ci "${pg[$c]}" | at_least 0.95)")"
+	echo "# $(name "$c"): redis $(ci "${redis[$c]}"), postgres $(ci "${pg[$c]}") (median [95% interval], ${ROUNDS} rounds)" >&2
 done
 ran() { local c; for c; do [[ " $CONFIGS " == *" $c "* ]] || return 1; done; }	# configs all run
 pc=$(m "${cpu[perf]:-}")

@@ -18,6 +18,8 @@ GEN="$BENCH_TMP/gen"
 # The targets (no frame pointers, like real code) and the libprof helpers.
 bench_build() {
 	local libs
+	# a tree's prof older than its sources measured the wrong build, silently
+	make -s -C "$TOP" prof >/dev/null || { echo "$0: cannot build prof" >&2; exit 1; }
 	[ -x "$TP" ] || gcc -O2 -g -fomit-frame-pointer -pthread "$TOP/scripts/bench/tp.c" -o "$TP"
 	[ -x "$RUNSTAT" ] || gcc -O2 "$TOP/scripts/bench/runstat.c" -o "$RUNSTAT"
 	[ -x "$FLOOR" ] || gcc -O2 "$TOP/scripts/bench/timerfloor.c" -o "$FLOOR"
@@ -76,6 +78,14 @@ median_ci() {
 		else
 			printf fmt " [" fmt ", " fmt "]\n", med, x[l], x[n + 1 - l]
 	}'
+}
+
+# at_least GOAL: a median_ci line on stdin -> yes (its interval wholly at
+# or above GOAL), NO (wholly below) or "not resolved" (across GOAL, or n
+# too small).
+at_least() {
+	awk -v g="$1" '{gsub(/[][,]/, ""); v = "not resolved"; if ($2 != "n" && $2 >= g) v = "yes"
+		else if ($2 != "n" && $3 < g) v = "NO"; print v}'
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.3g", a / b }'; }

@@ -91,8 +91,9 @@ struct {
 	__type(value, struct swa_conf);
 } conf SEC(".maps");
 
-/* Allocated as threads first switch out, not up front: preallocated, the
- * 65,536 entries took ~10 ms of every recording's start to set up. */
+/* Entries allocated as threads first switch out, not up front: preallocated
+ * (8,192 or more, switchacct.c's threads_room), they were made at every
+ * recording's start. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SWA_MAX_THREADS);
