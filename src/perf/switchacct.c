@@ -214,9 +214,10 @@ static bool conf_layout(struct swa_conf *c, const struct prof_bpf_task_layout *t
 /*
  * Room for the threads it may account at once: four times the threads
  * the machine runs now (/proc/loadavg's total), at least 8192, at most
- * SWA_MAX_THREADS.  Entries are allocated as threads first switch out
- * (BPF_F_NO_PREALLOC), but the table's buckets are made up front; a
- * thread that finds it full is counted as lost (prof_bpf_swa_losses).
+ * SWA_MAX_THREADS.  The map is preallocated (libbpf's default for a hash
+ * map), and filling 65536 entries took 40 ms of a recording's start
+ * here; a thread that finds it full is counted as lost
+ * (prof_bpf_swa_losses).
  */
 static uint32_t threads_room(void)
 {

@@ -91,13 +91,11 @@ struct {
 	__type(value, struct swa_conf);
 } conf SEC(".maps");
 
-/* Entries allocated as threads first switch out, not up front: preallocated
- * (8,192 or more, switchacct.c's threads_room), they were made at every
- * recording's start. */
+/* Preallocated: entries are made inside the switch, where an allocation
+ * is safe only with the BPF allocator of Linux 6.1 and later. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SWA_MAX_THREADS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct swa_thread);
 } threads SEC(".maps");
