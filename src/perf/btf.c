@@ -197,7 +197,8 @@ static uint8_t *read_whole(int fd, size_t len)
 	return NULL;
 }
 
-/* The kernel's BTF blob, mapped (*mapped) or read; NULL if unreadable. */
+/* The kernel's BTF blob, mapped (*mapped) or read; NULL if unreadable.
+ * A file that gives no size is read to its end. */
 static uint8_t *load_vmlinux(size_t *len, bool *mapped)
 {
 	int fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
@@ -214,7 +215,7 @@ static uint8_t *load_vmlinux(size_t *len, bool *mapped)
 		raw = *mapped ? m : read_whole(fd, *len);
 	}
 	close(fd);
-	return raw;
+	return raw ? raw : (uint8_t *)read_file(VMLINUX_BTF, len);
 }
 
 int prof_btf_members(const char *type, const char *const *paths, size_t n, struct prof_btf_field *out)
