@@ -213,10 +213,11 @@ both() {	# two at_least verdicts -> one: NO if either is, yes if both are
 	case "$1 $2" in *NO*) echo NO ;; "yes yes") echo yes ;; *) echo "not resolved" ;; esac
 }
 for c in $CONFIGS; do
+	rci=$(ci "${redis[$c]}") pci=$(ci "${pg[$c]}")
 	row "busy host: $(name "$c")" "redis / postgres / unrecorded" "" \
 		"$(printf '%.3f / %.3f' "$(m "${redis[$c]}")" "$(m "${pg[$c]}")")" "" \
-		"$(both "$(ci "${redis[$c]}" | at_least 0.95)" "$(ci "${pg[$c]}" | at_least 0.95)")"
-	echo "# $(name "$c"): redis $(ci "${redis[$c]}"), postgres $(ci "${pg[$c]}") (median [95% interval], ${ROUNDS} rounds)" >&2
+		"$(both "$(at_least 0.95 <<<"$rci")" "$(at_least 0.95 <<<"$pci")")"
+	echo "# $(name "$c"): redis $rci, postgres $pci (median [95% interval], ${ROUNDS} rounds)" >&2
 done
 ran() { local c; for c; do [[ " $CONFIGS " == *" $c "* ]] || return 1; done; }	# configs all run
 pc=$(m "${cpu[perf]:-}")

@@ -287,10 +287,7 @@ elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null
 	done
 	echo "# redis: load average at end $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 	rr() { stats "${rps[$1]:-}" | cut -d' ' -f1-3; }
-	in_goal() {	# the interval of the median wholly at or above 0.98: yes; wholly below: NO
-		stats "${rps[$1]:-}" | awk '{gsub(/[][,]/, "", $2); gsub(/[][,]/, "", $3);
-			print ($2 == "-") ? "not resolved" : ($2 >= 0.98) ? "yes" : ($3 < 0.98) ? "NO" : "not resolved"}'
-	}
+	in_goal() { stats "${rps[$1]:-}" | at_least 0.98; }	# lib.sh
 	row "heap cost, redis" "sampler alone / bare" "-" "$(rr sampler_bare)" "-" "$(in_goal sampler_bare)"
 	row "heap cost, redis" "record --heap / record" "-" "$(rr heap_record)" "-" "$(in_goal heap_record)"
 	row "heap cost, redis" "record --heap -p / record -p" "-" "$(rr attach_ratio)" "-" "$(in_goal attach_ratio)"

@@ -80,12 +80,13 @@ median_ci() {
 	}'
 }
 
-# at_least GOAL: a median_ci line on stdin -> yes (its interval wholly at
-# or above GOAL), NO (wholly below) or "not resolved" (across GOAL, or n
-# too small).
+# at_least GOAL: "MEDIAN [LO, HI]" on stdin (median_ci, heap.sh's stats)
+# -> yes (the interval wholly at or above GOAL), NO (wholly below) or "not
+# resolved" (across GOAL, or no interval: n too small).
 at_least() {
-	awk -v g="$1" '{gsub(/[][,]/, ""); v = "not resolved"; if ($2 != "n" && $2 >= g) v = "yes"
-		else if ($2 != "n" && $3 < g) v = "NO"; print v}'
+	awk -v g="$1" 'function num(s) { return s ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ }
+		{gsub(/[][,]/, ""); v = "not resolved"; if (num($2) && num($3) && $2 >= g) v = "yes"
+		else if (num($2) && num($3) && $3 < g) v = "NO"; print v}'
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.3g", a / b }'; }
