@@ -32,10 +32,10 @@ DEP_CFLAGS += -DHAVE_LIBIBERTY=1
 DEP_LIBS += -liberty
 endif
 
-# The disassembler behind `prof annotate` (src/annotate/disasm.c): capstone.
+# The disassembler behind `prof annotate` (src/annotate/disasm.c): capstone,
+# opened there when annotate first needs it, so not linked.
 ifeq ($(shell $(PKG_CONFIG) --exists capstone && echo y),y)
 DEP_CFLAGS += -DHAVE_CAPSTONE=1 $(shell $(PKG_CONFIG) --cflags capstone)
-DEP_LIBS += $(shell $(PKG_CONFIG) --libs capstone)
 endif
 
 # BPF programs written in C (src/python/bpf/: Python frames read at the
