@@ -12,7 +12,9 @@
 # $BUILD_DIR the build directory (build/, or build-san/ under make
 # check-sanitize: PROF_BUILD), $WL the workload binaries directory.
 # PROF_TEST_KEEP=1 keeps the scratch directory of a passing script too (to
-# read the sample counts a run got, tests/README.md).  Helpers:
+# read the sample counts a run got, tests/README.md).  PROF_TEST_TIMES=1
+# follows each case's line with its wall time, a TAP comment (to find
+# where a slow script's time goes: prove -v).  Helpers:
 #   require_perf_events  - skip_all unless perf_event_open works here
 #   skip_all REASON      - plan 0 tests and exit (TAP "1..0 # SKIP")
 #   nobody_dir FILE...   - copies for `setpriv --reuid=nobody` (see below)
@@ -60,7 +62,15 @@ skip_case() {
 	exit 77
 }
 
+# case_time START: the case's wall time as a TAP comment, if asked for.
+case_time() {
+	[ -n "${PROF_TEST_TIMES:-}" ] || return 0
+	local us=$(( ${EPOCHREALTIME/./} - ${1/./} ))
+	printf '# %d.%01d s\n' $((us / 1000000)) $((us / 100000 % 10))
+}
+
 test_expect_success() {
+	local t0=$EPOCHREALTIME
 	test_count=$((test_count + 1))
 	(eval "$2") >"$TRASH/.out.$test_count" 2>&1
 	st=$?
@@ -74,6 +84,7 @@ test_expect_success() {
 		note_failure "$1"
 		test_failed=$((test_failed + 1))
 	fi
+	case_time "$t0"
 }
 
 test_expect_failure_exit() {	# title expected-status commands
