@@ -3,7 +3,8 @@
 # phases workload (work_function's loop body spans lines 27-30 of
 # tests/workloads/phases.c): per-line self costs and per-instruction
 # costs each add up to the function's self samples in `prof report`,
-# the source text and the disassembly (capstone) are shown, the same on
+# the source text and the disassembly (capstone) are shown (without it,
+# when its library cannot be loaded, the reason), the same on
 # a perf.data import; and source reading obeys the policy: a hostile
 # prof.data naming /etc/shadow or a secret file, a symlink out of a
 # --source-root, or ".." never gets a file's text printed or embedded in
@@ -56,6 +57,23 @@ test_expect_success 'the disassembly comes from the binary with samples on instr
 	grep -q "phases.c:29" ann.txt &&
 	awk "/^# disassembly:/ {s=1} s && \$1 > 0 && \$3 ~ /^[a-z]/" ann.txt | grep -q .
 '
+
+# capstone is opened when annotate first disassembles: where its library
+# cannot be loaded (here /dev/null bound over every libcapstone.so.N, in
+# a mount namespace of its own), the listing goes on without instructions
+# and says why.
+CAPSTONE_LIBS=$(ldconfig -p 2>/dev/null | awk "/libcapstone\\.so\\.[0-9]+ .*=> / {print \$NF}" | sort -u)
+if grep -q "^# disassembly: .*(capstone" ann.txt && [ "$(id -u)" = 0 ] && [ -n "$CAPSTONE_LIBS" ] &&
+	unshare -m true 2>/dev/null; then
+	test_expect_success 'capstone that cannot be loaded: addresses and lines, and why' '
+		unshare -m sh -c "for l in $(echo $CAPSTONE_LIBS); do mount --bind /dev/null \$l || exit 1; done &&
+			\"\$0\" annotate -i ph.data work_function --stdio" "$PROF" >nocs.txt 2>nocs.err &&
+		check_contains nocs.txt "^# instructions: no disassembly (capstone, the disassembler, could not be loaded)" &&
+		check_not_contains nocs.txt "^# disassembly:" && test ! -s nocs.err
+	'
+else
+	test_skip 'capstone that cannot be loaded' 'needs a build with capstone, root, unshare -m and a libcapstone.so.N in ldconfig'
+fi
 
 test_expect_success 'off-CPU metric: the I/O phase line carries the I/O wait' '
 	"$PROF" annotate -i ph.data --metric io-wait io_phase >io.txt 2>&1 || {

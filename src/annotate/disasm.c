@@ -7,9 +7,9 @@
  * (libcapstone-dev), and is BSD-licensed.  libopcodes has no stable API
  * (its init_disassemble_info signature changed in binutils 2.39), prints
  * through a fprintf callback, and ties prof to the installed binutils
- * version.  Built without capstone (no HAVE_CAPSTONE), or where its
- * library cannot be loaded, annotate prints per-line costs and the
- * sampled addresses without instruction text.
+ * version.  Built without capstone (no HAVE_CAPSTONE: -ENOTSUP), or
+ * where its library cannot be loaded (-ELIBACC), annotate prints per-line
+ * costs and the sampled addresses without instruction text, and says why.
  *
  * Why capstone is opened here, at the first disassembly, and not linked:
  * its 77,000 relative relocations were 95% of those the dynamic
@@ -84,7 +84,7 @@ int prof_disasm(unsigned e_machine, const uint8_t *code, size_t len, uint64_t va
 	cs_err err;
 
 	if (!capstone_loaded())
-		return -ENOTSUP;
+		return -ELIBACC;
 	if (e_machine == EM_X86_64)
 		err = cs.open(CS_ARCH_X86, CS_MODE_64, &handle);
 	else if (e_machine == EM_AARCH64)

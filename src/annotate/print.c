@@ -163,7 +163,8 @@ static void print_addresses(FILE *f, const struct prof_profile *p, const struct 
 {
 	fprintf(f, "#\n# instructions: no disassembly (%s)\n%10s  %-16s %s\n",
 		why == -ESTALE ? "the binary is not the recorded build" :
-		why == -ENOTSUP ? "built without a disassembler" : strerror(-why),
+		why == -ENOTSUP ? "built without a disassembler" :
+		why == -ELIBACC ? "capstone, the disassembler, could not be loaded" : strerror(-why),
 		"Self", "Address", "Line");
 	for (size_t i = 0; i < a->insns.n; i++) {
 		const char *file = prof_str(p, a->insns.v[i].file), *base = strrchr(file, '/');
