@@ -119,24 +119,35 @@ test_expect_success 'report --diff: hot and steady are not gone and new' '
 '
 # The two builds' folded stacks join: a stack through hot has both counts
 # (before the identity layer the comm and module paths differed, so every
-# line had a 0 on one side), and so do the flame graph's frames.  A line
-# is one-sided when the timer hit hot inside a kernel path (an interrupt)
-# that the other run did not: 0 of 84 base samples of hot, 1 of 126 drawn
-# as gone (2026-12-03), 5 of 170 once (docs/regressions.md).  Over a fifth
-# of them at a rate of 3%: `bounds.py above 84 3 20` = 4.8e-10, and 2.2e-15
-# for the flame graph's ~130 (tests/README.md).
+# line had a 0 on one side), and so do the flame graph's frames.  Kernel
+# frames are left out of the judgement: the kernel path a sample lands in
+# below the user frames (a reschedule IPI, a page fault) depends on the
+# machine's load, and under load one run had 36 of its 203 samples in such
+# paths that the other run had none of.  What is left one-sided is user
+# code only one run sampled: the loader at start-up, 3-6 of 180-217
+# samples in five pairs of runs (2026-12-05).  Over a fifth of the base
+# samples at a rate of 3%: `bounds.py above 180 3 20` = 2.5e-20
+# (tests/README.md).
+fold_user='{ n = NF; b = $(n - 1); h = $n; $(n - 1) = $n = ""; s = $0
+	sub(/ +$/, "", s); gsub(/;[^;]*_\[k\]/, "", s); B[s] += b; H[s] += h }
+	END { for (s in B) { all += B[s]; if (!H[s]) alone += B[s]; if (s ~ /;hot$/ && H[s]) hot = 1 }
+		print "base", all, "of it on base-only user stacks:", alone, "hot in both:", hot + 0
+		exit !(hot && alone * 5 < all) }'
 test_expect_success 'report --diff folded: the renamed builds share their stacks' '
 	"$PROF" report --diff cb1.data ch1.data --format=folded >rd.folded &&
 	grep ";hot " rd.folded | head -3 &&
-	awk "/;hot / { all += \$(NF-1) } /;hot / && \$NF == 0 { alone += \$(NF-1) }
-	     END { print \"hot in base:\", all, \"of it on base-only lines:\", alone; exit !(all > 0 && alone * 5 < all) }" rd.folded
+	awk "$fold_user" rd.folded
 '
-test_expect_success 'report --diff flamegraph: few base samples are drawn as gone' '
+# The flame graph draws as gone at most what the folded join leaves
+# one-sided (a frame is gone when no head stack has its path), kernel
+# paths included: the same two recordings, so no sampling chance.
+test_expect_success 'report --diff flamegraph: no more drawn as gone than the folded join leaves' '
 	"$PROF" report --diff cb1.data ch1.data --format=flamegraph -o rd.svg &&
-	base=$(grep -o "base [0-9,]* samples, head" rd.svg | tr -dc 0-9) &&
+	"$PROF" report --diff cb1.data ch1.data --format=folded >rd-fg.folded &&
 	gone=$(grep -o "Disappeared[^<]*" rd.svg | sed "s/.*weight, //" | tr -dc 0-9) &&
-	echo "base $base, gone ${gone:-0}" &&
-	test "${gone:-0}" -lt $((base / 5))
+	alone=$(awk "\$NF == 0 { s += \$(NF - 1) } END { print s + 0 }" rd-fg.folded) &&
+	echo "drawn as gone ${gone:-0}, base-only in the folded join $alone" &&
+	test "${gone:-0}" -le "$alone"
 '
 test_expect_success 'callgrind diff: hot of two builds is one changed row' '
 	"$PROF" callgrind diff --format=json cpu0.cg cpu50.cg >cgd.json &&
