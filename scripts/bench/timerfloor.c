@@ -7,11 +7,16 @@
  * costs on this machine: no profiler built on cpu-clock can cost less.
  * With -a the events count every task on each CPU (pid -1, as `perf
  * record -a` opens them) for as long as COMMAND runs: the floor of a
- * whole-host recording (scripts/bench/busy-host.sh).
+ * whole-host recording (scripts/bench/busy-host.sh).  With -p the
+ * events count a running process until it exits, and the threads it
+ * starts afterwards (inherit): the floor of an attach made at the
+ * process's start, before its threads exist (scripts/bench/python-pairs.sh).
  *
  *   timerfloor [-a] HZ COMMAND [ARGS...]
+ *   timerfloor -p PID HZ
  */
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int open_timer(pid_t pid, int cpu, int hz, int system_wide)
+/* on_exec: the event starts at the process's exec, else at once */
+static int open_timer(pid_t pid, int cpu, int hz, int on_exec)
 {
 	struct perf_event_attr a;
 
@@ -30,11 +36,30 @@ static int open_timer(pid_t pid, int cpu, int hz, int system_wide)
 	a.freq = 1;
 	a.sample_freq = (unsigned long long)hz;
 	a.sample_type = PERF_SAMPLE_IP;
-	a.inherit = !system_wide;
-	a.disabled = !system_wide;	/* a CPU's events run at once */
-	a.enable_on_exec = !system_wide;
+	a.inherit = pid != -1;
+	a.disabled = on_exec;
+	a.enable_on_exec = on_exec;
 	a.exclude_hv = 1;
 	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, 0);
+}
+
+/* -p PID HZ: the process's events until it exits (a pidfd polls readable then) */
+static int attach(pid_t pid, int hz)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct pollfd p = { .events = POLLIN };
+
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		if (open_timer(pid, cpu, hz, 0) < 0) {
+			perror("timerfloor: perf_event_open");
+			return 1;
+		}
+	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p.fd < 0) {
+		perror("timerfloor: pidfd_open");
+		return 1;
+	}
+	return poll(&p, 1, -1) == 1 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -45,10 +70,12 @@ int main(int argc, char **argv)
 	char b;
 	pid_t pid;
 
+	if (argc == 4 && strcmp(argv[1], "-p") == 0 && atoi(argv[2]) > 0 && atoi(argv[3]) > 0)
+		return attach(atoi(argv[2]), atoi(argv[3]));
 	argv += system_wide;
 	argc -= system_wide;
 	if (argc < 3 || (hz = atoi(argv[1])) <= 0 || pipe(go) < 0) {
-		fprintf(stderr, "usage: timerfloor [-a] HZ COMMAND [ARGS...]\n");
+		fprintf(stderr, "usage: timerfloor [-a] HZ COMMAND [ARGS...] | -p PID HZ\n");
 		return 2;
 	}
 	if ((pid = fork()) == 0) {	/* waits until the events exist, then execs */
@@ -58,7 +85,7 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		if (open_timer(system_wide ? -1 : pid, cpu, hz, system_wide) < 0) {
+		if (open_timer(system_wide ? -1 : pid, cpu, hz, !system_wide) < 0) {
 			perror("timerfloor: perf_event_open");
 			return 1;
 		}

@@ -1,5 +1,6 @@
 """pysplit.py - a CPython program with a known CPU split, for the Python
-frames tests (t1171, t1172), scripts/bench/python.sh and python-attach.sh.
+frames tests (t1171, t1172), scripts/bench/python.sh, python-pairs.sh and
+python-attach.sh.
 
 The main thread runs rounds of three functions: pure_loop (pure Python),
 compress (zlib.compress, native code under a Python caller) and recurse (a
