@@ -25,11 +25,17 @@
 # Attached (pysplit.py --seconds SECS THREADS: 50 spinning threads and the
 # main thread, the recorder attached at its start), spinning loops per
 # process CPU s:
-#   attach        prof record -F 999 -p PID
-#   attach-floor  timerfloor -p PID 999
-#   attach-perf   perf record -F 999 --call-graph dwarf -p PID
+#   attach        prof record -F 999 -p PID (as root: events per CPU,
+#                 filtered to the target, so the timer interrupts every task
+#                 on the CPU, the other copy too: against bare this counts
+#                 only what prof does for the target beyond its timer)
+#   attach-thread prof record -F 999 -p PID --per-thread (events per
+#                 thread, as without privileges: the target alone pays)
+#   attach-floor  timerfloor -p PID 999 (the timer alone, per thread)
+#   attach-perf   perf record -F 999 --call-graph dwarf -p PID (per thread)
 # A kind is A/B: py/nopy, py/bare, floor/bare, py/floor, perf/bare,
-# attach/bare, attach-floor/bare, attach-perf/bare by default (KINDS=).
+# attach/bare, attach-thread/bare, attach-floor/bare, attach-perf/bare by
+# default (KINDS=).
 # A thread's CPU time here includes the interrupts taken on its CPU
 # (CONFIG_IRQ_TIME_ACCOUNTING is off) and leaves out the host's steal
 # time (CONFIG_PARAVIRT_TIME_ACCOUNTING): per CPU second is what the
@@ -49,7 +55,7 @@ APP="$TOP/tests/workloads/pysplit.py"
 SECS=${SECS:-8}
 PAIRS=${PAIRS:-12}
 THREADS=${THREADS:-50}
-KINDS=${KINDS:-py/nopy py/bare floor/bare py/floor perf/bare attach/bare attach-floor/bare attach-perf/bare}
+KINDS=${KINDS:-py/nopy py/bare floor/bare py/floor perf/bare attach/bare attach-thread/bare attach-floor/bare attach-perf/bare}
 
 # main_rate FILE: rounds per CPU second of the main thread's functions
 main_rate() {
@@ -90,6 +96,8 @@ attach() {
 	case $2 in
 	attach) taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 -o "$out.data" -p $pid \
 		3>"$out.run" 2>/dev/null & ;;
+	attach-thread) taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 --per-thread -o "$out.data" -p $pid \
+		3>"$out.run" 2>/dev/null & ;;
 	attach-floor) taskset -c "$OFF" "$RUNSTAT" "$FLOOR" -p $pid 999 3>"$out.run" & ;;
 	attach-perf) taskset -c "$OFF" "$RUNSTAT" perf record -q -F 999 --call-graph dwarf -o "$out.data" -p $pid \
 		3>"$out.run" 2>/dev/null & ;;
@@ -112,7 +120,7 @@ pair() {
 	echo "$($rate "$BENCH_TMP/A.json") $($rate "$BENCH_TMP/B.json")" |
 		awk '{printf "%.6f\n", $1 / $2}' >>"$BENCH_TMP/$a-$b.ratio"
 	# the Python stacks of prof's recordings: that they were read at all
-	case $a in py | attach) "$PROF" report -i "$BENCH_TMP/A.data" --header 2>/dev/null |
+	case $a in py | attach | attach-thread) "$PROF" report -i "$BENCH_TMP/A.data" --header 2>/dev/null |
 		sed -n 's/^# python_samples: //p' >>"$BENCH_TMP/py.stats" ;; esac
 	# runstat counts a launched program with its recorder, an attached
 	# recorder alone
