@@ -19,8 +19,9 @@
 #   nores    the same with --no-resources (CPU samples only)
 #   thread   prof record -p PID --per-thread (events per thread, as
 #            without privileges: the recorded server alone pays)
-#   floor    the 999 Hz cpu-clock timer alone on the server's threads, no
-#            ring buffer (timerfloor -p): the floor of a per-thread sampler
+#   floor    the 999 Hz cpu-clock timer alone on the server's main thread
+#            (where redis works), no ring buffer (timerfloor -p): the
+#            floor of a per-thread sampler
 #   perf     perf record -p PID --call-graph dwarf -F 999 (per thread)
 # Printed: each configuration's median of PAIRS ratios with its
 # distribution-free 95% interval, and the recorder's CPU per window.  A

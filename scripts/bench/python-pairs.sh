@@ -148,6 +148,9 @@ for k in $KINDS; do
 	g=$(goal "$k")
 	v=info
 	[ -n "$g" ] && v="$(echo "$ci" | at_least "$g") (>= $g)"
+	# per CPU the twin pays the attach's timer too: a figure above the
+	# goal does not show that the goal is met, one below shows it missed
+	[ "$k" = attach/bare ] && [ "${v%% *}" = yes ] && v="not shown (>= $g; both pay the timer)"
 	per="main-thread CPU s"
 	case $k in attach*/*) per="process CPU s" ;; esac
 	rec=$([ -s "$f.rec" ] && median <"$f.rec" | awk '{printf "%.3f", $1}')
