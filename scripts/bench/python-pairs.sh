@@ -31,6 +31,8 @@
 #                 only what prof does for the target beyond its timer)
 #   attach-thread prof record -F 999 -p PID --per-thread (events per
 #                 thread, as without privileges: the target alone pays)
+#   attach-nopy   attach with --no-python; attach-nores, with --no-python
+#                 --no-resources (CPU samples only): both per CPU
 #   attach-floor  timerfloor -p PID 999 (the timer alone, per thread)
 #   attach-perf   perf record -F 999 --call-graph dwarf -p PID (per thread)
 # A kind is A/B: py/nopy, py/bare, floor/bare, py/floor, perf/bare,
@@ -72,7 +74,8 @@ cpu_of() { awk '{print $1}' "$1"; }
 # prof record's flags for each configuration that runs prof; perf and
 # bare are the others
 declare -A FLAGS=([py]="" [nopy]="--no-python" [nores]="--no-python --no-resources"
-	[fp]="--no-python --no-resources --call-graph fp" [attach]="")
+	[fp]="--no-python --no-resources --call-graph fp" [attach]=""
+	[attach-thread]="--per-thread" [attach-nopy]="--no-python" [attach-nores]="--no-python --no-resources")
 
 # launch SIDE CONFIG: starts one launched copy in the background, the
 # program on CPU $ON and its recorder on CPU $OFF
@@ -96,7 +99,8 @@ attach() {
 	case $2 in
 	attach) taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 -o "$out.data" -p $pid \
 		3>"$out.run" 2>/dev/null & ;;
-	attach-thread) taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 --per-thread -o "$out.data" -p $pid \
+	attach-thread | attach-nopy | attach-nores)
+		taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 ${FLAGS[$2]} -o "$out.data" -p $pid \
 		3>"$out.run" 2>/dev/null & ;;
 	attach-floor) taskset -c "$OFF" "$RUNSTAT" "$FLOOR" -p $pid 999 3>"$out.run" & ;;
 	attach-perf) taskset -c "$OFF" "$RUNSTAT" perf record -q -F 999 --call-graph dwarf -o "$out.data" -p $pid \
