@@ -40,14 +40,17 @@ require_offcpu
 # check DATA OUT MAX [P]: each site's share of prof's off-CPU time at
 # the three sites against the program's, within 5 points (+ the sampling
 # margin for keep probability P; P 0: only that each site has time);
-# off-CPU time outside the sites (mostly [stack lost] or [stack not
-# sampled]) under MAX%.
+# the time prof could not place ([stack lost], [stack not sampled]) under
+# MAX%.  The program's other waits are printed, not judged: they grow
+# with the machine's load (under two CPU burners beside the suite, the
+# D-state run spent 3.6% of its off-CPU time preempted before main and
+# 2.0% in one open() on the slow disk: 5.6% outside the sites).
 check() {
 	"$PROF" report -i "$1" --format=folded --metric=off-cpu >"$1.folded" &&
 	python3 - "$1.folded" "$2" "$3" "${4:-1}" <<-'PY'
 	import fractions, math, re, sys
 	prof = {"a": 0, "b": 0, "c": 0}
-	other = total = 0
+	other = unplaced = total = 0
 	for line in open(sys.argv[1]):
 	    stack, n = line.rsplit(" ", 1)
 	    n = int(n)
@@ -57,6 +60,8 @@ check() {
 	        prof[m.group(1)] += n
 	    else:
 	        other += n
+	    if "[stack lost]" in stack or "[stack not sampled]" in stack:
+	        unplaced += n
 	out = open(sys.argv[2]).read()
 	val = lambda name: float(re.search(r"%s (\S+)" % name, out).group(1))
 	truth = {k: val("site_%s_ns" % k) / 1e3 for k in "abc"}	# us
@@ -78,8 +83,9 @@ check() {
 	        continue
 	    print("# site_%s: prof %.1f%%, own clock %.1f%%, allowed %.1f points" % (k, pp, tp, 5 + 100 * t))
 	    bad |= abs(pp - tp) > 5 + 100 * t
-	print("# off-CPU time outside the sites: %.2f%%" % (100.0 * other / total))
-	sys.exit(1 if bad or other > float(sys.argv[3]) / 100 * total else 0)
+	print("# off-CPU time outside the sites: %.2f%%, of it lost or not sampled: %.2f%%"
+	      % (100.0 * other / total, 100.0 * unplaced / total))
+	sys.exit(1 if bad or unplaced > float(sys.argv[3]) / 100 * total else 0)
 	PY
 }
 
@@ -125,7 +131,7 @@ else
 	test_skip "$t" "$SLOW_DISK_WHY"
 fi
 
-test_expect_success 'sampled stacks (default): every site has stacks, little time outside them' '
+test_expect_success 'sampled stacks (default): every site has stacks, little time not placed' '
 	"$PROF" record -o s.data -- "$RB/sites" 1500 >s.out 2>s.err &&
 	check s.data s.out 5 0
 '
