@@ -97,9 +97,7 @@ attach() {
 	taskset -c "$ON" "$PY" "$APP" --seconds "$SECS" "$THREADS" >"$out.json" &
 	pid=$!
 	case $2 in
-	attach) taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 -o "$out.data" -p $pid \
-		3>"$out.run" 2>/dev/null & ;;
-	attach-thread | attach-nopy | attach-nores)
+	attach | attach-thread | attach-nopy | attach-nores)
 		taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 ${FLAGS[$2]} -o "$out.data" -p $pid \
 		3>"$out.run" 2>/dev/null & ;;
 	attach-floor) taskset -c "$OFF" "$RUNSTAT" "$FLOOR" -p $pid 999 3>"$out.run" & ;;
