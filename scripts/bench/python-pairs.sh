@@ -35,6 +35,9 @@
 #                 --no-resources (CPU samples only): both per CPU
 #   attach-floor  timerfloor -p PID 999 (the timer alone, per thread)
 #   attach-perf   perf record -F 999 --call-graph dwarf -p PID (per thread)
+#   base, attach-base  py and attach with another build of prof, BASE_PROF=
+#                 (its path): py/base and attach/attach-base weigh a change
+#                 against the build before it, in the same pairs
 # A kind is A/B: py/nopy, py/bare, floor/bare, py/floor, perf/bare,
 # attach/bare, attach-thread/bare, attach-floor/bare, attach-perf/bare by
 # default (KINDS=).
@@ -75,7 +78,16 @@ cpu_of() { awk '{print $1}' "$1"; }
 # bare are the others
 declare -A FLAGS=([py]="" [nopy]="--no-python" [nores]="--no-python --no-resources"
 	[fp]="--no-python --no-resources --call-graph fp" [attach]=""
-	[attach-thread]="--per-thread" [attach-nopy]="--no-python" [attach-nores]="--no-python --no-resources")
+	[attach-thread]="--per-thread" [attach-nopy]="--no-python" [attach-nores]="--no-python --no-resources"
+	[base]="" [attach-base]="")
+
+# prof_of CONFIG: the prof binary that CONFIG runs
+prof_of() {
+	case $1 in
+	base | attach-base) echo "${BASE_PROF:?BASE_PROF= names the other build}" ;;
+	*) echo "$PROF" ;;
+	esac
+}
 
 # launch SIDE CONFIG: starts one launched copy in the background, the
 # program on CPU $ON and its recorder on CPU $OFF
@@ -86,7 +98,7 @@ launch() {
 	floor) taskset -c "$OFF" "$RUNSTAT" "$FLOOR" 999 $app >"$out.json" 3>"$out.run" ;;
 	perf) taskset -c "$OFF" "$RUNSTAT" perf record -q -F 999 --call-graph dwarf -o "$out.data" -- \
 		$app >"$out.json" 3>"$out.run" 2>/dev/null ;;
-	*) taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 ${FLAGS[$2]} -o "$out.data" -- \
+	*) taskset -c "$OFF" "$RUNSTAT" "$(prof_of "$2")" record -q -F 999 ${FLAGS[$2]} -o "$out.data" -- \
 		$app >"$out.json" 3>"$out.run" ;;
 	esac &
 }
@@ -97,8 +109,8 @@ attach() {
 	taskset -c "$ON" "$PY" "$APP" --seconds "$SECS" "$THREADS" >"$out.json" &
 	pid=$!
 	case $2 in
-	attach | attach-thread | attach-nopy | attach-nores)
-		taskset -c "$OFF" "$RUNSTAT" "$PROF" record -q -F 999 ${FLAGS[$2]} -o "$out.data" -p $pid \
+	attach | attach-thread | attach-nopy | attach-nores | attach-base)
+		taskset -c "$OFF" "$RUNSTAT" "$(prof_of "$2")" record -q -F 999 ${FLAGS[$2]} -o "$out.data" -p $pid \
 		3>"$out.run" 2>/dev/null & ;;
 	attach-floor) taskset -c "$OFF" "$RUNSTAT" "$FLOOR" -p $pid 999 3>"$out.run" & ;;
 	attach-perf) taskset -c "$OFF" "$RUNSTAT" perf record -q -F 999 --call-graph dwarf -o "$out.data" -p $pid \
