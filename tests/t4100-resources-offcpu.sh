@@ -157,6 +157,38 @@ test_expect_success 'switch-heavy threads: the same with the switch records (PRO
 	cat pps.err && pingpong_check pps.data pps.out
 '
 
+# The stale rule's budget (the in-kernel accountant's): a thread's first
+# switch-out of a class 20 ms after its last stale keep is kept always
+# when the thread had been off its CPU's switch-outs for 20 ms, else only
+# as a budget of 250 a second per CPU allows (docs/offcpu.md).  40
+# sleepers napping 2 ms are due 2,000 such keeps a second, beyond what
+# this machine's CPUs hold: some must be refused, and the budget must pay
+# for no more than it holds over the recording (250 a second per CPU,
+# and one second's worth saved at the start).  Counts, not estimates: no
+# sampling decides them.  The sleepers' sleep must still be placed on
+# their stacks, nearly all of it in their naps: each thread's first
+# switch-out of each class is kept, and ~8 a second at random.
+test_expect_success 'the stale rule'"'"'s budget: refuses beyond it, never pays more, sleep still placed' '
+	t0=$(date +%s) &&
+	"$PROF" record -o budget.data -- sh -c "for i in \$(seq 40); do \"$RB/sleeper\" 1500 2 & done; wait" \
+		>budget.out 2>budget.err &&
+	t1=$(date +%s) && cat budget.err &&
+	"$PROF" report -i budget.data --header >budget.hdr &&
+	if grep -q "^# off_cpu_time: timed in the kernel" budget.hdr
+	then
+		sed -n "s/^# off_cpu_stale_budget: //p" budget.hdr >budget.n &&
+		read paid refused per_cpu <budget.n &&
+		cpus=$(getconf _NPROCESSORS_CONF) &&
+		say "stale keeps paid by the budget $paid, refused $refused; $per_cpu a second on $cpus CPUs for $((t1 - t0 + 1)) s" &&
+		test "$refused" -gt 0 && test "$paid" -gt 0 &&
+		test "$paid" -le $((per_cpu * cpus * (t1 - t0 + 2)))
+	else
+		echo "# no in-kernel accountant here: no budget"
+	fi &&
+	"$PROF" report -i budget.data --format=folded --metric=sleep >budget.folded &&
+	awk "/^sleeper;/ { t += \$NF; if (/;sleep_a_while;/) s += \$NF } END { print s, t; exit !(t > 0 && s >= 0.9 * t) }" budget.folded
+'
+
 # Every switch-out's own stack (--offcpu-stacks=all) is what overflows a
 # tiny ring: the sampled default keeps one in 61 or so.  The switch
 # records (which time the intervals in this mode) have their own ring,

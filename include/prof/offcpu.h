@@ -43,6 +43,8 @@ struct prof_offcpu_stats {
 	uint64_t d_io_flag;	/* D-state switch-outs in I/O wait by the kernel's flag alone, unsampled: no stack */
 	uint64_t estimated;	/* intervals charged by the estimator (sampled) */
 	uint64_t unsampled_ns;	/* ns charged to [stack not sampled] (sampled) */
+	uint64_t stale_budget;	/* of the stale keeps: paid by the CPUs' budget (the accountant's) */
+	uint64_t stale_refused;	/* switch-outs due a stale keep that the budget refused */
 };
 
 /*
@@ -56,6 +58,8 @@ struct prof_offcpu *prof_offcpu_new(const struct prof_perf *main, enum prof_offc
 enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc);
 /* 1 in how many switch-outs has a random full stack (1: all). */
 uint32_t prof_offcpu_period(const struct prof_offcpu *oc);
+/* The accountant's budget of stale keeps a second per CPU (0: none). */
+uint32_t prof_offcpu_stale_per_cpu(const struct prof_offcpu *oc);
 /* Is off-CPU time timed in the kernel (the BPF accountant), not from
  * PERF_RECORD_SWITCH records? */
 bool prof_offcpu_in_kernel(const struct prof_offcpu *oc);

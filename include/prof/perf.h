@@ -298,7 +298,7 @@ void prof_bpf_targets_free(struct prof_bpf_targets *t);
 struct prof_bpf_swa;
 /* user: PROF_SWA_USER_*, what a sample carries of the user side. */
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
-				       uint64_t tau, int user, uint32_t stack_bytes, char *why, size_t len);
+				       uint64_t tau, uint32_t stale_per_cpu, int user, uint32_t stack_bytes, char *why, size_t len);
 /* Attaches the programs to sched_switch (accounting starts), or detaches
  * them; 0 or -errno. */
 int prof_bpf_swa_start(struct prof_bpf_swa *a);
@@ -314,13 +314,15 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid);
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
-struct prof_bpf_swa_losses {
+struct prof_bpf_swa_counts {
 	uint64_t untracked;		/* threads the map had no room for */
 	uint64_t lost;			/* records the ring had no room for */
 	uint64_t no_kstack;		/* D switch-outs whose kernel stack was not taken */
 	uint64_t unsent;		/* samples not made, the ring being half full */
+	uint64_t stale_budget;		/* not losses: stale keeps the CPUs' budget paid for, */
+	uint64_t stale_refused;		/* and switch-outs due one that it refused */
 };
-void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out);
+void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_counts *out);
 void prof_bpf_swa_free(struct prof_bpf_swa *a);
 /*
  * Repeats (src/perf/bpf/switches.h's shapes).  Once the recorder has

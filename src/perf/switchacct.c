@@ -217,7 +217,7 @@ static bool conf_layout(struct swa_conf *c, const struct prof_bpf_task_layout *t
  * SWA_MAX_THREADS.  The map is preallocated (libbpf's default for a hash
  * map), and filling 65536 entries took 40 ms of a recording's start
  * here; a thread that finds it full is counted as lost
- * (prof_bpf_swa_losses).
+ * (prof_bpf_swa_counts).
  */
 static uint32_t threads_room(void)
 {
@@ -238,10 +238,12 @@ static struct bpf_link *attach_tp(struct bpf_object *obj, const char *name, cons
 }
 
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
-				       uint64_t tau, int user, uint32_t stack_bytes, char *why, size_t len)
+				       uint64_t tau, uint32_t stale_per_cpu, int user, uint32_t stack_bytes, char *why, size_t len)
 {
 	struct prof_bpf_swa *a = xcalloc(1, sizeof(*a));
 	struct swa_conf conf = { .self_tgid = self, .period = n ? n : 1, .stale_ns = tau,
+				 .quiet_ns = tau, .every_ns = stale_per_cpu ? 1000000000ULL / stale_per_cpu : 0,
+				 .burst_ns = stale_per_cpu ? 1000000000ULL : 0,
 				 .user = (uint32_t)user, .stack_bytes = MIN(stack_bytes, (uint32_t)SWA_STACK_MAX),
 				 .repeats = user == SWA_USER_STACK && !getenv("PROF_OFFCPU_NO_REPEATS") };
 	uint32_t zero = 0;
@@ -432,12 +434,13 @@ void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
 	}
 }
 
-void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out)
+void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_counts *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	uint64_t *sums[] = { &out->untracked, &out->lost, &out->no_kstack, &out->unsent }, *v;
+	uint64_t *sums[] = { &out->untracked, &out->lost, &out->no_kstack, &out->unsent, &out->stale_budget,
+			     &out->stale_refused }, *v;
 
-	*out = (struct prof_bpf_swa_losses){ 0 };
+	*out = (struct prof_bpf_swa_counts){ 0 };
 	if (!a || ncpus <= 0)
 		return;
 	v = xcalloc((size_t)ncpus, sizeof(*v));
@@ -469,7 +472,7 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 #else
 
 struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, uint32_t self, uint32_t n,
-				       uint64_t tau, int user, uint32_t stack_bytes, char *why, size_t len)
+				       uint64_t tau, uint32_t stale_per_cpu, int user, uint32_t stack_bytes, char *why, size_t len)
 {
 	snprintf(why, len, "prof was built without libbpf");
 	return NULL;
@@ -499,9 +502,9 @@ int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_b
 }
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
-void prof_bpf_swa_losses(const struct prof_bpf_swa *a, struct prof_bpf_swa_losses *out)
+void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_counts *out)
 {
-	*out = (struct prof_bpf_swa_losses){ 0 };
+	*out = (struct prof_bpf_swa_counts){ 0 };
 }
 void prof_bpf_swa_free(struct prof_bpf_swa *a) {}
 

@@ -301,6 +301,7 @@ static int setup_sampled(struct prof_offcpu *oc, const struct prof_perf_config *
 		oc->classed = prof_bpf_task_layout(&task);
 		if (oc->classed && !getenv("PROF_OFFCPU_SWITCH_RECORDS"))
 			oc->swa = prof_bpf_swa_open(&task, (uint32_t)getpid(), oc->period, OFFCPU_STALE_NS,
+						    OFFCPU_STALE_PER_CPU,
 						    cfg->callgraph == PROF_CG_DWARF ? PROF_SWA_USER_STACK
 						    : cfg->callgraph == PROF_CG_FP ? PROF_SWA_USER_CHAIN
 										 : PROF_SWA_USER_REGS,
@@ -1124,6 +1125,11 @@ enum prof_offcpu_mode prof_offcpu_mode(const struct prof_offcpu *oc)
 uint32_t prof_offcpu_period(const struct prof_offcpu *oc)
 {
 	return oc->mode == PROF_OFFCPU_SAMPLED ? oc->period : 1;
+}
+
+uint32_t prof_offcpu_stale_per_cpu(const struct prof_offcpu *oc)
+{
+	return oc->swa ? OFFCPU_STALE_PER_CPU : 0;
 }
 
 bool prof_offcpu_in_kernel(const struct prof_offcpu *oc)

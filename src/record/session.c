@@ -363,7 +363,9 @@ static void python_meta(struct prof_session *s)
 
 /* How many kept off-CPU stacks the accountant sent as repeats of a stack
  * the recorder had unwound (src/record/offcpu_swa.c), for the file's meta
- * data: kept, repeats, repeats whose stack was no longer known. */
+ * data: kept, repeats, repeats whose stack was no longer known; and how
+ * its stale rule's budget went: keeps paid by it, switch-outs due one
+ * that it refused, the budget a second per CPU. */
 static void offcpu_meta(struct prof_session *s)
 {
 	const struct prof_offcpu_stats *st = s->oc ? prof_offcpu_stats(s->oc) : NULL;
@@ -374,6 +376,9 @@ static void offcpu_meta(struct prof_session *s)
 	snprintf(v, sizeof(v), "%llu %llu %llu", (unsigned long long)st->full_stacks,
 		 (unsigned long long)st->repeats, (unsigned long long)st->repeats_unnamed);
 	prof_meta_set(&s->p, "off_cpu_repeats", v);
+	snprintf(v, sizeof(v), "%llu %llu %u", (unsigned long long)st->stale_budget,
+		 (unsigned long long)st->stale_refused, prof_offcpu_stale_per_cpu(s->oc));
+	prof_meta_set(&s->p, "off_cpu_stale_budget", v);
 }
 
 static void stop_recording(struct prof_session *s)
@@ -512,7 +517,7 @@ static void setup_resources(struct prof_session *s)
 		snprintf(v, sizeof(v), "1 in %u switch-outs at random%s",
 			 prof_offcpu_period(s->oc),
 			 !prof_offcpu_filtered(s->oc) ? " (tracepoint period), every D-state one" :
-			 prof_offcpu_in_kernel(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted, asleep or in D state; the kernel stack of each D-state one not in I/O wait by the kernel's flag" :
+			 prof_offcpu_in_kernel(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted, asleep or in D state (where its last switch-out is under 20 ms old, as a budget per CPU allows); the kernel stack of each D-state one not in I/O wait by the kernel's flag" :
 			 prof_offcpu_stale_by_class(s->oc) ? " (BPF), a thread's first after 20 ms without, preempted or not, every D-state one" :
 			 " (BPF), a thread's first after 20 ms without, every D-state one");
 		prof_meta_set(&s->p, "off_cpu_stack_samples", v);

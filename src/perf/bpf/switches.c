@@ -9,8 +9,9 @@
  *    switch-in is needed; and adds it to the thread's totals by class
  *    (preempted or not), or hands it over whole;
  *  - it chooses whether this switch-out gets a stack sample: a thread's
- *    first in its class (preempted, asleep, in D state) after OFFCPU_STALE
- *    ns ("stale", weight 1), else 1 in n at random (weight n); the
+ *    first in its class (preempted, asleep, in D state) after stale_ns
+ *    ("stale", weight 1; where the thread switches often, only as the
+ *    CPU's budget allows), else 1 in n at random (weight n); the
  *    kernel's in_iowait flag tells a D wait's I/O wait, and the kernel
  *    stack is taken for the sampled D waits and those not so flagged;
  *  - it makes a kept switch-out's sample itself: the user registers, the
@@ -149,6 +150,13 @@ struct {
 	__type(value, __u32);
 } then SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct swa_budget);
+} budget SEC(".maps");
+
 /* Per-CPU room to build a D kernel stack in (the BPF stack is 512 bytes). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -159,10 +167,11 @@ struct {
 
 /* counts[0]: threads not accounted (map full); [1]: records lost (ring
  * full); [2]: D switch-outs without their kernel stack; [3]: samples not
- * sent, the ring being half full */
+ * sent, the ring being half full; [4]: stale keeps the budget paid for;
+ * [5]: switch-outs due a stale keep that the budget refused */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, 6);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -202,6 +211,28 @@ static __always_inline void emit(__u32 kind, __u32 tid, const struct swa_thread 
 		count(1);
 }
 
+/* Whether this CPU's budget of stale keeps has one left (and spends it).
+ * Per CPU, so no atomics: the program runs with preemption off. */
+static __always_inline int stale_budget(const struct swa_conf *c, __u64 now)
+{
+	__u32 zero = 0;
+	struct swa_budget *b;
+
+	if (!c->every_ns || !(b = bpf_map_lookup_elem(&budget, &zero)))
+		return 1;
+	b->credit += now - b->last;
+	b->last = now;
+	if (b->credit > c->burst_ns)
+		b->credit = c->burst_ns;
+	if (b->credit < c->every_ns) {
+		count(5);
+		return 0;
+	}
+	b->credit -= c->every_ns;
+	count(4);
+	return 1;
+}
+
 /* The thread's entry, made on its first switch-out. */
 static __always_inline struct swa_thread *entry_of(__u32 tid, __u32 tgid, __u64 now)
 {
@@ -234,14 +265,27 @@ static __always_inline void close_interval(__u32 tid, struct swa_thread *t, __u6
 	t->n[f & SWA_SLEEP]++;
 }
 
+/* Whether this CPU's budget of stale keeps has one left (and spends it).
+ * Per CPU, so no atomics: the program runs with preemption off. */
 /* Keep this switch-out's sample?  The stale rule first (per rule class:
  * preempted, asleep, D), then 1 in n at random: 2 stale, 1 random, 0
- * not kept. */
-static __always_inline int decide(const struct swa_conf *c, struct swa_thread *t, __u32 rc, __u64 now)
+ * not kept.  Stale: the thread's first in its class, and its first
+ * stale_ns after the last so kept.  That one is kept always where the
+ * thread's last switch-out is quiet_ns old (quiet: a thread that
+ * switches rarely has a stack for each wait), else only as the CPU's
+ * budget allows: a kept switch-out costs a stack copy inside the switch,
+ * and a thread that switches often is known by its random samples as
+ * well (a 51-thread CPython program kept nine stale samples in ten
+ * without the budget, most of the switch program's time:
+ * docs/offcpu.md).  A thread the budget refused stays due.  Whichever
+ * way it goes, the verdict rests on the past only, as the estimator's
+ * weights need. */
+static __always_inline int decide(const struct swa_conf *c, struct swa_thread *t, __u32 rc, __u64 now,
+				  int quiet)
 {
 	if (rc > 2)
 		return 0;	/* for the verifier */
-	if (!t->stale[rc] || now - t->stale[rc] >= c->stale_ns) {
+	if (!t->stale[rc] || (now - t->stale[rc] >= c->stale_ns && (quiet || stale_budget(c, now)))) {
 		t->stale[rc] = now;
 		return 2;
 	}
@@ -270,11 +314,11 @@ static __always_inline int keep_as(struct swa_thread *t, int verdict)
  * commit), and for a sampled one's stack.  An unwind costs 5-9 us inside
  * the switch; a busy database's D waits are almost all in io_schedule. */
 static __always_inline int d_switch_out(void *ctx, const struct swa_conf *c, __u32 tid, __u32 pid,
-					struct swa_thread *t, const void *task, __u64 now)
+					struct swa_thread *t, const void *task, __u64 now, int quiet)
 {
 	__u32 zero = 0;
 	struct swa_dstack *d;
-	int verdict = decide(c, t, 2, now);
+	int verdict = decide(c, t, 2, now, quiet);
 	int io = c->has_iowait && (task_read(task, c->off_iowait, 1) >> (c->iowait_bit & 7) & 1);
 	long n;
 
@@ -451,7 +495,7 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tid = (__u32)pt, tgid = (__u32)(pt >> 32);
 	const void *task = (const void *)ctx->args[1];
 	struct swa_thread *t;
-	int verdict;
+	int verdict, quiet;
 
 	if (!c || !tid || tgid == c->self_tgid || !targets_keep(tgid))
 		return 0;
@@ -463,6 +507,7 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 	if (!(t = entry_of(tid, tgid, now)))
 		return 0;
 	close_interval(tid, t, now, sum);
+	quiet = now - t->t_out >= c->quiet_ns;
 	if (!task_read(task, c->off_on_rq, 4) || (c->has_delayed && task_read(task, c->off_delayed, 1)))
 		cls = 1;
 	t->t_out = now;
@@ -471,10 +516,10 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 	if (!ctx->args[0] && (state & TASK_UNINTERRUPTIBLE) && !(state & (TASK_NOLOAD | TASK_FROZEN))) {
 		t->flags |= SWA_D;
 		rc = 2;
-		verdict = d_switch_out(ctx, c, tid, tgid, t, task, now);
+		verdict = d_switch_out(ctx, c, tid, tgid, t, task, now, quiet);
 	} else {
 		rc = cls;
-		verdict = decide(c, t, cls, now);
+		verdict = decide(c, t, cls, now, quiet);
 	}
 	if (keep_as(t, verdict))
 		send_sample(ctx, c, tid, tgid, task_flags, rc, now);

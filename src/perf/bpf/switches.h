@@ -49,7 +49,10 @@
 struct swa_conf {			/* conf[0] */
 	__u32 self_tgid;		/* prof itself: never accounted */
 	__u32 period;			/* 1 in period switch-outs kept at random */
-	__u64 stale_ns;			/* a thread's first in its class after this long is kept */
+	__u64 stale_ns;			/* a thread's first in its class after this long is kept, */
+	__u64 quiet_ns;			/* always if the thread had no switch-out for this long, */
+	__u64 every_ns, burst_ns;	/* else out of a CPU's budget: one every every_ns, burst_ns
+					 * of them saved at most (0: no budget) */
 	__u32 off_sum_exec, off_on_rq, off_delayed;	/* in task_struct */
 	__u32 has_delayed;		/* se.sched_delayed exists (Linux >= 6.12) */
 	__u32 off_flags;
@@ -71,6 +74,12 @@ struct swa_thread {
 	__u64 stale[3];			/* the last switch-out kept by the stale rule: preempted, asleep, D */
 	__u64 born;			/* when the entry was made: tells a reused tid */
 	__u32 pid, flags;
+};
+
+/* budget[0], per CPU: the stale rule's time saved up (what the budget
+ * allows is one keep every every_ns). */
+struct swa_budget {
+	__u64 credit, last;
 };
 
 struct swa_rec {
