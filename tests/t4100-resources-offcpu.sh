@@ -37,9 +37,17 @@ if slow_disk_setup 500 5000; then
 		python3 -c "import sys; t,g=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(g-t) <= 0.25*t else 1)" "$truth" "$got"
 	'
 
+	# The fdatasync calls' own I/O wait (their kernel frames below the
+	# system call) must carry the function that made them, the user
+	# frames unwound: 90% of it.  Judged apart from the program's other
+	# I/O wait, which a loaded machine makes real: beside two test suites
+	# its open() of the file read a directory block of the slow disk for
+	# 188 ms of 1.78 s (10.6%, under __open; the fdatasyncs' 89.4% all on
+	# block_in_fdatasync), as exec's page faults can (below).
 	test_expect_success 'fdatasync: the io-wait stacks go through the blocking function' '
 		"$PROF" report -i io.data --format=folded --metric=io-wait >io.folded &&
-		folded_share io.folded ";block_in_fdatasync;" "^\[stack lost\]" 90
+		grep "sys_fdatasync_\[k\]" io.folded >io-sync.folded &&
+		folded_share io-sync.folded ";block_in_fdatasync;" "" 90
 	'
 
 	test_expect_success 'fdatasync: io-wait stacks have kernel frames of the wait' '
