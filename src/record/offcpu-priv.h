@@ -31,12 +31,13 @@
 #define OFFCPU_STALE_NS 20000000ULL
 
 /* The accountant's stale rule keeps such a switch-out always where its
- * class had no switch-out for as long (a thread that switches at most 50
+ * thread had no switch-out for as long (a thread that switches at most 50
  * times a second has a stack for each wait, as under the filter's rule),
  * and else out of a budget of OFFCPU_STALE_PER_CPU a second per CPU,
  * saved up for a second at most: what a thread that switches often is
- * left with besides its random samples.  Each is a stack copied inside
- * the switch, ~9 us with a Python chain read (docs/offcpu.md). */
+ * left with besides its random samples.  Each is a sample made inside
+ * the switch, 8-11 us here and ~4 more with a Python chain read
+ * (docs/offcpu.md). */
 #define OFFCPU_STALE_PER_CPU 250
 
 /* A thread's intervals are shared among its samples per window: at

@@ -467,16 +467,16 @@ void prof_offcpu_poll_accountant(struct prof_offcpu *oc)
 /* The end: every record, the final totals, and the intervals still open. */
 void prof_offcpu_finish_accountant(struct prof_offcpu *oc)
 {
-	struct prof_bpf_swa_counts losses;
+	struct prof_bpf_swa_counts n;
 
 	prof_bpf_swa_drain(oc->swa, hold, oc);
 	handle_held(oc, true);
 	prof_bpf_swa_scan(oc->swa, close_entry, oc);
-	prof_bpf_swa_counts(oc->swa, &losses);
-	oc->stats.switches_lost += losses.untracked + losses.lost;
-	oc->stats.full_lost += losses.unsent;
-	oc->stats.d_kernel_missing += losses.no_kstack;
-	oc->stats.stale_budget = losses.stale_budget;
-	oc->stats.stale_refused = losses.stale_refused;
+	prof_bpf_swa_counts(oc->swa, &n);
+	oc->stats.switches_lost += n.untracked + n.lost;
+	oc->stats.full_lost += n.unsent;
+	oc->stats.d_kernel_missing += n.no_kstack;
+	oc->stats.stale_budget = n.stale_budget;
+	oc->stats.stale_refused = n.stale_refused;
 }
 

@@ -265,8 +265,6 @@ static __always_inline void close_interval(__u32 tid, struct swa_thread *t, __u6
 	t->n[f & SWA_SLEEP]++;
 }
 
-/* Whether this CPU's budget of stale keeps has one left (and spends it).
- * Per CPU, so no atomics: the program runs with preemption off. */
 /* Keep this switch-out's sample?  The stale rule first (per rule class:
  * preempted, asleep, D), then 1 in n at random: 2 stale, 1 random, 0
  * not kept.  Stale: the thread's first in its class, and its first
