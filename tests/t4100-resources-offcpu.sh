@@ -173,7 +173,9 @@ test_expect_success 'switch-heavy threads: the same with the switch records (PRO
 # this machine's CPUs hold: some must be refused, and the budget must pay
 # for no more than it holds over the recording (250 a second per CPU,
 # and one second's worth saved at the start).  Counts, not estimates: no
-# sampling decides them.  The sleepers' sleep must still be placed on
+# sampling decides them.  The header also gives the program's own time
+# in their switch-outs (~30,000 of them), which it timed itself.  The
+# sleepers' sleep must still be placed on
 # their stacks, nearly all of it in their naps: each thread's first
 # switch-out of each class is kept, and ~8 a second at random.
 test_expect_success 'the stale rule'"'"'s budget: refuses beyond it, never pays more, sleep still placed' '
@@ -189,7 +191,11 @@ test_expect_success 'the stale rule'"'"'s budget: refuses beyond it, never pays 
 		cpus=$(getconf _NPROCESSORS_CONF) &&
 		say "stale keeps paid by the budget $paid, refused $refused; $per_cpu a second on $cpus CPUs for $((t1 - t0 + 1)) s" &&
 		test "$refused" -gt 0 && test "$paid" -gt 0 &&
-		test "$paid" -le $((per_cpu * cpus * (t1 - t0 + 2)))
+		test "$paid" -le $((per_cpu * cpus * (t1 - t0 + 2))) &&
+		sed -n "s/^# off_cpu_cost: prof.s BPF program ran in \([0-9]*\) switch-outs.* \([0-9.]*\) s in all.*/\1 \2/p" \
+			budget.hdr >budget.cost &&
+		read runs secs <budget.cost && say "the program timed itself in $runs switch-outs: $secs s" &&
+		test "$runs" -gt 1000 && awk -v s="$secs" "BEGIN { exit !(s > 0) }"
 	else
 		echo "# no in-kernel accountant here: no budget"
 	fi &&

@@ -45,6 +45,9 @@ struct prof_offcpu_stats {
 	uint64_t unsampled_ns;	/* ns charged to [stack not sampled] (sampled) */
 	uint64_t stale_budget;	/* of the stale keeps: paid by the CPUs' budget (the accountant's) */
 	uint64_t stale_refused;	/* switch-outs due a stale keep that the budget refused */
+	uint64_t spent_ns;	/* the accountant's time inside recorded threads' switch-outs
+				 * (estimated from 1 in 16 of them), */
+	uint64_t spent_runs;	/* and how many it ran in */
 };
 
 /*

@@ -321,6 +321,8 @@ struct prof_bpf_swa_counts {
 	uint64_t unsent;		/* samples not made, the ring being half full */
 	uint64_t stale_budget;		/* not losses: stale keeps the CPUs' budget paid for, */
 	uint64_t stale_refused;		/* and switch-outs due one that it refused */
+	uint64_t spent_ns, spent_runs;	/* the program's time in recorded threads' switch-outs, */
+	uint64_t spent_timed;		/* of spent_runs the timed ones (spent_ns is theirs) */
 };
 void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_counts *out);
 void prof_bpf_swa_free(struct prof_bpf_swa *a);

@@ -438,7 +438,7 @@ void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_count
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t *sums[] = { &out->untracked, &out->lost, &out->no_kstack, &out->unsent, &out->stale_budget,
-			     &out->stale_refused }, *v;
+			     &out->stale_refused, &out->spent_ns, &out->spent_runs, &out->spent_timed }, *v;
 
 	*out = (struct prof_bpf_swa_counts){ 0 };
 	if (!a || ncpus <= 0)
