@@ -167,17 +167,17 @@ test_expect_success 'switch-heavy threads: the same with the switch records (PRO
 
 # The stale rule's budget (the in-kernel accountant's): a thread's first
 # switch-out of a class 20 ms after its last stale keep is kept always
-# when the thread had been off its CPU's switch-outs for 20 ms, else only
-# as a budget of 250 a second per CPU allows (docs/offcpu.md).  40
-# sleepers napping 2 ms are due 2,000 such keeps a second, beyond what
-# this machine's CPUs hold: some must be refused, and the budget must pay
-# for no more than it holds over the recording (250 a second per CPU,
-# and one second's worth saved at the start).  Counts, not estimates: no
+# when the thread's previous switch-out is 20 ms old, else only as a
+# budget of 250 a second per CPU allows (docs/offcpu.md).  40 sleepers
+# napping 2 ms are due 2,000 such keeps a second, beyond what this
+# machine's CPUs hold: some must be refused, and the budget must pay for
+# no more than it holds over the recording (250 a second per CPU, and
+# one second's worth saved at the start).  Counts, not estimates: no
 # sampling decides them.  The header also gives the program's own time
-# in their switch-outs (~30,000 of them), which it timed itself.  The
-# sleepers' sleep must still be placed on
-# their stacks, nearly all of it in their naps: each thread's first
-# switch-out of each class is kept, and ~8 a second at random.
+# in their ~30,000 switch-outs (all counted, 1 in 16 timed).  The
+# sleepers' sleep must still be placed on their stacks, nearly all of it
+# in their naps: each thread's first switch-out of each class is kept,
+# and ~8 a second at random.
 test_expect_success 'the stale rule'"'"'s budget: refuses beyond it, never pays more, sleep still placed' '
 	t0=$(date +%s) &&
 	"$PROF" record -o budget.data -- sh -c "for i in \$(seq 40); do \"$RB/sleeper\" 1500 2 & done; wait" \
