@@ -125,9 +125,9 @@ $(BUILD)/src/record/heap.o: ALL_CFLAGS += -DPROF_HEAP_SO='"$(HEAP_SO)"'
 PYBPF_OBJ := $(BUILD)/gen/pyframes.bpf.o
 SWA_OBJ := $(BUILD)/gen/switches.bpf.o
 TARGETS_OBJ := $(BUILD)/gen/targets.bpf.o
-$(PYBPF_OBJ): src/python/bpf/frames.c src/python/bpf/frames.h src/perf/bpf/targets.h
-$(SWA_OBJ): src/perf/bpf/switches.c src/perf/bpf/switches.h src/perf/bpf/targets.h
-$(TARGETS_OBJ): src/perf/bpf/targets.c src/perf/bpf/targets.h
+$(PYBPF_OBJ): src/python/bpf/frames.c src/python/bpf/frames.h src/perf/bpf/targets.h src/perf/bpf/owntime.h
+$(SWA_OBJ): src/perf/bpf/switches.c src/perf/bpf/switches.h src/perf/bpf/targets.h src/perf/bpf/owntime.h
+$(TARGETS_OBJ): src/perf/bpf/targets.c src/perf/bpf/targets.h src/perf/bpf/owntime.h
 $(PYBPF_OBJ) $(SWA_OBJ) $(TARGETS_OBJ):
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall $(if $(DEVELOPER),-Werror) \

@@ -45,9 +45,10 @@ struct prof_offcpu_stats {
 	uint64_t unsampled_ns;	/* ns charged to [stack not sampled] (sampled) */
 	uint64_t stale_budget;	/* of the stale keeps: paid by the CPUs' budget (the accountant's) */
 	uint64_t stale_refused;	/* switch-outs due a stale keep that the budget refused */
-	uint64_t spent_ns;	/* the accountant's time inside recorded threads' switch-outs
-				 * (estimated from 1 in 16 of them), */
-	uint64_t spent_runs;	/* and how many it ran in */
+	uint64_t spent_ns;	/* the accountant's time inside recorded threads' switch-outs, */
+	uint64_t spent_runs;	/* how many it ran in, */
+	uint64_t own_taken;	/* and the CPU samples that fell due meanwhile, dropped */
+	bool own_tested;	/* the samples were tested so (the kernel's BTF allowed it) */
 };
 
 /*
@@ -66,6 +67,12 @@ uint32_t prof_offcpu_stale_per_cpu(const struct prof_offcpu *oc);
 /* Is off-CPU time timed in the kernel (the BPF accountant), not from
  * PERF_RECORD_SWITCH records? */
 bool prof_offcpu_in_kernel(const struct prof_offcpu *oc);
+/* The CPU-sampling events cpu (not yet opened) drop the samples that fell
+ * due while the accountant's program ran, with interrupts off, inside a
+ * switch (src/perf/bpf/owntime.h): where they carry no program, they get
+ * the plain one (prof_bpf_targets_open).  Nothing without the accountant,
+ * or for events other than cpu-clock and task-clock. */
+void prof_offcpu_own_samples(const struct prof_offcpu *oc, struct prof_perf *cpu);
 /* Are the samples chosen by BPF filters (else the tracepoint's period,
  * and no stale rule)? */
 bool prof_offcpu_filtered(const struct prof_offcpu *oc);

@@ -292,8 +292,33 @@ struct prof_bpf_targets;
 int prof_bpf_targets_restrict(struct bpf_object *obj, struct bpf_link **fork_link, const pid_t *pids,
 			      size_t n);
 struct prof_bpf_targets *prof_bpf_targets_open(const pid_t *pids, size_t n);
+/* The plain program of an open filter keeps pids (and what they fork)
+ * only from now on; opened with n = 0 it kept every process. */
+int prof_bpf_targets_only(struct prof_bpf_targets *t, const pid_t *pids, size_t n);
 int prof_bpf_targets_prog(const struct prof_bpf_targets *t);
 void prof_bpf_targets_free(struct prof_bpf_targets *t);
+
+/*
+ * prof's own time inside the context switch (src/perf/owntime.c,
+ * src/perf/bpf/owntime.h): the off-CPU accountant's switch program times
+ * each of its runs, with interrupts off, and the programs on the CPU
+ * events drop a sample that fell due inside one (it would land in the
+ * next thread's finish_task_switch).  prof_bpf_own_share gives a BPF
+ * object, before its load, the one map of the process, if the object
+ * has it; 0 or -errno.  prof_bpf_own_restart zeroes the counts (a new
+ * accountant), and turns the sample test on where test is set (the CPU
+ * events are cpu-clock or task-clock, whose hrtimer holds the due time)
+ * and the kernel's BTF allows it (else -ENOTSUP, the test off).
+ * prof_bpf_own_read sums the counts over the CPUs.
+ */
+struct prof_bpf_own {
+	uint64_t taken;		/* CPU samples dropped: they fell due in a window */
+	uint64_t spent_ns, runs;	/* the windows' time, and their number */
+	bool tested;		/* the kernel's BTF allowed the test (else nothing is dropped) */
+};
+int prof_bpf_own_share(struct bpf_object *obj);
+int prof_bpf_own_restart(bool test);
+void prof_bpf_own_read(struct prof_bpf_own *out);
 
 struct prof_bpf_swa;
 /* user: PROF_SWA_USER_*, what a sample carries of the user side. */
@@ -321,8 +346,8 @@ struct prof_bpf_swa_counts {
 	uint64_t unsent;		/* samples not made, the ring being half full */
 	uint64_t stale_budget;		/* not losses: stale keeps the CPUs' budget paid for, */
 	uint64_t stale_refused;		/* and switch-outs due one that it refused */
-	uint64_t spent_ns, spent_runs;	/* the program's time in recorded threads' switch-outs, */
-	uint64_t spent_timed;		/* of spent_runs the timed ones (spent_ns is theirs) */
+	struct prof_bpf_own own;	/* its time in recorded threads' switch-outs, and the
+					 * CPU samples that fell due meanwhile */
 };
 void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_counts *out);
 void prof_bpf_swa_free(struct prof_bpf_swa *a);

@@ -85,14 +85,19 @@ struct prof_bpf_targets *prof_bpf_targets_open(const pid_t *pids, size_t n)
 		t->obj = NULL;
 		goto fail;
 	}
-	if (bpf_object__load(t->obj) < 0 || !(prog = bpf_object__find_program_by_name(t->obj, "targets_filter")) ||
-	    (t->prog_fd = bpf_program__fd(prog)) < 0 ||
-	    prof_bpf_targets_restrict(t->obj, &t->fork_link, pids, n) < 0)
+	if (prof_bpf_own_share(t->obj) < 0 || bpf_object__load(t->obj) < 0 ||
+	    !(prog = bpf_object__find_program_by_name(t->obj, "targets_filter")) ||
+	    (t->prog_fd = bpf_program__fd(prog)) < 0 || (n && prof_bpf_targets_only(t, pids, n) < 0))
 		goto fail;
 	return t;
 fail:
 	prof_bpf_targets_free(t);
 	return NULL;
+}
+
+int prof_bpf_targets_only(struct prof_bpf_targets *t, const pid_t *pids, size_t n)
+{
+	return t->fork_link ? -EBUSY : prof_bpf_targets_restrict(t->obj, &t->fork_link, pids, n);
 }
 
 int prof_bpf_targets_prog(const struct prof_bpf_targets *t)
@@ -118,6 +123,7 @@ int prof_bpf_targets_restrict(struct bpf_object *obj, struct bpf_link **fork_lin
 	return -ENOTSUP;
 }
 struct prof_bpf_targets *prof_bpf_targets_open(const pid_t *pids, size_t n) { return NULL; }
+int prof_bpf_targets_only(struct prof_bpf_targets *t, const pid_t *pids, size_t n) { return -ENOTSUP; }
 int prof_bpf_targets_prog(const struct prof_bpf_targets *t) { return -1; }
 void prof_bpf_targets_free(struct prof_bpf_targets *t) {}
 

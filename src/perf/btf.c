@@ -104,19 +104,28 @@ static bool is_struct(const struct btf_type *t)
 }
 
 /* The member `name` of struct t: its bit offset, type id and, for a
- * bitfield, its width (else 0). */
+ * bitfield, its width (else 0).  A member of an anonymous struct or union
+ * inside t is t's, as in C (hw_perf_event's hrtimer); depth bounds the
+ * search in a blob that nests them in a loop. */
 static int member(const struct blob *b, const struct btf_type *t, const char *name, uint32_t len,
-		  uint32_t *bits, uint32_t *type, uint32_t *width)
+		  uint32_t *bits, uint32_t *type, uint32_t *width, int depth)
 {
 	const struct btf_member *m = (const void *)(t + 1);
 	bool kflag = BTF_INFO_KFLAG(t->info);
 
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
 		const char *n = name_of(b, m[i].name_off);
+		uint32_t at = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+		const struct btf_type *inner;
+		if (!*n && depth < 8 && is_struct(inner = resolve(b, m[i].type)) &&
+		    member(b, inner, name, len, bits, type, width, depth + 1) == 0) {
+			*bits += at;
+			return 0;
+		}
 		if (strlen(n) != len || memcmp(n, name, len))
 			continue;
 		*width = kflag ? BTF_MEMBER_BITFIELD_SIZE(m[i].offset) : 0;
-		*bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+		*bits = at;
 		*type = m[i].type;
 		return 0;
 	}
@@ -147,7 +156,7 @@ static int walk(const struct blob *b, const char *type, const char *path, struct
 		int ret;
 		if (!is_struct(t))
 			return -ENOENT;
-		if (width || (ret = member(b, t, p, len, &mbits, &id, &width)) < 0)
+		if (width || (ret = member(b, t, p, len, &mbits, &id, &width, 0)) < 0)
 			return width ? -EINVAL : ret;	/* no member inside a bitfield */
 		bits += mbits;
 		t = resolve(b, id);

@@ -264,7 +264,8 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	struct bpf_map *threads = bpf_object__find_map_by_name(a->obj, "threads");
 	if (threads)
 		bpf_map__set_max_entries(threads, threads_room());
-	if ((ret = bpf_object__load(a->obj)) < 0) {
+	if ((ret = prof_bpf_own_share(a->obj)) < 0 || (ret = prof_bpf_own_restart(false)) < 0 ||
+	    (ret = bpf_object__load(a->obj)) < 0) {
 		snprintf(why, len, "cannot load the off-CPU accountant: %s", strerror(-ret));
 		goto fail;
 	}
@@ -438,7 +439,7 @@ void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_count
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t *sums[] = { &out->untracked, &out->lost, &out->no_kstack, &out->unsent, &out->stale_budget,
-			     &out->stale_refused, &out->spent_ns, &out->spent_runs, &out->spent_timed }, *v;
+			     &out->stale_refused }, *v;
 
 	*out = (struct prof_bpf_swa_counts){ 0 };
 	if (!a || ncpus <= 0)
@@ -451,6 +452,7 @@ void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_count
 			*sums[k] += v[c];
 	}
 	free(v);
+	prof_bpf_own_read(&out->own);
 }
 
 void prof_bpf_swa_free(struct prof_bpf_swa *a)

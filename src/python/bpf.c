@@ -116,7 +116,7 @@ int prof_pybpf_open(struct prof_pybpf **out)
 		b->obj = NULL;
 		goto fail;
 	}
-	if ((ret = bpf_object__load(b->obj)) < 0)
+	if ((ret = prof_bpf_own_share(b->obj)) < 0 || (ret = bpf_object__load(b->obj)) < 0)
 		goto fail;
 	prog = bpf_object__find_program_by_name(b->obj, "pyframes");
 	b->prog_fd = prog ? bpf_program__fd(prog) : -ENOENT;

@@ -1137,6 +1137,15 @@ bool prof_offcpu_in_kernel(const struct prof_offcpu *oc)
 	return oc->swa != NULL;
 }
 
+void prof_offcpu_own_samples(const struct prof_offcpu *oc, struct prof_perf *cpu)
+{
+	if (!oc || !oc->swa || !cpu->cfg.event->is_clock || prof_bpf_own_restart(true) < 0 ||
+	    cpu->bpf_prog > 0)
+		return;	/* the Python reader's program makes the same test */
+	if ((cpu->targets = prof_bpf_targets_open(NULL, 0)))
+		cpu->bpf_prog = prof_bpf_targets_prog(cpu->targets);
+}
+
 bool prof_offcpu_filtered(const struct prof_offcpu *oc)
 {
 	return oc->prog >= 0 || oc->swa;

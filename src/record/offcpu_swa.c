@@ -478,7 +478,9 @@ void prof_offcpu_finish_accountant(struct prof_offcpu *oc)
 	oc->stats.d_kernel_missing += n.no_kstack;
 	oc->stats.stale_budget = n.stale_budget;
 	oc->stats.stale_refused = n.stale_refused;
-	oc->stats.spent_ns = n.spent_timed ? (uint64_t)((double)n.spent_ns * n.spent_runs / n.spent_timed) : 0;
-	oc->stats.spent_runs = n.spent_runs;
+	oc->stats.spent_ns = n.own.spent_ns;
+	oc->stats.spent_runs = n.own.runs;
+	oc->stats.own_taken = n.own.taken;
+	oc->stats.own_tested = n.own.tested;
 }
 

@@ -365,12 +365,40 @@ static void python_meta(struct prof_session *s)
  * the recorder had unwound (src/record/offcpu_swa.c), for the file's meta
  * data: kept, repeats, repeats whose stack was no longer known; and how
  * its stale rule's budget went: keeps paid by it, switch-outs due one
- * that it refused, the budget a second per CPU; and the time its program
- * spent inside the switches, whose CPU samples are prof's own. */
+ * that it refused, the budget a second per CPU; and the time its programs
+ * spent inside the switches, whose CPU samples are prof's own (those
+ * found by their due time were dropped in the kernel). */
+/* What became of the CPU samples that fell due while prof's programs ran
+ * inside the switches, with interrupts off (src/perf/bpf/owntime.h). */
+static void own_samples_text(const struct prof_session *s, const struct prof_offcpu_stats *st, char *v,
+			     size_t len)
+{
+	const struct prof_perf_config *c = &s->o->perf;
+	int n;
+
+	if (!c->event->is_clock) {	/* no timer falls due: samples come with their events */
+		snprintf(v, len, "no sampling timer falls due in it (the samples come with their events)");
+		return;
+	}
+	if (c->period)	/* -c: no rate to turn the time into samples */
+		n = snprintf(v, len, "the CPU samples that fell due meanwhile are prof's, not the program's");
+	else
+		n = snprintf(v, len, "about %.0f CPU samples at %llu Hz fell due meanwhile, prof's, not the program's",
+			     (double)st->spent_ns / 1e9 * (double)c->freq, (unsigned long long)c->freq);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (st->own_tested)
+		snprintf(v + n, len - (size_t)n, "; %llu were found by their due time and left out (an event per "
+			 "thread takes its sample 10 us after the thread is back instead)",
+			 (unsigned long long)st->own_taken);
+	else
+		snprintf(v + n, len - (size_t)n, "; they land under finish_task_switch (not told by their due time here)");
+}
+
 static void offcpu_meta(struct prof_session *s)
 {
 	const struct prof_offcpu_stats *st = s->oc ? prof_offcpu_stats(s->oc) : NULL;
-	char v[512], due[80];
+	char v[768], due[320];
 
 	if (!st || !prof_offcpu_in_kernel(s->oc))
 		return;
@@ -382,15 +410,10 @@ static void offcpu_meta(struct prof_session *s)
 	prof_meta_set(&s->p, "off_cpu_stale_budget", v);
 	if (!st->spent_ns)
 		return;
-	if (s->o->perf.period)	/* -c: no rate to turn the time into samples */
-		snprintf(due, sizeof(due), "the CPU samples that fell due meanwhile");
-	else
-		snprintf(due, sizeof(due), "about %.0f CPU samples at %llu Hz fell due meanwhile and",
-			 (double)st->spent_ns / 1e9 * (double)s->o->perf.freq, (unsigned long long)s->o->perf.freq);
+	own_samples_text(s, st, due, sizeof(due));
 	snprintf(v, sizeof(v),
-		 "prof's BPF program ran in %llu switch-outs of the recorded threads, %.3f s in all (%.2f us each, "
-		 "timed in 1 of 16; the Python frame reader's chains not counted), with interrupts off: %s land under "
-		 "finish_task_switch, prof's and not the program's (docs/offcpu.md)",
+		 "prof's BPF programs ran in %llu switch-outs of the recorded threads, %.3f s in all (%.2f us each), "
+		 "with interrupts off: %s (docs/offcpu.md)",
 		 (unsigned long long)st->spent_runs, (double)st->spent_ns / 1e9,
 		 (double)st->spent_ns / 1e3 / (double)st->spent_runs, due);
 	prof_meta_set(&s->p, "off_cpu_cost", v);
@@ -619,6 +642,7 @@ static int setup(struct prof_session *s)
 	prof_replay_add_consumer(s->rp, &writer_ops, s);
 	if (!o->no_resources)
 		setup_resources(s);
+	prof_offcpu_own_samples(s->oc, &s->pf);
 	if (o->heap)
 		setup_heap(s);
 	if (o->system_wide)

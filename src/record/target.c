@@ -244,6 +244,10 @@ static void offcpu_present_all(struct prof_offcpu *oc, const pid_t *pids, size_t
  * Where neither can, the replay engine drops the rest. */
 static void filter_cpu_samples(struct prof_perf *pf, struct prof_python *py, const pid_t *pids, size_t n)
 {
+	if (pf->targets) {	/* the plain program, there for prof's own samples */
+		(void)prof_bpf_targets_only(pf->targets, pids, n);
+		return;
+	}
 	if (pf->bpf_prog > 0) {
 		if (py)
 			(void)prof_python_only(py, pids, n);

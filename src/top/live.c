@@ -187,6 +187,7 @@ static int setup(struct live *l)
 			return error("--off-cpu: %s", l->offcpu_why), -EPERM;
 		prof_offcpu_live(l->oc);
 		prof_offcpu_attach(l->oc, l->rp, &l->p, &sink);
+		prof_offcpu_own_samples(l->oc, &l->pf);
 	}
 	struct prof_target_spec t = { .pids = o->pids, .n = o->npids, .py = l->py };
 	ret = o->system_wide ? prof_target_system_wide(&l->pf, l->rp, o->cpus, o->ncpus, l->oc)

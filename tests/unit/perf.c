@@ -288,6 +288,17 @@ static void test_btf(void)
 	   "se.sched_delayed, where present: a byte inside se");
 	ok(!f[4].found && !f[5].found && !f[6].found, "absent members, and a path through an int, are not found");
 	ok(prof_btf_members("no_such_struct_x", paths, 1, &g) == 0 && !g.found, "an absent struct");
+
+	/* hw_perf_event keeps a cpu-clock event's hrtimer in an anonymous
+	 * struct inside an anonymous union: found as C finds it */
+	static const char *const ev[] = { "hw", "hw.hrtimer", "hw.hrtimer.node.expires", "hw.no_such_member" };
+	struct prof_btf_field h[ARRAY_SIZE(ev)];
+	ok(prof_btf_members("perf_event", ev, ARRAY_SIZE(ev), h) == 0, "BTF read for perf_event");
+	ok(h[0].found && h[1].found && h[1].off >= h[0].off && h[1].off + h[1].size <= h[0].off + h[0].size,
+	   "perf_event.hw.hrtimer: through the anonymous members, inside hw");
+	ok(h[2].found && h[2].size == 8 && h[2].off >= h[1].off && h[2].off + 8 <= h[1].off + h[1].size,
+	   "hw.hrtimer.node.expires: 8 bytes inside the hrtimer");
+	ok(!h[3].found, "a name in no anonymous member is not found");
 }
 
 /* An accountant's sample as the replay engine takes a perf sample: the

@@ -56,6 +56,9 @@
  *  - Off-CPU time so measured is the program's own clock (wall minus
  *    thread CPU time), as the kernel hands CPU time over when it picks
  *    the next thread.  A kept sample is stamped with its t_out.
+ *  - Each run's window (its first clock read to its last, on this CPU)
+ *    goes to owntime.h's map: the CPU samples that fall due in it, with
+ *    interrupts off, are prof's, and their programs drop them.
  *  - task_struct offsets come from the recorder (the kernel's BTF), in
  *    conf[0]: no CO-RE relocations.  Time is bpf_ktime_get_ns
  *    (CLOCK_MONOTONIC), the clock of prof's perf samples.
@@ -80,6 +83,7 @@
 
 #include "switches.h"
 #include "targets.h"
+#include "owntime.h"
 
 #define PF_EXITING 0x4
 
@@ -168,12 +172,11 @@ struct {
 /* counts[0]: threads not accounted (map full); [1]: records lost (ring
  * full); [2]: D switch-outs without their kernel stack; [3]: samples not
  * sent, the ring being half full; [4]: stale keeps the budget paid for;
- * [5]: switch-outs due a stale keep that the budget refused; [6]: ns the
- * program spent in the recorded threads' switch-outs it timed, [7]: the
- * switch-outs it ran in, [8]: those it timed (1 in 16) */
+ * [5]: switch-outs due a stale keep that the budget refused.  The
+ * program's own time in the recorded threads' switch-outs is owntime.h's. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 9);
+	__uint(max_entries, 6);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -184,24 +187,6 @@ static __always_inline void count(__u32 i)
 
 	if (c)
 		(*c)++;
-}
-
-/* The program's own time in a recorded thread's switch-out, from since
- * to now: spent with interrupts off, so the CPU samples that fall due
- * meanwhile land in the next thread's finish_task_switch; the recorder
- * says how many that makes (the Python reader's chain read, tail-called
- * after this, is not in it).  Timed in 1 run of 16: a clock read in
- * every one cost ~10% of the program's time. */
-static __always_inline void spend(__u64 since)
-{
-	__u32 ns = 6, runs = 7, timed = 8;
-	__u64 *r = bpf_map_lookup_elem(&counts, &runs), *c;
-
-	if (!r || (++*r & 15))
-		return;
-	if ((c = bpf_map_lookup_elem(&counts, &ns)))
-		*c += bpf_ktime_get_ns() - since;
-	count(timed);
 }
 
 static __always_inline __u64 task_read(const void *task, __u32 off, __u32 size)
@@ -511,14 +496,15 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tid = (__u32)pt, tgid = (__u32)(pt >> 32);
 	const void *task = (const void *)ctx->args[1];
 	struct swa_thread *t;
+	struct own_cpu *o;
 	int verdict, quiet, sent;
 
 	if (!c || !tid || tgid == c->self_tgid || !targets_keep(tgid))
 		return 0;
+	o = own_begin(now = bpf_ktime_get_ns());
 	task_flags = (__u32)task_read(task, c->off_flags, 4);
 	if (task_flags & PF_EXITING)
 		return 0;	/* its exit hook settles it: an entry made now would outlive it */
-	now = bpf_ktime_get_ns();
 	sum = task_read(task, c->off_sum_exec, 8);
 	if (!(t = entry_of(tid, tgid, now)))
 		return 0;
@@ -538,13 +524,14 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 		verdict = decide(c, t, cls, now, quiet);
 	}
 	sent = keep_as(t, verdict) && send_sample(ctx, c, tid, tgid, task_flags, rc, now);
-	spend(now);
 	if (sent) {
+		own_end(o);	/* the program called next goes on with the window */
 		bpf_tail_call(ctx, &then, 0);	/* returns only when then[0] is empty */
 		/* default flags: a wake only when the recorder has read the last one */
 		if (bpf_map_lookup_elem(&wake, &tgid))
 			bpf_ringbuf_output(&wakes, &tid, sizeof(tid), 0);
 	}
+	own_end(o);
 	return 0;
 }
 

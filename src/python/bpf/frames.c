@@ -20,7 +20,8 @@
  * object's co_filename and co_qualname pointers.  The program keeps every
  * sample (returns 1) but those of processes that are not targets of a
  * recording attached per CPU (targets.h: 0, dropped before the kernel
- * copies the stack).  A read that faults (a page not present) ends the
+ * copies the stack) and those that fell due while prof's switch program
+ * ran (owntime.h).  A read that faults (a page not present) ends the
  * chain; the recorder sees a short chain and its check keeps the stack
  * native.
  */
@@ -30,6 +31,7 @@
 
 #include "frames.h"
 #include "../../perf/bpf/targets.h"
+#include "../../perf/bpf/owntime.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -149,7 +151,7 @@ int pyframes(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	if (!targets_keep((__u32)(id >> 32)))
+	if (!targets_keep((__u32)(id >> 32)) || own_sample(ctx))
 		return 0;
 	read_chain((__u32)id, (__u32)(id >> 32), PYBPF_REC_SAMPLE);
 	return 1;
@@ -165,6 +167,7 @@ int pyframes_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 
 	read_chain((__u32)id, (__u32)(id >> 32), PYBPF_REC_SWITCH);
+	own_end(own_here());	/* the switch program's window goes on to here */
 	return 0;
 }
 
