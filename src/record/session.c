@@ -361,13 +361,6 @@ static void python_meta(struct prof_session *s)
 
 /* --- the loop ----------------------------------------------------------------------- */
 
-/* How many kept off-CPU stacks the accountant sent as repeats of a stack
- * the recorder had unwound (src/record/offcpu_swa.c), for the file's meta
- * data: kept, repeats, repeats whose stack was no longer known; and how
- * its stale rule's budget went: keeps paid by it, switch-outs due one
- * that it refused, the budget a second per CPU; and the time its programs
- * spent inside the switches, whose CPU samples are prof's own (those
- * found by their due time were dropped in the kernel). */
 /* What became of the CPU samples that fell due while prof's programs ran
  * inside the switches, with interrupts off (src/perf/bpf/owntime.h). */
 static void own_samples_text(const struct prof_session *s, const struct prof_offcpu_stats *st, char *v,
@@ -387,7 +380,7 @@ static void own_samples_text(const struct prof_session *s, const struct prof_off
 			     (double)st->spent_ns / 1e9 * (double)c->freq, (unsigned long long)c->freq);
 	if (n < 0 || (size_t)n >= len)
 		return;
-	if (st->own_tested)
+	if (st->own_tested && s->pf.bpf_prog > 0)	/* the kernel took the program */
 		snprintf(v + n, len - (size_t)n, "; %llu were found by their due time and left out (an event per "
 			 "thread takes its sample 10 us after the thread is back instead)",
 			 (unsigned long long)st->own_taken);
@@ -395,6 +388,13 @@ static void own_samples_text(const struct prof_session *s, const struct prof_off
 		snprintf(v + n, len - (size_t)n, "; they land under finish_task_switch (not told by their due time here)");
 }
 
+/* How many kept off-CPU stacks the accountant sent as repeats of a stack
+ * the recorder had unwound (src/record/offcpu_swa.c), for the file's meta
+ * data: kept, repeats, repeats whose stack was no longer known; and how
+ * its stale rule's budget went: keeps paid by it, switch-outs due one
+ * that it refused, the budget a second per CPU; and the time its programs
+ * spent inside the switches, whose CPU samples are prof's own (those
+ * found by their due time were dropped in the kernel). */
 static void offcpu_meta(struct prof_session *s)
 {
 	const struct prof_offcpu_stats *st = s->oc ? prof_offcpu_stats(s->oc) : NULL;
