@@ -180,6 +180,11 @@ struct prof_btf_field {
 	bool found;
 };
 int prof_btf_members(const char *type, const char *const *paths, size_t n, struct prof_btf_field *out);
+/* The same for members of several structs, with one reading of the BTF. */
+struct prof_btf_query {
+	const char *type, *path;
+};
+int prof_btf_fields(const struct prof_btf_query *q, size_t n, struct prof_btf_field *out);
 
 /*
  * The off-CPU sample filter for the context-switches software event

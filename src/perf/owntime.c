@@ -36,14 +36,14 @@ static int own_fd = -1;
  * 0 when the kernel's BTF does not say what owntime.h needs. */
 static uint32_t expires_offset(void)
 {
-	static const char *const ctx_paths[] = { "event" }, *const ev_paths[] = { "hw.hrtimer.node.expires" };
-	struct prof_btf_field ctx, due;
+	static const struct prof_btf_query q[] = { { "bpf_perf_event_data_kern", "event" },
+						   { "perf_event", "hw.hrtimer.node.expires" } };
+	struct prof_btf_field f[ARRAY_SIZE(q)];
 
-	if (prof_btf_members("bpf_perf_event_data_kern", ctx_paths, 1, &ctx) < 0 || !ctx.found ||
-	    ctx.off != OWN_CTX_EVENT || ctx.size != 8 ||
-	    prof_btf_members("perf_event", ev_paths, 1, &due) < 0 || !due.found || due.size != 8)
+	if (prof_btf_fields(q, ARRAY_SIZE(q), f) < 0 || !f[0].found || f[0].off != OWN_CTX_EVENT ||
+	    f[0].size != 8 || !f[1].found || f[1].size != 8)
 		return 0;
-	return due.off;
+	return f[1].off;
 }
 
 /* Every CPU's value: counts zeroed, and the due time's offset for the
