@@ -15,7 +15,10 @@
  *    leaf-ness too, so callers' frames stay shared.
  *  - A pid's JIT map is opened the first time an anonymous address of
  *    that pid is seen (src/symbol/tables.c reloads it when it grows).
- *  - kallsyms is process-wide and loaded once (src/symbol/kallsyms.c).
+ *  - kallsyms is process-wide and loaded once (src/symbol/kallsyms.c);
+ *    a kernel pc's frame is cached by the pc: the search, the name's
+ *    hashing and the frame's were a tenth of the recorder's CPU on a
+ *    busy host, at every kernel frame of every sample.
  *  - The lookups are src/symbol's; this file owns only what ties them to
  *    a profile: interning and the per-address cache.
  */
@@ -42,6 +45,7 @@ struct prof_symbolizer {
 	VEC(uint32_t) ids;
 	struct u64map modules;		/* prof_elf pointer -> module id */
 	struct u64map jit;		/* pid -> struct prof_jitmap * */
+	struct u64map kernel;		/* kernel pc -> frame id */
 	uint32_t kernel_module;
 };
 
@@ -65,6 +69,7 @@ void prof_symbolizer_free(struct prof_symbolizer *s)
 	u64map_free(&s->jit);
 	u64map_free(&s->index);
 	u64map_free(&s->modules);
+	u64map_free(&s->kernel);
 	free(s->entries.v);
 	free(s->ids.v);
 	free(s);
@@ -257,11 +262,15 @@ size_t prof_symbolize_kernel(struct prof_symbolizer *s, uint64_t pc, uint32_t *o
 {
 	if (max == 0)
 		return 0;
-	if (s->kernel_module == PROF_NONE)
-		s->kernel_module = prof_module_intern(s->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
-	uint64_t start = 0;
-	const char *name = prof_kallsyms_find(pc, &start);
-	out[0] = simple_frame(s, name ? name : "[kernel]", s->kernel_module, start,
-			      PROF_FRAME_KERNEL);
+	bool created;
+	uint64_t *id = u64map_slot(&s->kernel, pc, &created);
+	if (created) {
+		if (s->kernel_module == PROF_NONE)
+			s->kernel_module = prof_module_intern(s->p, "[kernel.kallsyms]", "", PROF_MOD_KERNEL);
+		uint64_t start = 0;
+		const char *name = prof_kallsyms_find(pc, &start);
+		*id = simple_frame(s, name ? name : "[kernel]", s->kernel_module, start, PROF_FRAME_KERNEL);
+	}
+	out[0] = (uint32_t)*id;
 	return 1;
 }
