@@ -227,7 +227,7 @@ static uint8_t *load_vmlinux(size_t *len, bool *mapped)
 	return raw ? raw : (uint8_t *)read_file(VMLINUX_BTF, len);
 }
 
-/* The running kernel's BTF, mapped or read, and its types indexed; b->raw
+/* The running kernel's BTF, mapped or read, and its types indexed; raw
  * NULL when it cannot be read.  Once per question asked, not per field:
  * indexing it is ~2 ms here. */
 struct loaded {

@@ -16,9 +16,9 @@
  *  - A pid's JIT map is opened the first time an anonymous address of
  *    that pid is seen (src/symbol/tables.c reloads it when it grows).
  *  - kallsyms is process-wide and loaded once (src/symbol/kallsyms.c);
- *    a kernel pc's frame is cached by the pc: the search, the name's
- *    hashing and the frame's were a tenth of the recorder's CPU on a
- *    busy host, at every kernel frame of every sample.
+ *    a kernel pc's frame is cached by the pc: searching kallsyms,
+ *    hashing the name and interning the frame at every kernel frame of
+ *    every sample took a tenth of the recorder's CPU on a busy host.
  *  - The lookups are src/symbol's; this file owns only what ties them to
  *    a profile: interning and the per-address cache.
  */
