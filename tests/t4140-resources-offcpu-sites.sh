@@ -115,6 +115,23 @@ test_expect_success 'the accountant sends repeats of a stack it unwound before' 
 	fi
 '
 
+# Once the recorder has unwound a thread's stack to its end, the
+# accountant copies later ones only that far (docs/offcpu.md, "Copies to
+# the stack's end"): the site shares above were taken with them.  A C
+# program's thread keeps its outermost frame, so none may come out short
+# (an unwind that ran past such a copy's end).  Deterministic: no margin.
+test_expect_success 'kept stacks are copied to the stack end the recorder learned, none short' '
+	if grep -q "^# off_cpu_time: timed in the kernel" h.hdr
+	then
+		sed -n "s/^# off_cpu_stack_ends: //p" h.hdr >h.ends &&
+		read ends short <h.ends && read kept rep unnamed <h.rep &&
+		echo "# $ends of $kept kept stacks copied to the end, $short short" &&
+		test "$ends" -gt 0 && test "$short" = 0
+	else
+		echo "# no in-kernel accountant here: full copies only"
+	fi
+'
+
 # The same sites waiting in fdatasync on a disk with a set latency: D
 # state, whose user stacks are sampled by the same rules (with the
 # in-kernel accountant) under the kernel stack of each wait.  The sites

@@ -38,6 +38,8 @@ struct prof_offcpu_stats {
 	uint64_t by_rule[3];	/* of them: kept at random, by the stale rule, in D state */
 	uint64_t repeats;	/* of them: the accountant's repeats of a stack unwound before */
 	uint64_t repeats_unnamed;	/* repeats of a stack no longer known: charged by the estimator */
+	uint64_t to_base;	/* full stacks copied to the thread's learned stack end only, */
+	uint64_t to_base_short;	/* and of them those whose unwind needed more (the end unlearned) */
 	uint64_t d_kernel;	/* kernel stacks of D-state switch-outs (the accountant's user ones are sampled) */
 	uint64_t d_kernel_missing;	/* D-state switch-outs without one (the accountant's) */
 	uint64_t d_io_flag;	/* D-state switch-outs in I/O wait by the kernel's flag alone, unsampled: no stack */

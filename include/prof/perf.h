@@ -277,6 +277,7 @@ struct prof_bpf_swa_sample {
 	uint32_t nkstack;
 	uint64_t orig_ax;		/* the system call (-1: none) */
 	uint8_t cls;			/* the class its rule kept it in: 0 preempted, 1 asleep, 2 D */
+	bool to_base;			/* the stack was copied to its learned end only (prof_bpf_swa_set_base) */
 };
 enum { PROF_SWA_USER_REGS, PROF_SWA_USER_STACK, PROF_SWA_USER_CHAIN };
 typedef void (*prof_bpf_swa_fn)(void *arg, const struct prof_bpf_swa_thread *t);
@@ -363,7 +364,7 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a);
  * stack seq: a later kept switch-out of tid in smp's class, with the same
  * ip, sp, system call (and bp) and the same words there, comes as a
  * repeat of seq (no copy).  Learned shapes are written to the kernel
- * together by prof_bpf_swa_flush_shapes.
+ * together by prof_bpf_swa_flush.
  * Whether the program checks for repeats (PROF_SWA_USER_STACK, and
  * PROF_OFFCPU_NO_REPEATS not set in the environment); 0 or -errno.
  */
@@ -375,7 +376,11 @@ bool prof_bpf_swa_repeats(const struct prof_bpf_swa *a);
 int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip);
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
 		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq);
-int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a);
+/* Stack ends (switches.h's bases): tid's stack, as unwinds read it, ends
+ * at top; its kept switch-outs copy up to there only, while its entry is
+ * the one born then.  Written together with the shapes. */
+int prof_bpf_swa_set_base(struct prof_bpf_swa *a, uint32_t tid, uint64_t born, uint64_t top);
+int prof_bpf_swa_flush(struct prof_bpf_swa *a);
 /*
  * Wakes.  From now on a kept switch-out of process pid (a CPython one)
  * goes on to the program of prof_bpf_swa_then (a tail call, in the

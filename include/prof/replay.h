@@ -140,9 +140,9 @@ int prof_replay_record(struct prof_replay *rp, const struct perf_event_attr *att
  * stack's trie node, PROF_NONE for a sample of a process not recorded. */
 uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
 			    const struct prof_perf_sample *s);
-/* The stack words the last sample's DWARF unwind read (see
+/* The last sample's DWARF unwind, with the stack words it read (see
  * prof_unwind_reads), or NULL when it unwound no stack copy. */
-const struct prof_unwind_reads *prof_replay_reads(const struct prof_replay *rp);
+const struct prof_unwind_result *prof_replay_unwound(const struct prof_replay *rp);
 /* One live event's rings fed to the engine by prof_perf_drain_merged:
  * prof_replay_source_fn with a struct prof_replay_source as its ctx. */
 struct prof_replay_source {

@@ -51,6 +51,7 @@ void prof_unwinder_free(struct prof_unwinder *u);
 struct prof_unwind_reads {
 	uint16_t off[PROF_UNWIND_MAX_READS];
 	uint32_t n;
+	uint32_t top;		/* the end of the highest word read, from sp (whatever off holds) */
 	bool overflow;		/* more reads than off holds, or an offset past 64 KiB */
 	bool past_end;		/* a read at or above sp failed: the copy's length mattered */
 	bool bp_used;		/* the sampled bp mattered (a CFA on rbp not restored from

@@ -68,12 +68,13 @@ static void print_self_cost(const struct prof_session_info *in)
 		fprintf(stderr, "prof record: own cpu: %.3f s user, %.3f s sys, max rss %ld KiB\n",
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
-	fprintf(stderr, "prof record: off-CPU: %llu full stacks sampled (%llu random, %llu stale (%llu paid by the budget, %llu refused), %llu D; %llu lost; %llu repeats, %llu unnamed), %llu kernel stacks of D states (%llu missing; %llu I/O waits without), for %llu estimated intervals; %.3f s without a sample\n",
+	fprintf(stderr, "prof record: off-CPU: %llu full stacks sampled (%llu random, %llu stale (%llu paid by the budget, %llu refused), %llu D; %llu lost; %llu repeats, %llu unnamed; %llu copied to the stack's end, %llu of them short), %llu kernel stacks of D states (%llu missing; %llu I/O waits without), for %llu estimated intervals; %.3f s without a sample\n",
 		(unsigned long long)in->offcpu.full_stacks, (unsigned long long)in->offcpu.by_rule[0],
 		(unsigned long long)in->offcpu.by_rule[1], (unsigned long long)in->offcpu.stale_budget,
 		(unsigned long long)in->offcpu.stale_refused, (unsigned long long)in->offcpu.by_rule[2],
 		(unsigned long long)in->offcpu.full_lost, (unsigned long long)in->offcpu.repeats,
-		(unsigned long long)in->offcpu.repeats_unnamed, (unsigned long long)in->offcpu.d_kernel,
+		(unsigned long long)in->offcpu.repeats_unnamed, (unsigned long long)in->offcpu.to_base,
+		(unsigned long long)in->offcpu.to_base_short, (unsigned long long)in->offcpu.d_kernel,
 		(unsigned long long)in->offcpu.d_kernel_missing, (unsigned long long)in->offcpu.d_io_flag,
 		(unsigned long long)in->offcpu.estimated, (double)in->offcpu.unsampled_ns / 1e9);
 	fprintf(stderr, "prof record: address spaces: %zu processes seen, at most %zu alive at once, %zu freed\n",

@@ -90,10 +90,12 @@ struct prof_bpf_swa {
 	struct bpf_link *switch_link;	/* swa_switch on sched_switch, while started */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;
-	int threads_fd, counts_fd, shapes_fd, conf_fd, wake_fd, wakes_fd, then_fd;
+	int threads_fd, counts_fd, shapes_fd, bases_fd, conf_fd, wake_fd, wakes_fd, then_fd;
 	struct swa_conf conf;		/* as written to conf[0] */
-	VEC(uint32_t) shape_keys;	/* shapes learned, written together (prof_bpf_swa_flush_shapes) */
+	VEC(uint32_t) shape_keys;	/* shapes learned, written together (prof_bpf_swa_flush) */
 	VEC(struct swa_shape) shapes;
+	VEC(uint32_t) base_keys;	/* stack ends learned, likewise */
+	VEC(struct swa_base) bases;
 	int user;			/* PROF_SWA_USER_*: what samples carry */
 	prof_bpf_swa_fn fn;		/* of the drain under way */
 	void *arg;
@@ -138,6 +140,7 @@ static void on_sample(struct prof_bpf_swa *a, const struct swa_sample *r, size_t
 		.user = (r->flags & SWA_SAMPLE_USER) != 0,
 		.kstack = (const uint64_t *)r->k, .nkstack = MIN(r->nk, (uint32_t)SWA_KFRAMES),
 		.orig_ax = r->regs[SWA_REG_ORIG_AX], .cls = (uint8_t)(r->flags >> SWA_SAMPLE_CLASS_SHIFT & 3),
+		.to_base = (r->flags & SWA_SAMPLE_TO_BASE) != 0,
 	};
 	struct prof_bpf_swa_thread t = { .tid = r->tid, .pid = r->pid, .t_out = r->t, .sample = &smp };
 
@@ -279,11 +282,12 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	a->threads_fd = bpf_object__find_map_fd_by_name(a->obj, "threads");
 	a->counts_fd = bpf_object__find_map_fd_by_name(a->obj, "counts");
 	a->shapes_fd = bpf_object__find_map_fd_by_name(a->obj, "shapes");
+	a->bases_fd = bpf_object__find_map_fd_by_name(a->obj, "bases");
 	a->wake_fd = bpf_object__find_map_fd_by_name(a->obj, "wake");
 	a->wakes_fd = bpf_object__find_map_fd_by_name(a->obj, "wakes");
 	a->then_fd = bpf_object__find_map_fd_by_name(a->obj, "then");
 	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
-	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || a->shapes_fd < 0 || ring_fd < 0 ||
+	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || a->shapes_fd < 0 || a->bases_fd < 0 || ring_fd < 0 ||
 	    a->wake_fd < 0 || a->wakes_fd < 0 || a->then_fd < 0 ||
 	    !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
 	    ring_buffer__add(a->ring, a->wakes_fd, on_wake, a) < 0 ||
@@ -331,6 +335,7 @@ void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid)
 	uint32_t key = (uint32_t)tid;
 
 	(void)bpf_map_delete_elem(a->threads_fd, &key);
+	(void)bpf_map_delete_elem(a->bases_fd, &key);
 }
 
 int prof_bpf_swa_wake_for(struct prof_bpf_swa *a, pid_t pid)
@@ -393,16 +398,27 @@ int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_b
 	return 0;
 }
 
-/* One system call for a drain's shapes: a call each cost the recorder
- * more than the repeats saved it under -p on the busy host. */
-int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a)
+int prof_bpf_swa_set_base(struct prof_bpf_swa *a, uint32_t tid, uint64_t born, uint64_t top)
 {
-	uint32_t n = (uint32_t)a->shapes.n;
+	VEC_PUSH(&a->base_keys, tid);
+	VEC_PUSH(&a->bases, ((struct swa_base){ .top = top, .born = born }));
+	return 0;
+}
+
+/* One system call for a drain's shapes (and one for its stack ends): a
+ * call each cost the recorder more than the repeats saved it under -p on
+ * the busy host. */
+int prof_bpf_swa_flush(struct prof_bpf_swa *a)
+{
+	uint32_t n = (uint32_t)a->shapes.n, nb = (uint32_t)a->bases.n;
 	int ret = 0;
 
 	if (n && bpf_map_update_batch(a->shapes_fd, a->shape_keys.v, a->shapes.v, &n, NULL) < 0)
 		ret = -errno;
+	if (nb && bpf_map_update_batch(a->bases_fd, a->base_keys.v, a->bases.v, &nb, NULL) < 0)
+		ret = -errno;
 	a->shape_keys.n = a->shapes.n = 0;
+	a->base_keys.n = a->bases.n = 0;
 	return ret;
 }
 
@@ -468,6 +484,8 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 	bpf_object__close(a->obj);
 	VEC_FREE(&a->shape_keys);
 	VEC_FREE(&a->shapes);
+	VEC_FREE(&a->base_keys);
+	VEC_FREE(&a->bases);
 	free(a);
 }
 
@@ -496,7 +514,8 @@ int prof_bpf_swa_wake_for(struct prof_bpf_swa *a, pid_t pid) { return -ENOTSUP; 
 int prof_bpf_swa_wake_fd(const struct prof_bpf_swa *a) { return -1; }
 int prof_bpf_swa_then(struct prof_bpf_swa *a, int prog_fd) { return -ENOTSUP; }
 int prof_bpf_swa_set_voluntary_leaf(struct prof_bpf_swa *a, uint64_t ip) { return -ENOTSUP; }
-int prof_bpf_swa_flush_shapes(struct prof_bpf_swa *a) { return -ENOTSUP; }
+int prof_bpf_swa_flush(struct prof_bpf_swa *a) { return -ENOTSUP; }
+int prof_bpf_swa_set_base(struct prof_bpf_swa *a, uint32_t tid, uint64_t born, uint64_t top) { return -ENOTSUP; }
 int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_bpf_swa_sample *smp,
 		       const uint16_t *off, size_t n, bool bp_used, uint32_t seq)
 {

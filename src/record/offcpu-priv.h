@@ -131,6 +131,7 @@ struct est {
 	VEC(struct kstack) kstacks;	/* its D switch-outs' kernel stacks, not yet charged */
 	struct { uint32_t seq, node; } shapes[3][SHAPES_KEPT];	/* named stacks, by the rule's class */
 	uint8_t shapes_next[3];
+	uint64_t base, base_born;	/* its stack's end as given to the accountant (0: none) */
 	bool py_wakes;			/* its process is in the switch program's wake map */
 };
 

@@ -288,7 +288,8 @@ static struct prof_bpf_swa_thread held_copy(struct prof_offcpu *oc, const struct
 static const struct prof_unwind_reads *nameable(struct prof_offcpu *oc, const struct held_sample *h,
 						 uint32_t pid, uint32_t node)
 {
-	const struct prof_unwind_reads *reads = prof_replay_reads(oc->rp);
+	const struct prof_unwind_result *u = prof_replay_unwound(oc->rp);
+	const struct prof_unwind_reads *reads = u ? &u->reads : NULL;
 
 	if (node == PROF_NONE || !h->smp.user || !h->smp.stack || h->py_size || !reads || reads->overflow ||
 	    reads->past_end || !prof_bpf_swa_repeats(oc->swa))
@@ -314,6 +315,37 @@ static void learn_shape(struct prof_offcpu *oc, const struct prof_bpf_swa_thread
 	e->shapes[cls][e->shapes_next[cls]].seq = oc->shape_seq;
 	e->shapes[cls][e->shapes_next[cls]].node = node;
 	e->shapes_next[cls] = (uint8_t)((e->shapes_next[cls] + 1) % SHAPES_KEPT);
+}
+
+/* Tells the accountant where the thread's stack ends, once an unwind of
+ * its sample reached the outermost frame within the copy: its later kept
+ * switch-outs copy only that far.  An unwind that ran past the end of a
+ * copy so cut takes the end back (a thread that changes stacks: a Go
+ * runtime's, a signal stack); the next full copy learns it again. */
+static void learn_base(struct prof_offcpu *oc, const struct prof_bpf_swa_thread *r, const struct held_sample *h)
+{
+	const struct prof_unwind_result *u = prof_replay_unwound(oc->rp);
+	struct est *e = prof_offcpu_est(oc, r->tid);
+	uint64_t top = 0;
+
+	if (!u || !h->smp.user || !h->smp.stack || !e->k_born)
+		return;
+	oc->stats.to_base += h->smp.to_base;
+	if (u->reads.past_end) {
+		oc->stats.to_base_short += h->smp.to_base;
+		if (!h->smp.to_base)
+			return;
+	} else if (u->complete && u->reads.top) {
+		top = h->smp.uregs[PERF_REG_X86_SP] + u->reads.top;
+	} else {
+		return;
+	}
+	if (top == e->base && e->k_born == e->base_born)
+		return;
+	if (prof_bpf_swa_set_base(oc->swa, r->tid, e->k_born, top) == 0) {
+		e->base = top;
+		e->base_born = e->k_born;
+	}
 }
 
 /* A repeat: the kept switch-out waits for its interval's record with the
@@ -365,6 +397,7 @@ static void replay_sample(struct prof_offcpu *oc, const struct prof_bpf_swa_thre
 		s.kernel = true;
 	}
 	learn_shape(oc, r, h, prof_replay_sample(oc->rp, &oc->st.attr, &oc->st, &s));
+	learn_base(oc, r, h);
 	free(h);
 }
 
@@ -456,7 +489,7 @@ void prof_offcpu_poll_accountant(struct prof_offcpu *oc)
 
 	prof_bpf_swa_drain(oc->swa, hold, oc);
 	handle_held(oc, false);
-	(void)prof_bpf_swa_flush_shapes(oc->swa);
+	(void)prof_bpf_swa_flush(oc->swa);
 	if (now - oc->scanned < OFFCPU_SCAN_NS)
 		return;
 	prof_bpf_swa_scan(oc->swa, take_entry, oc);

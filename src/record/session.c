@@ -405,6 +405,8 @@ static void offcpu_meta(struct prof_session *s)
 	snprintf(v, sizeof(v), "%llu %llu %llu", (unsigned long long)st->full_stacks,
 		 (unsigned long long)st->repeats, (unsigned long long)st->repeats_unnamed);
 	prof_meta_set(&s->p, "off_cpu_repeats", v);
+	snprintf(v, sizeof(v), "%llu %llu", (unsigned long long)st->to_base, (unsigned long long)st->to_base_short);
+	prof_meta_set(&s->p, "off_cpu_stack_ends", v);
 	snprintf(v, sizeof(v), "%llu %llu %u", (unsigned long long)st->stale_budget,
 		 (unsigned long long)st->stale_refused, prof_offcpu_stale_per_cpu(s->oc));
 	prof_meta_set(&s->p, "off_cpu_stale_budget", v);

@@ -756,9 +756,9 @@ uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr
 	return rs.node;
 }
 
-const struct prof_unwind_reads *prof_replay_reads(const struct prof_replay *rp)
+const struct prof_unwind_result *prof_replay_unwound(const struct prof_replay *rp)
 {
-	return rp->unwound ? &rp->ures.reads : NULL;
+	return rp->unwound ? &rp->ures : NULL;
 }
 
 static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,

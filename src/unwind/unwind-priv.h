@@ -23,6 +23,8 @@ static inline void ctx_log_read(const struct unwind_ctx *c, uint64_t off)
 {
 	struct prof_unwind_reads *r = c->reads;
 
+	if (off + 8 > r->top)
+		r->top = (uint32_t)(off + 8);
 	if (r->n >= PROF_UNWIND_MAX_READS || off > UINT16_MAX)
 		r->overflow = true;
 	else

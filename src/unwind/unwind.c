@@ -314,7 +314,7 @@ void prof_unwind(struct prof_unwinder *u, struct prof_addrspace *as, pid_t tid,
 	};
 
 	res->n = 0;
-	res->reads.n = 0;
+	res->reads.n = res->reads.top = 0;
 	res->reads.overflow = res->reads.past_end = false;
 	res->reads.bp_used = true;	/* unless the CFI fast path walks it all */
 	res->complete = res->at_root = false;

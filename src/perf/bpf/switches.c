@@ -120,6 +120,16 @@ struct {
 	__type(value, struct swa_shape);
 } shapes SEC(".maps");
 
+/* The threads' stack ends the recorder learned (switches.h); deleted at
+ * the thread's exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWA_MAX_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct swa_base);
+} bases SEC(".maps");
+
 /* The CPython processes (tgid -> 1), whose kept switch-outs need their
  * Python frames read before the thread runs again, where the recorder
  * gave no program in then[0] to read them: by the recorder, woken for
@@ -348,13 +358,14 @@ static __always_inline int d_switch_out(void *ctx, const struct swa_conf *c, __u
 	return verdict;
 }
 
-/* Copies the user stack from sp into s->data, from byte got (0, or a
- * KiB boundary a first call stopped at) to want at most; the bytes
- * copied in all. */
-static __always_inline __u32 copy_stack(struct swa_sample *s, __u64 sp, __u64 got, __u64 want)
+/* Copies the user stack from sp into s->data, which holds cap bytes,
+ * from byte got (0, or a KiB boundary a first call stopped at) until want
+ * bytes are copied, to the KiB boundary at or after them (cap allowing);
+ * the bytes copied in all. */
+static __always_inline __u32 copy_stack(struct swa_sample *s, __u32 cap, __u64 sp, __u64 got, __u64 want)
 {
-	if (want > SWA_STACK_MAX)
-		want = SWA_STACK_MAX;
+	if (want > cap)
+		want = cap;
 	if (!got) {
 		got = 1024 - (sp & 1023);
 		if (got > want)
@@ -363,8 +374,10 @@ static __always_inline __u32 copy_stack(struct swa_sample *s, __u64 sp, __u64 go
 			return 0;
 	}
 	for (int i = 0; i < SWA_STACK_MAX / 1024; i++) {
-		if (got > SWA_STACK_MAX - 1024 || got + 1024 > want ||
-		    bpf_probe_read_user(s->data + got, 1024, (const void *)(sp + got)))
+		if (got >= want)
+			break;
+		asm volatile("" : "+r"(got));	/* the verifier needs the room test on the register used */
+		if (got > cap - 1024 || bpf_probe_read_user(s->data + got, 1024, (const void *)(sp + got)))
 			break;
 		got += 1024;
 	}
@@ -382,20 +395,36 @@ struct shape_hash {
 	__u64 h;
 };
 
-static long hash_word(__u32 i, void *arg)
+/* One word, of a sample with cap bytes of stack room (a constant: one
+ * callback per record size, each checked against its own). */
+static __always_inline long hash_word_in(__u32 i, struct shape_hash *x, __u32 cap)
 {
-	struct shape_hash *x = arg;
 	__u32 off;
 
 	if (i >= SWA_SHAPE_SLOTS)
 		return 1;
 	off = x->sh->off[i];
-	if (off > SWA_STACK_MAX - 8 || off + 8 > x->got) {
+	if (off > cap - 8 || off + 8 > x->got) {
 		x->bad = 1;
 		return 1;
 	}
 	x->h = swa_mix(x->h, *(const __u64 *)(x->s->data + off));
 	return 0;
+}
+
+static long hash_word_small(__u32 i, void *arg)
+{
+	return hash_word_in(i, arg, SWA_SMALL_STACK);
+}
+
+static long hash_word_medium(__u32 i, void *arg)
+{
+	return hash_word_in(i, arg, SWA_MEDIUM_STACK);
+}
+
+static long hash_word(__u32 i, void *arg)
+{
+	return hash_word_in(i, arg, SWA_STACK_MAX);
 }
 
 /* Whether the sample's registers are the shape's (checked before its
@@ -408,24 +437,30 @@ static __always_inline int same_regs(const struct swa_sample *s, const struct sw
 }
 
 /* Whether the shape's words, in the got bytes of stack copied, are its. */
-static __always_inline int same_words(const struct swa_sample *s, const struct swa_shape *sh, __u32 got)
+static __always_inline int same_words(const struct swa_sample *s, __u32 cap, const struct swa_shape *sh, __u32 got)
 {
 	struct shape_hash x = { .s = s, .sh = sh, .got = got, .h = SWA_SHAPE_SEED };
 
-	bpf_loop(sh->n, hash_word, &x, 0);
+	if (cap == SWA_SMALL_STACK)
+		bpf_loop(sh->n, hash_word_small, &x, 0);
+	else if (cap == SWA_MEDIUM_STACK)
+		bpf_loop(sh->n, hash_word_medium, &x, 0);
+	else
+		bpf_loop(sh->n, hash_word, &x, 0);
 	return !x.bad && x.h == sh->hash;
 }
 
-/* The user stack of sample s: a repeat of the class's shape (1: s is to
- * be discarded), else the copy. */
-static __always_inline int user_stack(struct swa_sample *s, const struct swa_conf *c, __u32 tid, __u32 rc)
+/* The user stack of sample s (cap bytes of room, want of them wanted): a
+ * repeat of the class's shape (1: s is to be discarded), else the copy. */
+static __always_inline int user_stack(struct swa_sample *s, __u32 cap, __u32 want, const struct swa_conf *c,
+				      __u32 tid, __u32 rc)
 {
 	__u32 key = tid << 2 | rc, got = 0;
 	const struct swa_shape *sh = c->repeats ? bpf_map_lookup_elem(&shapes, &key) : 0;
 
 	if (sh && same_regs(s, sh)) {
-		got = copy_stack(s, s->regs[SWA_REG_SP], 0, (__u64)sh->want + 1024);
-		if (same_words(s, sh, got)) {
+		got = copy_stack(s, cap, s->regs[SWA_REG_SP], 0, sh->want);
+		if (same_words(s, cap, sh, got)) {
 			struct swa_repeat r = { .kind = SWA_REC_REPEAT, .tid = tid, .pid = s->pid, .flags = rc,
 						.t = s->t, .seq = sh->seq };
 			if (bpf_ringbuf_output(&events, &r, sizeof(r), BPF_RB_NO_WAKEUP))
@@ -433,45 +468,48 @@ static __always_inline int user_stack(struct swa_sample *s, const struct swa_con
 			return 1;
 		}
 	}
-	s->size = copy_stack(s, s->regs[SWA_REG_SP], got, c->stack_bytes);
+	s->size = copy_stack(s, cap, s->regs[SWA_REG_SP], got, want);
 	return 0;
 }
 
-/* The kept switch-out's sample, made in the ring itself (one copy of
- * the stack, as a perf sample's; the record is of the largest size, the
- * recorder reads size bytes of data), or a repeat of its thread's shape
- * in its rule's class rc.  1: a sample was sent (the Python reader is
- * then called for it). */
-static __always_inline int send_sample(void *ctx, const struct swa_conf *c, __u32 tid, __u32 pid,
-				       __u32 task_flags, __u32 rc, __u64 now)
+/* The bytes of stack a kept switch-out of the thread needs copied: to its
+ * stack's end where the recorder learned it (see bases), rounded up to
+ * the KiB boundary where copy_stack stops; else all. */
+static __always_inline __u32 stack_want(const struct swa_conf *c, __u32 tid, __u64 born, const void *uregs)
 {
-	struct swa_sample *s;
+	const struct swa_base *b = bpf_map_lookup_elem(&bases, &tid);
+	__u64 sp = 0, end;
+
+	if (!b || b->born != born || bpf_probe_read_kernel(&sp, 8, (const char *)uregs + SWA_REG_SP * 8))
+		return c->stack_bytes;
+	end = (b->top + SWA_BASE_SLACK + 1023) & ~1023ULL;
+	return b->top > sp && end - sp < c->stack_bytes ? (__u32)(end - sp) : c->stack_bytes;
+}
+
+/* The kept switch-out's sample in the ring record s, whose stack room is
+ * cap bytes (a constant: the function is made once per record size), of
+ * which want are wanted; or a repeat of its thread's shape in its rule's
+ * class rc.  1: a sample was sent (the Python reader is then called for
+ * it). */
+static __always_inline int fill_sample(void *ctx, const struct swa_conf *c, struct swa_sample *s, __u32 cap,
+				       __u32 want, __u32 tid, __u32 pid, const void *uregs, __u32 rc, __u64 now)
+{
 	long n;
 
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > SWA_RING_BYTES / 2) {
-		count(3);
-		return 0;
-	}
-	if (!(s = bpf_ringbuf_reserve(&events, sizeof(*s), 0))) {
-		count(1);
-		return 0;
-	}
 	s->kind = SWA_REC_SAMPLE;
 	s->tid = tid;
 	s->pid = pid;
 	s->t = now;
-	s->flags = rc << SWA_SAMPLE_CLASS_SHIFT;
+	s->flags = rc << SWA_SAMPLE_CLASS_SHIFT | (want < c->stack_bytes ? SWA_SAMPLE_TO_BASE : 0);
 	s->size = 0;
-	if (!(task_flags & PF_KTHREAD) &&
-	    !bpf_probe_read_kernel(s->regs, sizeof(s->regs),
-				   (const void *)bpf_task_pt_regs(bpf_get_current_task_btf()))) {
+	if (uregs && !bpf_probe_read_kernel(s->regs, sizeof(s->regs), uregs)) {
 		s->flags |= SWA_SAMPLE_USER;
-		if (c->user == SWA_USER_STACK && user_stack(s, c, tid, rc)) {
+		if (c->user == SWA_USER_STACK && user_stack(s, cap, want, c, tid, rc)) {
 			bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);
 			return 0;
 		}
-		if (c->user == SWA_USER_CHAIN &&
-		    (n = bpf_get_stack(ctx, s->data, sizeof(s->data), BPF_F_USER_STACK)) > 0)
+		if (c->user == SWA_USER_CHAIN && cap == SWA_STACK_MAX &&
+		    (n = bpf_get_stack(ctx, s->data, SWA_STACK_MAX, BPF_F_USER_STACK)) > 0)
 			s->size = (__u32)n;
 	}
 	if (rc && c->voluntary_leaf) {	/* a thread that blocked called schedule(): no unwind */
@@ -483,6 +521,37 @@ static __always_inline int send_sample(void *ctx, const struct swa_conf *c, __u3
 	}
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 	return 1;
+}
+
+/* The kept switch-out's sample, made in the ring itself (one copy of the
+ * stack, as a perf sample's), in the smallest of three record sizes that
+ * holds the stack it wants (the recorder reads size bytes of data). */
+static __always_inline int send_sample(void *ctx, const struct swa_conf *c, __u32 tid, __u32 pid,
+				       const struct swa_thread *t, __u32 task_flags, __u32 rc, __u64 now)
+{
+	const void *uregs = task_flags & PF_KTHREAD ? 0 : (const void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u32 want = c->user == SWA_USER_STACK && uregs ? stack_want(c, tid, t->born, uregs) : SWA_STACK_MAX;
+	struct swa_sample *s;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > SWA_RING_BYTES / 2) {
+		count(3);
+		return 0;
+	}
+	if (want <= SWA_SMALL_STACK) {
+		s = bpf_ringbuf_reserve(&events, offsetof(struct swa_sample, data) + SWA_SMALL_STACK, 0);
+		if (s)
+			return fill_sample(ctx, c, s, SWA_SMALL_STACK, want, tid, pid, uregs, rc, now);
+	} else if (want <= SWA_MEDIUM_STACK) {
+		s = bpf_ringbuf_reserve(&events, offsetof(struct swa_sample, data) + SWA_MEDIUM_STACK, 0);
+		if (s)
+			return fill_sample(ctx, c, s, SWA_MEDIUM_STACK, want, tid, pid, uregs, rc, now);
+	} else {
+		s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+		if (s)
+			return fill_sample(ctx, c, s, SWA_STACK_MAX, want, tid, pid, uregs, rc, now);
+	}
+	count(1);
+	return 0;
 }
 
 /* sched_switch (args: preempt, prev, next, prev_state; in prev's
@@ -523,7 +592,7 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 		rc = cls;
 		verdict = decide(c, t, cls, now, quiet);
 	}
-	sent = keep_as(t, verdict) && send_sample(ctx, c, tid, tgid, task_flags, rc, now);
+	sent = keep_as(t, verdict) && send_sample(ctx, c, tid, tgid, t, task_flags, rc, now);
 	if (sent) {
 		own_end(o);	/* the program called next goes on with the window */
 		bpf_tail_call(ctx, &then, 0);	/* returns only when then[0] is empty */
@@ -555,6 +624,7 @@ int swa_exit(struct bpf_raw_tracepoint_args *ctx)
 	t->flags = 0;
 	emit(SWA_REC_EXIT, tid, t, 0, now, 0);
 	bpf_map_delete_elem(&threads, &tid);
+	bpf_map_delete_elem(&bases, &tid);
 	for (__u32 rc = 0; rc < 3; rc++) {
 		__u32 key = tid << 2 | rc;
 		bpf_map_delete_elem(&shapes, &key);

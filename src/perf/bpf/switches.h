@@ -112,6 +112,7 @@ struct swa_dstack {
 #define SWA_KFRAMES 8
 #define SWA_SAMPLE_USER 1u	/* regs hold the user registers (not a kernel thread) */
 #define SWA_SAMPLE_CLASS_SHIFT 1	/* flags >> this: the rule's class, 0 preempted, 1 asleep, 2 D */
+#define SWA_SAMPLE_TO_BASE 8u	/* the stack was copied to the thread's learned end (bases) */
 
 struct swa_sample {
 	__u32 kind, tid, pid, flags;
@@ -146,6 +147,24 @@ struct swa_shape {
 	__u32 want;			/* bytes of stack to copy to read them all */
 	__u32 bp_used;			/* bp is compared: the unwind used the sampled one */
 	__u16 off[SWA_SHAPE_SLOTS];
+};
+
+/*
+ * bases[tid]: where the thread's stack ends, as far as an unwind reads
+ * it: sp plus the bytes the recorder's last complete unwind of one of
+ * its samples read (the outermost frame is the same in every sample of
+ * a thread).  A kept switch-out copies from its sp to there (and
+ * SWA_BASE_SLACK more), not stack_bytes, and reserves the smallest ring
+ * record that holds it: a record's size, not its copy, is most of what
+ * a kept switch-out cost inside the switch on the VM of docs/offcpu.md.
+ * born is the thread entry's: a later thread given the tid has none.
+ */
+#define SWA_BASE_SLACK 64
+#define SWA_SMALL_STACK 2048	/* the records' stack sizes below SWA_STACK_MAX */
+#define SWA_MEDIUM_STACK 4096
+
+struct swa_base {
+	__u64 top, born;
 };
 
 struct swa_repeat {
