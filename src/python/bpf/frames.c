@@ -142,7 +142,9 @@ static __always_inline int read_chain(__u32 tid, __u32 pid, __u32 kind)
 		frame = at64(b, t->l.frame_previous);
 	}
 	r->n = n;
-	bpf_ringbuf_output(&frames, r, PYBPF_REC_SIZE(n), 0);
+	/* no wake-up: the recorder takes records when their samples come
+	 * (prof_pybpf_take), and a wake-up is an interrupt in the target */
+	bpf_ringbuf_output(&frames, r, PYBPF_REC_SIZE(n), BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
