@@ -18,7 +18,10 @@
  *    stack copy (or frame-pointer chain) and the innermost kernel frames,
  *    into the ring buffer, where the recorder unwinds it like a perf
  *    sample; or a repeat of a stack the recorder unwound before
- *    (switches.h's shapes).
+ *    (switches.h's shapes).  The copy goes as far as the thread's stack
+ *    end where the recorder learned it (switches.h's bases), in a record
+ *    no larger than it needs: on the VM of docs/offcpu.md the record's
+ *    size cost more than the copy.
  *  - The kernel frame a sample needs is the caller of __schedule.  For a
  *    thread that blocked (not runnable) that is always schedule() on a
  *    kernel without PREEMPT_RT: once the recorder has seen that frame it
@@ -500,7 +503,8 @@ static __always_inline int fill_sample(void *ctx, const struct swa_conf *c, stru
 	s->tid = tid;
 	s->pid = pid;
 	s->t = now;
-	s->flags = rc << SWA_SAMPLE_CLASS_SHIFT | (want < c->stack_bytes ? SWA_SAMPLE_TO_BASE : 0);
+	s->flags = rc << SWA_SAMPLE_CLASS_SHIFT |
+		   (c->user == SWA_USER_STACK && want < c->stack_bytes ? SWA_SAMPLE_TO_BASE : 0);
 	s->size = 0;
 	if (uregs && !bpf_probe_read_kernel(s->regs, sizeof(s->regs), uregs)) {
 		s->flags |= SWA_SAMPLE_USER;
@@ -530,7 +534,10 @@ static __always_inline int send_sample(void *ctx, const struct swa_conf *c, __u3
 				       const struct swa_thread *t, __u32 task_flags, __u32 rc, __u64 now)
 {
 	const void *uregs = task_flags & PF_KTHREAD ? 0 : (const void *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	__u32 want = c->user == SWA_USER_STACK && uregs ? stack_want(c, tid, t->born, uregs) : SWA_STACK_MAX;
+	__u32 want = c->user == SWA_USER_CHAIN ? SWA_STACK_MAX : 0;	/* registers alone: no room */
+
+	if (c->user == SWA_USER_STACK)
+		want = uregs ? stack_want(c, tid, t->born, uregs) : 0;
 	struct swa_sample *s;
 
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > SWA_RING_BYTES / 2) {
