@@ -475,14 +475,22 @@ static __always_inline int user_stack(struct swa_sample *s, __u32 cap, __u32 wan
 	return 0;
 }
 
-/* The bytes of stack a kept switch-out of the thread needs copied: to its
- * stack's end where the recorder learned it (see bases), rounded up to
- * the KiB boundary where copy_stack stops; else all. */
-static __always_inline __u32 stack_want(const struct swa_conf *c, __u32 tid, __u64 born, const void *uregs)
+/* The stack room a kept switch-out's record needs (uregs: the thread's
+ * user registers, NULL for a kernel thread): none for registers alone;
+ * the most for a frame-pointer chain (bpf_get_stack fills that); for a
+ * stack copy, to the thread's stack end where the recorder learned it
+ * (see bases), rounded up to the KiB boundary where copy_stack stops,
+ * else stack_bytes. */
+static __always_inline __u32 room_wanted(const struct swa_conf *c, __u32 tid, __u64 born, const void *uregs)
 {
-	const struct swa_base *b = bpf_map_lookup_elem(&bases, &tid);
+	const struct swa_base *b;
 	__u64 sp = 0, end;
 
+	if (c->user == SWA_USER_CHAIN)
+		return SWA_STACK_MAX;
+	if (c->user != SWA_USER_STACK || !uregs)
+		return 0;
+	b = bpf_map_lookup_elem(&bases, &tid);
 	if (!b || b->born != born || bpf_probe_read_kernel(&sp, 8, (const char *)uregs + SWA_REG_SP * 8))
 		return c->stack_bytes;
 	end = (b->top + SWA_BASE_SLACK + 1023) & ~1023ULL;
@@ -534,10 +542,7 @@ static __always_inline int send_sample(void *ctx, const struct swa_conf *c, __u3
 				       const struct swa_thread *t, __u32 task_flags, __u32 rc, __u64 now)
 {
 	const void *uregs = task_flags & PF_KTHREAD ? 0 : (const void *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	__u32 want = c->user == SWA_USER_CHAIN ? SWA_STACK_MAX : 0;	/* registers alone: no room */
-
-	if (c->user == SWA_USER_STACK)
-		want = uregs ? stack_want(c, tid, t->born, uregs) : 0;
+	__u32 want = room_wanted(c, tid, t->born, uregs);
 	struct swa_sample *s;
 
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > SWA_RING_BYTES / 2) {
