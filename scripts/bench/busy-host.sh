@@ -48,6 +48,8 @@
 #                   innermost frame is finish_task_switch (prof report; the
 #                   perf.data through prof's own importer)
 #   [stack lost], [stack not sampled]  shares of the servers' off-CPU time
+#   CPU samples lost  per prof window, on its round's line (the header's
+#                   "lost: N"): a recorder that does not keep up shows here
 # Not a test: the VM is shared, so the load average is printed with the
 # figures.  Needs root, perf, PostgreSQL 15 (/usr/lib/postgresql/15/bin)
 # and redis; the servers are started on private ports and stopped at exit.
@@ -174,6 +176,10 @@ shares() {	# file config
 			END {printf "%.2f %.2f", t ? 100 * l / t : 0, t ? 100 * u / t : 0}'
 }
 
+# CPU samples a prof recording lost (its header's "lost: N"): the
+# recorder must keep up with the load it is measured on.
+cpu_lost() { "$PROF" report -i "$1" --header 2>/dev/null | sed -n 's/^# samples: [0-9]*, lost: \([0-9]*\),.*/\1/p'; }
+
 start_servers
 start_load
 echo "# busy host: load average at start $(cut -d' ' -f1-3 /proc/loadavg); redis pid $REDIS, postmaster $POSTMASTER" >&2
@@ -187,8 +193,9 @@ for round in $(seq "$ROUNDS"); do
 		cpu[$c]+="$rc "
 		f="$B/rec.prof"
 		[ "${c%_p}" = perf ] && f="$B/rec.perf"
-		s=- l=- u=-
+		s=- l=- u=- cl=-
 		[ "$c" = floor ] || read -r s l u <<<"$(shares "$f")"
+		[ "$f" = "$B/rec.prof" ] && cl=$(cpu_lost "$f")
 		[ -n "${KEEP:-}" ] && cp "$f" "$KEEP/$c.$round.data"
 		fts[$c]+="$s "
 		lost[$c]+="$l "
@@ -197,7 +204,7 @@ for round in $(seq "$ROUNDS"); do
 		window bare
 		redis[$c]+="$(awk -v x="$cr" -v a="$prev_r" -v b="$W_REDIS" 'BEGIN {print 2 * x / (a + b)}') "
 		pg[$c]+="$(awk -v x="$cp" -v a="$prev_p" -v b="$W_PG" 'BEGIN {print 2 * x / (a + b)}') "
-		echo "# round $round $c: redis $cr/s, postgres $cp tps (around: $prev_r..$W_REDIS, $prev_p..$W_PG); cpu $rc s; finish_task_switch $s%, stack lost $l%, not sampled $u%; load $(cut -d' ' -f1 /proc/loadavg)" >&2
+		echo "# round $round $c: redis $cr/s, postgres $cp tps (around: $prev_r..$W_REDIS, $prev_p..$W_PG); cpu $rc s; finish_task_switch $s%, stack lost $l%, not sampled $u%, CPU samples lost $cl; load $(cut -d' ' -f1 /proc/loadavg)" >&2
 		prev_r=$W_REDIS prev_p=$W_PG
 	done
 done
