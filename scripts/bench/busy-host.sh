@@ -48,8 +48,8 @@
 #                   innermost frame is finish_task_switch (prof report; the
 #                   perf.data through prof's own importer)
 #   [stack lost], [stack not sampled]  shares of the servers' off-CPU time
-#   CPU samples lost  per prof window, on its round's line (the header's
-#                   "lost: N"): a recorder that does not keep up shows here
+#   CPU samples lost  per prof window, on its round's line (the report's
+#                   "lost"): a recorder that does not keep up shows here
 # Not a test: the VM is shared, so the load average is printed with the
 # figures.  Needs root, perf, PostgreSQL 15 (/usr/lib/postgresql/15/bin)
 # and redis; the servers are started on private ports and stopped at exit.
@@ -176,10 +176,6 @@ shares() {	# file config
 			END {printf "%.2f %.2f", t ? 100 * l / t : 0, t ? 100 * u / t : 0}'
 }
 
-# CPU samples a prof recording lost (its header's "lost: N"): the
-# recorder must keep up with the load it is measured on.
-cpu_lost() { "$PROF" report -i "$1" --header 2>/dev/null | sed -n 's/^# samples: [0-9]*, lost: \([0-9]*\),.*/\1/p'; }
-
 start_servers
 start_load
 echo "# busy host: load average at start $(cut -d' ' -f1-3 /proc/loadavg); redis pid $REDIS, postmaster $POSTMASTER" >&2
@@ -195,7 +191,7 @@ for round in $(seq "$ROUNDS"); do
 		[ "${c%_p}" = perf ] && f="$B/rec.perf"
 		s=- l=- u=- cl=-
 		[ "$c" = floor ] || read -r s l u <<<"$(shares "$f")"
-		[ "$f" = "$B/rec.prof" ] && cl=$(cpu_lost "$f")
+		[ "$f" = "$B/rec.prof" ] && cl=$(prof_lost "$f")
 		[ -n "${KEEP:-}" ] && cp "$f" "$KEEP/$c.$round.data"
 		fts[$c]+="$s "
 		lost[$c]+="$l "

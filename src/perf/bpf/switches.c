@@ -511,11 +511,12 @@ static __always_inline int fill_sample(void *ctx, const struct swa_conf *c, stru
 	s->tid = tid;
 	s->pid = pid;
 	s->t = now;
-	s->flags = rc << SWA_SAMPLE_CLASS_SHIFT |
-		   (c->user == SWA_USER_STACK && want < c->stack_bytes ? SWA_SAMPLE_TO_BASE : 0);
+	s->flags = rc << SWA_SAMPLE_CLASS_SHIFT;
 	s->size = 0;
 	if (uregs && !bpf_probe_read_kernel(s->regs, sizeof(s->regs), uregs)) {
 		s->flags |= SWA_SAMPLE_USER;
+		if (c->user == SWA_USER_STACK && want < c->stack_bytes)
+			s->flags |= SWA_SAMPLE_TO_BASE;	/* a copy cut at the learned end */
 		if (c->user == SWA_USER_STACK && user_stack(s, cap, want, c, tid, rc)) {
 			bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);
 			return 0;
