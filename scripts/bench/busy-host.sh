@@ -27,10 +27,23 @@
 #                   ring buffer (timerfloor -a: no record, no stack, no
 #                   recorder): what no sampler on this VM can cost less than
 #                   (CONFIGS=floor)
+#   burn            no recorder: a process that spins the CPU this run's
+#                   last `prof -a` window used (BURN_CPU seconds, default
+#                   0.5, before one ran), spread over the window in 1.25-ms
+#                   slices (burn.c): what that much CPU alone costs the
+#                   servers; put it after prof_a in CONFIGS (CONFIGS=burn;
+#                   with STEADY, spread over the longer recording: more than
+#                   a recorder spends in its middle)
 #   perf -a         `perf record -a --call-graph dwarf -F 999`
 #   perf -p         `perf record -p` the same processes (redis, the postmaster
 #                   and its children: perf has no --children), dwarf 999 Hz
 #                   (CONFIGS=perf_p)
+# STEADY=S (seconds; default 0): each recorder runs WINDOW + 2 S seconds and
+# the servers are counted over the WINDOW seconds in its middle, leaving
+# out its start (loading its BPF programs, mapping its rings, reading
+# every process) and its end (naming, writing): what a long recording
+# costs them while it runs.  The recorder CPU is still the whole
+# recording's.
 # Figures, each a median over the rounds:
 #   throughput      each server's own count over the window (redis:
 #                   INFO total_commands_processed; postgres: pgbench's
@@ -50,12 +63,19 @@
 #   [stack lost], [stack not sampled]  shares of the servers' off-CPU time
 #   CPU samples lost  per prof window, on its round's line (the report's
 #                   "lost"): a recorder that does not keep up shows here
+#   below ... in K of N rounds  for prof -a against the burner and against
+#                   perf, --no-resources against the burner and prof -p
+#                   against perf -p, where both ran: the rounds where the
+#                   first cost the servers more (the geometric mean of
+#                   their two ratios)
 # Not a test: the VM is shared, so the load average is printed with the
 # figures.  Needs root, perf, PostgreSQL 15 (/usr/lib/postgresql/15/bin)
 # and redis; the servers are started on private ports and stopped at exit.
 . "$(dirname "$0")/lib.sh"
 bench_build
 WINDOW=${WINDOW:-8}
+STEADY=${STEADY:-0}
+REC_S=$(awk -v w="$WINDOW" -v s="$STEADY" 'BEGIN {print w + 2 * s}')
 ROUNDS=${ROUNDS:-3}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 PGPORT=${PGPORT:-54329}
@@ -120,42 +140,53 @@ pg_tps() {
 # The recorder of a configuration, for one window, writing $B/rec.*.
 recorder() {
 	case $1 in
-	prof_a) "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
-	prof_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$WINDOW" -o "$B/rec.prof" ;;
-	nores) "$PROF" record -q -a --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
-	nores_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children --no-resources -d "$WINDOW" -o "$B/rec.prof" ;;
-	all) "$PROF" record -q -a --offcpu-stacks=all -d "$WINDOW" -o "$B/rec.prof" ;;
-	prof_p_thread) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children --per-thread -d "$WINDOW" -o "$B/rec.prof" ;;
+	prof_a) "$PROF" record -q -a -d "$REC_S" -o "$B/rec.prof" ;;
+	prof_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$REC_S" -o "$B/rec.prof" ;;
+	nores) "$PROF" record -q -a --no-resources -d "$REC_S" -o "$B/rec.prof" ;;
+	nores_p) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children --no-resources -d "$REC_S" -o "$B/rec.prof" ;;
+	all) "$PROF" record -q -a --offcpu-stacks=all -d "$REC_S" -o "$B/rec.prof" ;;
+	prof_p_thread) "$PROF" record -q -p "$REDIS,$POSTMASTER" --children --per-thread -d "$REC_S" -o "$B/rec.prof" ;;
 	perf_p) perf record -q -p "$REDIS,$POSTMASTER,$(pgrep -d, -P "$POSTMASTER")" --call-graph dwarf -F 999 \
-			-o "$B/rec.perf" -- sleep "$WINDOW" ;;
-	prof_a_rec) PROF_OFFCPU_SWITCH_RECORDS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
-	base_a) "$BASE_PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
-	base_p) "$BASE_PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$WINDOW" -o "$B/rec.prof" ;;
-	prof_a_norep) PROF_OFFCPU_NO_REPEATS=1 "$PROF" record -q -a -d "$WINDOW" -o "$B/rec.prof" ;;
-	prof_p_norep) PROF_OFFCPU_NO_REPEATS=1 "$PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$WINDOW" \
+			-o "$B/rec.perf" -- sleep "$REC_S" ;;
+	prof_a_rec) PROF_OFFCPU_SWITCH_RECORDS=1 "$PROF" record -q -a -d "$REC_S" -o "$B/rec.prof" ;;
+	base_a) "$BASE_PROF" record -q -a -d "$REC_S" -o "$B/rec.prof" ;;
+	base_p) "$BASE_PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$REC_S" -o "$B/rec.prof" ;;
+	prof_a_norep) PROF_OFFCPU_NO_REPEATS=1 "$PROF" record -q -a -d "$REC_S" -o "$B/rec.prof" ;;
+	prof_p_norep) PROF_OFFCPU_NO_REPEATS=1 "$PROF" record -q -p "$REDIS,$POSTMASTER" --children -d "$REC_S" \
 			-o "$B/rec.prof" ;;
-	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$WINDOW" ;;
-	floor) "$FLOOR" -a 999 sleep "$WINDOW" ;;
+	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$REC_S" ;;
+	floor) "$FLOOR" -a 999 sleep "$REC_S" ;;
+	burn) "$BURN" "$REC_S" "$BURN_CPU" ;;
 	esac
 }
 
 declare -A redis pg cpu fts lost unsampled
-# One window: nothing, or the recorder of config $1 under runstat.
+# One window: nothing, or the recorder of config $1 under runstat, the
+# servers counted from its start to its end, or with STEADY over the
+# WINDOW seconds in its middle.
 window() {	# config|bare
-	local r0 r1 t0 t1
+	local r0 r1 t0 t1 rec=
 	rm -f "$B"/rec.*
 	r0=$(redis_count); t0=$(now)
 	if [ "$1" = bare ]; then
 		sleep "$WINDOW"
-	else
+	elif [ "$STEADY" = 0 ]; then
 		"$RUNSTAT" bash -c 'recorder "$0"' "$1" >/dev/null 2>"$B/rec.err" 3>"$B/rec.stat"
+	else
+		"$RUNSTAT" bash -c 'recorder "$0"' "$1" >/dev/null 2>"$B/rec.err" 3>"$B/rec.stat" &
+		rec=$!
+		sleep "$STEADY"
+		r0=$(redis_count); t0=$(now)
+		sleep "$WINDOW"
 	fi
 	r1=$(redis_count); t1=$(now)
+	[ -n "$rec" ] && wait "$rec"
 	W_REDIS=$(awk -v a="$r0" -v b="$r1" -v s="$t0" -v e="$t1" 'BEGIN {printf "%.0f", (b - a) / (e - s)}')
 	W_PG=$(pg_tps "$t0" "$t1")
 }
 export -f recorder
-export PROF BASE_PROF FLOOR WINDOW B REDIS POSTMASTER
+BURN_CPU=${BURN_CPU:-0.5}
+export PROF BASE_PROF FLOOR BURN BURN_CPU REC_S B REDIS POSTMASTER
 
 # Shares from a recording: finish_task_switch in the servers' CPU samples
 # (the innermost frame but the interrupt-enabling helpers it calls, where a
@@ -187,11 +218,12 @@ for round in $(seq "$ROUNDS"); do
 		cr=$W_REDIS cp=$W_PG
 		rc=$(awk '{print $1}' "$B/rec.stat")
 		cpu[$c]+="$rc "
+		[ "$c" = prof_a ] && BURN_CPU=$rc
 		f="$B/rec.prof"
 		[ "${c%_p}" = perf ] && f="$B/rec.perf"
 		s=- l=- u=- cl=-
-		[ "$c" = floor ] || read -r s l u <<<"$(shares "$f")"
-		[ "$f" = "$B/rec.prof" ] && cl=$(prof_lost "$f")
+		[ "$c" = floor ] || [ "$c" = burn ] || read -r s l u <<<"$(shares "$f")"
+		[ "$f" = "$B/rec.prof" ] && [ -s "$f" ] && cl=$(prof_lost "$f")	# floor and burn record nothing
 		[ -n "${KEEP:-}" ] && cp "$f" "$KEEP/$c.$round.data"
 		fts[$c]+="$s "
 		lost[$c]+="$l "
@@ -210,7 +242,8 @@ name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";;
 	perf_p) echo "perf -p dwarf 999 Hz";;
 	base_a) echo "prof -a, $BASE_PROF";; base_p) echo "prof -p --children, $BASE_PROF";;
 	prof_a_norep) echo "prof -a, no repeats";; prof_p_norep) echo "prof -p --children, no repeats";;
-	all) echo "prof -a --offcpu-stacks=all";; floor) echo "the 999 Hz timer alone, -a";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
+	all) echo "prof -a --offcpu-stacks=all";; floor) echo "the 999 Hz timer alone, -a";;
+	burn) echo "no recorder, a burner of prof -a's CPU";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
 ci() { echo "$1" | tr ' ' '\n' | grep . | median_ci %.3f; }
 both() {	# two at_least verdicts -> one: NO if either is, yes if both are
 	case "$1 $2" in *NO*) echo NO ;; "yes yes") echo yes ;; *) echo "not resolved" ;; esac
@@ -223,10 +256,23 @@ for c in $CONFIGS; do
 	echo "# $(name "$c"): redis $rci, postgres $pci (median [95% interval], ${ROUNDS} rounds)" >&2
 done
 ran() { local c; for c; do [[ " $CONFIGS " == *" $c "* ]] || return 1; done; }	# configs all run
+# Rounds where config A cost the servers more than config B did in the
+# same round (the geometric mean of the two servers' ratios): a sign
+# test, which the drift between rounds does not blur as it does each
+# config's own interval.
+paired() {	# A B
+	echo "# $(name "$1") below $(name "$2"), both servers' geometric mean, in $(paste -d' ' \
+		<(echo "${redis[$1]}" | tr ' ' '\n' | grep .) <(echo "${pg[$1]}" | tr ' ' '\n' | grep .) \
+		<(echo "${redis[$2]}" | tr ' ' '\n' | grep .) <(echo "${pg[$2]}" | tr ' ' '\n' | grep .) |
+		awk '{n++; if ($1 * $2 < $3 * $4) k++} END {printf "%d of %d rounds", k, n}')" >&2
+}
+for pair in "prof_a burn" "prof_a perf" "nores burn" "prof_p perf_p"; do
+	ran $pair && paired $pair
+done
 pc=$(m "${cpu[perf]:-}")
 for c in prof_a prof_p prof_a_norep prof_p_norep; do
 	ran "$c" perf || continue
-	row "busy host: recorder CPU" "s per ${WINDOW} s, $(name "$c")" "$pc" "$(m "${cpu[$c]}")" \
+	row "busy host: recorder CPU" "s per ${REC_S} s, $(name "$c")" "$pc" "$(m "${cpu[$c]}")" \
 		"$(ratio "$(m "${cpu[$c]}")" "$pc")" "$(verdict "$(m "${cpu[$c]}") <= 2 * $pc")"
 done
 ran prof_a nores perf && row "busy host: finish_task_switch" "% of servers' CPU samples, -a" "$(m "${fts[perf]}")" \

@@ -12,6 +12,7 @@ TP="$BENCH_TMP/tp"
 
 HICCUP="$BENCH_TMP/hiccup"
 FLOOR="$BENCH_TMP/timerfloor"
+BURN="$BENCH_TMP/burn"
 RUNSTAT="$BENCH_TMP/runstat"
 GEN="$BENCH_TMP/gen"
 
@@ -23,6 +24,7 @@ bench_build() {
 	[ -x "$TP" ] || gcc -O2 -g -fomit-frame-pointer -pthread "$TOP/scripts/bench/tp.c" -o "$TP"
 	[ -x "$RUNSTAT" ] || gcc -O2 "$TOP/scripts/bench/runstat.c" -o "$RUNSTAT"
 	[ -x "$FLOOR" ] || gcc -O2 "$TOP/scripts/bench/timerfloor.c" -o "$FLOOR"
+	[ -x "$BURN" ] || gcc -O2 "$TOP/scripts/bench/burn.c" -o "$BURN"
 	[ -x "$HICCUP" ] || gcc -O2 -g "$TOP/scripts/bench/hiccup.c" -o "$HICCUP"
 	libs=$(pkg-config --libs libdw libelf libunwind-generic zlib 2>/dev/null)
 	pkg-config --exists libzstd && libs="$libs $(pkg-config --libs libzstd)"
