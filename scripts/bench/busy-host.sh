@@ -236,7 +236,8 @@ for round in $(seq "$ROUNDS"); do
 		prev_r=$W_REDIS prev_p=$W_PG
 	done
 done
-m() { echo "$1" | tr ' ' '\n' | grep . | median; }
+lines() { echo "$1" | tr ' ' '\n' | grep .; }	# a list of figures, one a line
+m() { lines "$1" | median; }
 name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";; nores) echo "prof -a --no-resources";;
 	nores_p) echo "prof -p --children --no-resources";; prof_p_thread) echo "prof -p --children --per-thread";;
 	perf_p) echo "perf -p dwarf 999 Hz";;
@@ -244,7 +245,7 @@ name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";;
 	prof_a_norep) echo "prof -a, no repeats";; prof_p_norep) echo "prof -p --children, no repeats";;
 	all) echo "prof -a --offcpu-stacks=all";; floor) echo "the 999 Hz timer alone, -a";;
 	burn) echo "no recorder, a burner of prof -a's CPU";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
-ci() { echo "$1" | tr ' ' '\n' | grep . | median_ci %.3f; }
+ci() { lines "$1" | median_ci %.3f; }
 both() {	# two at_least verdicts -> one: NO if either is, yes if both are
 	case "$1 $2" in *NO*) echo NO ;; "yes yes") echo yes ;; *) echo "not resolved" ;; esac
 }
@@ -262,8 +263,7 @@ ran() { local c; for c; do [[ " $CONFIGS " == *" $c "* ]] || return 1; done; }	#
 # config's own interval.
 paired() {	# A B
 	echo "# $(name "$1") below $(name "$2"), both servers' geometric mean, in $(paste -d' ' \
-		<(echo "${redis[$1]}" | tr ' ' '\n' | grep .) <(echo "${pg[$1]}" | tr ' ' '\n' | grep .) \
-		<(echo "${redis[$2]}" | tr ' ' '\n' | grep .) <(echo "${pg[$2]}" | tr ' ' '\n' | grep .) |
+		<(lines "${redis[$1]}") <(lines "${pg[$1]}") <(lines "${redis[$2]}") <(lines "${pg[$2]}") |
 		awk '{n++; if ($1 * $2 < $3 * $4) k++} END {printf "%d of %d rounds", k, n}')" >&2
 }
 for pair in "prof_a burn" "prof_a perf" "nores burn" "prof_p perf_p"; do
