@@ -141,6 +141,14 @@ struct prof_perf {
 	 * prof_perf_pump_start; NULL: none.
 	 */
 	uint64_t *pace_issued, *pace_settled;
+	/*
+	 * Called on the pump's thread after each of its passes (at least every
+	 * 50 ms): another ring that must be emptied while the main thread is
+	 * busy (the off-CPU accountant's BPF ring, prof_bpf_swa_pull).  Set
+	 * before prof_perf_pump_start; NULL: none.
+	 */
+	void (*pump_also)(void *arg);
+	void *pump_also_arg;
 	int bpf_prog;			/* > 0: a BPF program set on each event as it opens */
 	const char *open_filter;	/* tracepoint filter set on each event as it opens */
 	int open_bpf;			/* 1 + a sample filter program set on each event as it opens; 0 none */
@@ -344,6 +352,11 @@ int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t sta
 /* Drops tid's entry (a seeded thread found gone). */
 void prof_bpf_swa_forget(struct prof_bpf_swa *a, pid_t tid);
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
+/* Moves the records waiting in the accountant's ring into memory, where
+ * the next prof_bpf_swa_drain finds them; safe on another thread than the
+ * drain's (the CPU ring's pump: struct prof_perf's pump_also).  arg: the
+ * struct prof_bpf_swa. */
+void prof_bpf_swa_pull(void *arg);
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg);
 struct prof_bpf_swa_counts {
 	uint64_t untracked;		/* threads the map had no room for */

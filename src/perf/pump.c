@@ -30,6 +30,9 @@
  *    behind this one, whose memory it holds.
  *  - prof_perf_disable stops the thread; from then on the draining thread
  *    copies the kernel rings itself (no concurrency left).
+ *  - After each pass the thread calls pf->pump_also, for a ring of another
+ *    kind that must not wait for the main thread either (the off-CPU
+ *    accountant's BPF ring: prof_bpf_swa_pull, with its own lock).
  */
 #include "prof/perf.h"
 #include <errno.h>
@@ -256,6 +259,8 @@ static void *pump_main(void *arg)
 			break;
 		if (fds[0].revents & POLLIN)
 			break;
+		if (pp->pf->pump_also)
+			pp->pf->pump_also(pp->pf->pump_also_arg);
 		if (pump_all(pp) && write(pp->wake_fd, &one, 8) < 0)
 			continue;	/* the counter is saturated: a wake is pending */
 	}

@@ -17,8 +17,15 @@
  * Design notes / invariants:
  *  - The map is read in batches (BPF_MAP_LOOKUP_BATCH): one system call
  *    per SCAN_BATCH threads, not two per thread.
- *  - The ring buffer's records are not woken for (BPF_RB_NO_WAKEUP): the
- *    recorder drains it when it drains its perf rings.
+ *  - The ring buffer's records are not woken for (BPF_RB_NO_WAKEUP).  The
+ *    CPU ring's pump thread empties it into memory after each of its
+ *    passes (prof_bpf_swa_pull, at least every 50 ms), and the recorder
+ *    takes them from there when it drains its perf rings: its main thread
+ *    can spend 150 ms and more on one batch (the first DWARF loads of a
+ *    host's binaries), in which the kept switch-outs of every thread that
+ *    blocks for the first time would overflow a ring sized for steady
+ *    state.  The ring and the copies are behind one lock, taken by the
+ *    pump's pull and the recorder's drain.
  *  - A sample's registers come as the kernel's struct pt_regs (x86-64)
  *    and are handed on by perf_regs number, as a perf sample has them.
  *  - Without libbpf (HAVE_LIBBPF unset) prof_bpf_swa_open fails and the
@@ -26,6 +33,7 @@
  */
 #include "prof/perf.h"
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +84,10 @@ __asm__(".section .rodata\n"
 extern const char prof_swa_obj[], prof_swa_obj_end[];
 
 #define SCAN_BATCH 256
+/* The records pulled and not yet drained: beyond this, the pull leaves
+ * them in the ring, which then fills and makes the program count its
+ * losses (prof_bpf_swa_counts), as the perf pump's bound does. */
+#define PULLED_MAX ((size_t)256 << 20)
 
 _Static_assert(PROF_SWA_USER_STACK == SWA_USER_STACK && PROF_SWA_USER_CHAIN == SWA_USER_CHAIN,
 	       "the user modes of include/prof/perf.h are the program's");
@@ -89,7 +101,13 @@ struct prof_bpf_swa {
 	struct bpf_link *exit_link;	/* swa_exit on sched_process_exit */
 	struct bpf_link *switch_link;	/* swa_switch on sched_switch, while started */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
-	struct ring_buffer *ring;
+	struct ring_buffer *ring;	/* the wakes ring */
+	struct ring_buffer *events;	/* the records ring: pulled into `pulled` */
+	pthread_mutex_t lock;		/* events and pulled: the pump's pull, the drain */
+	/* pulled: records as they came, each its size and then its bytes in
+	 * 8-byte words; draining: the drain's, taken from pulled under the
+	 * lock (one type, so that the two trade places). */
+	VEC(uint64_t) pulled, draining;
 	int threads_fd, counts_fd, shapes_fd, bases_fd, conf_fd, wake_fd, wakes_fd, then_fd;
 	struct swa_conf conf;		/* as written to conf[0] */
 	VEC(uint32_t) shape_keys;	/* shapes learned, written together (prof_bpf_swa_flush) */
@@ -155,6 +173,20 @@ static void on_sample(struct prof_bpf_swa *a, const struct swa_sample *r, size_t
 		smp.nchain = n / 8;
 	}
 	a->fn(a->arg, &t);
+}
+
+/* A record leaves the ring for `pulled` (under the lock). */
+static int on_pull(void *ctx, void *data, size_t size)
+{
+	struct prof_bpf_swa *a = ctx;
+	size_t words = (size + 7) / 8;
+
+	VEC_GROW(&a->pulled, a->pulled.n + 1 + words);
+	a->pulled.v[a->pulled.n] = size;
+	a->pulled.v[a->pulled.n + words] = 0;	/* the tail's padding */
+	memcpy(a->pulled.v + a->pulled.n + 1, data, size);
+	a->pulled.n += 1 + words;
+	return 0;
 }
 
 /* A wake (prof_bpf_swa_wake_for) has done its work once read. */
@@ -231,6 +263,19 @@ static uint32_t threads_room(void)
 	return (uint32_t)MIN(MAX(4 * now, 8192), (uint64_t)SWA_MAX_THREADS);
 }
 
+/* The records ring's size (switches.h): SWA_RING_PER_CPU a possible CPU,
+ * rounded up to a power of two (the kernel's rule for a BPF ring). */
+static uint32_t ring_room(void)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t want = (uint64_t)MAX(ncpus, 1) * SWA_RING_PER_CPU;
+	uint32_t room = SWA_RING_MIN;
+
+	while (room < want && room < SWA_RING_MAX)
+		room *= 2;
+	return room;
+}
+
 /* The object's program NAME on the raw tracepoint TP, or NULL. */
 static struct bpf_link *attach_tp(struct bpf_object *obj, const char *name, const char *tp)
 {
@@ -244,6 +289,7 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 				       uint64_t tau, uint32_t stale_per_cpu, int user, uint32_t stack_bytes, char *why, size_t len)
 {
 	struct prof_bpf_swa *a = xcalloc(1, sizeof(*a));
+	pthread_mutex_init(&a->lock, NULL);
 	struct swa_conf conf = { .self_tgid = self, .period = n ? n : 1, .stale_ns = tau,
 				 .quiet_ns = tau, .every_ns = stale_per_cpu ? 1000000000ULL / stale_per_cpu : 0,
 				 .burst_ns = stale_per_cpu ? 1000000000ULL : 0,
@@ -267,6 +313,9 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	struct bpf_map *threads = bpf_object__find_map_by_name(a->obj, "threads");
 	if (threads)
 		bpf_map__set_max_entries(threads, threads_room());
+	struct bpf_map *events = bpf_object__find_map_by_name(a->obj, "events");
+	if (events)
+		bpf_map__set_max_entries(events, ring_room());
 	if ((ret = prof_bpf_own_share(a->obj)) < 0 || (ret = prof_bpf_own_restart(false)) < 0 ||
 	    (ret = bpf_object__load(a->obj)) < 0) {
 		snprintf(why, len, "cannot load the off-CPU accountant: %s", strerror(-ret));
@@ -289,8 +338,8 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	ring_fd = bpf_object__find_map_fd_by_name(a->obj, "events");
 	if (conf_fd < 0 || a->threads_fd < 0 || a->counts_fd < 0 || a->shapes_fd < 0 || a->bases_fd < 0 || ring_fd < 0 ||
 	    a->wake_fd < 0 || a->wakes_fd < 0 || a->then_fd < 0 ||
-	    !(a->ring = ring_buffer__new(ring_fd, on_record, a, NULL)) ||
-	    ring_buffer__add(a->ring, a->wakes_fd, on_wake, a) < 0 ||
+	    !(a->events = ring_buffer__new(ring_fd, on_pull, a, NULL)) ||
+	    !(a->ring = ring_buffer__new(a->wakes_fd, on_wake, a, NULL)) ||
 	    bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY) < 0) {
 		snprintf(why, len, "the off-CPU accountant's maps are missing");
 		goto fail;
@@ -422,11 +471,30 @@ int prof_bpf_swa_flush(struct prof_bpf_swa *a)
 	return ret;
 }
 
+void prof_bpf_swa_pull(void *arg)
+{
+	struct prof_bpf_swa *a = arg;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->pulled.n * sizeof(uint64_t) < PULLED_MAX)
+		(void)ring_buffer__consume(a->events);
+	pthread_mutex_unlock(&a->lock);
+}
+
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
 {
 	a->fn = fn;
 	a->arg = arg;
 	(void)ring_buffer__consume(a->ring);
+	pthread_mutex_lock(&a->lock);
+	(void)ring_buffer__consume(a->events);
+	__typeof__(a->pulled) taken = a->pulled;
+	a->pulled = a->draining;
+	a->draining = taken;
+	pthread_mutex_unlock(&a->lock);
+	for (size_t i = 0; i < a->draining.n; i += 1 + (a->draining.v[i] + 7) / 8)
+		(void)on_record(a, a->draining.v + i + 1, a->draining.v[i]);
+	a->draining.n = 0;
 }
 
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg)
@@ -481,7 +549,11 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 	if (a->fork_link)
 		bpf_link__destroy(a->fork_link);
 	ring_buffer__free(a->ring);
+	ring_buffer__free(a->events);
 	bpf_object__close(a->obj);
+	VEC_FREE(&a->pulled);
+	VEC_FREE(&a->draining);
+	pthread_mutex_destroy(&a->lock);
 	VEC_FREE(&a->shape_keys);
 	VEC_FREE(&a->shapes);
 	VEC_FREE(&a->base_keys);
@@ -522,6 +594,7 @@ int prof_bpf_swa_learn(struct prof_bpf_swa *a, uint32_t tid, const struct prof_b
 	return -ENOTSUP;
 }
 void prof_bpf_swa_drain(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
+void prof_bpf_swa_pull(void *arg) {}
 void prof_bpf_swa_scan(struct prof_bpf_swa *a, prof_bpf_swa_fn fn, void *arg) {}
 void prof_bpf_swa_counts(const struct prof_bpf_swa *a, struct prof_bpf_swa_counts *out)
 {

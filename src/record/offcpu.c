@@ -1104,6 +1104,14 @@ void prof_offcpu_rings_passed(struct prof_offcpu *oc, uint64_t t)
 		oc->horizon = MAX(oc->horizon, t);
 }
 
+void prof_offcpu_pump_with(struct prof_offcpu *oc, struct prof_perf *pf)
+{
+	if (!oc || !oc->swa)
+		return;
+	pf->pump_also = prof_bpf_swa_pull;
+	pf->pump_also_arg = oc->swa;
+}
+
 void prof_offcpu_python(struct prof_offcpu *oc, struct prof_python *py, struct prof_perf *waits)
 {
 	oc->py = py;

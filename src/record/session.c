@@ -690,6 +690,7 @@ void prof_session_free(struct prof_session *s)
 	prof_replay_free(s->rp);
 	prof_heap_free(s->heap);
 	prof_restrack_free(s->rt);
+	prof_perf_pump_stop(&s->pf);	/* it pulls the accountant's ring */
 	prof_offcpu_free(s->oc);
 	if (s->pf.rings)
 		prof_perf_close(&s->pf);
@@ -760,6 +761,7 @@ int prof_session_start(struct prof_session *s)
 	commit_file(s);
 	if (s->rt)
 		prof_restrack_start(s->rt);
+	prof_offcpu_pump_with(s->oc, &s->pf);
 	start_pump(&s->pf);
 	if (s->heap) {
 		for (int i = 0; i < PROF_HEAP_SOURCES; i++)

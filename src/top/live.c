@@ -209,6 +209,7 @@ static void teardown(struct live *l)
 	prof_top_ui_free(&l->ui);
 	prof_top_view_free(l->v);
 	prof_replay_free(l->rp);
+	prof_perf_pump_stop(&l->pf);	/* it pulls the accountant's ring */
 	prof_offcpu_free(l->oc);
 	if (l->pf.rings)
 		prof_perf_close(&l->pf);
@@ -322,6 +323,7 @@ static void start(struct live *l)
 	int ret;
 
 	prof_perf_enable(&l->pf);
+	prof_offcpu_pump_with(l->oc, &l->pf);
 	if (l->oc) {
 		prof_offcpu_python(l->oc, l->py, &l->pf);
 		prof_offcpu_enable(l->oc);

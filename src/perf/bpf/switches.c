@@ -110,7 +110,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, SWA_RING_BYTES);
+	__uint(max_entries, SWA_RING_MIN);	/* the recorder sizes it (switches.h) */
 } events SEC(".maps");
 
 /* The stack shapes the recorder learned (switches.h); allocated as the
@@ -545,7 +545,7 @@ static __always_inline int send_sample(void *ctx, const struct swa_conf *c, __u3
 	__u32 want = room_wanted(c, tid, t->born, uregs);
 	struct swa_sample *s;
 
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > SWA_RING_BYTES / 2) {
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
 		count(3);
 		return 0;
 	}

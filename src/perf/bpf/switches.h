@@ -14,8 +14,16 @@
 /* The records' ring: the samples it carries (up to 8 KiB of stack each,
  * ~2,000 a second on a busy host) may fill only half of it, so that the
  * intervals always find room; the recorder drains it every batch (at
- * most 100 ms apart). */
-#define SWA_RING_BYTES (16u << 20)
+ * most 100 ms apart).  Sized at load, SWA_RING_PER_CPU a CPU (the rate
+ * of switch-outs grows with the CPUs), a power of two within
+ * SWA_RING_MIN..SWA_RING_MAX.  Small, because its pages are written
+ * inside the switch: on the busy host of docs/offcpu.md a kept sample
+ * cost a few microseconds more in a 16-MiB ring, whose pages had gone
+ * cold by the time the program came round to them again, than in a
+ * 1-MiB one (kernel-notes/offcpu-accountant.md). */
+#define SWA_RING_PER_CPU (1u << 20)
+#define SWA_RING_MIN (2u << 20)
+#define SWA_RING_MAX (16u << 20)
 /* The wake map's room, and its ring's (a page: a wake pending is enough) */
 #define SWA_WAKE_PROCESSES 4096
 #define SWA_WAKES_BYTES 4096u
