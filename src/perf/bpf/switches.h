@@ -16,13 +16,16 @@
  * intervals always find room; the recorder drains it every batch (at
  * most 100 ms apart).  Sized at load, SWA_RING_PER_CPU a CPU (the rate
  * of switch-outs grows with the CPUs), a power of two within
- * SWA_RING_MIN..SWA_RING_MAX.  Small, because its pages are written
- * inside the switch: on the busy host of docs/offcpu.md a kept sample
- * cost a few microseconds more in a 16-MiB ring, whose pages had gone
- * cold by the time the program came round to them again, than in a
- * 1-MiB one (kernel-notes/offcpu-accountant.md). */
-#define SWA_RING_PER_CPU (1u << 20)
-#define SWA_RING_MIN (2u << 20)
+ * SWA_RING_MIN..SWA_RING_MAX.  No bigger, because its pages are
+ * written inside the switch: on the busy host of docs/offcpu.md a kept
+ * sample cost a few microseconds more in a 16-MiB ring, whose pages had
+ * gone cold by the time the program came round to them again, than in
+ * a smaller one; no smaller, because a program's threads all keep their
+ * first switch-outs at once, with full copies (100 threads napping lost
+ * 443 of them in a 2-MiB ring, none in 8 MiB:
+ * kernel-notes/offcpu-accountant.md). */
+#define SWA_RING_PER_CPU (4u << 20)
+#define SWA_RING_MIN (8u << 20)
 #define SWA_RING_MAX (16u << 20)
 /* The wake map's room, and its ring's (a page: a wake pending is enough) */
 #define SWA_WAKE_PROCESSES 4096
