@@ -121,7 +121,7 @@ void prof_offcpu_enable(struct prof_offcpu *oc);
 void prof_offcpu_live(struct prof_offcpu *oc);
 /* pf's ring pump (started after this) also empties the in-kernel
  * accountant's ring into memory, so that a main thread busy for long
- * (a first batch's DWARF loads) loses none of its records.  The pump
+ * (the first batch of a recording) loses none of its records.  The pump
  * must be stopped before oc is freed. */
 void prof_offcpu_pump_with(struct prof_offcpu *oc, struct prof_perf *pf);
 struct prof_python;

@@ -21,8 +21,8 @@
  *    CPU ring's pump thread empties it into memory after each of its
  *    passes (prof_bpf_swa_pull, at least every 50 ms), and the recorder
  *    takes them from there when it drains its perf rings: its main thread
- *    can spend 150 ms and more on one batch (the first DWARF loads of a
- *    host's binaries), in which the kept switch-outs of every thread that
+ *    can spend 150 ms and more on one batch (the first of prof record -a
+ *    on a busy host), in which the kept switch-outs of every thread that
  *    blocks for the first time would overflow a ring sized for steady
  *    state.  The ring and the copies are behind one lock, taken by the
  *    pump's pull and the recorder's drain.
