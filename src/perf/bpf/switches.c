@@ -23,10 +23,14 @@
  *    no larger than it needs: on the VM of docs/offcpu.md the record's
  *    size cost more than the copy.
  *  - The kernel frame a sample needs is the caller of __schedule.  For a
- *    thread that blocked (not runnable) that is always schedule() on a
- *    kernel without PREEMPT_RT: once the recorder has seen that frame it
- *    gives it in conf, and the program stops unwinding for it, which was
- *    4 us a sample on the busy host of docs/offcpu.md.
+ *    switch-out the tracepoint does not call preempted (a thread that
+ *    blocked, or one preempted on its way back to user mode) that is
+ *    always schedule() on a kernel without PREEMPT_RT: once the recorder
+ *    has seen that frame it gives it in conf, and the program stops
+ *    unwinding for them, which was 4 us a blocked thread's sample and
+ *    13-15 us a preempted one's on the busy host of docs/offcpu.md.  Only
+ *    preemptions inside the kernel (__cond_resched, preempt_schedule_irq)
+ *    are unwound.
  * Built with clang -target bpf into build/gen/switches.bpf.o and embedded
  * in prof (src/perf/switchacct.c loads it; src/perf/bpf_filter.c is the
  * hand-assembled filter of the context-switches event used without
@@ -524,7 +528,8 @@ static __always_inline int fill_sample(void *ctx, const struct swa_conf *c, stru
 		    (n = bpf_get_stack(ctx, s->data, SWA_STACK_MAX, BPF_F_USER_STACK)) > 0)
 			s->size = (__u32)n;
 	}
-	if (rc && c->voluntary_leaf) {	/* a thread that blocked called schedule(): no unwind */
+	if (!((const struct bpf_raw_tracepoint_args *)ctx)->args[0] && c->voluntary_leaf) {
+		/* not preempted in the kernel: __schedule was called by schedule(), no unwind */
 		s->k[0] = c->voluntary_leaf;
 		s->nk = 1;
 	} else {

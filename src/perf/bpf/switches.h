@@ -70,9 +70,9 @@ struct swa_conf {			/* conf[0] */
 	__u32 has_iowait, off_iowait, iowait_bit;	/* the byte and bit of in_iowait */
 	__u32 user, stack_bytes;	/* SWA_USER_*; the most stack copied */
 	__u32 repeats, pad;		/* check kept switch-outs against their shapes */
-	__u64 voluntary_leaf;		/* the kernel frame of a switch-out that blocked (schedule's
-					 * call of __schedule), once the recorder has seen it; 0:
-					 * each sample's kernel frames are taken */
+	__u64 voluntary_leaf;		/* the kernel frame of a switch-out not preempted in the
+					 * kernel (schedule's call of __schedule), once the recorder
+					 * has seen it; 0: each sample's kernel frames are taken */
 };
 
 /* threads[tid]: its last switch-out, and the totals of the intervals not
