@@ -113,16 +113,21 @@ test_expect_success 'D state outside I/O: off-CPU, never I/O wait' '
 # __schedule: schedule() unless the thread was preempted inside the
 # kernel (__cond_resched, preempt_schedule*), which a thread in
 # burn_user's own loop is not (an interrupt there returns to user mode
-# through schedule(); only a page fault in it, in its first
-# microseconds, enters the kernel).  The accountant gives schedule()'s
+# through schedule()).  The accountant gives schedule()'s
 # frame without unwinding to every switch-out the tracepoint does not
 # flag as a preemption, once the recorder has seen it (the sleep before
 # the burners gives it one): a wrong frame there names another function
-# (one 0x300 bytes on named preempt_schedule_irq, in every stack).  Not
-# sampled: each burner's first preempted switch-out and one every 20 ms
-# after it are kept by the stale rule (their ~4-ms slices stay within
-# its budget): ~15 a burner in burn_user, where only a preemption inside
-# its system calls' few microseconds could name anything but schedule().
+# (one 0x300 bytes on named preempt_schedule_irq, in every stack).
+# The false-failure chance.  The stacks are kept by the stale rule, not
+# at random: each burner's first preempted switch-out (whatever the
+# budget) and one every 20 ms after it, so burn_user, 300 ms of CPU on a
+# shared CPU, has several.  burn_user's own loop never runs in the
+# kernel after its first page faults, so its frame is schedule() always.
+# Only a preemption inside a system call can name another frame, and
+# only on a fully preemptible kernel: burn_user spends under 1.5% of its
+# time in them (`strace -c burn 300`: 2,487 clock_gettime calls in the
+# whole run, 1 us each), so no schedule() among even 5 kept stacks has a
+# chance under 0.015^5 = 8e-10.
 test_expect_success 'preempted stacks end where __schedule was called (schedule, or a preemption in the kernel)' '
 	cpu=$(python3 -c "import os; print(min(os.sched_getaffinity(0)))") &&
 	taskset -c "$cpu" "$PROF" record -o pre.data -- sh -c "sleep 0.2; \"$RB/burn\" 300 & \"$RB/burn\" 300; wait" >pre.out 2>&1 &&
