@@ -92,6 +92,24 @@ test_expect_success 'the last wait before exit keeps its user frames (coreutils 
 	awk "{t += \$NF} /;clock_nanosleep;/ {s += \$NF} END {exit !(t > 0 && s >= 0.95 * t)}" last.folded
 '
 
+# A wait, then an exec of another program (the shell's exec first): the
+# wait's sample reaches the recorder behind the exec (5 ms apart: in the
+# same batch), and must be unwound in the image it was taken in and go to
+# the thread as it was named then; the new program's first wait gets a
+# stack of its own (the stale rule starts afresh at an exec) instead of
+# the old image's.  System-wide too, where the recorder must not take a
+# later image's maps from /proc for an earlier one's.  Both waits are
+# their thread's first in their class since an exec, kept always: no
+# sampling, so no false-failure chance from it.
+for mode in "" -a; do
+	test_expect_success "a wait before an exec keeps the old image, the wait after it its own${mode:+ ($mode)}" '
+		"$PROF" record $mode -o exec.data -- sh -c "echo \$\$ >exec.pid; exec \"$RB/exec_after\" 5 sleep 0.2" &&
+		"$PROF" report -i exec.data --pid "$(cat exec.pid)" --format=folded --metric=sleep >exec.folded &&
+		awk "/^exec_after;.*;wait_before_exec;/ {w += \$NF} /^sleep;.*;clock_nanosleep;/ {s += \$NF} {t += \$NF}
+			END {exit !(w >= 4500 && s >= 180000 && w + s >= 0.95 * t)}" exec.folded
+	'
+done
+
 # A D-state wait that is not I/O: the parent of a vfork child waits in
 # wait_for_vfork_done (TASK_KILLABLE, no in_iowait).  Every wait is kept
 # (each is its thread's first D wait in 50 ms: the stale rule), so no

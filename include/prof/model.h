@@ -256,6 +256,10 @@ uint32_t prof_thread_intern(struct prof_profile *p, uint32_t pid, uint32_t tid, 
  * shows its pre-exec work under the parent's name, the rest under "split").
  */
 uint32_t prof_thread_add(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm);
+/* A new thread entry that prof_thread_intern() does not find: the thread
+ * as it was named before an exec, for a sample of that time replayed after
+ * the exec made (pid, tid) another. */
+uint32_t prof_thread_add_past(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm);
 /* Adds value to metric for (thread, node). */
 void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,
 	      enum prof_metric metric, uint64_t value);

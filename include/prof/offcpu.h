@@ -102,9 +102,10 @@ int prof_offcpu_only(struct prof_offcpu *oc, const pid_t *pids, size_t n);
  * in the kernel; 0 / -errno.  Without it they are only dropped later. */
 int prof_offcpu_exclude_self(struct prof_offcpu *oc);
 /* The in-kernel accountant starts (it runs on a tracepoint, not on the
- * events): a launched command's just before it is let run, as its events
- * start at its exec; prof_offcpu_enable calls it for the others. */
-void prof_offcpu_arm(struct prof_offcpu *oc);
+ * events): a launched command's (pid launched) just before it is let
+ * run, taking it from its exec on, as its events; prof_offcpu_enable
+ * calls it for the others (launched 0). */
+void prof_offcpu_arm(struct prof_offcpu *oc, pid_t launched);
 void prof_offcpu_enable(struct prof_offcpu *oc);
 /* The Python frames of the in-kernel accountant's samples, read by py
  * (its perf rings' samples get theirs from the ring pump's hook): by

@@ -346,6 +346,9 @@ void prof_bpf_swa_stop(struct prof_bpf_swa *a);
  * and sampled (prof_bpf_targets_restrict): attached with events per CPU.
  * 0 or -errno. */
 int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n);
+/* The same for process pid (a launched command) from its exec on, as its
+ * perf events (enable_on_exec); nothing before.  0 or -errno. */
+int prof_bpf_swa_at_exec(struct prof_bpf_swa *a, pid_t pid);
 /* tid (of pid) is off the CPU since start, having run sum ns of CPU by
  * then: its first interval is handed over as PROF_SWA_AT_START. */
 int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum);

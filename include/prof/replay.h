@@ -143,6 +143,10 @@ uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr
 /* The last sample's DWARF unwind, with the stack words it read (see
  * prof_unwind_reads), or NULL when it unwound no stack copy. */
 const struct prof_unwind_result *prof_replay_unwound(const struct prof_replay *rp);
+/* Whether the last sample was of an image its process has since left by
+ * exec (timed before an exec replayed ahead of it): what its stack shows
+ * holds for that image only. */
+bool prof_replay_before_exec(const struct prof_replay *rp);
 /* One live event's rings fed to the engine by prof_perf_drain_merged:
  * prof_replay_source_fn with a struct prof_replay_source as its ctx. */
 struct prof_replay_source {

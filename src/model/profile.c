@@ -158,13 +158,18 @@ uint32_t prof_thread_intern(struct prof_profile *p, uint32_t pid, uint32_t tid, 
 	return (uint32_t)*slot;
 }
 
+uint32_t prof_thread_add_past(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm)
+{
+	VEC_PUSH(&p->threads, ((struct prof_thread){ pid, tid, prof_intern(p, comm) }));
+	return (uint32_t)(p->threads.n - 1);
+}
+
 uint32_t prof_thread_add(struct prof_profile *p, uint32_t pid, uint32_t tid, const char *comm)
 {
-	uint64_t *slot = u64map_slot(&p->thread_index, ((uint64_t)pid << 32) | tid, NULL);
+	uint32_t th = prof_thread_add_past(p, pid, tid, comm);
 
-	*slot = p->threads.n;
-	VEC_PUSH(&p->threads, ((struct prof_thread){ pid, tid, prof_intern(p, comm) }));
-	return (uint32_t)*slot;
+	u64map_put(&p->thread_index, ((uint64_t)pid << 32) | tid, th);
+	return th;
 }
 
 void prof_add(struct prof_profile *p, uint32_t thread, uint32_t node,

@@ -99,6 +99,7 @@ _Static_assert(PROF_SWA_SLEEP == SWA_SLEEP && PROF_SWA_OPEN == SWA_OPEN && PROF_
 struct prof_bpf_swa {
 	struct bpf_object *obj;
 	struct bpf_link *exit_link;	/* swa_exit on sched_process_exit */
+	struct bpf_link *exec_link;	/* swa_exec on sched_process_exec */
 	struct bpf_link *switch_link;	/* swa_switch on sched_switch, while started */
 	struct bpf_link *fork_link;	/* targets_fork on sched_process_fork (prof_bpf_swa_only) */
 	struct ring_buffer *ring;	/* the wakes ring */
@@ -323,8 +324,9 @@ struct prof_bpf_swa *prof_bpf_swa_open(const struct prof_bpf_task_layout *task, 
 	}
 	a->user = user;
 	a->conf = conf;
-	if (!(a->exit_link = attach_tp(a->obj, "swa_exit", "sched_process_exit"))) {
-		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit");
+	if (!(a->exit_link = attach_tp(a->obj, "swa_exit", "sched_process_exit")) ||
+	    !(a->exec_link = attach_tp(a->obj, "swa_exec", "sched_process_exec"))) {
+		snprintf(why, len, "cannot attach the off-CPU accountant to sched_process_exit and _exec");
 		goto fail;
 	}
 	conf_fd = a->conf_fd = bpf_object__find_map_fd_by_name(a->obj, "conf");
@@ -354,6 +356,17 @@ fail:
 int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n)
 {
 	return prof_bpf_targets_restrict(a->obj, &a->fork_link, pids, n);
+}
+
+int prof_bpf_swa_at_exec(struct prof_bpf_swa *a, pid_t pid)
+{
+	uint32_t zero = 0;
+	int ret = prof_bpf_targets_restrict(a->obj, &a->fork_link, NULL, 0);
+
+	if (ret < 0)
+		return ret;
+	a->conf.at_exec = (uint32_t)pid;
+	return bpf_map_update_elem(a->conf_fd, &zero, &a->conf, BPF_ANY) < 0 ? -errno : 0;
 }
 
 int prof_bpf_swa_start(struct prof_bpf_swa *a)
@@ -545,6 +558,8 @@ void prof_bpf_swa_free(struct prof_bpf_swa *a)
 		return;
 	if (a->exit_link)
 		bpf_link__destroy(a->exit_link);
+	if (a->exec_link)
+		bpf_link__destroy(a->exec_link);
 	prof_bpf_swa_stop(a);
 	if (a->fork_link)
 		bpf_link__destroy(a->fork_link);
@@ -574,6 +589,7 @@ int prof_bpf_swa_only(struct prof_bpf_swa *a, const pid_t *pids, size_t n)
 {
 	return -ENOTSUP;
 }
+int prof_bpf_swa_at_exec(struct prof_bpf_swa *a, pid_t pid) { return -ENOTSUP; }
 int prof_bpf_swa_start(struct prof_bpf_swa *a) { return -ENOTSUP; }
 void prof_bpf_swa_stop(struct prof_bpf_swa *a) {}
 int prof_bpf_swa_seed(struct prof_bpf_swa *a, pid_t tid, pid_t pid, uint64_t start, uint64_t sum)

@@ -442,19 +442,21 @@ int prof_offcpu_exclude_self(struct prof_offcpu *oc)
 
 static void begin_window(struct prof_offcpu *oc);
 
-/* The accountant starts, for the processes of the threads opened (a
- * command, threads attached one by one) unless events are per CPU. */
-void prof_offcpu_arm(struct prof_offcpu *oc)
+/* The accountant starts, for the processes of the threads opened
+ * (threads attached one by one) unless events are per CPU, or for the
+ * launched command from its exec on. */
+void prof_offcpu_arm(struct prof_offcpu *oc, pid_t launched)
 {
 	pid_t *pids = xcalloc(oc->opened.n + 1, sizeof(*pids));
 	size_t n = 0;
 
 	int ret = 0;
 
-	for (size_t i = 0; oc->swa && !oc->per_cpu && i < oc->opened.n; i++)
+	for (size_t i = 0; oc->swa && !oc->per_cpu && !launched && i < oc->opened.n; i++)
 		if ((pids[n] = prof_proc_tgid(oc->opened.v[i])) > 0)
 			n++;
-	if (oc->swa && ((n && (ret = prof_bpf_swa_only(oc->swa, pids, n)) < 0) ||
+	if (oc->swa && ((launched && (ret = prof_bpf_swa_at_exec(oc->swa, launched)) < 0) ||
+			(n && (ret = prof_bpf_swa_only(oc->swa, pids, n)) < 0) ||
 			(ret = prof_bpf_swa_start(oc->swa)) < 0))
 		warning("off-CPU time is not recorded: the in-kernel accountant cannot start (%s)", strerror(-ret));
 	free(pids);
@@ -470,7 +472,7 @@ void prof_offcpu_enable(struct prof_offcpu *oc)
 
 	for (size_t i = 0; i < n; i++)
 		prof_perf_enable(pfs[i]);
-	prof_offcpu_arm(oc);
+	prof_offcpu_arm(oc, 0);
 }
 
 void prof_offcpu_disable(struct prof_offcpu *oc)

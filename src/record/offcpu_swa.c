@@ -396,8 +396,11 @@ static void replay_sample(struct prof_offcpu *oc, const struct prof_bpf_swa_thre
 		s.ip = leaf;
 		s.kernel = true;
 	}
-	learn_shape(oc, r, h, prof_replay_sample(oc->rp, &oc->st.attr, &oc->st, &s));
-	learn_base(oc, r, h);
+	uint32_t node = prof_replay_sample(oc->rp, &oc->st.attr, &oc->st, &s);
+	if (!prof_replay_before_exec(oc->rp)) {	/* the thread's next stacks are the new image's */
+		learn_shape(oc, r, h, node);
+		learn_base(oc, r, h);
+	}
 	free(h);
 }
 

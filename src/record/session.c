@@ -751,7 +751,7 @@ int prof_session_start(struct prof_session *s)
 	if (s->info.launched) {
 		install_signals(s);
 		if (s->oc && !s->bounds_only)
-			prof_offcpu_arm(s->oc);
+			prof_offcpu_arm(s->oc, s->l.pid);
 		if ((ret = spawn_release(&s->l)) < 0) {
 			error("cannot run '%s': %s", s->o->argv[0], strerror(-ret));
 			waitpid(s->l.pid, NULL, 0);

@@ -8,8 +8,13 @@
  *    FORK of a new process (a copy of the parent's), for a launched child
  *    (empty), at attach or at first sight of a pid (live: from
  *    /proc/PID/maps; a file: empty, its MMAP records fill it), and is
- *    cleared by COMM with MISC_COMM_EXEC.  A pid seen again after its
- *    space was freed gets a new one the same way.
+ *    replaced by an empty one at COMM with MISC_COMM_EXEC.  A pid seen
+ *    again after its space was freed gets a new one the same way.
+ *  - The image before an exec stays, with the exec'ing thread's name then,
+ *    until the batch ends (`execs`): a sample timed before the exec that
+ *    comes after it (the off-CPU accountant's, replayed at the batch's
+ *    end) is unwound in the image it was taken in and goes to the thread
+ *    as it was then, not to the new program.
  *  - Live only: nthreads maps pid -> threads not yet EXITed.  When it
  *    drops to 0 the space is `exiting`: still the pid's until the end of
  *    the batch, when it moves to `dead` and is freed, since a sample of
@@ -71,6 +76,15 @@ struct task {
 				 * identity they start (made at its next sample) */
 };
 
+/* A process's image before an exec replayed in this batch. */
+struct exec_past {
+	uint32_t pid, tid;		/* the exec'ing thread */
+	uint32_t comm;			/* its name before, 0 = not known */
+	uint32_t thread;		/* its profile thread then + 1; 0 = none yet */
+	uint64_t time;			/* the exec's */
+	struct prof_addrspace *as;	/* the old image, on dead */
+};
+
 struct consumer {
 	const struct prof_replay_ops *ops;
 	void *arg;
@@ -86,6 +100,7 @@ struct prof_replay {
 	VEC(struct task) task;
 	VEC(struct prof_addrspace *) dead;
 	VEC(struct prof_addrspace *) exiting;	/* still mapped by their pid until the batch ends */
+	VEC(struct exec_past) execs;	/* this batch's execs, for the samples timed before */
 	VEC(struct consumer) consumers;
 	pid_t self;			/* live: prof's own pid, else 0 */
 	bool only;			/* prof_replay_only */
@@ -99,6 +114,7 @@ struct prof_replay {
 	size_t npcs;			/* user pcs of the last DWARF unwind */
 	struct prof_unwind_result ures;	/* the last DWARF unwind's result, with the stack words it read */
 	bool unwound;			/* the last sample had a stack copy unwound */
+	bool before_exec;		/* the last sample was of an image since left by exec */
 	uint32_t frames[MAX_OUT_FRAMES];
 	size_t nframes;
 	struct prof_user_regs regs;
@@ -212,6 +228,7 @@ void prof_replay_free(struct prof_replay *rp)
 	VEC_FREE(&rp->task);
 	VEC_FREE(&rp->dead);
 	VEC_FREE(&rp->exiting);	/* still in spaces: freed above */
+	VEC_FREE(&rp->execs);	/* their spaces were on dead */
 	VEC_FREE(&rp->consumers);
 	if (rp->unw)
 		prof_unwinder_free(rp->unw);
@@ -495,6 +512,50 @@ static void task_event(struct prof_replay *rp, uint64_t time, uint32_t pid, uint
 		t->pending[kind == PROF_TASK_EXEC] = (uint32_t)rp->p->task_events.n;
 }
 
+/* An exec at time: a new image, with no mappings until its MMAPs.  The
+ * old one stays for the samples timed before it until the batch ends.
+ * The new one is never re-read from /proc (not live): its MMAPs are all
+ * in the rings, and /proc may already show a later image of the pid,
+ * which a re-read for one of this image's late samples would put in its
+ * place. */
+static void image_exec(struct prof_replay *rp, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct prof_addrspace *old = space_get(rp, pid), *as = prof_addrspace_new((pid_t)pid);
+	uint64_t slot;
+
+	if (old && old->maps.n && time) {
+		const struct task *t = u64map_get(&rp->tasks, tid, &slot) ? &rp->task.v[slot - 1] : NULL;
+		bool same = t && t->pid == pid;
+		VEC_PUSH(&rp->execs, ((struct exec_past){ pid, tid, same ? t->comm : 0, same ? t->thread : 0,
+							  time, old }));
+	}
+	space_set(rp, pid, as);	/* the old space is freed with the dead */
+}
+
+/* The image pid ran at time t, if an exec replayed in this batch came
+ * after t: the first such exec's old one. */
+static struct exec_past *image_before(struct prof_replay *rp, uint32_t pid, uint64_t t)
+{
+	struct exec_past *first = NULL;
+
+	for (size_t i = 0; i < rp->execs.n; i++) {
+		struct exec_past *e = &rp->execs.v[i];
+		if (e->pid == pid && t < e->time && (!first || e->time < first->time))
+			first = e;
+	}
+	return first;
+}
+
+/* The profile thread of a sample of tid taken before the exec of e. */
+static uint32_t thread_before(struct prof_replay *rp, struct exec_past *e, uint32_t tid)
+{
+	if (tid != e->tid || !e->comm)
+		return thread_of(rp, e->pid, tid);
+	if (!e->thread)
+		e->thread = 1 + prof_thread_add_past(rp->p, e->pid, tid, prof_str(rp->p, e->comm));
+	return e->thread - 1;
+}
+
 static void on_comm(struct prof_replay *rp, const struct perf_event_attr *attr,
 		    const struct perf_event_header *h)
 {
@@ -503,15 +564,12 @@ static void on_comm(struct prof_replay *rp, const struct perf_event_attr *attr,
 
 	if (prof_perf_parse_comm(h, &c) < 0 || (pid_t)c.pid == rp->self || !wanted(rp, c.pid))
 		return;
-	if (c.exec) {	/* a new image: no mappings until its MMAPs */
-		struct prof_addrspace *as = space_get(rp, c.pid);
-		if (as)
-			prof_addrspace_clear(as);
-		else
-			space_set(rp, c.pid, prof_addrspace_new((pid_t)c.pid));
-	}
+	if (c.exec && (prof_perf_parse_id(attr, h, &id) < 0 || !id.time))
+		id.time = 0;
+	if (c.exec)
+		image_exec(rp, c.pid, c.tid, id.time);
 	task_name(rp, c.pid, c.tid, c.comm, c.exec);
-	if (c.exec && prof_perf_parse_id(attr, h, &id) == 0 && id.time)
+	if (c.exec && id.time)
 		task_event(rp, id.time, c.pid, c.tid, PROF_TASK_EXEC);
 }
 
@@ -742,12 +800,21 @@ uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr
 {
 	struct prof_replay_sample rs = { .s = s, .event = event, .attr = attr };
 
+	struct exec_past *before;
+
 	rp->last_time = MAX(rp->last_time, s->time);
 	rp->unwound = false;
+	rp->before_exec = false;
 	if ((pid_t)s->pid == rp->self || !wanted(rp, s->pid))
 		return PROF_NONE;
-	rs.thread = thread_of(rp, s->pid, s->tid);
-	rs.node = resolve_stack(rp, attr, s, space_of(rp, s->pid), &rs.complete);
+	if ((before = rp->execs.n ? image_before(rp, s->pid, s->time) : NULL)) {
+		rp->before_exec = true;
+		rs.thread = thread_before(rp, before, s->tid);
+		rs.node = resolve_stack(rp, attr, s, before->as, &rs.complete);
+	} else {
+		rs.thread = thread_of(rp, s->pid, s->tid);
+		rs.node = resolve_stack(rp, attr, s, space_of(rp, s->pid), &rs.complete);
+	}
 	rs.upcs = rp->pcs;
 	rs.n_upcs = rp->npcs;
 	FOR_EACH_CONSUMER(rp, c)
@@ -759,6 +826,11 @@ uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr
 const struct prof_unwind_result *prof_replay_unwound(const struct prof_replay *rp)
 {
 	return rp->unwound ? &rp->ures : NULL;
+}
+
+bool prof_replay_before_exec(const struct prof_replay *rp)
+{
+	return rp->before_exec;
 }
 
 static int on_sample(struct prof_replay *rp, const struct perf_event_attr *attr, const void *event,
@@ -814,6 +886,7 @@ void prof_replay_batch_end(struct prof_replay *rp)
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->batch_end)
 			c->ops->batch_end(c->arg);
+	rp->execs.n = 0;	/* their old spaces go with the dead below */
 	retire_exiting(rp);
 	count_spaces(rp);
 	if (rp->cfg.live && (now = now_ns()) >= rp->next_sweep) {

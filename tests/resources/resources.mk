@@ -1,9 +1,10 @@
 # tests/resources/resources.mk - workloads of the resource tests (t41xx):
 # fdatasync blocking, sleeping, memory touching, user+sys CPU burning,
 # two threads switching on every pipe round trip, one thread blocking at
-# three known sites, waiting in D state for a vfork child; and slowdisk, a disk with a set latency.
+# three known sites, waiting in D state for a vfork child, waiting then
+# exec'ing another program; and slowdisk, a disk with a set latency.
 # Built -O1 -g without frame pointers: DWARF unwinding, like tests/workloads.
-RES_NAMES := fsync_wait sleeper memtouch burn pingpong sites vfork_wait
+RES_NAMES := fsync_wait sleeper memtouch burn pingpong sites vfork_wait exec_after
 RES_BINS := $(RES_NAMES:%=$(BUILD)/tests/resources/%)
 
 $(BUILD)/tests/resources/%: tests/resources/%.c

@@ -1,6 +1,7 @@
 /*
  * switches.c - the in-kernel off-CPU accountant: the BPF programs that
- * prof attaches to the sched_switch raw tracepoint and to thread exit.
+ * prof attaches to the sched_switch raw tracepoint, to exec and to thread
+ * exit.
  * At every switch-out of a recorded thread, in its own context, the
  * switch program does three jobs in one run:
  *  - it times the thread's last off-CPU interval, which ended when the
@@ -77,9 +78,9 @@
  *    left alone: its switch-outs after the exit hook would make an entry
  *    that nothing frees, and a later thread given the same tid would
  *    inherit it.
- *  - A thread's entry is written by its own switch-outs only (one at a
- *    time) and read by the recorder, which takes differences of totals
- *    that only grow: no lock.
+ *  - A thread's entry is written by its own switch-outs and exec only
+ *    (one at a time) and read by the recorder, which takes differences
+ *    of totals that only grow: no lock.
  *  - The raw tracepoint runs for every thread of the machine: a
  *    recording of some processes (a command, -p) names them in targets.h,
  *    whose fork program adds a target's child in the kernel, so no
@@ -641,6 +642,35 @@ int swa_exit(struct bpf_raw_tracepoint_args *ctx)
 	t->flags = 0;
 	emit(SWA_REC_EXIT, tid, t, 0, now, 0);
 	bpf_map_delete_elem(&threads, &tid);
+	bpf_map_delete_elem(&bases, &tid);
+	for (__u32 rc = 0; rc < 3; rc++) {
+		__u32 key = tid << 2 | rc;
+		bpf_map_delete_elem(&shapes, &key);
+	}
+	return 0;
+}
+
+/* A thread execs (sched_process_exec, in its own context, the new image
+ * loaded).  A launched command becomes a target here, as its perf events
+ * start at its exec (enable_on_exec): before it, the process is prof's
+ * own, waiting to be let run, and a stack of that wait replayed in the
+ * new image's space is garbage.  A recorded thread starts afresh in the
+ * stale rule, so that its first wait in the new image has a stack of its
+ * own instead of carrying the old image's, and forgets its stack's end
+ * and shapes, which were the old image's. */
+SEC("raw_tracepoint/sched_process_exec")
+int swa_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 zero = 0, one = 1, tid = (__u32)pt, tgid = (__u32)(pt >> 32);
+	const struct swa_conf *c = bpf_map_lookup_elem(&conf, &zero);
+	struct swa_thread *t;
+
+	if (c && c->at_exec == tgid)
+		bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	if (!(t = bpf_map_lookup_elem(&threads, &tid)))
+		return 0;
+	t->stale[0] = t->stale[1] = t->stale[2] = 0;
 	bpf_map_delete_elem(&bases, &tid);
 	for (__u32 rc = 0; rc < 3; rc++) {
 		__u32 key = tid << 2 | rc;

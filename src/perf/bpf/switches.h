@@ -69,7 +69,9 @@ struct swa_conf {			/* conf[0] */
 	__u32 off_flags;
 	__u32 has_iowait, off_iowait, iowait_bit;	/* the byte and bit of in_iowait */
 	__u32 user, stack_bytes;	/* SWA_USER_*; the most stack copied */
-	__u32 repeats, pad;		/* check kept switch-outs against their shapes */
+	__u32 repeats;			/* check kept switch-outs against their shapes */
+	__u32 at_exec;			/* a process that becomes a target at its exec (a
+					 * launched command; 0: none) */
 	__u64 voluntary_leaf;		/* the kernel frame of a switch-out not preempted in the
 					 * kernel (schedule's call of __schedule), once the recorder
 					 * has seen it; 0: each sample's kernel frames are taken */
