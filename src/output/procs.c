@@ -24,9 +24,9 @@ static struct proc_info *info_of(struct proc_table *t, uint32_t pid)
 
 /*
  * Threads in recording order: the process is named by its main thread's
- * last entry (the latest exec), or, without a main thread, by its first
- * thread with a name.  An exec gives a task a second entry, so tasks are
- * counted by (pid, tid).
+ * last entry (the latest exec, unless name_by_exec says otherwise), or,
+ * without a main thread, by its first thread with a name.  An exec gives
+ * a task a second entry, so tasks are counted by (pid, tid).
  */
 static void add_threads(struct proc_table *t, const struct prof_profile *p)
 {
@@ -47,6 +47,18 @@ static void add_threads(struct proc_table *t, const struct prof_profile *p)
 	u64map_free(&tasks);
 }
 
+/* Where an exec started an identity, the latest such names the process:
+ * an entry made after it for a sample from before it (the off-CPU
+ * accountant's, replayed behind the exec) is the old image's. */
+static void name_by_exec(struct proc_table *t, const struct prof_profile *p)
+{
+	for (size_t i = 0; i < p->task_events.n; i++) {
+		const struct prof_task_event *e = &p->task_events.v[i];
+		if (e->kind == PROF_TASK_EXEC && e->thread < p->threads.n && e->tid == e->pid)
+			info_of(t, e->pid)->comm = prof_str(p, p->threads.v[e->thread].comm);
+	}
+}
+
 static void add_sums(struct res_sums *s, const struct prof_agg *a)
 {
 	s->off_cpu_ns += a->value[PROF_M_OFFCPU_NS];
@@ -60,6 +72,7 @@ void render_proc_table_build(struct proc_table *t, const struct prof_profile *p)
 	memset(t, 0, sizeof(*t));
 	t->thread_sums = xcalloc(p->threads.n + 1, sizeof(*t->thread_sums));
 	add_threads(t, p);
+	name_by_exec(t, p);
 	for (size_t i = 0; i < p->aggs.n; i++) {
 		const struct prof_agg *a = &p->aggs.v[i];
 		if (a->thread >= p->threads.n)
