@@ -113,12 +113,11 @@ void prof_addrspace_map(struct prof_addrspace *as, uint64_t start, uint64_t len,
 void prof_addrspace_map_build_id(struct prof_addrspace *as, uint64_t start, uint64_t len,
 				 uint64_t pgoff, const char *path, uint32_t prot,
 				 const char *build_id);
-/* Drop all mappings (exec). */
-void prof_addrspace_clear(struct prof_addrspace *as);
-/* While recording, a pc in no known mapping usually means the side-band
- * records were seen out of order (an exec's clear after the new program's
- * mmaps, from another CPU's ring): re-reads /proc/PID/maps, at most once per
- * change of the mappings, for a live process only.  True if addr is mapped now. */
+/* While recording, a pc in no known mapping of a space read from /proc
+ * (a process found running) means a mapping made since whose record was
+ * lost: re-reads /proc/PID/maps, at most once per change of the mappings,
+ * for a live space only (an image started by an exec while recording has
+ * all its MMAPs in the rings, and is not).  True if addr is mapped now. */
 bool prof_addrspace_refresh(struct prof_addrspace *as, uint64_t addr);
 /* Copy the maps of parent into a new space for child (fork). */
 struct prof_addrspace *prof_addrspace_fork(const struct prof_addrspace *parent, pid_t child);

@@ -799,7 +799,6 @@ uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr
 			    const struct prof_perf_sample *s)
 {
 	struct prof_replay_sample rs = { .s = s, .event = event, .attr = attr };
-
 	struct exec_past *before;
 
 	rp->last_time = MAX(rp->last_time, s->time);

@@ -47,9 +47,9 @@ static void drop_unwind_state(struct prof_addrspace *as)
 	as->unwind_state_free = NULL;
 }
 
-void prof_addrspace_clear(struct prof_addrspace *as)
+static void clear_maps(struct prof_addrspace *as)
 {
-	as->mntns = 0;	/* exec: the program may have entered a namespace */
+	as->mntns = 0;	/* re-read: the process may have entered a namespace */
 	for (size_t i = 0; i < as->maps.n; i++)
 		free(as->maps.v[i].path);
 	as->maps.n = 0;
@@ -60,7 +60,7 @@ void prof_addrspace_free(struct prof_addrspace *as)
 {
 	if (!as)
 		return;
-	prof_addrspace_clear(as);
+	clear_maps(as);
 	VEC_FREE(&as->maps);
 	drop_unwind_state(as);
 	free(as);
@@ -268,7 +268,7 @@ int prof_addrspace_load_proc(struct prof_addrspace *as)
 	FILE *f = fopen(fn, "re");
 	if (!f)
 		return -errno;
-	prof_addrspace_clear(as);
+	clear_maps(as);
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
