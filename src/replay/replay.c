@@ -11,10 +11,12 @@
  *    replaced by an empty one at COMM with MISC_COMM_EXEC.  A pid seen
  *    again after its space was freed gets a new one the same way.
  *  - The image before an exec stays, with the exec'ing thread's name then,
- *    until the batch ends (`execs`): a sample timed before the exec that
- *    comes after it (the off-CPU accountant's, replayed at the batch's
- *    end) is unwound in the image it was taken in and goes to the thread
- *    as it was then, not to the new program.
+ *    for EXEC_KEPT_NS of the samples' time (`execs`): a sample timed
+ *    before the exec that comes after it (the off-CPU accountant's,
+ *    replayed at the batch's end) is unwound in the image it was taken in
+ *    and goes to the thread as it was then, not to the new program; one
+ *    taken inside the exec, whose user registers are still the old
+ *    image's, names the old image's call of execve.
  *  - Live only: nthreads maps pid -> threads not yet EXITed.  When it
  *    drops to 0 the space is `exiting`: still the pid's until the end of
  *    the batch, when it moves to `dead` and is freed, since a sample of
@@ -82,8 +84,13 @@ struct exec_past {
 	uint32_t comm;			/* its name before, 0 = not known */
 	uint32_t thread;		/* its profile thread then + 1; 0 = none yet */
 	uint64_t time;			/* the exec's */
-	struct prof_addrspace *as;	/* the old image, on dead */
+	struct prof_addrspace *as;	/* the old image (retire_execs frees it) */
+	bool ran;			/* a sample has shown the new image running */
 };
+
+/* The longest an image left by exec is kept, in the samples' time, for a
+ * new image not seen running. */
+#define EXEC_KEPT_NS 1000000000ULL
 
 struct consumer {
 	const struct prof_replay_ops *ops;
@@ -219,6 +226,8 @@ void prof_replay_free(struct prof_replay *rp)
 	free_dead(rp);
 	while (u64map_next(&rp->spaces, &it, &pid, &ptr))
 		prof_addrspace_free((struct prof_addrspace *)(uintptr_t)ptr);
+	for (size_t i = 0; i < rp->execs.n; i++)
+		prof_addrspace_free(rp->execs.v[i].as);
 	u64map_free(&rp->spaces);
 	u64map_free(&rp->nthreads);
 	u64map_free(&rp->seen_pids);
@@ -228,7 +237,7 @@ void prof_replay_free(struct prof_replay *rp)
 	VEC_FREE(&rp->task);
 	VEC_FREE(&rp->dead);
 	VEC_FREE(&rp->exiting);	/* still in spaces: freed above */
-	VEC_FREE(&rp->execs);	/* their spaces were on dead */
+	VEC_FREE(&rp->execs);
 	VEC_FREE(&rp->consumers);
 	if (rp->unw)
 		prof_unwinder_free(rp->unw);
@@ -276,17 +285,26 @@ static struct prof_addrspace *space_get(struct prof_replay *rp, uint32_t pid)
 	return u64map_get(&rp->spaces, pid, &v) ? (struct prof_addrspace *)(uintptr_t)v : NULL;
 }
 
-/* Installs as for pid; an older space goes at the end of the batch. */
-static void space_set(struct prof_replay *rp, uint32_t pid, struct prof_addrspace *as)
+/* Installs as for pid; returns the space it replaces, now the caller's. */
+static struct prof_addrspace *space_swap(struct prof_replay *rp, uint32_t pid, struct prof_addrspace *as)
 {
 	struct prof_addrspace *old = space_get(rp, pid);
 
-	if (old && old != as) {
-		drop_exiting(rp, old);
-		VEC_PUSH(&rp->dead, old);
-	}
 	u64map_put(&rp->spaces, pid, (uint64_t)(uintptr_t)as);
 	u64map_put(&rp->seen_pids, pid, 1);
+	if (!old || old == as)
+		return NULL;
+	drop_exiting(rp, old);
+	return old;
+}
+
+/* Installs as for pid; an older space goes at the end of the batch. */
+static void space_set(struct prof_replay *rp, uint32_t pid, struct prof_addrspace *as)
+{
+	struct prof_addrspace *old = space_swap(rp, pid, as);
+
+	if (old)
+		VEC_PUSH(&rp->dead, old);
 }
 
 /* The space of pid, created at first sight (live: from /proc). */
@@ -513,23 +531,47 @@ static void task_event(struct prof_replay *rp, uint64_t time, uint32_t pid, uint
 }
 
 /* An exec at time: a new image, with no mappings until its MMAPs.  The
- * old one stays for the samples timed before it until the batch ends.
- * The new one is never re-read from /proc (not live): its MMAPs are all
+ * old one stays for the samples of its time (retire_execs).  The new one is never re-read from /proc (not live): its MMAPs are all
  * in the rings, and /proc may already show a later image of the pid,
  * which a re-read for one of this image's late samples would put in its
  * place. */
 static void image_exec(struct prof_replay *rp, uint32_t pid, uint32_t tid, uint64_t time)
 {
-	struct prof_addrspace *old = space_get(rp, pid), *as = prof_addrspace_new((pid_t)pid);
+	struct prof_addrspace *old = space_swap(rp, pid, prof_addrspace_new((pid_t)pid));
+	const struct task *t;
 	uint64_t slot;
 
-	if (old && old->maps.n && time) {
-		const struct task *t = u64map_get(&rp->tasks, tid, &slot) ? &rp->task.v[slot - 1] : NULL;
-		bool same = t && t->pid == pid;
-		VEC_PUSH(&rp->execs, ((struct exec_past){ pid, tid, same ? t->comm : 0, same ? t->thread : 0,
-							  time, old }));
+	if (!old)
+		return;
+	if (!old->maps.n || !time) {
+		VEC_PUSH(&rp->dead, old);
+		return;
 	}
-	space_set(rp, pid, as);	/* the old space is freed with the dead */
+	t = u64map_get(&rp->tasks, tid, &slot) ? &rp->task.v[slot - 1] : NULL;
+	bool same = t && t->pid == pid;
+	VEC_PUSH(&rp->execs, ((struct exec_past){ pid, tid, same ? t->comm : 0, same ? t->thread : 0, time, old,
+						  false }));
+}
+
+/* At a batch's end: the images left by an exec whose new image was seen
+ * running, or EXEC_KEPT_NS before the newest sample, are freed.  Not at
+ * the exec's batch's end already, for the samples taken inside an exec
+ * that the batch's end parted from its COMM record (image_in_exec); once
+ * the new image runs, the samples in time order have passed them, and the
+ * off-CPU accountant's that come late have been replayed at the end of the
+ * exec's batch. */
+static void retire_execs(struct prof_replay *rp)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < rp->execs.n; i++) {
+		struct exec_past *e = &rp->execs.v[i];
+		if (!e->ran && e->time + EXEC_KEPT_NS > rp->last_time)
+			rp->execs.v[k++] = *e;
+		else
+			VEC_PUSH(&rp->dead, e->as);
+	}
+	rp->execs.n = k;
 }
 
 /* The image pid ran at time t, if an exec replayed in this batch came
@@ -544,6 +586,38 @@ static struct exec_past *image_before(struct prof_replay *rp, uint32_t pid, uint
 			first = e;
 	}
 	return first;
+}
+
+/*
+ * The image before the exec a sample was taken inside of: at or after the
+ * exec's COMM record, before the new image runs, the thread's user
+ * registers are still the old image's, at its call of execve, while its
+ * memory is the new one's (so its stack copy holds nothing to unwind).
+ * Told by the user pc: in no mapping of the new image, in one of the old
+ * (one in the new image's marks the exec done).  *pc: that pc.
+ */
+static struct exec_past *image_in_exec(struct prof_replay *rp, const struct prof_perf_sample *s,
+				       const struct prof_addrspace *now, uint64_t *pc)
+{
+	uint64_t regs[PERF_REG_X86_64_MAX] = { 0 };
+	struct exec_past *last = NULL;
+
+	if (!s->regs_abi || !s->regs)
+		return NULL;
+	for (size_t i = 0; i < rp->execs.n; i++) {
+		struct exec_past *e = &rp->execs.v[i];
+		if (e->pid == s->pid && e->time <= s->time && (!last || e->time > last->time))
+			last = e;
+	}
+	prof_perf_sample_regs(s, regs, ARRAY_SIZE(regs));
+	*pc = regs[PERF_REG_X86_IP];
+	if (last && *pc && now && prof_addrspace_find(now, *pc))
+		last->ran = true;
+	if (!last || last->ran || !*pc || !prof_addrspace_find(last->as, *pc)) {
+		*pc = 0;
+		return NULL;
+	}
+	return last;
 }
 
 /* The profile thread of a sample of tid taken before the exec of e. */
@@ -764,10 +838,11 @@ static bool reaches_root(const struct prof_replay *rp)
 	return prof_sym_is_thread_root(prof_str(rp->p, outer->func));
 }
 
-/* The sample's stack as a trie node; *complete: not truncated. */
+/* The sample's stack as a trie node; *complete: not truncated.  exec_pc:
+ * a sample inside an exec (image_in_exec), whose one user frame is that. */
 static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_attr *a,
 			      const struct prof_perf_sample *s, struct prof_addrspace *as,
-			      bool *complete)
+			      uint64_t exec_pc, bool *complete)
 {
 	bool dwarf = (a->sample_type & PERF_SAMPLE_STACK_USER) != 0, at_root = false;
 
@@ -783,8 +858,12 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 	} else if (!dwarf) {
 		push_user(rp, as, s->ip, false);
 	}
-	if (dwarf)
+	if (exec_pc) {
+		push_user(rp, as, exec_pc, false);
+		*complete = false;
+	} else if (dwarf) {
 		*complete = unwind_user(rp, as, s, &at_root);
+	}
 	if (!rp->nframes)	/* never an empty stack */
 		push_user(rp, as, s->ip, false);
 	if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) || dwarf)	/* complete only at a thread root */
@@ -809,10 +888,13 @@ uint32_t prof_replay_sample(struct prof_replay *rp, const struct perf_event_attr
 	if ((before = rp->execs.n ? image_before(rp, s->pid, s->time) : NULL)) {
 		rp->before_exec = true;
 		rs.thread = thread_before(rp, before, s->tid);
-		rs.node = resolve_stack(rp, attr, s, before->as, &rs.complete);
+		rs.node = resolve_stack(rp, attr, s, before->as, 0, &rs.complete);
 	} else {
+		struct prof_addrspace *as = space_of(rp, s->pid);
+		uint64_t pc = 0;
+		before = rp->execs.n ? image_in_exec(rp, s, as, &pc) : NULL;
 		rs.thread = thread_of(rp, s->pid, s->tid);
-		rs.node = resolve_stack(rp, attr, s, space_of(rp, s->pid), &rs.complete);
+		rs.node = resolve_stack(rp, attr, s, before ? before->as : as, pc, &rs.complete);
 	}
 	rs.upcs = rp->pcs;
 	rs.n_upcs = rp->npcs;
@@ -885,7 +967,7 @@ void prof_replay_batch_end(struct prof_replay *rp)
 	FOR_EACH_CONSUMER(rp, c)
 		if (c->ops->batch_end)
 			c->ops->batch_end(c->arg);
-	rp->execs.n = 0;	/* their old spaces go with the dead below */
+	retire_execs(rp);
 	retire_exiting(rp);
 	count_spaces(rp);
 	if (rp->cfg.live && (now = now_ns()) >= rp->next_sweep) {
