@@ -531,10 +531,10 @@ static void task_event(struct prof_replay *rp, uint64_t time, uint32_t pid, uint
 }
 
 /* An exec at time: a new image, with no mappings until its MMAPs.  The
- * old one stays for the samples of its time (retire_execs).  The new one is never re-read from /proc (not live): its MMAPs are all
- * in the rings, and /proc may already show a later image of the pid,
- * which a re-read for one of this image's late samples would put in its
- * place. */
+ * old one stays for the samples of its time (retire_execs).  The new one
+ * is never re-read from /proc (not live): its MMAPs are all in the rings,
+ * and /proc may already show a later image of the pid, which a re-read
+ * for one of this image's late samples would put in its place. */
 static void image_exec(struct prof_replay *rp, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	struct prof_addrspace *old = space_swap(rp, pid, prof_addrspace_new((pid_t)pid));
@@ -574,8 +574,8 @@ static void retire_execs(struct prof_replay *rp)
 	rp->execs.n = k;
 }
 
-/* The image pid ran at time t, if an exec replayed in this batch came
- * after t: the first such exec's old one. */
+/* The image pid ran at time t, if an exec kept in execs came after t:
+ * the first such exec's old one. */
 static struct exec_past *image_before(struct prof_replay *rp, uint32_t pid, uint64_t t)
 {
 	struct exec_past *first = NULL;
