@@ -609,11 +609,13 @@ static struct exec_past *image_in_exec(struct prof_replay *rp, const struct prof
 		if (e->pid == s->pid && e->time <= s->time && (!last || e->time > last->time))
 			last = e;
 	}
+	if (!last || last->ran)
+		return NULL;	/* the per-sample path: most samples stop here */
 	prof_perf_sample_regs(s, regs, ARRAY_SIZE(regs));
 	*pc = regs[PERF_REG_X86_IP];
-	if (last && *pc && now && prof_addrspace_find(now, *pc))
+	if (*pc && now && prof_addrspace_find(now, *pc))
 		last->ran = true;
-	if (!last || last->ran || !*pc || !prof_addrspace_find(last->as, *pc)) {
+	if (last->ran || !*pc || !prof_addrspace_find(last->as, *pc)) {
 		*pc = 0;
 		return NULL;
 	}
@@ -634,14 +636,12 @@ static void on_comm(struct prof_replay *rp, const struct perf_event_attr *attr,
 		    const struct perf_event_header *h)
 {
 	struct prof_perf_comm c;
-	struct prof_perf_sample_id id;
+	struct prof_perf_sample_id id = { 0 };
 
 	if (prof_perf_parse_comm(h, &c) < 0 || (pid_t)c.pid == rp->self || !wanted(rp, c.pid))
 		return;
-	if (c.exec && (prof_perf_parse_id(attr, h, &id) < 0 || !id.time))
-		id.time = 0;
 	if (c.exec)
-		image_exec(rp, c.pid, c.tid, id.time);
+		image_exec(rp, c.pid, c.tid, prof_perf_parse_id(attr, h, &id) == 0 ? id.time : 0);
 	task_name(rp, c.pid, c.tid, c.comm, c.exec);
 	if (c.exec && id.time)
 		task_event(rp, id.time, c.pid, c.tid, PROF_TASK_EXEC);

@@ -622,6 +622,17 @@ int swa_switch(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* What the recorder learned of the thread's stack in its image: where it
+ * ends, and its shapes (the thread exits, or execs another image). */
+static __always_inline void forget_image(__u32 tid)
+{
+	bpf_map_delete_elem(&bases, &tid);
+	for (__u32 rc = 0; rc < 3; rc++) {
+		__u32 key = tid << 2 | rc;
+		bpf_map_delete_elem(&shapes, &key);
+	}
+}
+
 /* The thread exits (sched_process_exit, in its own context): its perf
  * events go before its last switch-out, so its last interval is closed
  * here, and its final totals sent. */
@@ -642,11 +653,7 @@ int swa_exit(struct bpf_raw_tracepoint_args *ctx)
 	t->flags = 0;
 	emit(SWA_REC_EXIT, tid, t, 0, now, 0);
 	bpf_map_delete_elem(&threads, &tid);
-	bpf_map_delete_elem(&bases, &tid);
-	for (__u32 rc = 0; rc < 3; rc++) {
-		__u32 key = tid << 2 | rc;
-		bpf_map_delete_elem(&shapes, &key);
-	}
+	forget_image(tid);
 	return 0;
 }
 
@@ -671,11 +678,7 @@ int swa_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (!(t = bpf_map_lookup_elem(&threads, &tid)))
 		return 0;
 	t->stale[0] = t->stale[1] = t->stale[2] = 0;
-	bpf_map_delete_elem(&bases, &tid);
-	for (__u32 rc = 0; rc < 3; rc++) {
-		__u32 key = tid << 2 | rc;
-		bpf_map_delete_elem(&shapes, &key);
-	}
+	forget_image(tid);
 	return 0;
 }
 
