@@ -133,6 +133,10 @@ struct prof_perf {
 		       void *out, size_t max);
 	void *hook_arg;
 	bool hook_lazy;			/* the hook's records do not depend on haste */
+	/* A lazy hook's wish for haste after all: the pump looks every
+	 * millisecond while CLOCK_MONOTONIC is below *hook_hurry (read
+	 * relaxed, written by the hook).  NULL: never. */
+	const uint64_t *hook_hurry;
 	/*
 	 * Pacing a producer that can wait (record/preload/flow.h): before each
 	 * pass over the rings the pump reads *pace_issued, and after a pass

@@ -137,6 +137,12 @@ int prof_python_bpf_prog(const struct prof_python *py);
  * reads it itself only when the program had none. */
 int prof_python_switch_prog(const struct prof_python *py);
 void prof_python_frames_at_switch(struct prof_python *py);
+/* Until when (CLOCK_MONOTONIC ns) the reader wants its samples soon even
+ * though the program read their chains: while new code objects appear
+ * (imports, exec), which may be freed before a lazy read names them. */
+const uint64_t *prof_python_hurry(const struct prof_python *py);
+/* A command was launched: if it is an interpreter, its imports come now. */
+void prof_python_launched(struct prof_python *py);
 /* That program also drops the samples of processes other than pids and
  * what they fork (a recording attached per CPU, prof_bpf_targets_restrict).
  * 0, or -errno (-ENOTSUP: no program). */
@@ -147,6 +153,10 @@ void prof_python_free(struct prof_python *py);
 void prof_python_look_at(struct prof_python *py, const pid_t *pids, size_t n);
 /* Forgets pid (exec, exit): it is looked at again at its next sample. */
 void prof_python_forget(struct prof_python *py, pid_t pid);
+/* pid mapped path executable: a process looked at while its loader was
+ * still mapping libpython (a sample early in its life) and found native
+ * is looked at again. */
+void prof_python_mapped(struct prof_python *py, pid_t pid, const char *path);
 /* Whether pid was looked at and runs no CPython (false while it waits
  * to be looked at, and after prof_python_forget). */
 bool prof_python_is_native(struct prof_python *py, pid_t pid);

@@ -242,6 +242,16 @@ static size_t pump_all(struct prof_pump *pp)
 	return moved;
 }
 
+/* How long the pump may sleep: a millisecond while the hook wants haste. */
+static int pump_timeout(const struct prof_pump *pp)
+{
+	const struct prof_perf *pf = pp->pf;
+
+	if (pp->hooked || (pf->hook_hurry && now_ns() < __atomic_load_n(pf->hook_hurry, __ATOMIC_RELAXED)))
+		return 1;
+	return pf->pace_settled ? 10 : 50;
+}
+
 static void *pump_main(void *arg)
 {
 	struct prof_pump *pp = arg;
@@ -255,7 +265,7 @@ static void *pump_main(void *arg)
 			fds[n++] = (struct pollfd){ .fd = pp->pf->rings[i].fd, .events = POLLIN };
 	for (;;) {
 		/* A timeout too: a ring below its watermark still moves on. */
-		if (poll(fds, n, pp->hooked ? 1 : pp->pf->pace_settled ? 10 : 50) < 0 && errno != EINTR)
+		if (poll(fds, n, pump_timeout(pp)) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents & POLLIN)
 			break;

@@ -9,6 +9,7 @@
 #include "prof/python.h"
 #include "prof/perf.h"
 #include "prof/unwind.h"
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* Frames read later than this after the sample are not trusted: the
@@ -47,11 +48,15 @@ static size_t pump_hook(struct prof_python *py, const struct prof_perf *pf, cons
 {
 	struct prof_perf_sample s;
 	struct prof_perf_task t;
+	struct prof_perf_mmap2 m;
 
 	if (h->type == PERF_RECORD_SAMPLE)
 		return prof_perf_parse_sample(&pf->attr, h, &s) < 0 ? 0
 			: prof_python_sample_record(py, &s, blocked, out, max);
-	if (h->type == PERF_RECORD_EXIT && prof_perf_parse_task(h, &t) == 0 && t.pid == t.tid)
+	if ((h->type == PERF_RECORD_MMAP2 || h->type == PERF_RECORD_MMAP) && prof_perf_parse_mmap2(h, &m) == 0 &&
+	    (m.prot & PROT_EXEC))
+		prof_python_mapped(py, (pid_t)m.pid, m.filename);
+	else if (h->type == PERF_RECORD_EXIT && prof_perf_parse_task(h, &t) == 0 && t.pid == t.tid)
 		prof_python_forget(py, (pid_t)t.pid);
 	else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC))
 		prof_python_forget(py, (pid_t)((const uint32_t *)(h + 1))[0]);
@@ -79,6 +84,7 @@ struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_pytho
 	self_pid = (uint32_t)getpid();
 	if ((pf->bpf_prog = prof_python_bpf_prog(py)) > 0)
 		pf->hook_lazy = true;	/* the frames were read at the sample */
+	pf->hook_hurry = prof_python_hurry(py);	/* but not named yet */
 	return py;
 }
 

@@ -41,6 +41,8 @@
 #define CODE_KEY_LEN 96		/* covers firstlineno..linetable in every layout */
 #define RAW_MAX (4 * PROF_PY_MAX_FRAMES)	/* frames walked, shims (3.12+) included */
 #define FRAME_WINDOW 2048	/* bytes read at once for the frames of a chain */
+/* How long after the last new code object the samples are wanted soon. */
+#define HURRY_NS 1000000000ull
 
 struct code_key {		/* what the cache checks before trusting an id */
 	uint64_t addr;
@@ -50,6 +52,7 @@ struct code_key {		/* what the cache checks before trusting an id */
 struct proc {
 	pid_t pid;
 	bool pending;			/* not looked at yet (detector_main) */
+	bool mapped;			/* pending, and a python file was mapped since */
 	bool python;
 	struct prof_py_layout l;
 	uint64_t runtime;		/* address of _PyRuntime */
@@ -99,6 +102,7 @@ struct prof_python {
 	bool switch_frames;		/* the accountant's switch program goes on to read them */
 	struct pyraw raw[RAW_MAX];	/* one chain as read */
 	VEC(uint8_t) stack_now;		/* a blocked thread's C stack, read again */
+	uint64_t hurry_until;		/* prof_python_hurry */
 };
 
 struct prof_python *prof_python_new(void)
@@ -121,6 +125,26 @@ int prof_python_bpf_prog(const struct prof_python *py)
 int prof_python_switch_prog(const struct prof_python *py)
 {
 	return py->bpf ? prof_pybpf_switch_prog_fd(py->bpf) : -1;
+}
+
+/* New code objects: a module's body, exec'd or eval'd code is freed once
+ * it has run, and its memory reused, often before a pump that looks at
+ * the rings every 50 ms comes to its samples (the chain is then dropped
+ * as stale): a run of pytest lost 13% of its Python stacks that way, 1-2%
+ * with the pump looking every millisecond (docs/python.md). */
+static void hurry(struct prof_python *py)
+{
+	__atomic_store_n(&py->hurry_until, now_ns() + HURRY_NS, __ATOMIC_RELAXED);
+}
+
+const uint64_t *prof_python_hurry(const struct prof_python *py)
+{
+	return &py->hurry_until;
+}
+
+void prof_python_launched(struct prof_python *py)
+{
+	hurry(py);
 }
 
 void prof_python_frames_at_switch(struct prof_python *py)
@@ -361,11 +385,17 @@ static void settle(struct prof_python *py, pid_t pid, const struct found *fd)
 	if (!u64map_get(&py->procs, (uint64_t)pid, &i) || !i || !py->proc.v[i - 1]->pending)
 		return;
 	struct proc *p = py->proc.v[i - 1];
+	if (!fd->python && p->mapped) {	/* maybe looked at before that */
+		p->mapped = false;
+		VEC_PUSH(&py->pending, pid);
+		return;
+	}
 	p->pending = false;
 	p->python = fd->python;
 	p->l = fd->l;
 	p->runtime = fd->runtime;
 	if (fd->python) {
+		hurry(py);	/* a new interpreter: its imports may be to come */
 		py->found++;
 		py->last_version = fd->l.version;
 		if (py->bpf)	/* the program reads from the next sample on */
@@ -469,6 +499,26 @@ void prof_python_forget(struct prof_python *py, pid_t pid)
 		u64map_del(&py->procs, (uint64_t)pid);
 	}
 	pthread_mutex_unlock(&py->rlock);
+}
+
+void prof_python_mapped(struct prof_python *py, pid_t pid, const char *path)
+{
+	struct proc *p = NULL;
+	bool again = false;
+	uint64_t i;
+
+	if (!maybe_python(path))
+		return;
+	pthread_mutex_lock(&py->rlock);
+	if (u64map_get(&py->procs, (uint64_t)pid, &i) && i)
+		p = py->proc.v[i - 1];
+	if (p && p->pending)
+		p->mapped = true;	/* the detector may be reading its maps already */
+	else if (p)
+		again = !p->python;
+	pthread_mutex_unlock(&py->rlock);
+	if (again)
+		prof_python_forget(py, pid);
 }
 
 bool prof_python_is_native(struct prof_python *py, pid_t pid)
@@ -726,13 +776,16 @@ static int keys_take(struct prof_python *py, struct proc *p, struct prof_pyframe
 	for (size_t j = 0; j < kr->m; j++) {
 		const struct pyraw *r = &py->chain[kr->need[j]];
 		bool created;
-		if (r->named && !key_named(&p->l, keys[j], r))
+		if (r->named && !key_named(&p->l, keys[j], r)) {
+			hurry(py);
 			return -ESTALE;	/* freed since the sample, its memory reused */
+		}
 		if (u64map_get(&p->codes, r->code, &k) && !memcmp(p->keys.v[k].bytes, keys[j], kr->len)) {
 			out[kr->need[j]].code = p->key_ids.v[k];
 			continue;
 		}
 		struct code_key ck = { .addr = r->code };
+		hurry(py);
 		memcpy(ck.bytes, keys[j], kr->len);
 		uint32_t id = add_code(py, p, r->code, keys[j]);
 		uint64_t *slot = u64map_slot(&p->codes, r->code, &created);

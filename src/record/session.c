@@ -309,6 +309,8 @@ static int launch_child(struct prof_session *s)
 	}
 	if (s->oc)
 		prof_offcpu_open_task(s->oc, s->l.pid);
+	if (s->py)
+		prof_python_launched(s->py);
 	if (s->rt)
 		prof_restrack_add_pid(s->rt, (uint32_t)s->l.pid);
 	return 0;
