@@ -18,9 +18,9 @@ void prof_pysplice_free(struct prof_pysplice *ps);
 void prof_pysplice_record(struct prof_pysplice *ps, const struct perf_event_header *h);
 /* Splices the pending Python frames into the sample's frames (innermost
  * first, n of them, room for max) when they belong to (tid, time); the new
- * count. */
+ * count.  complete: the native stack reaches the thread's root. */
 size_t prof_pysplice_apply(struct prof_pysplice *ps, uint32_t tid, uint64_t time,
-			   uint32_t *frames, size_t n, size_t max);
+			   uint32_t *frames, size_t n, size_t max, bool complete);
 void prof_pysplice_stats(const struct prof_pysplice *ps, struct prof_pysplice_stats *st);
 
 #endif

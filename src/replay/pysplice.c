@@ -11,7 +11,9 @@
  * The frames are read a little after the sample (at most about a
  * millisecond, by the ring pump), so the chain may have moved on.  The
  * check: the number of activations in the native stack must equal the
- * number of entry frames in the chain.  When they differ the native stack
+ * number of entry frames in the chain (a native stack cut short, which
+ * has only the innermost activations, must have fewer).  When it fails
+ * the native stack
  * is kept as it was, with a "[python: stack changed]" frame where the
  * Python frames would go, and the sample is counted as mismatched: a
  * wrong stack is never shown as right.
@@ -174,8 +176,19 @@ static size_t chain_activations(const struct prof_pyframe *f, int n, size_t *fro
 	return k;
 }
 
+/*
+ * Whether the native stack's nk activations fit the chain's pk.  A native
+ * stack cut short (an off-CPU sample copies 8 KiB of a deep stack) has
+ * only the innermost of them: those must all be in the chain, which goes
+ * on where the native stack stops.
+ */
+static bool activations_fit(size_t nk, size_t pk, bool complete)
+{
+	return nk == pk || (!complete && nk > 0 && nk < pk);
+}
+
 size_t prof_pysplice_apply(struct prof_pysplice *ps, uint32_t tid, uint64_t time,
-			   uint32_t *frames, size_t n, size_t max)
+			   uint32_t *frames, size_t n, size_t max, bool complete)
 {
 	size_t ns[PROF_PY_MAX_FRAMES], ne[PROF_PY_MAX_FRAMES], pf[PROF_PY_MAX_FRAMES], pt[PROF_PY_MAX_FRAMES];
 	static __thread uint32_t out[4 * PROF_MAX_FRAMES + PROF_PY_MAX_FRAMES];
@@ -195,7 +208,7 @@ size_t prof_pysplice_apply(struct prof_pysplice *ps, uint32_t tid, uint64_t time
 		ps->st.merged++;
 		return n;
 	}
-	if (nk != pk || n + (size_t)ps->pending.n > ARRAY_SIZE(out) || n + 1 > max) {	/* moved */
+	if (!activations_fit(nk, pk, complete) || n + (size_t)ps->pending.n > ARRAY_SIZE(out) || n + 1 > max) {
 		ps->st.mismatched++;
 		if (nk == 0 || n + 1 > max)
 			return n;

@@ -870,7 +870,7 @@ static uint32_t resolve_stack(struct prof_replay *rp, const struct perf_event_at
 		*complete = *complete && (at_root || reaches_root(rp));
 	if (rp->pysplice)
 		rp->nframes = prof_pysplice_apply(rp->pysplice, s->tid, s->time, rp->frames, rp->nframes,
-						  MAX_OUT_FRAMES);
+						  MAX_OUT_FRAMES, *complete);
 	return prof_node_from_stack(rp->p, rp->frames, rp->nframes);
 }
 
