@@ -193,8 +193,12 @@ struct prof_perf_sample;
 size_t prof_python_sample_record(struct prof_python *py, const struct prof_perf_sample *s, bool blocked,
 				 void *out, size_t max);
 /* Installs the ring pump's hook (PROF_RECORD_PYSTACK records before
- * CPython samples) with py on pf (before its pump starts); returns py. */
-struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py);
+ * CPython samples) with py on pf (before its pump starts); returns py.
+ * hurry: the pump hastens while the reader asks (prof_python_hurry).
+ * Not for a machine-wide recording: there the short-lived interpreters
+ * of a busy machine would keep it hastening, and naming their young code
+ * cost the recorder 0.3-0.5 s of CPU in 5 s (docs/python.md). */
+struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py, bool hurry);
 /* The same on an off-CPU event whose samples carry a user stack: the
  * frames a thread blocked in, read by the recorder. */
 void prof_python_hook_set_offcpu(struct prof_perf *pf, struct prof_python *py);

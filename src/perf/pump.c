@@ -75,6 +75,7 @@ struct prof_pump {
 	struct chunk *spare[SPARES_MAX];
 	int nspare;
 	int wake_fd;		/* eventfd: the consumer has records to read */
+	uint64_t woke_ns;	/* producer: when it last wrote wake_fd */
 	int stop_fd;		/* eventfd: the thread must return */
 	pthread_t thread;
 	bool running;
@@ -242,14 +243,38 @@ static size_t pump_all(struct prof_pump *pp)
 	return moved;
 }
 
-/* How long the pump may sleep: a millisecond while the hook wants haste. */
-static int pump_timeout(const struct prof_pump *pp)
+/* Whether the hook wants haste now (hook_hurry). */
+static bool hurried(const struct prof_pump *pp)
 {
-	const struct prof_perf *pf = pp->pf;
+	const uint64_t *until = pp->pf->hook_hurry;
 
-	if (pp->hooked || (pf->hook_hurry && now_ns() < __atomic_load_n(pf->hook_hurry, __ATOMIC_RELAXED)))
+	return until && now_ns() < __atomic_load_n(until, __ATOMIC_RELAXED);
+}
+
+/* How long the pump may sleep: a millisecond while the hook wants haste. */
+static int pump_timeout(const struct prof_pump *pp, bool hurry)
+{
+	if (pp->hooked || hurry)
 		return 1;
-	return pf->pace_settled ? 10 : 50;
+	return pp->pf->pace_settled ? 10 : 50;
+}
+
+/* Whether to wake the consumer after a pass that moved records.  Haste is
+ * the hook's (its reads follow the sample); the consumer keeps its lazy
+ * pace then, woken by a ring's watermark or every LAZY_WAKE_NS, since a
+ * wake every millisecond cost it more than the reads themselves. */
+#define LAZY_WAKE_NS 50000000ull
+static bool wake_consumer(struct prof_pump *pp, bool hurry_only, bool watermark)
+{
+	uint64_t now;
+
+	if (!hurry_only || watermark)
+		return true;
+	now = now_ns();
+	if (now - pp->woke_ns < LAZY_WAKE_NS)
+		return false;
+	pp->woke_ns = now;
+	return true;
 }
 
 static void *pump_main(void *arg)
@@ -264,14 +289,17 @@ static void *pump_main(void *arg)
 		if (pp->pf->rings[i].fd >= 0)
 			fds[n++] = (struct pollfd){ .fd = pp->pf->rings[i].fd, .events = POLLIN };
 	for (;;) {
+		bool hurry = hurried(pp), hurry_only = hurry && !pp->hooked, watermark = false;
 		/* A timeout too: a ring below its watermark still moves on. */
-		if (poll(fds, n, pump_timeout(pp)) < 0 && errno != EINTR)
+		if (poll(fds, n, pump_timeout(pp, hurry)) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents & POLLIN)
 			break;
+		for (nfds_t i = 1; i < n; i++)
+			watermark |= (fds[i].revents & POLLIN) != 0;
 		if (pp->pf->pump_also)
 			pp->pf->pump_also(pp->pf->pump_also_arg);
-		if (pump_all(pp) && write(pp->wake_fd, &one, 8) < 0)
+		if (pump_all(pp) && wake_consumer(pp, hurry_only, watermark) && write(pp->wake_fd, &one, 8) < 0)
 			continue;	/* the counter is saturated: a wake is pending */
 	}
 	return NULL;

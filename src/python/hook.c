@@ -77,14 +77,15 @@ static size_t prof_python_pump_hook_blocked(void *arg, const struct prof_perf *p
 	return pump_hook(arg, pf, h, out, max, true);
 }
 
-struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py)
+struct prof_python *prof_python_hook_set(struct prof_perf *pf, struct prof_python *py, bool hurry)
 {
 	pf->hook = prof_python_pump_hook;
 	pf->hook_arg = py;
 	self_pid = (uint32_t)getpid();
 	if ((pf->bpf_prog = prof_python_bpf_prog(py)) > 0)
 		pf->hook_lazy = true;	/* the frames were read at the sample */
-	pf->hook_hurry = prof_python_hurry(py);	/* but not named yet */
+	if (hurry)	/* but not named yet */
+		pf->hook_hurry = prof_python_hurry(py);
 	return py;
 }
 

@@ -641,7 +641,7 @@ static int setup(struct prof_session *s)
 	if ((ret = prof_writer_open(&s->w, o->output)) < 0)
 		return ret;
 	if (!o->no_python)
-		s->py = cfg.python = prof_python_hook_set(&s->pf, prof_python_new());
+		s->py = cfg.python = prof_python_hook_set(&s->pf, prof_python_new(), !o->system_wide);
 	s->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(s->rp, &writer_ops, s);
 	if (!o->no_resources)

@@ -176,7 +176,7 @@ static int setup(struct live *l)
 	if (prof_perf_init(&l->pf, o->perf) < 0)
 		return error("bad sampling configuration"), -EINVAL;
 	if (!o->no_python)
-		l->py = cfg.python = prof_python_hook_set(&l->pf, prof_python_new());
+		l->py = cfg.python = prof_python_hook_set(&l->pf, prof_python_new(), !o->system_wide);
 	l->rp = prof_replay_new(&cfg);
 	prof_replay_add_consumer(l->rp, &view_ops, l);
 	if (o->off_cpu) {
