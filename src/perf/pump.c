@@ -260,9 +260,8 @@ static int pump_timeout(const struct prof_pump *pp, bool hurry)
 }
 
 /* Whether to wake the consumer after a pass that moved records.  Haste is
- * the hook's (its reads follow the sample); the consumer keeps its lazy
- * pace then, woken by a ring's watermark or every LAZY_WAKE_NS, since a
- * wake every millisecond cost it more than the reads themselves. */
+ * the hook's (its reads follow the sample), not the consumer's: it keeps
+ * its lazy pace then, woken by a ring's watermark or every LAZY_WAKE_NS. */
 #define LAZY_WAKE_NS 50000000ull
 static bool wake_consumer(struct prof_pump *pp, bool hurry_only, bool watermark)
 {

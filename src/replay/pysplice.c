@@ -208,7 +208,8 @@ size_t prof_pysplice_apply(struct prof_pysplice *ps, uint32_t tid, uint64_t time
 		ps->st.merged++;
 		return n;
 	}
-	if (!activations_fit(nk, pk, complete) || n + (size_t)ps->pending.n > ARRAY_SIZE(out) || n + 1 > max) {
+	if (ps->pending.n < 0 || !activations_fit(nk, pk, complete) ||
+	    n + (size_t)ps->pending.n > ARRAY_SIZE(out) || n + 1 > max) {	/* changed (-ESTALE) or moved */
 		ps->st.mismatched++;
 		if (nk == 0 || n + 1 > max)
 			return n;
