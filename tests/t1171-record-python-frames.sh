@@ -28,9 +28,14 @@ APP="$TOP/tests/workloads/pysplit.py"
 PYENV=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 case "$PYENV" in /usr/bin/*) PYENV= ;; esac	# not pyenv's: the Debian one is next
 
+# is_py311 INTERPRETER: a CPython 3.11 that runs.
+is_py311() {
+	[ -n "$1" ] && "$1" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null
+}
+
 run_build() {	# name interpreter [env assignment for prof]
 	local name=$1 py=$2 env=${3:-}
-	if [ -z "$py" ] || ! "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+	if ! is_py311 "$py"; then
 		test_skip "$name: record, shares, zlib, recursion" "no CPython 3.11 at '${py:-pyenv}'"
 		return
 	fi
@@ -213,6 +218,33 @@ else
 fi
 
 
+# marked_under FOLDED REGEX MIN BOUND: of the weight on the stacks whose
+# frames match REGEX or that are marked [python: stack changed], the
+# marked share is under BOUND, with at least MIN of it in all.
+marked_under() {
+	awk -v re="$2" -v min="$3" -v bound="$4" '
+		$0 ~ re { named += $NF; next }
+		/\[python: stack changed\]/ { changed += $NF }
+		END { n = named + changed; print named, changed
+		      exit !(n >= min && named > 0 && changed < bound * n) }' "$1"
+}
+
+# marked_test NAME INTERPRETER TITLE WORKLOAD ARGS METRIC REGEX MIN BOUND:
+# records tests/workloads/WORKLOAD ARGS under the interpreter (3.11, or
+# the test is skipped) and judges its folded METRIC with marked_under.
+marked_test() {
+	local name=$1 py=$2 title=$3 wl=$4 args=$5 metric=$6 re=$7 min=$8 bound=$9
+	if ! is_py311 "$py"; then
+		test_skip "$name: $title" "no CPython 3.11 at '${py:-pyenv}'"
+		return
+	fi
+	test_expect_success "$name: $title" '
+		"$PROF" record -q -o $wl-$name.data -- "$py" "$TOP/tests/workloads/$wl" $args &&
+		"$PROF" report -i $wl-$name.data --format=folded --metric=$metric >$wl-$name.folded &&
+		marked_under $wl-$name.folded "$re" $min $bound
+	'
+}
+
 # An import-heavy start (tests/workloads/pyimports.py: 100 generated
 # modules, each a few milliseconds of work in its body): a module's code
 # object is freed once its import is over and its memory reused, so a
@@ -225,24 +257,11 @@ fi
 # question of chance: a share that high needs the recorder held off
 # for most of each module's few milliseconds.  Fewer than 60 samples
 # in the modules (about 500 here) cannot be judged and fail.
-run_imports() {	# name interpreter
-	local name=$1 py=$2
-	if [ -z "$py" ] || ! "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
-		test_skip "$name: an import-heavy start keeps its Python frames" "no CPython 3.11 at '${py:-pyenv}'"
-		return
-	fi
-	test_expect_success "$name: an import-heavy start keeps its Python frames" '
-		"$PROF" record -q -o imp-$name.data -- "$py" "$TOP/tests/workloads/pyimports.py" 100 &&
-		"$PROF" report -i imp-$name.data --format=folded >imp-$name.folded &&
-		awk "/\\(pyimp_mod_[0-9]+\\.py:/ { named += \$NF; next }
-		     /\\[python: stack changed\\]/ { changed += \$NF }
-		     END { n = named + changed; print named, changed;
-			   exit !(n >= 60 && changed < 0.35 * n) }" imp-$name.folded
-	'
-}
-
-run_imports pyenv "$PYENV"
-run_imports debian /usr/bin/python3.11
+for b in "pyenv $PYENV" "debian /usr/bin/python3.11"; do
+	set -- $b
+	marked_test "$1" "${2:-}" "an import-heavy start keeps its Python frames" \
+		pyimports.py 100 cpu "[(]pyimp_mod_[0-9]+[.]py:" 60 0.35
+done
 
 # Off-CPU stacks cut short: tests/workloads/pydeep.py naps at the bottom
 # of 40 levels of Python called back from C (sorted() with a key), whose
@@ -256,24 +275,11 @@ run_imports debian /usr/bin/python3.11
 # itself (the program did not know the thread yet: its first
 # milliseconds) and the thread to have run on before it did; a randomly
 # kept one weighs 61 naps, 12% of the time, so 30% takes three of them.
-run_deep() {	# name interpreter
-	local name=$1 py=$2
-	if [ -z "$py" ] || ! "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
-		test_skip "$name: off-CPU stacks cut short keep their Python frames" "no CPython 3.11 at '${py:-pyenv}'"
-		return
-	fi
-	test_expect_success "$name: off-CPU stacks cut short keep their Python frames" '
-		"$PROF" record -q -o deep-$name.data -- "$py" "$TOP/tests/workloads/pydeep.py" 40 1 &&
-		"$PROF" report -i deep-$name.data --format=folded --metric=sleep >deep-$name.folded &&
-		awk "/nap_at_bottom \\(pydeep\\.py:/ { named += \$NF; next }
-		     /\\[python: stack changed\\]/ { changed += \$NF }
-		     END { print named, changed; exit !(named > 0 && changed < 0.3 * (named + changed)) }" \
-			deep-$name.folded
-	'
-}
-
-run_deep pyenv "$PYENV"
-run_deep debian /usr/bin/python3.11
+for b in "pyenv $PYENV" "debian /usr/bin/python3.11"; do
+	set -- $b
+	marked_test "$1" "${2:-}" "off-CPU stacks cut short keep their Python frames" \
+		pydeep.py "40 1" sleep "nap_at_bottom [(]pydeep[.]py:" 1 0.3
+done
 
 # A loader that maps libpython late (here: 3,000 missing directories on
 # LD_LIBRARY_PATH for it to search first, about 0.25 s): the process is
