@@ -12,9 +12,9 @@
  * millisecond, by the ring pump), so the chain may have moved on.  The
  * check: the number of activations in the native stack must equal the
  * number of entry frames in the chain (a native stack cut short, which
- * has only the innermost activations, must have fewer).  When it fails
- * the native stack
- * is kept as it was, with a "[python: stack changed]" frame where the
+ * has only the innermost activations, must have fewer).  When it fails,
+ * or the chain came back changed (-ESTALE), the native stack is kept as
+ * it was, with a "[python: stack changed]" frame where the
  * Python frames would go, and the sample is counted as mismatched: a
  * wrong stack is never shown as right.
  *
@@ -201,15 +201,15 @@ size_t prof_pysplice_apply(struct prof_pysplice *ps, uint32_t tid, uint64_t time
 		ps->st.unread++;
 		return n;
 	}
+	bool changed = ps->pending.n < 0;	/* -ESTALE: no chain to fit */
 	size_t nk = find_activations(ps, frames, n, ns, ne, ARRAY_SIZE(ns));
-	size_t pk = ps->pending.n < 0 ? SIZE_MAX
-		  : chain_activations(ps->pending.f, ps->pending.n, pf, pt, ARRAY_SIZE(pf));
-	if (nk == 0 && pk == 0) {	/* in C with no Python on the stack (startup, exit) */
+	size_t pk = changed ? 0 : chain_activations(ps->pending.f, ps->pending.n, pf, pt, ARRAY_SIZE(pf));
+	if (!changed && nk == 0 && pk == 0) {	/* in C with no Python on the stack (startup, exit) */
 		ps->st.merged++;
 		return n;
 	}
-	if (ps->pending.n < 0 || !activations_fit(nk, pk, complete) ||
-	    n + (size_t)ps->pending.n > ARRAY_SIZE(out) || n + 1 > max) {	/* changed (-ESTALE) or moved */
+	if (changed || !activations_fit(nk, pk, complete) ||
+	    n + (size_t)ps->pending.n > ARRAY_SIZE(out) || n + 1 > max) {
 		ps->st.mismatched++;
 		if (nk == 0 || n + 1 > max)
 			return n;
