@@ -225,6 +225,13 @@ if [ -n "$rust_ok" ]; then
 	# sample in one run, as the two layouts move where the timer lands.
 	# Nor is a name in two other modules: ld.so and libc each have a
 	# static call_init, one sampled in base and the other in head.
+	# report --diff ranks self time, where hot and steady are nearly all
+	# inlined: hot had 1 self sample of 774 in one base run and none in
+	# its head run.  So a row of ours is judged one-sided only where it
+	# has 20 samples or more: a row as common on both sides (head has
+	# more samples than base) is missing from one by chance with
+	# probability under e^-15 (3e-7), while a failed join moves the
+	# inlined rows (hundreds of samples each) whole.
 	test_expect_success 'rust: prof diff has no gone/new pairs, report --diff neither' '
 		"$PROF" diff --inclusive --format=json --base rb?.data --head rh?.data >rsd.json; test $? = 1 &&
 		python3 - rsd.json <<-\EOF &&
@@ -243,15 +250,18 @@ if [ -n "$rust_ok" ]; then
 		"$PROF" report --diff rb1.data rh1.data >rsr.txt &&
 		python3 - rsr.txt <<-\EOF
 		import re, sys
-		row = re.compile(r"^ *\S+% +\S+% +\S+pp +\d+ +\d+  (.*\S) +(\S+)  \((gone|new)\)$")
+		row = re.compile(r"^ *\S+% +\S+% +\S+pp +(\d+) +(\d+)  (.*\S) +(\S+)  \((gone|new)\)$")
 		side = {"gone": set(), "new": set()}
+		big = set()
 		for line in open(sys.argv[1]):
 		    m = row.match(line.rstrip("\n"))
-		    if m and m.group(2).startswith("planted"):
-		        side[m.group(3)].add(m.group(1))
+		    if m and m.group(4).startswith("planted"):
+		        side[m.group(5)].add(m.group(3))
+		        if max(int(m.group(1)), int(m.group(2))) >= 20:
+		            big.add(m.group(3))
 		print("gone:", sorted(side["gone"]), "new:", sorted(side["new"]))
 		assert not side["gone"] & side["new"], "a gone/new pair"
-		assert not {"planted::hot", "planted::steady"} & (side["gone"] | side["new"])
+		assert not big, ("one-sided rows of 20 samples or more", big)
 		EOF
 	'
 else
