@@ -5,7 +5,8 @@
 # the Python functions stand in the stacks with the program's own CPU
 # split, zlib's native code above the Python function that called it, all
 # 16 frames of a recursion (tests/workloads/pysplit_check.py); the report
-# header says how many stacks got Python frames; --no-python turns it off.
+# header says how many stacks got Python frames; --no-python turns it off;
+# prof diff joins a Python function across two checkouts of a program.
 # As root with a build that has libbpf the BPF program reads the frames at
 # the sample; one more run of pyenv's build has the recorder read them
 # after it (PROF_PYTHON_NO_BPF=1), as it does without the privilege.
@@ -280,6 +281,38 @@ for b in "pyenv $PYENV" "debian /usr/bin/python3.11"; do
 	marked_test "$1" "${2:-}" "off-CPU stacks cut short keep their Python frames" \
 		pydeep.py "40 1" sleep "nap_at_bottom [(]pydeep[.]py:" 1 0.3
 done
+
+# Two checkouts of one Python project: the same program under two paths,
+# head's with three lines added at the top, so every def line and file
+# path differs.  prof diff must join each Python function across them
+# (qualname and .py file name): one row each, sampled on both sides.  A
+# failed join would split each into a base-only and a head-only row.
+# False failures: 20 rounds give each function checked 60 or more samples
+# a run (spin, the least, 100-110 in 30 rounds); none at all on one side
+# has a chance under e^-60.
+if is_py311 "${PYENV:-/usr/bin/python3.11}"; then
+	test_expect_success 'prof diff joins the Python functions of two checkouts' '
+		py=${PYENV:-/usr/bin/python3.11} &&
+		mkdir -p co/base/app co/head/app &&
+		cp "$APP" co/base/app/pysplit.py &&
+		{ printf "# head\n# moved every def\n# down\n"; cat "$APP"; } >co/head/app/pysplit.py &&
+		"$PROF" record -q -o co-base.data -- "$py" co/base/app/pysplit.py 20 >/dev/null &&
+		"$PROF" record -q -o co-head.data -- "$py" co/head/app/pysplit.py 20 >/dev/null &&
+		"$PROF" diff --inclusive --format=json --base co-base.data --head co-head.data >co.json
+		test $? -le 1 &&
+		python3 - co.json <<-\EOF
+		import collections, json, sys
+		rows = [r for r in json.load(open(sys.argv[1]))["functions"] if r["module"] == "pysplit.py"]
+		seen = collections.Counter(r["function"] for r in rows)
+		assert all(n == 1 for n in seen.values()), ("split rows", seen)
+		by = {r["function"]: r for r in rows}
+		for f in ("main", "pure_loop", "compress", "recurse", "spin"):
+		    assert min(by[f]["base_samples"], by[f]["head_samples"]) > 0, by.get(f)
+		EOF
+	'
+else
+	test_skip 'prof diff joins the Python functions of two checkouts' "no CPython 3.11"
+fi
 
 # A loader that maps libpython late (here: 3,000 missing directories on
 # LD_LIBRARY_PATH for it to search first, about 0.25 s): the process is
