@@ -253,7 +253,8 @@ marked_test() {
 # changed]) unless the recorder names it soon.  Judged: the share of the
 # samples in the modules' code that were dropped.  Measured with both
 # builds: 0-1.3% in 6 runs on an idle machine, 0.2-1.9% in 11 runs
-# beside two and four CPU burners; the build that named them at the
+# beside two and four CPU burners (0.8-2.0% in 6 idle runs once a freed
+# code object was no longer named); the build that named them at the
 # pump's 50-ms pace dropped 78-91% (6 runs).  The bound, 35%, is no
 # question of chance: a share that high needs the recorder held off
 # for most of each module's few milliseconds.  Fewer than 60 samples

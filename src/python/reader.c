@@ -56,6 +56,7 @@ struct proc {
 	bool python;
 	struct prof_py_layout l;
 	uint64_t runtime;		/* address of _PyRuntime */
+	uint64_t code_type;		/* address of PyCode_Type, 0 if unknown */
 	struct u64map tstates;		/* tid -> PyThreadState address */
 	struct u64map codes;		/* code address -> index into keys */
 	VEC(struct code_key) keys;
@@ -69,6 +70,7 @@ struct frame_window {		/* memory read for a chain's frames (frame_at) */
 
 struct elf_syms {
 	uint64_t runtime, version;	/* file vaddrs, 0 if absent */
+	uint64_t code_type;		/* PyCode_Type's, 0 if absent */
 	uint64_t first_load;		/* vaddr of the first PT_LOAD, page aligned */
 };
 
@@ -237,11 +239,13 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct elf_syms *
 			out->runtime = s.st_value;
 		else if (!strcmp(name, "Py_Version"))
 			out->version = s.st_value;
+		else if (!strcmp(name, "PyCode_Type"))
+			out->code_type = s.st_value;
 	}
 }
 
-/* _PyRuntime and Py_Version in the ELF file at path; 0 when it has the
- * first. */
+/* _PyRuntime, Py_Version and PyCode_Type in the ELF file at path; 0 when
+ * it has the first. */
 static int elf_lookup(const char *path, struct elf_syms *out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -323,6 +327,7 @@ struct found {
 	bool python;
 	struct prof_py_layout l;
 	uint64_t runtime;
+	uint64_t code_type;
 };
 
 /* Looks for the interpreter in the files pid maps whose name says python.
@@ -358,6 +363,7 @@ static void detect(struct prof_python *py, pid_t pid, struct found *out)
 		if (!version)
 			version = version_from_name(path);
 		out->runtime = bias + es.runtime;
+		out->code_type = es.code_type ? bias + es.code_type : 0;
 		if (version >= 0x030d) {
 			uint64_t w[80];
 			if (rd(pid, out->runtime, w, sizeof(w)) < 0 ||
@@ -394,6 +400,7 @@ static void settle(struct prof_python *py, pid_t pid, const struct found *fd)
 	p->python = fd->python;
 	p->l = fd->l;
 	p->runtime = fd->runtime;
+	p->code_type = fd->code_type;
 	if (fd->python) {
 		hurry(py);	/* a new interpreter: its imports may be to come */
 		py->found++;
@@ -676,6 +683,25 @@ static char *read_str(struct proc *p, uint64_t addr)
 	return sb.buf;
 }
 
+/* Whether the code object at addr is one now: a live object's reference
+ * count, and PyCode_Type for its type where the interpreter's symbols gave
+ * it.  A code object freed since the sample (a module's body once
+ * imported) keeps the name pointers the sample saw until its memory is
+ * written again, or past the header of a smaller object made there, while
+ * the strings they point to are freed and reused already: read, they
+ * named a module's body "?" or after another str ("deprecated
+ * (saferepr.py:1)", pytest's start).  Freeing writes the allocator's list
+ * pointer where the count was (pymalloc: a pointer or NULL; glibc's
+ * tcache: a mangled pointer, above 2^32 on x86-64); a live count is at
+ * least 1 and at most 2^32 (3.12's immortal objects). */
+static bool code_alive(const struct proc *p, uint64_t addr)
+{
+	uint64_t head[2];	/* ob_refcnt, ob_type */
+
+	return rd(p->pid, addr, head, sizeof(head)) == 0 && head[0] >= 1 && head[0] <= (1ull << 32) &&
+	       (!p->code_type || head[1] == p->code_type);
+}
+
 /* A code object read in full, appended to the table; its id. */
 static uint32_t add_code(struct prof_python *py, struct proc *p, uint64_t addr, const uint8_t *key)
 {
@@ -786,6 +812,8 @@ static int keys_take(struct prof_python *py, struct proc *p, struct prof_pyframe
 		}
 		struct code_key ck = { .addr = r->code };
 		hurry(py);
+		if (!code_alive(p, r->code))
+			return -ESTALE;
 		memcpy(ck.bytes, keys[j], kr->len);
 		uint32_t id = add_code(py, p, r->code, keys[j]);
 		uint64_t *slot = u64map_slot(&p->codes, r->code, &created);
