@@ -129,6 +129,14 @@ int prof_python_switch_prog(const struct prof_python *py)
 	return py->bpf ? prof_pybpf_switch_prog_fd(py->bpf) : -1;
 }
 
+static void pycode_free(struct prof_pycode *c)
+{
+	free(c->qualname);
+	free(c->filename);
+	free(c->linetable);
+	free(c);
+}
+
 /* New code objects: a module's body, exec'd or eval'd code is freed once
  * it has run, and its memory reused, often before a pump that looks at
  * the rings every 50 ms comes to its samples (the chain is then dropped
@@ -192,12 +200,8 @@ void prof_python_free(struct prof_python *py)
 	VEC_FREE(&py->stack_now);
 	VEC_FREE(&py->pending);
 	u64map_free(&py->procs);
-	for (size_t i = 0; i < py->codes.n; i++) {
-		free(py->codes.v[i]->qualname);
-		free(py->codes.v[i]->filename);
-		free(py->codes.v[i]->linetable);
-		free(py->codes.v[i]);
-	}
+	for (size_t i = 0; i < py->codes.n; i++)
+		pycode_free(py->codes.v[i]);
 	VEC_FREE(&py->codes);
 	pthread_mutex_destroy(&py->lock);
 	pthread_mutex_destroy(&py->rlock);
@@ -683,9 +687,11 @@ static char *read_str(struct proc *p, uint64_t addr)
 	return sb.buf;
 }
 
-/* Whether the code object at addr is one now: a live object's reference
+/* Whether the code object at addr is still the one whose key (len bytes
+ * from co_firstlineno) was read: the same key, a live object's reference
  * count, and PyCode_Type for its type where the interpreter's symbols gave
- * it.  A code object freed since the sample (a module's body once
+ * it.  Asked after its names were read: alive then, it held them while
+ * they were.  A code object freed since the sample (a module's body once
  * imported) keeps the name pointers the sample saw until its memory is
  * written again, or past the header of a smaller object made there, while
  * the strings they point to are freed and reused already: read, they
@@ -694,16 +700,23 @@ static char *read_str(struct proc *p, uint64_t addr)
  * pointer where the count was (pymalloc: a pointer or NULL; glibc's
  * tcache: a mangled pointer, above 2^32 on x86-64); a live count is at
  * least 1 and at most 2^32 (3.12's immortal objects). */
-static bool code_alive(const struct proc *p, uint64_t addr)
+static bool code_still(const struct proc *p, uint64_t addr, const uint8_t *key, size_t len)
 {
-	uint64_t head[2];	/* ob_refcnt, ob_type */
+	uint16_t base = p->l.code_firstlineno;
+	uint8_t now[256];
+	uint64_t refcnt;
 
-	return rd(p->pid, addr, head, sizeof(head)) == 0 && head[0] >= 1 && head[0] <= (1ull << 32) &&
-	       (!p->code_type || head[1] == p->code_type);
+	if (base < 16 || base + len > sizeof(now) || rd(p->pid, addr, now, base + len) < 0)
+		return false;
+	refcnt = u64_at(now, 0);
+	return refcnt >= 1 && refcnt <= (1ull << 32) && (!p->code_type || u64_at(now, 8) == p->code_type) &&
+	       !memcmp(now + base, key, len);
 }
 
-/* A code object read in full, appended to the table; its id. */
-static uint32_t add_code(struct prof_python *py, struct proc *p, uint64_t addr, const uint8_t *key)
+/* A code object read in full, appended to the table; its id, or
+ * UINT32_MAX when it was no longer the one whose key (len bytes) was
+ * read. */
+static uint32_t add_code(struct prof_python *py, struct proc *p, uint64_t addr, const uint8_t *key, size_t len)
 {
 	const struct prof_py_layout *l = &p->l;
 	uint16_t base = l->code_firstlineno;
@@ -722,6 +735,10 @@ static uint32_t add_code(struct prof_python *py, struct proc *p, uint64_t addr, 
 			free(c->linetable);
 			c->linetable = NULL;
 		}
+	}
+	if (!code_still(p, addr, key, len)) {
+		pycode_free(c);
+		return UINT32_MAX;
 	}
 	pthread_mutex_lock(&py->lock);
 	VEC_PUSH(&py->codes, c);
@@ -812,10 +829,10 @@ static int keys_take(struct prof_python *py, struct proc *p, struct prof_pyframe
 		}
 		struct code_key ck = { .addr = r->code };
 		hurry(py);
-		if (!code_alive(p, r->code))
-			return -ESTALE;
 		memcpy(ck.bytes, keys[j], kr->len);
-		uint32_t id = add_code(py, p, r->code, keys[j]);
+		uint32_t id = add_code(py, p, r->code, keys[j], kr->len);
+		if (id == UINT32_MAX)
+			return -ESTALE;
 		uint64_t *slot = u64map_slot(&p->codes, r->code, &created);
 		if (created) {
 			VEC_PUSH(&p->keys, ck);

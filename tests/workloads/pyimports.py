@@ -5,11 +5,15 @@ freed once its import is over (and its memory soon reused), so most
 samples of this program fall in code that no longer exists when the
 recorder names it, unless it names it soon after the sample.
 
-    python3 pyimports.py N
+    python3 pyimports.py [--pyc] N
 
 The modules are written to a fresh temporary directory (removed at the
-end), named pyimp_mod_<i>.py; their bodies call helper_<i>.
+end), named pyimp_mod_<i>.py; their bodies call helper_<i>.  With --pyc
+they are compiled to .pyc files first and imported from those, as an
+installed package is: a module body's names are then the strings marshal
+made, freed with its code object, where the compiler's are interned.
 """
+import compileall
 import importlib
 import os
 import shutil
@@ -25,13 +29,15 @@ for k in range(60000):
 """
 
 
-def main(n):
+def main(n, pyc):
     d = tempfile.mkdtemp(prefix="pyimports.")
     try:
         for i in range(n):
             with open(os.path.join(d, "pyimp_mod_%d.py" % i), "w") as f:
                 f.write(BODY.format(i=i))
         sys.path.insert(0, d)
+        if pyc:
+            compileall.compile_dir(d, quiet=1)
         sys.dont_write_bytecode = True
         importlib.invalidate_caches()
         for i in range(n):
@@ -40,4 +46,4 @@ def main(n):
         shutil.rmtree(d)
 
 
-main(int(sys.argv[1]))
+main(int(sys.argv[-1]), sys.argv[1] == "--pyc")
