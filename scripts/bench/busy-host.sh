@@ -27,6 +27,11 @@
 #                   ring buffer (timerfloor -a: no record, no stack, no
 #                   recorder): what no sampler on this VM can cost less than
 #                   (CONFIGS=floor)
+#   sfloor          the same timer with what a DWARF sampler's samples carry
+#                   (kernel callchain, user registers, 8 KiB of user stack)
+#                   written to a ring per CPU, emptied unread (timerfloor -s
+#                   8192 -a): the floor of any recorder of stacks at 999 Hz,
+#                   with no recorder work (CONFIGS=sfloor)
 #   burn            no recorder: a process that spins the CPU this run's
 #                   last `prof -a` window used (BURN_CPU seconds, default
 #                   0.5, before one ran), spread over the window in 1.25-ms
@@ -156,6 +161,7 @@ recorder() {
 			-o "$B/rec.prof" ;;
 	perf) perf record -q -a --call-graph dwarf -F 999 -o "$B/rec.perf" -- sleep "$REC_S" ;;
 	floor) "$FLOOR" -a 999 sleep "$REC_S" ;;
+	sfloor) "$FLOOR" -s 8192 -a 999 sleep "$REC_S" ;;
 	burn) "$BURN" "$REC_S" "$BURN_CPU" ;;
 	esac
 }
@@ -222,7 +228,7 @@ for round in $(seq "$ROUNDS"); do
 		f="$B/rec.prof"
 		[ "${c%_p}" = perf ] && f="$B/rec.perf"
 		s=- l=- u=- cl=-
-		[ "$c" = floor ] || [ "$c" = burn ] || read -r s l u <<<"$(shares "$f")"
+		[ "$c" = floor ] || [ "$c" = sfloor ] || [ "$c" = burn ] || read -r s l u <<<"$(shares "$f")"
 		[ "$f" = "$B/rec.prof" ] && [ -s "$f" ] && cl=$(prof_lost "$f")	# floor and burn record nothing
 		[ -n "${KEEP:-}" ] && cp "$f" "$KEEP/$c.$round.data"
 		fts[$c]+="$s "
@@ -244,6 +250,7 @@ name() { case $1 in prof_a) echo "prof -a";; prof_p) echo "prof -p --children";;
 	base_a) echo "prof -a, $BASE_PROF";; base_p) echo "prof -p --children, $BASE_PROF";;
 	prof_a_norep) echo "prof -a, no repeats";; prof_p_norep) echo "prof -p --children, no repeats";;
 	all) echo "prof -a --offcpu-stacks=all";; floor) echo "the 999 Hz timer alone, -a";;
+	sfloor) echo "the timer and 8-KiB stack samples, no recorder, -a";;
 	burn) echo "no recorder, a burner of prof -a's CPU";; prof_a_rec) echo "prof -a, switch records";; perf) echo "perf -a dwarf 999 Hz";; esac; }
 ci() { lines "$1" | median_ci %.3f; }
 both() {	# two at_least verdicts -> one: NO if either is, yes if both are

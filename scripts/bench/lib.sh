@@ -16,16 +16,20 @@ BURN="$BENCH_TMP/burn"
 RUNSTAT="$BENCH_TMP/runstat"
 GEN="$BENCH_TMP/gen"
 
+# Is helper BIN built from SRC as it is now?  A BENCH_TMP kept from an
+# older tree must not run an older helper (a flag it lacks fails a window).
+built() { [ -x "$1" ] && [ "$1" -nt "$2" ]; }
+
 # The targets (no frame pointers, like real code) and the libprof helpers.
 bench_build() {
 	local libs
 	# a tree's prof older than its sources measured the wrong build, silently
 	make -s -C "$TOP" prof >/dev/null || { echo "$0: cannot build prof" >&2; exit 1; }
-	[ -x "$TP" ] || gcc -O2 -g -fomit-frame-pointer -pthread "$TOP/scripts/bench/tp.c" -o "$TP"
-	[ -x "$RUNSTAT" ] || gcc -O2 "$TOP/scripts/bench/runstat.c" -o "$RUNSTAT"
-	[ -x "$FLOOR" ] || gcc -O2 "$TOP/scripts/bench/timerfloor.c" -o "$FLOOR"
-	[ -x "$BURN" ] || gcc -O2 "$TOP/scripts/bench/burn.c" -o "$BURN"
-	[ -x "$HICCUP" ] || gcc -O2 -g "$TOP/scripts/bench/hiccup.c" -o "$HICCUP"
+	built "$TP" "$TOP/scripts/bench/tp.c" || gcc -O2 -g -fomit-frame-pointer -pthread "$TOP/scripts/bench/tp.c" -o "$TP"
+	built "$RUNSTAT" "$TOP/scripts/bench/runstat.c" || gcc -O2 "$TOP/scripts/bench/runstat.c" -o "$RUNSTAT"
+	built "$FLOOR" "$TOP/scripts/bench/timerfloor.c" || gcc -O2 "$TOP/scripts/bench/timerfloor.c" -o "$FLOOR"
+	built "$BURN" "$TOP/scripts/bench/burn.c" || gcc -O2 "$TOP/scripts/bench/burn.c" -o "$BURN"
+	built "$HICCUP" "$TOP/scripts/bench/hiccup.c" || gcc -O2 -g "$TOP/scripts/bench/hiccup.c" -o "$HICCUP"
 	libs=$(pkg-config --libs libdw libelf libunwind-generic zlib 2>/dev/null)
 	pkg-config --exists libzstd && libs="$libs $(pkg-config --libs libzstd)"
 	[ -x "$GEN" ] || gcc -O2 -g -I"$TOP/include" "$TOP/scripts/bench/gen.c" \
