@@ -229,7 +229,7 @@ for round in $(seq "$ROUNDS"); do
 		[ "${c%_p}" = perf ] && f="$B/rec.perf"
 		s=- l=- u=- cl=-
 		[ "$c" = floor ] || [ "$c" = sfloor ] || [ "$c" = burn ] || read -r s l u <<<"$(shares "$f")"
-		[ "$f" = "$B/rec.prof" ] && [ -s "$f" ] && cl=$(prof_lost "$f")	# floor and burn record nothing
+		[ "$f" = "$B/rec.prof" ] && [ -s "$f" ] && cl=$(prof_lost "$f")	# floor, sfloor and burn record nothing
 		[ -n "${KEEP:-}" ] && cp "$f" "$KEEP/$c.$round.data"
 		fts[$c]+="$s "
 		lost[$c]+="$l "

@@ -22,6 +22,7 @@
  *   timerfloor [-s BYTES] [-a] HZ COMMAND [ARGS...]
  *   timerfloor -p PID HZ
  */
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <stdio.h>
@@ -40,7 +41,8 @@ static unsigned stack_bytes;	/* -s: the DWARF sample's stack copy; 0: no ring */
 static struct perf_event_mmap_page *rings[MAX_CPUS];
 static int nrings;
 
-/* on_exec: the event starts at the process's exec, else at once */
+/* on_exec: the event starts at the process's exec, else at once; -1
+ * (said on stderr) when the event or its ring cannot be had */
 static int open_timer(pid_t pid, int cpu, int hz, int on_exec)
 {
 	struct perf_event_attr a;
@@ -67,10 +69,18 @@ static int open_timer(pid_t pid, int cpu, int hz, int on_exec)
 		a.wakeup_watermark = RING_PAGES * 4096 / 4;
 	}
 	fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, 0);
-	if (fd >= 0 && stack_bytes && nrings < MAX_CPUS) {
-		void *m = mmap(NULL, (RING_PAGES + 1) * 4096UL, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED)
+	if (fd < 0) {
+		perror("timerfloor: perf_event_open");
+		return -1;
+	}
+	if (stack_bytes) {
+		void *m = nrings < MAX_CPUS ? mmap(NULL, (RING_PAGES + 1) * 4096UL, PROT_READ | PROT_WRITE,
+						   MAP_SHARED, fd, 0) : MAP_FAILED;
+		if (m == MAP_FAILED) {
+			fprintf(stderr, "timerfloor: no ring for cpu %d: %s\n", cpu,
+				nrings < MAX_CPUS ? strerror(errno) : "too many CPUs");
 			return -1;
+		}
 		rings[nrings++] = m;
 	}
 	return fd;
@@ -103,10 +113,8 @@ static int attach(pid_t pid, int hz)
 	struct pollfd p = { .events = POLLIN };
 
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		if (open_timer(pid, cpu, hz, 0) < 0) {
-			perror("timerfloor: perf_event_open");
+		if (open_timer(pid, cpu, hz, 0) < 0)
 			return 1;
-		}
 	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (p.fd < 0) {
 		perror("timerfloor: pidfd_open");
@@ -143,10 +151,8 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		if (open_timer(system_wide ? -1 : pid, cpu, hz, !system_wide) < 0) {
-			perror("timerfloor: perf_event_open");
+		if (open_timer(system_wide ? -1 : pid, cpu, hz, !system_wide) < 0)
 			return 1;
-		}
 	if (write(go[1], "g", 1) != 1)
 		return 1;
 	if (stack_bytes)
